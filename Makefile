@@ -1,0 +1,34 @@
+# gpu-finops: the two set-up commands are `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+DEMO_OUT ?= demo-out
+
+.PHONY: install demo test bench lint fuzz clean
+
+install: $(STAMP)
+
+# Re-installs when pyproject.toml changes; idempotent otherwise.
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+demo: install
+	$(VENV)/bin/gpu-finops demo --out $(DEMO_OUT)
+
+test: install
+	$(PY) -m pytest
+
+bench: install
+	$(PY) -m benchmarks.run
+
+lint: install
+	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+clean:
+	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

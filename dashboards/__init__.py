@@ -1,0 +1,1 @@
+"""Read-only surfaces over the DuckDB marts: Streamlit dashboard, batch reports, SQL."""

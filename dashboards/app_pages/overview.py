@@ -1,0 +1,91 @@
+"""Overview: what the GPUs cost, who used them, and how much sat idle and why."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import cache, charts, data
+
+db, filters = cache.current()
+run_range = cache.query(db, "run_date_range", filters.run_id)
+metrics = cache.query(db, "headline_metrics", filters)
+
+st.title("GPU cost overview")
+scope = ", ".join(filters.tenants) if filters.tenants else "all teams"
+st.caption(
+    f"Run `{filters.run_id}` · {filters.date_from} to {filters.date_to} (UTC) · {scope}"
+    + (f" · {', '.join(filters.gpu_models)}" if filters.gpu_models else "")
+)
+
+if metrics["capacity_gpu_hours"] == 0:
+    st.info("No cost records for these filters. Widen the dates or clear the GPU model filter.",
+            icon=":material/filter_alt_off:")
+    st.stop()
+
+total, alloc, idle_pct, idle_cost, partial = st.columns(5)
+total.metric("Total cost", f"${metrics['total_cost']:,.2f}",
+             help="Effective cost of the selection (idle capacity included when no team is "
+                  "selected).")
+alloc.metric("Allocation rate", f"{metrics['allocation_rate']:.1%}",
+             help="Share of the cluster's GPU-hours held by a workload (date and GPU model "
+                  "filters).")
+idle_pct.metric("Idle", f"{metrics['idle_pct']:.1%}",
+                help="Share of the cluster's GPU-hours that nobody held.")
+idle_cost.metric("Idle cost", f"${metrics['idle_cost']:,.2f}",
+                 help="What the idle GPU-hours cost. Idle capacity belongs to no team.")
+partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.1f} GPU-h",
+               help="GPU-hours held by gangs waiting for their last pods (usage class "
+                    "gang_wait).")
+if filters.tenants:
+    st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
+               "the whole cluster for these dates and GPU models.")
+
+left, right = st.columns(2)
+with left:
+    spend = cache.query(db, "spend_by_team", filters)
+    if spend.empty:
+        st.info("No team used GPUs in this selection.")
+    else:
+        cache.chart(charts.spend_by_team_chart(spend))
+        with st.expander("Spend by team: table"):
+            cache.table(spend)
+            cache.csv_download(spend, "spend_by_team.csv", key="overview.spend.csv")
+with right:
+    idle = cache.query(db, "idle_cost_by_cause", filters)
+    if idle.empty:
+        st.info("No idle or partially placed GPU-hours in this selection.")
+    else:
+        cache.chart(charts.idle_cost_by_cause_chart(idle))
+        with st.expander("Idle cost by cause: table"):
+            cache.table(idle)
+            cache.csv_download(idle, "idle_cost_by_cause.csv", key="overview.idle.csv")
+
+bucket = data.pick_time_bucket(filters, run_range)
+usage = cache.query(db, "usage_class_over_time", filters, bucket)
+if usage.empty:
+    st.info("No GPU-hours to plot for this selection.")
+else:
+    cache.chart(charts.usage_class_over_time_chart(usage, height=240))
+    with st.expander(f"GPU-hours by usage class per {bucket}: table"):
+        cache.table(usage)
+        cache.csv_download(usage, "usage_class_over_time.csv", key="overview.usage.csv")
+
+st.subheader("Costliest workloads")
+costliest = cache.query(db, "costliest_workloads", filters)
+if costliest.empty:
+    st.info("No workload held GPUs in this selection.")
+else:
+    cache.chart(charts.costliest_workloads_chart(costliest, height=260))
+    cache.table(costliest,
+                 column_config={"effective_cost": st.column_config.NumberColumn(format="$%.2f"),
+                                "list_cost": st.column_config.NumberColumn(format="$%.2f")})
+    cache.csv_download(costliest, "costliest_workloads.csv", key="overview.costliest.csv")
+
+st.subheader("Partially placed gangs")
+partial_rows = cache.query(db, "partial_placement_workloads", filters)
+if partial_rows.empty:
+    st.info("No gang held GPUs while incomplete in this selection.")
+else:
+    cache.table(partial_rows)
+    cache.csv_download(partial_rows, "partial_placement_workloads.csv",
+                       key="overview.partial.csv")

@@ -1,0 +1,116 @@
+"""Streamlit caching around dashboards.data, and the state shared by the pages.
+
+data.py stays free of Streamlit; this thin layer adds:
+- one read-only connection per (db path, mtime): a rebuilt database gets a fresh connection;
+- cached query results keyed by the same fingerprint and the query's arguments.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import streamlit as st
+
+from dashboards import data
+
+# The functions pages may call through ``query``; anything else is a programming error.
+_QUERIES = {
+    "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
+    "headline_metrics", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
+    "costliest_workloads", "partial_placement_workloads", "workload_details",
+    "workload_timeline", "pending_workloads",
+}
+
+FILTERS_KEY = "gpu_finops.filters"
+DB_KEY = "gpu_finops.db"
+
+
+@dataclass(frozen=True)
+class DbRef:
+    """Where the marts are, and which version of the file we read (its mtime)."""
+
+    path: str
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, db: Path) -> DbRef:
+        return cls(*data.db_fingerprint(db))
+
+
+# The newest connection per path. DuckDB keeps one database instance per open path and would
+# hand the old instance (old data) to a new connect() while any connection to it is open, so the
+# previous connection must be closed before a rebuilt file is reopened.
+_open_by_path: dict[str, duckdb.DuckDBPyConnection] = {}
+_open_lock = threading.Lock()
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _connection(path: str, mtime_ns: int) -> duckdb.DuckDBPyConnection:
+    # mtime_ns is part of the key only: a rebuilt file has a new mtime and gets reopened.
+    with _open_lock:
+        stale = _open_by_path.pop(path, None)
+        if stale is not None:
+            stale.close()
+        connection = data.connect_read_only(Path(path))
+        _open_by_path[path] = connection
+        return connection
+
+
+@st.cache_data(ttl=600, max_entries=256, show_spinner=False)
+def _cached_query(name: str, path: str, mtime_ns: int, args: tuple, kwargs: tuple) -> Any:
+    # A cursor per call: the cached connection is shared by sessions running in threads.
+    cursor = _connection(path, mtime_ns).cursor()
+    try:
+        return getattr(data, name)(cursor, *args, **dict(kwargs))
+    finally:
+        cursor.close()
+
+
+def query(db: DbRef, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Run ``dashboards.data.<name>(connection, *args, **kwargs)`` with caching."""
+    if name not in _QUERIES:
+        raise ValueError(f"not a dashboard query: {name}")
+    return _cached_query(name, db.path, db.mtime_ns, tuple(args), tuple(sorted(kwargs.items())))
+
+
+def current() -> tuple[DbRef, data.Filters]:
+    """The database and filters chosen in the entry page's sidebar."""
+    return st.session_state[DB_KEY], st.session_state[FILTERS_KEY]
+
+
+def _streamlit_version() -> tuple[int, ...]:
+    return tuple(int(part) for part in st.__version__.split(".")[:2] if part.isdigit())
+
+
+# Newer Streamlit sizes elements with width="stretch" and warns on use_container_width;
+# older releases (pyproject allows >= 1.40) know only use_container_width.
+STRETCH: dict[str, Any] = (
+    {"width": "stretch"} if _streamlit_version() >= (1, 50) else {"use_container_width": True}
+)
+
+
+def chart(altair_chart: Any) -> None:
+    """Show an Altair chart across the column it is in."""
+    st.altair_chart(altair_chart, **STRETCH)
+
+
+def table(df: Any, **kwargs: Any) -> None:
+    """Show a table across the column it is in, without the pandas index."""
+    st.dataframe(df, hide_index=True, **STRETCH, **kwargs)
+
+
+def csv_download(df: Any, file_name: str, key: str) -> None:
+    """A CSV download button for a table, spreadsheet-formula cells neutralised."""
+    from dashboards.report import neutralise_csv_frame  # shared with the batch report
+
+    st.download_button(
+        "Download CSV",
+        neutralise_csv_frame(df).to_csv(index=False).encode("utf-8"),
+        file_name=file_name,
+        mime="text/csv",
+        key=key,
+    )

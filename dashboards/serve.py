@@ -1,0 +1,84 @@
+"""Start the Streamlit dashboard on a database (`gpu-finops dashboard --db P`)."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from dashboards import data
+from dashboards.errors import DashboardError
+
+APP = Path(__file__).resolve().parent / "streamlit_app.py"
+_REPO_ROOT = APP.parent.parent
+
+
+def is_loopback(host: str) -> bool:
+    """True for 127.0.0.0/8, ::1 and localhost: addresses other machines cannot reach."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def warn_if_exposed(host: str) -> bool:
+    """Warn on stderr when ``host`` is reachable from other machines; True when it warned."""
+    if is_loopback(host):
+        return False
+    print(
+        f"warning: serving on {host}: anyone who can reach this address can read the cost "
+        "data (the dashboard has no login)",
+        file=sys.stderr,
+    )
+    return True
+
+
+def streamlit_command(db: Path, port: int, host: str) -> list[str]:
+    """The command line that serves the app (options as flags: they win over any config file)."""
+    return [
+        sys.executable, "-m", "streamlit", "run", str(APP),
+        "--server.address", host,
+        "--server.port", str(port),
+        "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+        "--server.runOnSave", "false",
+        "--", "--db", str(db),
+    ]
+
+
+def serve(
+    db: Path, port: int = 8501, host: str = "127.0.0.1", block: bool = True
+) -> subprocess.Popen | None:
+    """Serve the dashboard on ``host:port`` over ``db``.
+
+    With ``block`` (the CLI), wait until the server exits (Ctrl-C stops it) and return None;
+    otherwise return the running process: the caller must terminate it.
+    """
+    db = data.require_db(db).resolve()
+    if not 0 < int(port) < 65536:
+        raise DashboardError(f"invalid port {port}: use 1-65535")
+    warn_if_exposed(host)
+    env = dict(os.environ)
+    env[data.DB_ENV_VAR] = str(db)
+    # The app imports `dashboards.*`; make the repository importable even when not installed.
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p
+    )
+    shown_host = f"[{host}]" if ":" in host else host
+    print(f"gpu-finops dashboard: http://{shown_host}:{port}/  (database {db})", flush=True)
+    process = subprocess.Popen(streamlit_command(db, port, host), env=env, cwd=str(APP.parent))
+    if not block:
+        return process
+    try:
+        process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    return None

@@ -1,0 +1,152 @@
+"""`gpu-finops sql`: one read-only statement over the marts, printed as a table, CSV or JSON.
+
+Two locks, so that neither alone has to be perfect:
+1. the statement is parsed by DuckDB and refused unless it is a single read statement that
+   names no file-reading function;
+2. the connection is read-only with external access disabled and its configuration locked, so
+   even a statement that slipped past (1) can neither write nor touch a file or the network.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from datetime import date, datetime, time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from dashboards import data
+from dashboards.errors import DashboardError
+
+OUTPUT_FORMATS = ("table", "csv", "json")
+_READ_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+# PRAGMAs that only describe the database. Others may change settings.
+_READ_PRAGMAS = {
+    "table_info", "show", "show_tables", "show_tables_expanded", "database_list",
+    "database_size", "version", "platform", "storage_info", "show_databases", "functions",
+    "metadata_info", "user_agent",
+}
+# Table functions that read files or URLs (DuckDB core and common extensions).
+_FILE_FUNCTIONS = re.compile(
+    r"\b(read_\w+|glob|parquet_\w+|sniff_csv|csv_scan\w*|json_scan\w*|iceberg_\w+|delta_scan|"
+    r"st_read\w*|sqlite_\w+|postgres_\w+|mysql_\w+|httpfs\w*|load_\w+|query_table|query)\s*\(",
+    re.IGNORECASE,
+)
+_MAX_TABLE_ROWS = 1000
+
+
+def check_read_only(query: str) -> str:
+    """Return the single read statement in ``query``; raise DashboardError otherwise."""
+    text = query.strip()
+    if not text:
+        raise DashboardError("empty query: give one SELECT statement")
+    try:
+        statements = duckdb.extract_statements(text)
+    except duckdb.Error as exc:
+        raise DashboardError(f"cannot parse the query: {_first_line(exc)}") from exc
+    if len(statements) != 1:
+        raise DashboardError(
+            f"{len(statements)} statements given: run exactly one read statement (SELECT, WITH, "
+            "DESCRIBE, SHOW, EXPLAIN, PRAGMA table_info)"
+        )
+    statement = statements[0]
+    kind = statement.type
+    if kind == duckdb.StatementType.PRAGMA:
+        name = re.match(r"\s*pragma\s+(\w+)", statement.query, re.IGNORECASE)
+        if not name or name.group(1).lower() not in _READ_PRAGMAS:
+            raise DashboardError(
+                "refused: only describing PRAGMAs are allowed (table_info, show_tables, "
+                "database_size, version, …)"
+            )
+    elif kind not in _READ_TYPES:
+        raise DashboardError(
+            f"refused: {kind.name} statements are not allowed; the database is read-only here "
+            "(use SELECT, WITH, DESCRIBE, SHOW, EXPLAIN or PRAGMA table_info)"
+        )
+    if kind == duckdb.StatementType.EXPLAIN:
+        # EXPLAIN [ANALYZE] runs or plans another statement: that one must be a read too.
+        inner = re.sub(r"^\s*explain\s+(analyze\s+)?", "", statement.query, flags=re.IGNORECASE)
+        check_read_only(inner)
+    if _FILE_FUNCTIONS.search(_without_string_literals(statement.query)):
+        raise DashboardError(
+            "refused: file and network access (read_csv, read_parquet, glob, …) is disabled; "
+            "query the mart tables"
+        )
+    return statement.query
+
+
+def run_sql(db: Path, query: str, fmt: str = "table") -> str:
+    """Run one read-only statement on ``db`` and return it formatted as table, csv or json."""
+    if fmt not in OUTPUT_FORMATS:
+        raise DashboardError(f"unknown format {fmt!r}: use {', '.join(OUTPUT_FORMATS)}")
+    statement = check_read_only(query)
+    con = data.connect_read_only(db)
+    try:
+        cursor = con.execute(statement)
+        columns = [d[0] for d in cursor.description or []]
+        rows = cursor.fetchall()
+    except duckdb.Error as exc:
+        raise DashboardError(f"query failed: {_first_line(exc)}") from exc
+    finally:
+        con.close()
+    if fmt == "csv":
+        return _to_csv(columns, rows)
+    if fmt == "json":
+        return json.dumps([dict(zip(columns, row, strict=True)) for row in rows],
+                          default=_json_default, indent=2, ensure_ascii=False)
+    return _to_table(columns, rows)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _without_string_literals(sql: str) -> str:
+    """The query with '...' literals blanked, so a value like 'read_csv(' is not refused."""
+    return re.sub(r"'(?:[^']|'')*'", "''", sql)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, bytes):
+        return value.hex()
+    return str(value)
+
+
+def _to_csv(columns: list[str], rows: list[tuple]) -> str:
+    from dashboards.report import neutralise_csv_value  # same rule as report CSVs
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([neutralise_csv_value(c) for c in columns])
+    for row in rows:
+        writer.writerow([neutralise_csv_value(v) if v is not None else "" for v in row])
+    return buffer.getvalue()
+
+
+def _to_table(columns: list[str], rows: list[tuple]) -> str:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows[:_MAX_TABLE_ROWS]:
+        table.add_row(*("" if v is None else str(v) for v in row))
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=160, force_terminal=False, color_system=None)
+    console.print(table)
+    if len(rows) > _MAX_TABLE_ROWS:
+        console.print(f"({len(rows)} rows; first {_MAX_TABLE_ROWS} shown: use --format csv)")
+    else:
+        console.print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return buffer.getvalue()

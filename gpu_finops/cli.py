@@ -1,0 +1,239 @@
+"""`gpu-finops`: one console script, one sub-command per stage or surface.
+
+User errors (bad input, missing files, refused SQL) print ONE line on stderr and exit 2;
+no traceback. Imports are lazy so `gpu-finops --help` is instant and a command pulls in
+only the stage it needs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+EXIT_USER_ERROR = 2
+EXIT_VIOLATIONS = 1
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from dashboards.errors import DashboardError
+    from pipeline.errors import PipelineError
+    from scheduler.errors import InputError
+
+    return (InputError, PipelineError, DashboardError, FileNotFoundError)
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from scheduler.generator import generate
+
+    files = generate(args.preset, Path(args.out), seed=args.seed)
+    print(f"wrote {files}" if not hasattr(files, "__dict__") else "\n".join(
+        f"{name}: {path}" for name, path in vars(files).items()))
+    return 0
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from gpu_finops.progress import replay_progress
+    from scheduler.commands import replay
+
+    with replay_progress("replay", 7 * 86400.0, not args.quiet) as progress:
+        result = replay(
+            Path(args.trace),
+            Path(args.cluster),
+            Path(args.out),
+            profile=args.profile,
+            seed=args.seed,
+            start=args.start,
+            queues=Path(args.queues) if args.queues else None,
+            trace_format=args.format,
+            run_id=args.run_id,
+            progress=progress,
+        )
+    print(
+        f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
+        f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
+    )
+    return 0
+
+
+def _parse_period(text: str) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    try:
+        value, unit = int(text[:-1]), units[text[-1]]
+    except (ValueError, KeyError, IndexError):
+        raise argparse.ArgumentTypeError(f"charge period like 15m, 1h or 1d, got {text!r}") from None
+    if value <= 0 or 86400 % (value * unit) and (value * unit) % 86400:
+        raise argparse.ArgumentTypeError(f"charge period must divide a day or be whole days, got {text!r}")
+    return value * unit
+
+
+def _cmd_build(args: argparse.Namespace) -> int:
+    from pipeline.build import build
+
+    result = build(
+        [Path(p) for p in args.run_dirs],
+        Path(args.prices),
+        Path(args.db),
+        charge_period_s=args.charge_period,
+        export=Path(args.export) if args.export else None,
+        show_progress=not args.quiet,
+    )
+    print(f"built {', '.join(result.run_ids)} → {result.db}")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from pipeline.validate import validate_db
+
+    violations = validate_db(Path(args.db))
+    if not violations:
+        print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
+        return 0
+    for v in violations:
+        print(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}", file=sys.stderr)
+    return EXIT_VIOLATIONS
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    console = Console()
+    if args.db:
+        from pipeline.explain import render_timeline, workload_timeline
+
+        render_timeline(workload_timeline(Path(args.db), args.workload_id, args.run_id), console)
+    else:
+        from scheduler.explain import explain_run_dir
+
+        explain_run_dir(Path(args.run_dir), args.workload_id, console)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from dashboards.report import write_report
+
+    formats = tuple(f.strip() for f in args.format.split(",") if f.strip())
+    paths = write_report(
+        Path(args.db),
+        Path(args.out),
+        date.fromisoformat(args.date_from) if args.date_from else None,
+        date.fromisoformat(args.date_to) if args.date_to else None,
+        formats,
+        run_id=args.run_id,
+    )
+    for path in paths:
+        print(path)
+    return 0
+
+
+def _cmd_sql(args: argparse.Namespace) -> int:
+    from dashboards.sql import run_sql
+
+    print(run_sql(Path(args.db), args.query, args.format))
+    return 0
+
+
+def _cmd_dashboard(args: argparse.Namespace) -> int:
+    from dashboards.serve import serve
+
+    serve(Path(args.db), port=args.port, host=args.host, block=True)
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from gpu_finops.demo import run_demo
+
+    return run_demo(Path(args.out), serve=not args.no_serve, port=args.port, quiet=args.quiet)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-finops",
+        description="Replay GPU cluster traces under Kubernetes gang scheduling and Kueue, "
+        "and turn them into FOCUS 1.2 cost records.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+        return p
+
+    p = add("generate", _cmd_generate, "write a synthetic trace, cluster, Kueue queues and price book")
+    p.add_argument("--preset", default="demo", help="preset name (tiny, demo, large) or a preset TOML path")
+    p.add_argument("--out", required=True, help="output folder")
+    p.add_argument("--seed", type=int, default=42)
+
+    p = add("replay", _cmd_replay, "replay a trace on a cluster with a scheduling profile")
+    p.add_argument("--trace", required=True)
+    p.add_argument("--format", default="auto", help="trace format: auto, generic")
+    p.add_argument("--cluster", required=True)
+    p.add_argument("--queues", help="Kueue YAML manifests (ResourceFlavor, ClusterQueue, LocalQueue, …)")
+    p.add_argument("--profile", help="shipped profile (kube-default, gang-v1.35, gang-v1.37; default gang-v1.37) or a profile TOML path")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--start", help="ISO 8601 anchor for relative trace times (default 2026-11-02T00:00:00Z)")
+    p.add_argument("--run-id", help="run id (default: <trace>-<profile>-s<seed>)")
+    p.add_argument("--out", required=True, help="run directory to write")
+
+    p = add("build", _cmd_build, "event logs → DuckDB marts and FOCUS 1.2 cost records")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("--prices", required=True, help="price book CSV")
+    p.add_argument("--db", required=True, help="DuckDB file to create or update")
+    p.add_argument("--charge-period", type=_parse_period, default=3600, help="15m, 1h (default), 1d")
+    p.add_argument("--export", help="folder for the Hive-partitioned FOCUS Parquet export")
+
+    p = add("validate", _cmd_validate, "FOCUS conformance and accounting invariants (exit 1 on any violation)")
+    p.add_argument("--db", required=True)
+
+    p = add("explain", _cmd_explain, "why a workload waited: its reasons over time")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--db", help="a built DuckDB file")
+    source.add_argument("--run-dir", help="a replay's run directory")
+    p.add_argument("--run-id", help="which run, when the database holds several")
+    p.add_argument("workload_id")
+
+    p = add("report", _cmd_report, "batch report: self-contained HTML, Markdown, CSV")
+    p.add_argument("--db", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--from", dest="date_from", help="first day (YYYY-MM-DD)")
+    p.add_argument("--to", dest="date_to", help="last day (YYYY-MM-DD)")
+    p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
+    p.add_argument("--run-id")
+
+    p = add("sql", _cmd_sql, "read-only SQL over the marts")
+    p.add_argument("--db", required=True)
+    p.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    p.add_argument("query")
+
+    p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")
+    p.add_argument("--db", required=True)
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--host", default="127.0.0.1", help="bind address; anything but loopback exposes cost data")
+
+    p = add("demo", _cmd_demo, "generate → replay → build → report → dashboard on bundled defaults")
+    p.add_argument("--out", default="demo-out")
+    p.add_argument("--no-serve", action="store_true", help="stop after the report")
+    p.add_argument("--port", type=int, default=8501)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        print("gpu-finops: interrupted", file=sys.stderr)
+        return 130
+    except Exception as error:  # one line for user errors; real bugs keep their traceback
+        if isinstance(error, _user_errors()):
+            print(f"gpu-finops {args.command}: {error}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

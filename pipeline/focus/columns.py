@@ -1,0 +1,117 @@
+"""Registry of the columns of `focus_cost_records`: the 49 FOCUS 1.2 columns we emit, then ours.
+
+One entry per column, mirroring the spec's column skeleton (name, feature level, data type,
+nullability, allowed values). The row-level checks in `pipeline.focus.checks` are generated from
+it. Order matters: it is the column order of the table (FOCUS columns first, `x_` after).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# FOCUS 1.2 allowed values (focus-1.2-notes.md section 3)
+CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
+CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
+PRICING_CATEGORIES = ("Standard", "Dynamic", "Committed", "Other")
+COMMITMENT_DISCOUNT_STATUSES = ("Used", "Unused")
+SERVICE_CATEGORIES = (
+    "AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases",
+    "Developer Tools", "Multicloud", "Identity", "Integration", "Internet of Things",
+    "Management and Governance", "Media", "Migration", "Mobile", "Networking", "Security",
+    "Storage", "Web", "Other",
+)
+# the subcategories of the two categories a GPU platform can sit under
+SERVICE_SUBCATEGORIES = (
+    "Containers", "End User Computing", "Quantum Compute", "Serverless Compute",
+    "Virtual Machines", "Other (Compute)", "AI Platforms", "Bots", "Generative AI",
+    "Machine Learning", "Natural Language Processing", "Other (AI and Machine Learning)",
+)
+# ours
+USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle")
+IDLE_REASONS = ("fragmentation", "no_demand", "quota", "gang_barrier")
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    level: str  # M(andatory), R(ecommended), C(onditional); "x" for custom columns
+    data_type: str  # FOCUS data type: String, Decimal, Date/Time, JSON, Integer
+    nullable: bool
+    allowed: tuple[str, ...] | None = None
+
+    @property
+    def is_custom(self) -> bool:
+        return self.name.startswith("x_")
+
+
+def _c(name, level, data_type="String", nullable=True, allowed=None) -> Column:
+    return Column(name, level, data_type, nullable, allowed)
+
+
+FOCUS_COLUMNS: tuple[Column, ...] = (
+    _c("AvailabilityZone", "R"),
+    _c("BilledCost", "M", "Decimal", False),
+    _c("BillingAccountId", "M", nullable=False),
+    _c("BillingAccountName", "M"),
+    _c("BillingAccountType", "C"),
+    _c("BillingCurrency", "M", nullable=False),
+    _c("BillingPeriodEnd", "M", "Date/Time", False),
+    _c("BillingPeriodStart", "M", "Date/Time", False),
+    _c("ChargeCategory", "M", nullable=False, allowed=CHARGE_CATEGORIES),
+    _c("ChargeClass", "M", allowed=("Correction",)),
+    _c("ChargeDescription", "M"),
+    _c("ChargeFrequency", "R", nullable=False, allowed=CHARGE_FREQUENCIES),
+    _c("ChargePeriodEnd", "M", "Date/Time", False),
+    _c("ChargePeriodStart", "M", "Date/Time", False),
+    _c("CommitmentDiscountStatus", "C", allowed=COMMITMENT_DISCOUNT_STATUSES),
+    _c("ConsumedQuantity", "C", "Decimal"),
+    _c("ConsumedUnit", "C"),
+    _c("ContractedCost", "M", "Decimal", False),
+    _c("ContractedUnitPrice", "C", "Decimal"),
+    _c("EffectiveCost", "M", "Decimal", False),
+    _c("InvoiceId", "R"),
+    _c("InvoiceIssuerName", "M", nullable=False),
+    _c("ListCost", "M", "Decimal", False),
+    _c("ListUnitPrice", "C", "Decimal"),
+    _c("PricingCategory", "C", allowed=PRICING_CATEGORIES),
+    _c("PricingCurrency", "C", nullable=False),
+    _c("PricingCurrencyContractedUnitPrice", "C", "Decimal"),
+    _c("PricingCurrencyEffectiveCost", "C", "Decimal", False),
+    _c("PricingCurrencyListUnitPrice", "C", "Decimal"),
+    _c("PricingQuantity", "M", "Decimal"),
+    _c("PricingUnit", "M"),
+    _c("ProviderName", "M", nullable=False),
+    _c("PublisherName", "M", nullable=False),
+    _c("RegionId", "C"),
+    _c("RegionName", "C"),
+    _c("ResourceId", "C"),
+    _c("ResourceName", "C"),
+    _c("ResourceType", "C"),
+    _c("ServiceCategory", "M", nullable=False, allowed=SERVICE_CATEGORIES),
+    _c("ServiceName", "M", nullable=False),
+    _c("ServiceSubcategory", "R", nullable=False, allowed=SERVICE_SUBCATEGORIES),
+    _c("SkuId", "C"),
+    _c("SkuMeter", "C"),
+    _c("SkuPriceDetails", "C", "JSON"),
+    _c("SkuPriceId", "C"),
+    _c("SubAccountId", "C"),
+    _c("SubAccountName", "C"),
+    _c("SubAccountType", "C"),
+    _c("Tags", "C", "JSON"),
+)
+
+CUSTOM_COLUMNS: tuple[Column, ...] = (
+    _c("x_RunId", "x", nullable=False),
+    _c("x_Node", "x", nullable=False),
+    _c("x_GpuModel", "x", nullable=False),
+    _c("x_Rack", "x"),
+    _c("x_Tenant", "x", nullable=False),
+    _c("x_Workload", "x"),
+    _c("x_Queue", "x"),
+    _c("x_ClusterQueue", "x"),
+    _c("x_Priority", "x", "Integer"),
+    _c("x_UsageClass", "x", nullable=False, allowed=USAGE_CLASSES),
+    _c("x_IdleReason", "x", allowed=IDLE_REASONS),
+)
+
+ALL_COLUMNS: tuple[Column, ...] = FOCUS_COLUMNS + CUSTOM_COLUMNS

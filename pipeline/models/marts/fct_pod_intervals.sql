@@ -1,0 +1,31 @@
+-- grain: one row per run × pod × holding interval × usage class
+with intervals as (
+    select * from int_pod_intervals
+),
+
+nodes as (
+    select * from stg_nodes
+),
+
+runs as (
+    select * from stg_runs
+),
+
+final as (
+    select
+        i.run_id,
+        i.workload_id,
+        i.pod_index,
+        i.node,
+        n.gpu_model,
+        i.gpus,
+        ts_at(r.start_ts, i.start_s) as start_ts,
+        ts_at(r.start_ts, i.end_s) as end_ts,
+        i.usage_class
+    from intervals as i
+    inner join runs as r using (run_id)
+    left join nodes as n using (run_id, node)
+    order by i.run_id, i.workload_id, i.pod_index, i.start_s
+)
+
+select * from final

@@ -1,0 +1,28 @@
+-- grain: one row per run × event of one workload
+with events as (
+    select * from stg_events
+),
+
+runs as (
+    select * from stg_runs
+),
+
+final as (
+    select
+        e.run_id,
+        e.workload_id,
+        e.seq,
+        ts_at(r.start_ts, e.time_s) as ts,
+        e.time_s,
+        e.event,
+        e.pod_index,
+        e.node,
+        e.gpus,
+        e.reason,
+        e.message
+    from events as e
+    inner join runs as r using (run_id)
+    order by e.run_id, e.workload_id, e.seq
+)
+
+select * from final

@@ -1,0 +1,126 @@
+-- grain: one row per run × workload (pod group)
+with workloads as (
+    select * from stg_workloads
+),
+
+events as (
+    select * from stg_events
+),
+
+runs as (
+    select * from stg_runs
+),
+
+holdings as (
+    select * from int_pod_holdings
+),
+
+intervals as (
+    select * from int_pod_intervals
+),
+
+records as (
+    select * from focus_cost_records
+),
+
+event_facts as (
+    select
+        run_id,
+        workload_id,
+        arg_max(cluster_queue, seq) filter (where cluster_queue is not null) as cluster_queue,
+        min(time_s) filter (where event = 'started') as first_start_s,
+        max(time_s) filter (where event = 'finished') as last_finish_s,
+        count(*) filter (where event = 'rejected') > 0 as rejected,
+        -- evictions count once per attempt, not once per released pod
+        count(distinct attempt) filter (where event = 'preempted') as preemptions,
+        count(distinct attempt) filter (where event = 'timed_out') as timeouts,
+        arg_max(event, seq) filter (
+            where event in ('finished', 'preempted', 'timed_out', 'requeued', 'rejected')
+        ) as last_release_event
+    from (
+        select *, count(*) filter (where event = 'requeued') over (
+            partition by run_id, workload_id order by seq
+            rows between unbounded preceding and 1 preceding
+        ) as attempt
+        from events
+    )
+    group by all
+),
+
+holding_facts as (
+    select run_id, workload_id, bool_or(open_at_horizon) as holding_at_end
+    from holdings
+    group by all
+),
+
+interval_facts as (
+    select
+        run_id,
+        workload_id,
+        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'productive')
+            as gpu_hours_productive,
+        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'gang_wait')
+            as gpu_hours_gang_wait,
+        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'lost_to_preemption')
+            as gpu_hours_lost,
+        -- a started pod that still waited for its gang: partial placement
+        bool_or(usage_class = 'gang_wait' and start_s >= coalesce(started_s_of_holding, end_s))
+            as partial_placement
+    from (
+        select i.*, h.started_s as started_s_of_holding
+        from intervals as i
+        inner join holdings as h using (run_id, workload_id, pod_index, holding_no)
+    )
+    group by all
+),
+
+cost_facts as (
+    select x_RunId as run_id, x_Workload as workload_id, sum(EffectiveCost) as effective_cost
+    from records
+    where x_Workload is not null
+    group by all
+),
+
+final as (
+    select
+        w.run_id,
+        w.workload_id,
+        w.tenant,
+        w.queue,
+        ef.cluster_queue,
+        w.priority,
+        w.kind,
+        w.pods,
+        w.min_count,
+        w.gpus_per_pod,
+        w.gpu_model,
+        ts_at(r.start_ts, w.submit_time_s) as submit_ts,
+        ts_at(r.start_ts, ef.first_start_s) as first_start_ts,
+        case
+            when ef.last_release_event = 'finished' and not coalesce(hf.holding_at_end, false)
+                then ts_at(r.start_ts, ef.last_finish_s)
+        end as end_ts,
+        case
+            when coalesce(ef.rejected, false) then 'rejected'
+            when coalesce(hf.holding_at_end, false) then 'running_at_end'
+            when ef.last_release_event = 'finished' then 'finished'
+            else 'pending_at_end'
+        end as final_state,
+        ef.first_start_s - w.submit_time_s as wait_s,
+        coalesce(ef.preemptions, 0) as preemptions,
+        coalesce(ef.timeouts, 0) as timeouts,
+        coalesce(inf.partial_placement, false) as partial_placement,
+        coalesce(inf.gpu_hours_productive, 0) as gpu_hours_productive,
+        coalesce(inf.gpu_hours_gang_wait, 0) as gpu_hours_gang_wait,
+        coalesce(inf.gpu_hours_lost, 0) as gpu_hours_lost,
+        coalesce(cf.effective_cost, 0) as effective_cost
+    from workloads as w
+    inner join runs as r using (run_id)
+    left join event_facts as ef using (run_id, workload_id)
+    left join holding_facts as hf using (run_id, workload_id)
+    left join interval_facts as inf using (run_id, workload_id)
+    left join cost_facts as cf using (run_id, workload_id)
+    order by w.run_id, w.workload_id
+)
+
+select * from final

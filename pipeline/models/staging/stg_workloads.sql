@@ -1,0 +1,25 @@
+-- grain: one row per run × workload (pod group; workloads.parquet, WORKLOAD_SCHEMA)
+with source as (
+    select * from raw_workloads
+),
+
+final as (
+    select
+        cast(run_id as varchar) as run_id,
+        cast(workload_id as varchar) as workload_id,
+        cast(submit_time_s as double) as submit_time_s,
+        cast(duration_s as double) as duration_s,
+        cast(pods as integer) as pods,
+        cast(min_count as integer) as min_count,
+        cast(gpus_per_pod as double) as gpus_per_pod,
+        -- empty string and null both mean "any GPU model"
+        nullif(cast(gpu_model as varchar), '') as gpu_model,
+        cast(tenant as varchar) as tenant,
+        nullif(cast(queue as varchar), '') as queue,
+        cast(priority as integer) as priority,
+        cast(checkpoint_interval_s as double) as checkpoint_interval_s,
+        coalesce(nullif(cast(kind as varchar), ''), 'batch') as kind
+    from source
+)
+
+select * from final

@@ -1,0 +1,78 @@
+"""A deliberately tiny model runner: an explicit ordered list of SQL models, run in DuckDB.
+
+Each model is one file under `pipeline/models/<layer>/<name>.sql` with a `-- grain:` comment on
+top. Staging models are views (renames and casts only); the rest are tables, rebuilt for every
+run in the database on each build.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+MODELS_DIR = Path(__file__).parent / "models"
+AUDITS_DIR = Path(__file__).parent / "audits"
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    layer: str  # staging | intermediate | marts
+
+    @property
+    def path(self) -> Path:
+        return MODELS_DIR / self.layer / f"{self.name}.sql"
+
+    @property
+    def materialization(self) -> str:
+        return "view" if self.layer == "staging" else "table"
+
+    def sql(self) -> str:
+        return self.path.read_text()
+
+    def grain(self) -> str:
+        """The text of the `-- grain:` comment at the top of the file."""
+        for line in self.sql().splitlines():
+            if line.startswith("-- grain:"):
+                return line.removeprefix("-- grain:").strip()
+        return ""
+
+
+# Dependency order, written down rather than inferred: the list is short and reads like the DAG.
+MODELS: tuple[Model, ...] = (
+    Model("stg_runs", "staging"),
+    Model("stg_events", "staging"),
+    Model("stg_workloads", "staging"),
+    Model("stg_nodes", "staging"),
+    Model("stg_prices", "staging"),
+    Model("int_pod_holdings", "intermediate"),
+    Model("int_gang_progress", "intermediate"),
+    Model("int_pod_intervals", "intermediate"),
+    Model("int_hourly_usage", "intermediate"),
+    Model("int_node_capacity_periods", "intermediate"),
+    Model("int_pending_demand", "intermediate"),
+    Model("int_idle_by_cause", "intermediate"),
+    Model("dim_runs", "marts"),
+    Model("dim_nodes", "marts"),
+    Model("fct_pod_intervals", "marts"),
+    Model("fct_workload_timeline", "marts"),
+    Model("focus_cost_records", "marts"),
+    Model("fct_usage_hourly", "marts"),
+    Model("fct_workloads", "marts"),
+)
+
+
+def create_macros(con: duckdb.DuckDBPyConnection) -> None:
+    """Temporary macros the models use (never stored in the database file)."""
+    con.execute((MODELS_DIR / "macros.sql").read_text())
+
+
+def run_model(con: duckdb.DuckDBPyConnection, model: Model) -> None:
+    body = model.sql()
+    con.execute(f"create or replace {model.materialization} {model.name} as\n{body}")
+
+
+def audit_paths() -> list[Path]:
+    return sorted(AUDITS_DIR.glob("*.sql"))

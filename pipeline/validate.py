@@ -1,0 +1,60 @@
+"""`validate_db`: the audits plus the FOCUS row-level checks, on a read-only connection."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from pipeline.errors import PipelineError
+from pipeline.focus.checks import TABLE, columns_violations, generated_checks
+from pipeline.runner import audit_paths
+
+
+@dataclass(frozen=True)
+class Violation:
+    check: str
+    count: int
+    example: str
+
+
+def _first_rows(con: duckdb.DuckDBPyConnection, name: str, sql: str) -> Violation | None:
+    rows = con.execute(sql).fetchall()
+    if not rows:
+        return None
+    columns = [d[0] for d in con.description]
+    return Violation(name, len(rows), repr(dict(zip(columns, rows[0], strict=True))))
+
+
+def validate_db(db: Path) -> list[Violation]:
+    """Every violation found in `db` (an empty list means the database passes)."""
+    db = Path(db)
+    if not db.is_file():
+        raise PipelineError(f"{db}: database not found")
+    violations: list[Violation] = []
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        tables = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
+        if TABLE not in tables:
+            raise PipelineError(f"{db}: no table '{TABLE}' (was it built with `build`?)")
+        actual = [row[0] for row in con.execute(f"select column_name from (describe {TABLE})").fetchall()]
+        for name, example in columns_violations(actual):
+            violations.append(Violation(name, 1, example))
+        for check in generated_checks():
+            try:
+                found = _first_rows(con, check.name, check.sql)
+            except duckdb.BinderException as exc:  # a missing column is reported above
+                found = Violation(check.name, 1, str(exc).splitlines()[0])
+            if found:
+                violations.append(found)
+        for path in audit_paths():
+            try:
+                found = _first_rows(con, f"audit:{path.stem}", path.read_text())
+            except duckdb.Error as exc:
+                found = Violation(f"audit:{path.stem}", 1, str(exc).splitlines()[0])
+            if found:
+                violations.append(found)
+    finally:
+        con.close()
+    return violations

@@ -1,0 +1,6 @@
+"""gpu-finops scheduler: replays a cluster trace under Kubernetes-style gang scheduling.
+
+The scheduler reads a trace, a cluster and a profile, and writes a run directory whose
+`events.parquet` follows `scheduler.eventlog.schema`. It never prices anything: money is
+the pipeline's job. It never reads the wall clock: all time is simulated seconds.
+"""

@@ -1,0 +1,234 @@
+"""One scheduling attempt for one queued entity: a pod group or a single pod.
+
+`attempt` returns True when the entity needs no further attempt for now (placed, or
+gone), False when it goes to the unschedulable pool. Every False leaves a reason.
+
+Pod-group cycle (profiles with unit = "pod_group", gang-v1.37):
+  1. Fast reject: fewer free GPUs of an accepted model than the gang needs.
+  2. Try the pending pods one by one against the live state under a journal mark
+     (filter → score → assume); stop early once min_count is out of reach.
+  3. Enough placed: keep them and bind (pods start together). Not enough: roll back.
+  4. Workload-aware preemption (PostFilter): choose whole lower-priority groups whose
+     removal lets the gang fit, evict them, and place the gang on the freed GPUs.
+  5. Otherwise record why the group is pending.
+
+Pod cycle (unit = "pod": kube-default, gang-v1.35):
+  1. Filter → score → one node for this pod, or per-pod preemption on one node.
+  2. With a gang Permit the pod is reserved and waits until min_count are reserved
+     (one shared deadline); without it the pod starts at once, and if its group never
+     completes the training framework's rendezvous gives up after a time-out.
+"""
+
+from __future__ import annotations
+
+from scheduler.eventlog.schema import PendingReason
+from scheduler.framework.runtime import Diagnosis
+from scheduler.framework.status import Code
+from scheduler.model.workload import MILLI
+from scheduler.plugins.gang import placement_feasible
+from scheduler.plugins.preemption import DefaultPreemption, RunningGroup, WorkloadPreemption
+from scheduler.runner import GROUP, Replay, WorkloadRun
+from scheduler.state import PodKey
+
+
+def attempt(replay: Replay, run: WorkloadRun, pod: int) -> bool:
+    if run.done:
+        return True
+    if pod == GROUP:
+        return _attempt_group(replay, run)
+    if pod not in run.pending:
+        return True
+    return _attempt_pod(replay, run, pod)
+
+
+# -- pod groups ------------------------------------------------------------------------
+
+
+def _needed(run: WorkloadRun) -> int:
+    """Pods that must fit in this cycle: the rest of min_count, or 1 once satisfied."""
+    if run.satisfied:
+        return 1
+    return max(1, run.spec.min_count - len(run.holding))
+
+
+def _place_group(replay: Replay, run: WorkloadRun, needed: int) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+    """Plan pod → node for the pending pods on the live state, then roll back.
+
+    The plan is a what-if: committing it means placing the same pods on the same nodes in
+    the same order, which allocates the same devices."""
+    state, framework = replay.state, replay.framework
+    wid = run.spec.workload_id
+    pods = sorted(run.pending)
+    placed: list[tuple[int, int]] = []
+    first_failure: Diagnosis | None = None
+    mark = state.mark()
+    try:
+        for tried, pod in enumerate(pods, start=1):
+            node, diagnosis = framework.find_node(state, run.request)
+            if node is not None:
+                state.allocate((wid, pod), node, run.request)
+                placed.append((pod, node))
+            elif first_failure is None:
+                first_failure = diagnosis
+            if placement_feasible(needed, len(placed), len(pods) - tried).code is Code.UNSCHEDULABLE:
+                break  # early rejection: min_count can no longer be reached
+    finally:
+        state.rollback(mark)
+    return placed, first_failure
+
+
+def _attempt_group(replay: Replay, run: WorkloadRun) -> bool:
+    spec = run.spec
+    needed = _needed(run)
+    shortfall = needed * run.request.milli - replay.state.free_milli(spec.gpu_models)
+    placed: list[tuple[int, int]] = []
+    diagnosis: Diagnosis | None = None
+    if shortfall <= 0:
+        placed, diagnosis = _place_group(replay, run, needed)
+    if len(placed) < needed and _preempt_for_group(replay, run, needed):
+        placed, diagnosis = _place_group(replay, run, needed)
+    if len(placed) >= needed:
+        for pod, node in placed:
+            replay.place(run, pod, node, reserve=False)
+        replay.maybe_start_progress(run)
+        return not run.pending
+    _group_pending(replay, run, needed, len(placed), diagnosis, shortfall)
+    return False
+
+
+def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, diagnosis: Diagnosis | None, shortfall: int) -> None:
+    spec = run.spec
+    models = spec.gpu_model_label or "any model"
+    if shortfall > 0:
+        free = replay.state.free_milli(spec.gpu_models) / MILLI
+        detail = (
+            f"needs {needed} pods x {spec.gpus_per_pod:g} GPUs ({models}) = "
+            f"{needed * spec.gpus_per_pod:g} GPUs, {free:g} free in the cluster"
+        )
+    else:
+        detail = diagnosis.message() if diagnosis else "no placement found"
+    if spec.min_count > 1 or needed > 1:
+        reason = PendingReason.GANG_NOT_SATISFIABLE
+        message = (
+            f"gang not satisfiable: {placed} of {needed} required pods placed, "
+            f"{len(run.pending) - placed} remaining (min_count {spec.min_count}); {detail}"
+        )
+    else:
+        reason, message = PendingReason.UNSCHEDULABLE, detail
+    replay.pending(run, reason, message)
+
+
+def _running_groups(replay: Replay, exclude: str) -> list[RunningGroup]:
+    groups = []
+    for wid, other in replay.holding_runs.items():
+        if wid == exclude:
+            continue
+        holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
+        started_at = min(other.started.values(), default=replay.env.now)
+        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings))
+    return groups
+
+
+def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int, groups: list[RunningGroup]) -> bool:
+    """Cheap necessary condition: free GPUs plus all lower-priority GPUs of accepted models
+    cover the gang's request. The per-node what-if only runs when this holds."""
+    state, models = replay.state, run.spec.gpu_models
+    reclaimable = sum(
+        holding.milli
+        for group in groups
+        if group.priority < run.spec.priority
+        for _, holding in group.holdings
+        if not models or state.nodes[holding.node].gpu_model in models
+    )
+    return state.free_milli(models) + reclaimable >= needed * run.request.milli
+
+
+def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
+    plugin = next((p for p in replay.framework.post_filter if isinstance(p, WorkloadPreemption)), None)
+    if plugin is None or not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):
+        return False
+    groups = _running_groups(replay, run.spec.workload_id)
+    if not _preemption_could_help(replay, run, needed, groups):
+        return False
+
+    def fits() -> bool:
+        placed, _ = _place_group(replay, run, needed)
+        return len(placed) >= needed
+
+    victims = plugin.select_victims(replay.state, run.spec.priority, groups, fits)
+    if not victims:
+        return False
+    for victim in victims:
+        replay.evict(replay.runs[victim.workload_id], run)
+    replay.capacity_released()
+    return True
+
+
+# -- single pods -----------------------------------------------------------------------
+
+
+def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> bool:
+    state, framework = replay.state, replay.framework
+    node, diagnosis = framework.find_node(state, run.request)
+    if node is None:
+        node = _preempt_for_pod(replay, run, diagnosis)
+    if node is None:
+        spec = run.spec
+        held = len(run.holding)
+        gang = f"; {held} of {spec.min_count} pods of the group placed" if spec.min_count > 1 else ""
+        detail = diagnosis.message() if diagnosis else "no node fits"
+        replay.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
+        return False
+    permit = replay.gang_permit
+    if permit is not None and not run.satisfied and run.spec.min_count > 1:
+        replay.place(run, pod, node, reserve=True)
+        if permit.permit(len(run.holding), run.spec.min_count).ok:
+            replay.start_reserved(run)
+        else:
+            replay.arm_deadline(run, permit.timeout_s, "GangPermitTimeout")
+            replay.pending(
+                run,
+                PendingReason.WAITING_FOR_GANG,
+                f"waiting at the Permit barrier: {len(run.holding)} of {run.spec.min_count} pods reserved",
+            )
+        return True
+    replay.place(run, pod, node, reserve=False)
+    if not run.satisfied:
+        replay.maybe_start_progress(run)
+        if not run.satisfied:
+            replay.arm_deadline(run, replay.profile.rendezvous_timeout_s, "RendezvousTimeout")
+            replay.pending(
+                run,
+                PendingReason.WAITING_FOR_GANG,
+                f"partially placed: {len(run.started)} of {run.spec.min_count} pods running, "
+                "the job cannot make progress until all are",
+            )
+    return True
+
+
+def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
+    plugin = next((p for p in replay.framework.post_filter if isinstance(p, DefaultPreemption)), None)
+    if plugin is None or not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):
+        return None
+    state, framework = replay.state, replay.framework
+    unresolvable = diagnosis.unresolvable if diagnosis else set()
+    nodes = [n for n in state.candidate_nodes(run.request.models) if n not in unresolvable]
+
+    def priority_of(key: PodKey) -> int:
+        return replay.runs[key[0]].spec.priority
+
+    def started_at(key: PodKey) -> float:
+        return replay.runs[key[0]].started.get(key[1], replay.env.now)
+
+    choice = plugin.select_victims(
+        state, run.spec.priority, priority_of, started_at, nodes,
+        lambda node: framework.feasible(state, run.request, node),
+    )
+    if choice is None:
+        return None
+    # A distributed job cannot lose one worker and go on: evicting any of its pods
+    # evicts the whole workload (its controller restarts it from the last checkpoint).
+    for wid in sorted({key[0] for key in choice.pods}):
+        replay.evict(replay.runs[wid], run)
+    replay.capacity_released()
+    return choice.node

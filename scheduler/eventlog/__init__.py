@@ -1,0 +1,1 @@
+"""The published event-log contract (schema) and its writer."""

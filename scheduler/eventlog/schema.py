@@ -1,0 +1,162 @@
+"""THE published event-log contract between the scheduler and everything downstream.
+
+`events.parquet` in a run directory has exactly `EVENT_SCHEMA`'s columns, one row per state
+transition, ordered by `seq` (strictly increasing from 0). The pipeline may import this
+module and nothing else from `scheduler`.
+
+Event semantics (DESIGN.md section 4.3):
+
+- ``submitted``: the workload (pod group) arrived. One row per workload, ``pod_index`` null.
+- ``pending``: an admission or placement attempt failed. ``reason`` is a short code from
+  `PendingReason`, ``message`` the human sentence with the numbers. ``pod_index`` null.
+- ``admitted``: the admission layer (Kueue) admitted the workload; ``cluster_queue`` set.
+- ``reserved``: a pod holds ``gpus`` GPUs on ``node`` without running (gang barrier).
+- ``started``: a pod runs on ``node`` with ``gpus`` GPUs. If it was reserved first, the
+  reservation turns into the run (no separate release row).
+- ``finished``: a pod completed and released its GPUs.
+- ``preempted``: a pod was evicted and released its GPUs; ``reason`` names the preemptor
+  (``preempted-by:<workload_id>``). Work since the pod group's last checkpoint is lost.
+- ``timed_out``: a pod's reservation (or, in pod-by-pod mode, its run while the gang never
+  completed) was released because the gang's wait expired. One row per released pod.
+- ``requeued``: the workload went back to the queue (after preemption or time-out);
+  ``pod_index`` null.
+- ``resized``: the workload's min_count changed (elastic); ``message`` says from and to.
+- ``rejected``: the workload can never run; ``reason`` says why. ``pod_index`` null.
+
+A pod holds GPUs from its ``reserved`` or ``started`` row until the next ``finished``,
+``preempted`` or ``timed_out`` row for the same (workload_id, pod_index). Each pod's
+``gpus`` is its request: fractional values (< 1) share one device with other pods.
+
+Every GPU-second a pod holds is classified downstream from these rows alone plus
+``workloads.parquet``: reserved-not-started is ``gang_wait``; started while fewer than
+``min_count`` pods of its group are started is ``gang_wait`` too (partial placement);
+of the remaining started time (the pod's *progress*, from the moment its group first has
+``min_count`` pods started in this attempt), what runs after the group's last checkpoint
+before a ``preempted`` or ``timed_out`` row is ``lost_to_preemption`` (see
+`last_checkpoint_s`); the rest is ``productive``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1.0"
+"""Bumped on any change to the columns below; written to the Parquet key-value metadata."""
+
+METADATA_KEY = b"gpu_finops.eventlog.schema_version"
+
+
+class EventType(StrEnum):
+    SUBMITTED = "submitted"
+    PENDING = "pending"
+    ADMITTED = "admitted"
+    RESERVED = "reserved"
+    STARTED = "started"
+    FINISHED = "finished"
+    PREEMPTED = "preempted"
+    TIMED_OUT = "timed_out"
+    REQUEUED = "requeued"
+    RESIZED = "resized"
+    REJECTED = "rejected"
+
+
+class PendingReason(StrEnum):
+    """Short codes on ``pending`` and ``rejected`` rows (Kueue / kube-scheduler vocabulary)."""
+
+    # placement (kube-scheduler side)
+    UNSCHEDULABLE = "Unschedulable"  # no node fits a pod
+    GANG_NOT_SATISFIABLE = "GangNotSatisfiable"  # fewer than min_count pods can be placed
+    WAITING_FOR_GANG = "WaitingForGang"  # reserved pods wait at the Permit barrier
+    TOPOLOGY_UNSATISFIABLE = "TopologyUnsatisfiable"
+    WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
+    # admission (Kueue side)
+    WAITING_FOR_QUOTA = "WaitingForQuota"
+    EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+    NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+    # rejection (can never run)
+    LARGER_THAN_CLUSTER = "LargerThanCluster"
+    UNKNOWN_GPU_MODEL = "UnknownGpuModel"
+    UNKNOWN_QUEUE = "UnknownQueue"
+
+
+EVENT_SCHEMA = pa.schema(
+    [
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("time_s", pa.float64(), nullable=False),
+        pa.field("event", pa.string(), nullable=False),
+        pa.field("workload_id", pa.string(), nullable=False),
+        pa.field("pod_index", pa.int32()),
+        pa.field("node", pa.string()),
+        pa.field("gpus", pa.float64()),
+        pa.field("gpu_model", pa.string()),
+        pa.field("tenant", pa.string()),
+        pa.field("queue", pa.string()),
+        pa.field("cluster_queue", pa.string()),
+        pa.field("priority", pa.int32()),
+        pa.field("reason", pa.string()),
+        pa.field("message", pa.string()),
+    ]
+)
+
+WORKLOAD_SCHEMA = pa.schema(
+    [
+        pa.field("workload_id", pa.string(), nullable=False),
+        pa.field("submit_time_s", pa.float64(), nullable=False),
+        pa.field("duration_s", pa.float64(), nullable=False),
+        pa.field("pods", pa.int32(), nullable=False),
+        pa.field("min_count", pa.int32(), nullable=False),
+        pa.field("gpus_per_pod", pa.float64(), nullable=False),
+        pa.field("gpu_model", pa.string()),
+        pa.field("cpu_milli_per_pod", pa.int64()),
+        pa.field("memory_mib_per_pod", pa.int64()),
+        pa.field("tenant", pa.string(), nullable=False),
+        pa.field("queue", pa.string()),
+        pa.field("priority", pa.int32(), nullable=False),
+        pa.field("checkpoint_interval_s", pa.float64()),
+        pa.field("topology_required", pa.string()),
+        pa.field("topology_preferred", pa.string()),
+        pa.field("parent_group", pa.string()),
+        pa.field("kind", pa.string()),
+    ]
+)
+
+CLUSTER_SCHEMA = pa.schema(
+    [
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("gpu_model", pa.string()),
+        pa.field("gpus", pa.int32(), nullable=False),
+        pa.field("cpu_milli", pa.int64()),
+        pa.field("memory_mib", pa.int64()),
+        pa.field("zone", pa.string()),
+        pa.field("block", pa.string()),
+        pa.field("rack", pa.string()),
+        pa.field("pricing_category", pa.string(), nullable=False),
+    ]
+)
+
+RUN_FILES = {
+    "events": "events.parquet",
+    "workloads": "workloads.parquet",
+    "cluster": "cluster.parquet",
+    "run": "run.json",
+    "rejected": "rejected.csv",
+}
+"""File names inside a run directory."""
+
+
+def last_checkpoint_s(progress_start_s: float, end_s: float, checkpoint_interval_s: float | None) -> float:
+    """Simulated time of a group's last checkpoint before ``end_s``.
+
+    A group checkpoints every ``checkpoint_interval_s`` seconds of progress, counted from
+    ``progress_start_s`` (the moment it first had ``min_count`` pods started in this
+    attempt). Without checkpoints nothing is kept: the answer is ``progress_start_s``.
+    Eviction at ``end_s`` loses each pod's progress after ``max(pod progress start, this)``.
+    Published here so the scheduler (which resumes from the last checkpoint) and the
+    pipeline (which costs the loss) use one formula.
+    """
+    if not checkpoint_interval_s or checkpoint_interval_s <= 0 or end_s <= progress_start_s:
+        return progress_start_s
+    periods = (end_s - progress_start_s) // checkpoint_interval_s
+    return progress_start_s + periods * checkpoint_interval_s

@@ -1,0 +1,1 @@
+"""Extension points, the Status type, profiles as data, and the plugin runtime."""

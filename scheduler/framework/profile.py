@@ -1,0 +1,132 @@
+"""Profiles as data: a TOML file names the plugins per extension point and their args.
+
+Shipped profiles live in `scheduler/profiles/*.toml`; `replay --profile` takes a shipped
+name or a path to a user's own file. Unknown plugin names and unknown keys are errors that
+name the file and the key, so a typo never silently changes a replay.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from scheduler.errors import InputError
+
+UNITS = ("pod", "pod_group")
+DEFAULT_PROFILE = "gang-v1.37"
+_TOP_KEYS = {"name", "description", "unit", "extension_points", "plugin_args", "behaviour"}
+_POINTS = {"queue_sort", "filter", "score", "permit", "post_filter"}
+_BEHAVIOUR = {
+    "rendezvous_timeout_s",
+    "backoff_initial_s",
+    "backoff_max_s",
+    "max_simulated_s",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    unit: str  # "pod": pods are queued and placed one by one; "pod_group": the group is
+    description: str = ""
+    queue_sort: str = "PrioritySort"
+    filters: tuple[str, ...] = ("GpuFit", "NodeResourcesFit")
+    scores: tuple[tuple[str, float], ...] = (("LeastAllocated", 1.0),)
+    permit: tuple[str, ...] = ()
+    post_filter: tuple[str, ...] = ()
+    plugin_args: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Pod-by-pod without a gang permit: the training framework's own rendezvous gives up
+    # after this long and the started pods crash (torchrun's c10d join timeout is 600 s).
+    rendezvous_timeout_s: float = 600.0
+    backoff_initial_s: float = 1.0
+    backoff_max_s: float = 10.0
+    # Safety stop for traces that can never drain (e.g. a gang that never fits).
+    max_simulated_s: float = 90 * 86_400.0
+    source: str = ""
+
+    def args(self, plugin: str) -> dict[str, Any]:
+        return self.plugin_args.get(plugin, {})
+
+
+def shipped_profiles() -> list[str]:
+    folder = resources.files("scheduler") / "profiles"
+    return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def load_profile(name_or_path: str | None) -> Profile:
+    """A shipped profile by name, or a user's TOML by path; None means the default."""
+    name_or_path = name_or_path or DEFAULT_PROFILE
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise InputError(path.name, "profile file not found")
+        text, label = path.read_text(encoding="utf-8"), path.name
+    else:
+        resource = resources.files("scheduler") / "profiles" / f"{name_or_path}.toml"
+        if not resource.is_file():
+            known = ", ".join(shipped_profiles())
+            raise InputError("--profile", f"unknown profile {name_or_path!r}; shipped: {known}")
+        text, label = resource.read_text(encoding="utf-8"), f"{name_or_path}.toml"
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(label, f"not valid TOML: {exc}") from None
+    return _from_dict(data, label)
+
+
+def _from_dict(data: dict[str, Any], label: str) -> Profile:
+    from scheduler.framework.registry import known_plugins  # registry imports plugins
+
+    def fail(key: str, message: str) -> InputError:
+        return InputError(label, message, field=key)
+
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise fail(key, "unknown key")
+    unit = data.get("unit", "pod_group")
+    if unit not in UNITS:
+        raise fail("unit", f"must be one of {', '.join(UNITS)}, got {unit!r}")
+    points = data.get("extension_points", {})
+    for key in points:
+        if key not in _POINTS:
+            raise fail(f"extension_points.{key}", "unknown extension point")
+    plugins = known_plugins()
+
+    def names(point: str, default: tuple[str, ...]) -> tuple[str, ...]:
+        value = points.get(point, list(default))
+        value = [value] if isinstance(value, str) else value
+        for item in value:
+            if item not in plugins.get(point, set()):
+                allowed = ", ".join(sorted(plugins.get(point, set())))
+                raise fail(f"extension_points.{point}", f"unknown plugin {item!r}; known: {allowed}")
+        return tuple(value)
+
+    scores_raw = points.get("score", [["LeastAllocated", 1]])
+    scores: list[tuple[str, float]] = []
+    for item in scores_raw:
+        name, weight = (item, 1.0) if isinstance(item, str) else (item[0], float(item[1]))
+        if name not in plugins["score"]:
+            allowed = ", ".join(sorted(plugins["score"]))
+            raise fail("extension_points.score", f"unknown plugin {name!r}; known: {allowed}")
+        scores.append((name, weight))
+    behaviour = data.get("behaviour", {})
+    for key in behaviour:
+        if key not in _BEHAVIOUR:
+            raise fail(f"behaviour.{key}", "unknown key")
+    queue_sort = names("queue_sort", ("PrioritySort",))
+    return Profile(
+        name=str(data.get("name", label.removesuffix(".toml"))),
+        unit=unit,
+        description=str(data.get("description", "")),
+        queue_sort=queue_sort[0],
+        filters=names("filter", ("GpuFit", "NodeResourcesFit")),
+        scores=tuple(scores),
+        permit=names("permit", ()),
+        post_filter=names("post_filter", ()),
+        plugin_args={k: dict(v) for k, v in data.get("plugin_args", {}).items()},
+        source=label,
+        **{k: float(v) for k, v in behaviour.items()},
+    )

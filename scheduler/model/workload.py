@@ -1,0 +1,50 @@
+"""A workload is one pod group: `pods` identical pods, of which `min_count` must run together."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MILLI = 1000
+"""GPU requests are kept in milli-GPUs so that fractional sharing adds up exactly."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    workload_id: str
+    submit_time_s: float
+    duration_s: float
+    pods: int
+    min_count: int
+    gpus_per_pod: float
+    gpu_models: tuple[str, ...] = ()  # empty: any model; several: alternatives ("A|B")
+    cpu_milli_per_pod: int = 0
+    memory_mib_per_pod: int = 0
+    tenant: str = "default"
+    queue: str | None = None
+    priority: int = 0
+    checkpoint_interval_s: float | None = None
+    topology_required: str | None = None
+    topology_preferred: str | None = None
+    parent_group: str | None = None
+    kind: str = "batch"
+    source_row: int = 0  # spreadsheet line of the input row (header = 1), for messages
+
+    @property
+    def gpu_milli_per_pod(self) -> int:
+        return round(self.gpus_per_pod * MILLI)
+
+    @property
+    def shares_device(self) -> bool:
+        """A request below one GPU shares a device with other pods (GPU sharing)."""
+        return self.gpu_milli_per_pod < MILLI
+
+    @property
+    def total_gpus(self) -> float:
+        return self.pods * self.gpus_per_pod
+
+    @property
+    def gpu_model_label(self) -> str | None:
+        return "|".join(self.gpu_models) if self.gpu_models else None
+
+    def accepts_model(self, model: str) -> bool:
+        return not self.gpu_models or model in self.gpu_models

@@ -1,0 +1,45 @@
+"""Filters: GPUs of an accepted model and count, then CPU and memory (NodeResourcesFit).
+
+The GPU model constraint is applied before filters run (`ClusterState.candidate_nodes`),
+so nodes of other models are counted as "didn't match GPU model" without a filter call.
+"""
+
+from __future__ import annotations
+
+from scheduler.framework.status import Status
+from scheduler.plugins import names
+from scheduler.state import ClusterState, PodRequest
+
+INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
+INSUFFICIENT_CPU = "Insufficient cpu"
+INSUFFICIENT_MEMORY = "Insufficient memory"
+
+
+# Statuses are immutable, so the few distinct answers are built once: filters run for
+# every node of every attempt.
+_NO_GPU = Status.unschedulable(names.GPU_FIT, INSUFFICIENT_GPU)
+_NEVER_GPU = Status.unresolvable(names.GPU_FIT, INSUFFICIENT_GPU)
+_NO_CPU = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_CPU)
+_NO_MEMORY = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_MEMORY)
+_OK = Status.success()
+
+
+class GpuFit:
+    name = names.GPU_FIT
+
+    def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
+        if request.milli and not state.gpu_fits(node, request.milli):
+            return _NEVER_GPU if request.milli > state.nodes[node].gpus * 1000 else _NO_GPU
+        return _OK
+
+
+class NodeResourcesFit:
+    name = names.NODE_RESOURCES_FIT
+
+    def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
+        cpu_ok, memory_ok = state.resources_fit(node, request)
+        if not cpu_ok:
+            return _NO_CPU
+        if not memory_ok:
+            return _NO_MEMORY
+        return _OK

@@ -1,0 +1,11 @@
+"""Plugin names, in one place, as profiles spell them."""
+
+PRIORITY_SORT = "PrioritySort"
+GPU_FIT = "GpuFit"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+RANDOM_SCORE = "Random"
+GANG_PERMIT = "GangPermit"
+WORKLOAD_PREEMPTION = "WorkloadPreemption"
+DEFAULT_PREEMPTION = "DefaultPreemption"

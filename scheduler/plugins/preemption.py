@@ -1,0 +1,122 @@
+"""PostFilter: preemption when a pod or pod group does not fit.
+
+Both plugins work on the live `ClusterState` inside a journal mark and always roll back:
+they only *choose* victims; the cycle evicts them. Principles from KEP-5710 and
+kube-scheduler's DefaultPreemption: never preempt when the preemptor fits without it;
+only strictly lower priorities are victims; remove every potential victim, check that
+the preemptor then fits, and put victims back ("reprieve") from the most important down
+while the preemptor still fits, so no more is evicted than needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from scheduler.plugins import names
+from scheduler.state import ClusterState, Holding, PodKey
+
+
+@dataclass(frozen=True, slots=True)
+class RunningGroup:
+    """A running (or reserved) workload as preemption sees it."""
+
+    workload_id: str
+    priority: int
+    started_at_s: float
+    holdings: tuple[tuple[PodKey, Holding], ...]
+
+
+def _importance(group: RunningGroup) -> tuple[float, float, str]:
+    # Most important first: higher priority, then the one running longer (more work at
+    # stake; kube-scheduler likewise prefers evicting the most recently started pods).
+    return (-group.priority, group.started_at_s, group.workload_id)
+
+
+class WorkloadPreemption:
+    """v1.37 workload-aware preemption: the victim unit is a whole pod group
+    (disruption mode All), the domain is the whole cluster."""
+
+    name = names.WORKLOAD_PREEMPTION
+
+    def select_victims(
+        self,
+        state: ClusterState,
+        preemptor_priority: int,
+        running: list[RunningGroup],
+        fits: Callable[[], bool],
+    ) -> list[RunningGroup] | None:
+        """Victims that make `fits()` true, or None if preemption cannot help.
+
+        `fits()` tries the preemptor's placement on the current state and must leave the
+        state as it found it (it runs under its own journal mark)."""
+        potential = sorted((g for g in running if g.priority < preemptor_priority), key=_importance)
+        if not potential:
+            return None
+        mark = state.mark()
+        try:
+            for group in potential:
+                for key, _ in group.holdings:
+                    state.release(key)
+            if not fits():
+                return None
+            victims: list[RunningGroup] = []
+            for group in potential:  # reprieve the most important first
+                for key, holding in group.holdings:
+                    state.restore(key, holding)
+                if not fits():
+                    for key, _ in group.holdings:
+                        state.release(key)
+                    victims.append(group)
+            return victims
+        finally:
+            state.rollback(mark)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeVictims:
+    node: int
+    pods: tuple[PodKey, ...]
+
+
+class DefaultPreemption:
+    """kube-scheduler's per-pod preemption: victims are lower-priority pods on ONE node.
+
+    It knows nothing of gangs, so it may evict pods for a pod whose own gang never
+    completes: the waste gang scheduling exists to avoid."""
+
+    name = names.DEFAULT_PREEMPTION
+
+    def select_victims(
+        self,
+        state: ClusterState,
+        preemptor_priority: int,
+        priority_of: Callable[[PodKey], int],
+        started_at: Callable[[PodKey], float],
+        nodes: list[int],
+        fits_on: Callable[[int], bool],
+    ) -> NodeVictims | None:
+        best: tuple[tuple[int, int, int, int], NodeVictims] | None = None
+        for node in nodes:
+            potential = [k for k in state.pods_on_node[node] if priority_of(k) < preemptor_priority]
+            if not potential:
+                continue
+            potential.sort(key=lambda k: (-priority_of(k), started_at(k), k))
+            mark = state.mark()
+            try:
+                holdings = {k: state.release(k) for k in potential}
+                if not fits_on(node):
+                    continue
+                victims = []
+                for key in potential:
+                    state.restore(key, holdings[key])
+                    if not fits_on(node):
+                        state.release(key)
+                        victims.append(key)
+            finally:
+                state.rollback(mark)
+            priorities = [priority_of(k) for k in victims]
+            rank = (max(priorities), sum(priorities), len(victims), node)
+            if best is None or rank < best[0]:
+                best = (rank, NodeVictims(node, tuple(victims)))
+        return best[1] if best else None

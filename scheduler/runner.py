@@ -1,0 +1,336 @@
+"""The replay: workloads arrive, scheduling cycles place them, pods run, finish or are evicted.
+
+`Replay` owns the moving parts and the life cycle of every workload; the placement
+decisions of one cycle live in `scheduler/cycle.py`. Everything runs on the simulated
+clock of `scheduler.sim`; same inputs and seed give the same event log, byte for byte.
+
+Queueing follows kube-scheduler: an entity (a pod in `pod` profiles, a pod group in
+`pod_group` profiles) that fails goes to the unschedulable pool and returns to the active
+queue when capacity is released, not before its backoff (initial·2^(failures−1), capped)
+has passed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
+from scheduler.eventlog.writer import EventLogWriter
+from scheduler.framework.profile import Profile
+from scheduler.framework.runtime import Framework
+from scheduler.model import Cluster, Workload
+from scheduler.plugins.gang import GangPermit
+from scheduler.sim import Environment, Handle, Phase
+from scheduler.state import ClusterState, PodRequest
+
+QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole pod group
+GROUP = -1
+# Repeating the same "why pending" sentence on every retry would bury the timeline; a
+# changed reason is always written, a changed message at most this often.
+PENDING_MESSAGE_REFRESH_S = 300.0
+
+
+@dataclass(eq=False)
+class WorkloadRun:
+    """Mutable scheduling state of one workload during the replay."""
+
+    spec: Workload
+    seq: int
+    request: PodRequest
+    cluster_queue: str | None
+    remaining_s: float
+    pending: set[int] = field(default_factory=set)
+    reserved: set[int] = field(default_factory=set)
+    started: dict[int, float] = field(default_factory=dict)
+    progress_start_s: float | None = None
+    finish_handle: Handle | None = None
+    deadline_handle: Handle | None = None
+    backoff_until_s: float = 0.0
+    failures: int = 0
+    last_pending: tuple[str, str, float] | None = None
+    done: bool = False
+
+    @property
+    def holding(self) -> list[int]:
+        return sorted(self.reserved | set(self.started))
+
+    @property
+    def satisfied(self) -> bool:
+        """The gang has reached min_count in this attempt (its progress has started)."""
+        return self.progress_start_s is not None
+
+
+class Replay:
+    def __init__(
+        self,
+        cluster: Cluster,
+        workloads: list[Workload],
+        rejected: list[tuple[Workload, str, str]],
+        profile: Profile,
+        writer: EventLogWriter,
+        seed: int,
+        cluster_queue_of: Callable[[Workload], str | None] = lambda w: None,
+        progress: Callable[[float, int], None] | None = None,
+    ) -> None:
+        self.env = Environment()
+        self.state = ClusterState(cluster)
+        self.profile = profile
+        self.framework = Framework(profile, random.Random(seed))
+        self.writer = writer
+        self.progress = progress
+        self.gang_permit: GangPermit | None = next(
+            (p for p in self.framework.permit if isinstance(p, GangPermit)), None
+        )
+        self.runs: dict[str, WorkloadRun] = {}
+        # Workloads holding GPUs (reserved or started), in the order they got them: the
+        # preemption candidates, kept as an index so no cycle scans every workload.
+        self.holding_runs: dict[str, WorkloadRun] = {}
+        self.active: set[QueueKey] = set()
+        self.unschedulable: set[QueueKey] = set()
+        self._cycles_at: set[float] = set()
+        self.pods_started = 0
+        for seq, workload in enumerate(workloads):
+            request = PodRequest(
+                workload.gpu_milli_per_pod,
+                workload.cpu_milli_per_pod,
+                workload.memory_mib_per_pod,
+                workload.gpu_models,
+            )
+            run = WorkloadRun(workload, seq, request, cluster_queue_of(workload), workload.duration_s)
+            self.runs[workload.workload_id] = run
+            self.env.at(workload.submit_time_s, Phase.ARRIVE, lambda r=run: self._arrive(r))
+        for workload, reason, message in rejected:
+            self.env.at(
+                workload.submit_time_s,
+                Phase.ARRIVE,
+                lambda w=workload, rs=reason, m=message: self._reject(w, rs, m),
+            )
+
+    # -- driving -----------------------------------------------------------------------
+
+    def run(self) -> float:
+        """Replay to the end; returns the simulated time of the last action."""
+        self.env.run(until=self.profile.max_simulated_s)
+        return self.env.now
+
+    def request_cycle(self, at: float | None = None) -> None:
+        at = self.env.now if at is None else at
+        if at not in self._cycles_at:
+            self._cycles_at.add(at)
+            self.env.at(at, Phase.SCHEDULE, lambda: self._cycle(at))
+
+    def _cycle(self, at: float) -> None:
+        from scheduler.cycle import attempt  # cycle imports runner's types
+
+        self._cycles_at.discard(at)
+        now = self.env.now
+        sort_key = self.framework.queue_sort.sort_key
+        entries = sorted(
+            self.active,
+            key=lambda k: (*sort_key(self.runs[k[0]].spec.priority, self.runs[k[0]].spec.submit_time_s), self.runs[k[0]].seq, k[1]),
+        )
+        next_backoff = math.inf
+        # Equivalence cache: an attempt that failed for a request shape (GPUs, CPU, memory,
+        # models, priority) fails the same way for an identical shape until the cluster
+        # changes, so identical pods of one gang are not each filtered over every node.
+        failed_shapes: dict[tuple[object, ...], int] = {}
+        for key in entries:
+            if key not in self.active:
+                continue  # removed while this cycle ran (finished, evicted, placed with its group)
+            run = self.runs[key[0]]
+            if run.backoff_until_s > now:
+                next_backoff = min(next_backoff, run.backoff_until_s)
+                continue
+            self.active.discard(key)
+            shape = (run.request, run.spec.priority, key[1] == GROUP and run.spec.workload_id)
+            if key[1] != GROUP and failed_shapes.get(shape) == self.state.version:
+                self.unschedulable.add(key)
+                continue
+            if not attempt(self, run, key[1]):
+                self.unschedulable.add(key)
+                failed_shapes[shape] = self.state.version
+        if next_backoff < math.inf:
+            self.request_cycle(next_backoff)
+        if self.progress:
+            self.progress(now, self.pods_started)
+
+    def capacity_released(self) -> None:
+        """Queueing hint: GPUs were freed, so every unschedulable entity may fit now."""
+        if self.unschedulable:
+            self.active |= self.unschedulable
+            self.unschedulable.clear()
+        if self.active:
+            self.request_cycle()
+
+    def _enqueue(self, run: WorkloadRun) -> None:
+        if self.profile.unit == "pod":
+            self.active.update((run.spec.workload_id, i) for i in sorted(run.pending))
+        else:
+            self.active.add((run.spec.workload_id, GROUP))
+        self.request_cycle(max(self.env.now, run.backoff_until_s))
+
+    def _dequeue(self, run: WorkloadRun) -> None:
+        wid = run.spec.workload_id
+        keys = [(wid, GROUP)] + [(wid, i) for i in range(run.spec.pods)]
+        for key in keys:
+            self.active.discard(key)
+            self.unschedulable.discard(key)
+
+    # -- event rows --------------------------------------------------------------------
+
+    def emit(self, run: WorkloadRun, event: EventType, **fields: object) -> None:
+        spec = run.spec
+        fields.setdefault("gpu_model", spec.gpu_model_label)
+        self.writer.emit(
+            self.env.now,
+            event,
+            spec.workload_id,
+            tenant=spec.tenant,
+            queue=spec.queue,
+            cluster_queue=run.cluster_queue,
+            priority=spec.priority,
+            **fields,  # type: ignore[arg-type]
+        )
+
+    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node: int, **fields: object) -> None:
+        self.emit(
+            run,
+            event,
+            pod_index=pod,
+            node=self.state.nodes[node].name,
+            gpus=run.spec.gpus_per_pod,
+            gpu_model=self.state.nodes[node].gpu_model,
+            **fields,
+        )
+
+    def pending(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
+        last = run.last_pending
+        now = self.env.now
+        if last is not None and last[0] == reason.value and (
+            last[1] == message or now - last[2] < PENDING_MESSAGE_REFRESH_S
+        ):
+            return
+        run.last_pending = (reason.value, message, now)
+        self.emit(run, EventType.PENDING, reason=reason.value, message=message)
+
+    # -- life cycle --------------------------------------------------------------------
+
+    def _arrive(self, run: WorkloadRun) -> None:
+        self.emit(run, EventType.SUBMITTED)
+        run.pending = set(range(run.spec.pods))
+        self._enqueue(run)
+
+    def _reject(self, workload: Workload, reason: str, message: str) -> None:
+        self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, gpu_model=workload.gpu_model_label,
+                         tenant=workload.tenant, queue=workload.queue, priority=workload.priority)
+        self.writer.emit(self.env.now, EventType.REJECTED, workload.workload_id, gpu_model=workload.gpu_model_label,
+                         tenant=workload.tenant, queue=workload.queue, priority=workload.priority,
+                         reason=reason, message=message)
+
+    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
+        """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`."""
+        self.state.allocate((run.spec.workload_id, pod), node, run.request)
+        self.holding_runs.setdefault(run.spec.workload_id, run)
+        run.pending.discard(pod)
+        if reserve:
+            run.reserved.add(pod)
+            self.emit_pod(run, EventType.RESERVED, pod, node)
+        else:
+            self._start(run, pod, node)
+
+    def start_reserved(self, run: WorkloadRun) -> None:
+        """The Permit barrier opened: every reserved pod runs now."""
+        for pod in sorted(run.reserved):
+            node = self.state.holdings[(run.spec.workload_id, pod)].node
+            self._start(run, pod, node)
+        run.reserved.clear()
+        self.maybe_start_progress(run)
+
+    def _start(self, run: WorkloadRun, pod: int, node: int) -> None:
+        run.started[pod] = self.env.now
+        self.pods_started += 1
+        self.emit_pod(run, EventType.STARTED, pod, node)
+
+    def maybe_start_progress(self, run: WorkloadRun) -> None:
+        """Once min_count pods run together the group makes progress and will finish."""
+        if run.satisfied or len(run.started) < run.spec.min_count:
+            return
+        run.progress_start_s = self.env.now
+        run.last_pending = None
+        if run.deadline_handle:
+            run.deadline_handle.cancel()
+            run.deadline_handle = None
+        run.finish_handle = self.env.at(self.env.now + run.remaining_s, Phase.FINISH, lambda: self._finish(run))
+
+    def arm_deadline(self, run: WorkloadRun, timeout_s: float, reason: str) -> None:
+        """Start the group's shared wait deadline at its first reservation (or start)."""
+        if run.deadline_handle is None:
+            run.deadline_handle = self.env.at(
+                self.env.now + timeout_s, Phase.TIMEOUT, lambda: self._time_out(run, timeout_s, reason)
+            )
+
+    def _finish(self, run: WorkloadRun) -> None:
+        for pod in sorted(run.started):
+            holding = self.state.release((run.spec.workload_id, pod))
+            self.emit_pod(run, EventType.FINISHED, pod, holding.node)
+        run.started.clear()
+        self.holding_runs.pop(run.spec.workload_id, None)
+        run.done = True
+        run.remaining_s = 0.0
+        run.pending.clear()
+        self._dequeue(run)
+        self.capacity_released()
+
+    def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str) -> None:
+        for pod in run.holding:
+            holding = self.state.release((run.spec.workload_id, pod))
+            self.emit_pod(run, event, pod, holding.node, reason=reason, message=message)
+        run.reserved.clear()
+        run.started.clear()
+        self.holding_runs.pop(run.spec.workload_id, None)
+
+    def _requeue(self, run: WorkloadRun, reason: str, message: str) -> None:
+        for handle in (run.finish_handle, run.deadline_handle):
+            if handle:
+                handle.cancel()
+        run.finish_handle = run.deadline_handle = None
+        run.progress_start_s = None
+        run.pending = set(range(run.spec.pods))
+        run.failures += 1
+        backoff = self.profile.backoff_initial_s * 2 ** (run.failures - 1)
+        run.backoff_until_s = self.env.now + min(backoff, self.profile.backoff_max_s)
+        run.last_pending = None
+        self.emit(run, EventType.REQUEUED, reason=reason, message=message)
+        self._dequeue(run)
+        self._enqueue(run)
+
+    def _time_out(self, run: WorkloadRun, timeout_s: float, reason: str) -> None:
+        run.deadline_handle = None
+        if run.satisfied or run.done:
+            return
+        placed = len(run.holding)
+        message = (
+            f"{reason}: {placed} of {run.spec.min_count} required pods placed within "
+            f"{timeout_s:g}s; released all {placed} pods' GPUs"
+        )
+        self._release_all(run, EventType.TIMED_OUT, reason, message)
+        self._requeue(run, reason, message)
+        self.capacity_released()
+
+    def evict(self, run: WorkloadRun, preemptor: WorkloadRun) -> None:
+        """Preempt every pod of `run`; it resumes later from its last checkpoint."""
+        now = self.env.now
+        if run.progress_start_s is not None:
+            kept = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
+            run.remaining_s = max(0.0, run.remaining_s - (kept - run.progress_start_s))
+        reason = f"preempted-by:{preemptor.spec.workload_id}"
+        message = (
+            f"Preempted to accommodate workload {preemptor.spec.workload_id} "
+            f"(priority {preemptor.spec.priority} > {run.spec.priority}); "
+            f"{run.remaining_s:.0f}s of work left after the last checkpoint"
+        )
+        self._release_all(run, EventType.PREEMPTED, reason, message)
+        self._requeue(run, "Preempted", message)

@@ -1,0 +1,182 @@
+"""Cluster state: which pod holds which GPU devices, with a journal for cheap what-ifs.
+
+GPUs are tracked per device in milli-GPUs (1000 = one device), so fractional requests
+share a device exactly. A request of one GPU or more takes whole free devices; a request
+below one GPU takes part of one device, preferring the fullest device it still fits on so
+that shared devices fill up before whole ones are broken.
+
+What-if and restore (the Kueue / kube-scheduler snapshot idea, without copies): every
+`allocate` and `release` is appended to a journal while a mark is open; `rollback(mark)`
+undoes everything after the mark in reverse order. A scheduling cycle assumes pods,
+simulates the removal of preemption victims, and either keeps the result or rolls back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler.model import Cluster, Node
+from scheduler.model.workload import MILLI
+
+PodKey = tuple[str, int]  # (workload_id, pod_index)
+
+
+@dataclass(frozen=True, slots=True)
+class PodRequest:
+    """What one pod asks of a node. `models` empty means any GPU model."""
+
+    milli: int
+    cpu_milli: int = 0
+    memory_mib: int = 0
+    models: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Holding:
+    node: int
+    devices: tuple[tuple[int, int], ...]  # (device index, milli taken)
+    cpu_milli: int
+    memory_mib: int
+
+    @property
+    def milli(self) -> int:
+        return sum(m for _, m in self.devices)
+
+
+class ClusterState:
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.nodes: tuple[Node, ...] = cluster.nodes
+        self.device_free: list[list[int]] = [[MILLI] * n.gpus for n in self.nodes]
+        self.whole_free: list[int] = [n.gpus for n in self.nodes]
+        self.cpu_free: list[int] = [n.cpu_milli for n in self.nodes]
+        self.memory_free: list[int] = [n.memory_mib for n in self.nodes]
+        self.pods_on_node: list[dict[PodKey, Holding]] = [{} for _ in self.nodes]
+        self.holdings: dict[PodKey, Holding] = {}
+        self.free_milli_by_model: dict[str, int] = {}
+        self.nodes_by_model: dict[str, list[int]] = {}
+        for index, node in enumerate(self.nodes):
+            self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
+            self.free_milli_by_model[node.gpu_model] = (
+                self.free_milli_by_model.get(node.gpu_model, 0) + node.gpus * MILLI
+            )
+        self._journal: list[tuple[str, PodKey, Holding]] = []
+        self._marks = 0
+        # Bumped on every change: lets a cycle know that an answer it computed for one
+        # request (e.g. "fits nowhere") still holds for an identical request.
+        self.version = 0
+
+    # -- queries -----------------------------------------------------------------------
+
+    def free_milli(self, models: tuple[str, ...] = ()) -> int:
+        if not models:
+            return sum(self.free_milli_by_model.values())
+        return sum(self.free_milli_by_model.get(m, 0) for m in models)
+
+    def candidate_nodes(self, models: tuple[str, ...]) -> list[int]:
+        """Node indices whose GPU model a request accepts, in cluster order."""
+        if not models:
+            return list(range(len(self.nodes)))
+        if len(models) == 1:
+            return self.nodes_by_model.get(models[0], [])
+        return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
+
+    def gpu_fits(self, node: int, milli: int) -> bool:
+        if milli >= MILLI:
+            return self.whole_free[node] * MILLI >= milli
+        return any(free >= milli for free in self.device_free[node])
+
+    def resources_fit(self, node: int, request: PodRequest) -> tuple[bool, bool]:
+        """(cpu fits, memory fits); a node with 0 capacity does not model that resource."""
+        spec = self.nodes[node]
+        cpu_ok = not spec.cpu_milli or self.cpu_free[node] >= request.cpu_milli
+        mem_ok = not spec.memory_mib or self.memory_free[node] >= request.memory_mib
+        return cpu_ok, mem_ok
+
+    def used_milli(self, node: int) -> int:
+        return self.nodes[node].gpus * MILLI - sum(self.device_free[node])
+
+    # -- changes -----------------------------------------------------------------------
+
+    def allocate(self, key: PodKey, node: int, request: PodRequest) -> Holding:
+        """Give `key` GPUs on `node`. The caller has checked that they fit."""
+        free = self.device_free[node]
+        if request.milli >= MILLI:
+            wanted = request.milli // MILLI
+            picked = [d for d, f in enumerate(free) if f == MILLI][:wanted]
+            devices = tuple((d, MILLI) for d in picked)
+        else:
+            # Fullest device that still fits: keeps whole devices whole for big requests.
+            best = min(
+                (d for d, f in enumerate(free) if f >= request.milli),
+                key=lambda d: (free[d], d),
+            )
+            devices = ((best, request.milli),)
+        holding = Holding(node, devices, request.cpu_milli, request.memory_mib)
+        self._apply(key, holding)
+        if self._marks:
+            self._journal.append(("alloc", key, holding))
+        return holding
+
+    def release(self, key: PodKey) -> Holding:
+        holding = self.holdings[key]
+        self._unapply(key, holding)
+        if self._marks:
+            self._journal.append(("release", key, holding))
+        return holding
+
+    def restore(self, key: PodKey, holding: Holding) -> None:
+        """Put back exactly the devices `key` held (a preemption what-if reprieve)."""
+        self._apply(key, holding)
+        if self._marks:
+            self._journal.append(("alloc", key, holding))
+
+    def mark(self) -> int:
+        """Open a what-if scope; pass the result to `rollback` or `commit`."""
+        self._marks += 1
+        return len(self._journal)
+
+    def rollback(self, mark: int) -> None:
+        while len(self._journal) > mark:
+            op, key, holding = self._journal.pop()
+            if op == "alloc":
+                self._unapply(key, holding)
+            else:
+                self._apply(key, holding)
+        self._close(mark)
+
+    def commit(self, mark: int) -> None:
+        self._close(mark)
+
+    def _close(self, mark: int) -> None:
+        self._marks -= 1
+        if not self._marks:
+            self._journal.clear()
+
+    def _apply(self, key: PodKey, holding: Holding) -> None:
+        self.version += 1
+        node = holding.node
+        free = self.device_free[node]
+        for device, milli in holding.devices:
+            if free[device] == MILLI:
+                self.whole_free[node] -= 1
+            free[device] -= milli
+        self.cpu_free[node] -= holding.cpu_milli
+        self.memory_free[node] -= holding.memory_mib
+        self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
+        self.pods_on_node[node][key] = holding
+        self.holdings[key] = holding
+
+    def _unapply(self, key: PodKey, holding: Holding) -> None:
+        self.version += 1
+        node = holding.node
+        free = self.device_free[node]
+        for device, milli in holding.devices:
+            free[device] += milli
+            if free[device] == MILLI:
+                self.whole_free[node] += 1
+        self.cpu_free[node] += holding.cpu_milli
+        self.memory_free[node] += holding.memory_mib
+        self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
+        del self.pods_on_node[node][key]
+        del self.holdings[key]

@@ -1,0 +1,267 @@
+"""Reader for the generic trace schema (docs/contracts.md, DESIGN.md section 4.2).
+
+Contract of `read_generic_trace(path, start)`:
+
+- The file is CSV (UTF-8, header row) or Parquet; one row per workload (pod group).
+- Required columns: ``workload_id, submit_time, duration_s, gpus_per_pod``. A missing one
+  raises `InputError` naming row 1 (the header) and the column. So do a missing, unreadable
+  or non-UTF-8 file. Unknown extra columns are ignored.
+- Every data row either becomes a `Workload` or a `RejectedRow` (quarantined, with the
+  column and the reason), never both and never neither:
+  ``len(workloads) + len(rejected) == input_rows``.
+- ``submit_time`` is seconds relative to ``start`` or an ISO 8601 time (converted to seconds
+  since ``start``; a naive time is read as UTC). Negative seconds or a time before ``start``
+  are rejected.
+- Workloads come back sorted by ``(submit_time_s, source order)``; ``Workload.source_row``
+  is the row's spreadsheet line number (header = 1, first data row = 2), the same number a
+  `RejectedRow` carries.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from scheduler.errors import InputError
+from scheduler.model.cluster import TOPOLOGY_LEVELS
+from scheduler.model.workload import MILLI, Workload
+from scheduler.trace.io import ROW_PROBLEM, read_table_rows
+
+REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
+OPTIONAL_COLUMNS = (
+    "pods",
+    "min_count",
+    "gpu_model",
+    "cpu_milli_per_pod",
+    "memory_mib_per_pod",
+    "tenant",
+    "queue",
+    "priority",
+    "checkpoint_interval_s",
+    "topology_required",
+    "topology_preferred",
+    "parent_group",
+    "kind",
+)
+COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+DEFAULT_TENANT = "default"
+DEFAULT_KIND = "batch"
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedRow:
+    """An input row refused before the replay, with the column at fault and why."""
+
+    row: int  # spreadsheet line number: header = 1, first data row = 2
+    workload_id: str | None
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class TraceLoad:
+    workloads: tuple[Workload, ...]
+    rejected: tuple[RejectedRow, ...]
+    input_rows: int
+
+
+class _RowProblem(Exception):
+    """Raised while parsing one row; becomes a RejectedRow."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
+def read_generic_trace(path: Path, start: datetime) -> TraceLoad:
+    """Read a generic-schema trace; see the module docstring for the contract."""
+    path = Path(path)
+    columns, rows = read_table_rows(path)
+    for column in REQUIRED_COLUMNS:
+        if column not in columns:
+            raise InputError(
+                path,
+                f"required column missing (the header has: {', '.join(c for c in columns if c) or 'nothing'})",
+                row=1,
+                field=column,
+            )
+    start_utc = _as_utc(start)
+    accepted: list[Workload] = []
+    rejected: list[RejectedRow] = []
+    seen_ids: dict[str, int] = {}
+    input_rows = 0
+    for row_number, record in rows:
+        input_rows += 1
+        raw_id = _text(record.get("workload_id"))
+        try:
+            workload = _parse_row(record, row_number, start_utc)
+            if workload.workload_id in seen_ids:
+                raise _RowProblem(
+                    "workload_id",
+                    f"duplicate workload_id {workload.workload_id!r}, first seen on row {seen_ids[workload.workload_id]}",
+                )
+        except _RowProblem as problem:
+            rejected.append(RejectedRow(row_number, raw_id, problem.field, problem.reason))
+            continue
+        seen_ids[workload.workload_id] = row_number
+        accepted.append(workload)
+    # sorted() is stable, and rows arrive in source order: ties keep source order.
+    accepted.sort(key=lambda w: (w.submit_time_s, w.source_row))
+    return TraceLoad(tuple(accepted), tuple(rejected), input_rows)
+
+
+# ----------------------------------------------------------------------------------- rows
+
+
+def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Workload:
+    if ROW_PROBLEM in record:
+        raise _RowProblem("(row)", record[ROW_PROBLEM])
+    workload_id = _text(record.get("workload_id"))
+    if workload_id is None:
+        raise _RowProblem("workload_id", "missing: every row needs a workload_id")
+    submit_time_s = _submit_seconds(record.get("submit_time"), start)
+    duration_s = _number(record, "duration_s", required=True)
+    if duration_s <= 0:
+        raise _RowProblem("duration_s", f"must be > 0, got {_show(duration_s)}")
+    pods = _integer(record, "pods", default=1)
+    if pods < 1:
+        raise _RowProblem("pods", f"must be >= 1, got {pods}")
+    min_count = _integer(record, "min_count", default=pods)
+    if not 1 <= min_count <= pods:
+        raise _RowProblem("min_count", f"must be between 1 and pods ({pods}), got {min_count}")
+    gpus_per_pod = _number(record, "gpus_per_pod", required=True)
+    if gpus_per_pod <= 0:
+        raise _RowProblem("gpus_per_pod", f"must be > 0, got {_show(gpus_per_pod)}")
+    if gpus_per_pod >= 1 and not float(gpus_per_pod).is_integer():
+        raise _RowProblem(
+            "gpus_per_pod",
+            f"must be a whole number of GPUs when >= 1 (fractions share one device), got {_show(gpus_per_pod)}",
+        )
+    if round(gpus_per_pod * MILLI) < 1:
+        raise _RowProblem("gpus_per_pod", f"must be at least 0.001, got {_show(gpus_per_pod)}")
+    gpu_label = _text(record.get("gpu_model"))
+    gpu_models = tuple(m.strip() for m in gpu_label.split("|") if m.strip()) if gpu_label else ()
+    cpu = _integer(record, "cpu_milli_per_pod", default=0)
+    memory = _integer(record, "memory_mib_per_pod", default=0)
+    for name, value in (("cpu_milli_per_pod", cpu), ("memory_mib_per_pod", memory)):
+        if value < 0:
+            raise _RowProblem(name, f"must be >= 0, got {value}")
+    checkpoint = _number(record, "checkpoint_interval_s", required=False)
+    if checkpoint is not None and checkpoint <= 0:
+        raise _RowProblem("checkpoint_interval_s", f"must be > 0 when given, got {_show(checkpoint)}")
+    return Workload(
+        workload_id=workload_id,
+        submit_time_s=submit_time_s,
+        duration_s=float(duration_s),
+        pods=pods,
+        min_count=min_count,
+        gpus_per_pod=float(gpus_per_pod),
+        gpu_models=gpu_models,
+        cpu_milli_per_pod=cpu,
+        memory_mib_per_pod=memory,
+        tenant=_text(record.get("tenant")) or DEFAULT_TENANT,
+        queue=_text(record.get("queue")),
+        priority=_integer(record, "priority", default=0),
+        checkpoint_interval_s=None if checkpoint is None else float(checkpoint),
+        topology_required=_topology(record, "topology_required"),
+        topology_preferred=_topology(record, "topology_preferred"),
+        parent_group=_text(record.get("parent_group")),
+        kind=_text(record.get("kind")) or DEFAULT_KIND,
+        source_row=row_number,
+    )
+
+
+# ------------------------------------------------------------------------------ values
+
+
+def _text(value: Any) -> str | None:
+    """Strip text; empty or missing is None."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _show(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def _number(record: dict[str, Any], column: str, *, required: bool) -> float | None:
+    value = record.get(column)
+    if isinstance(value, str):
+        value = value.strip()
+    if value is None or value == "":
+        if required:
+            raise _RowProblem(column, "missing: a number is required")
+        return None
+    if isinstance(value, bool):
+        raise _RowProblem(column, f"not a number: {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise _RowProblem(column, f"not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise _RowProblem(column, f"not a finite number: {value!r}")
+    return number
+
+
+def _integer(record: dict[str, Any], column: str, *, default: int) -> int:
+    number = _number(record, column, required=False)
+    if number is None:
+        return default
+    if not number.is_integer():
+        raise _RowProblem(column, f"must be a whole number, got {_show(number)}")
+    return int(number)
+
+
+def _topology(record: dict[str, Any], column: str) -> str | None:
+    level = _text(record.get(column))
+    if level is None:
+        return None
+    if level not in TOPOLOGY_LEVELS:
+        raise _RowProblem(column, f"must be one of {', '.join(TOPOLOGY_LEVELS)}, got {level!r}")
+    return level
+
+
+def _as_utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def _submit_seconds(value: Any, start: datetime) -> float:
+    """Seconds since ``start``: a number as is, an ISO 8601 time converted."""
+    column = "submit_time"
+    if isinstance(value, datetime):
+        moment: datetime | None = value
+    else:
+        text = _text(value)
+        if text is None:
+            raise _RowProblem(column, "missing: seconds since the start or an ISO 8601 time")
+        moment = None
+        try:
+            seconds = float(text)
+        except ValueError:
+            try:
+                moment = datetime.fromisoformat(text)
+            except ValueError:
+                raise _RowProblem(
+                    column, f"neither seconds nor an ISO 8601 time: {text!r}"
+                ) from None
+        if moment is None:
+            if not math.isfinite(seconds):
+                raise _RowProblem(column, f"not a finite number: {text!r}")
+            if seconds < 0:
+                raise _RowProblem(column, f"must be >= 0 seconds after the start, got {_show(seconds)}")
+            return seconds
+    offset = (_as_utc(moment) - start).total_seconds()
+    if offset < 0:
+        raise _RowProblem(
+            column,
+            f"{_as_utc(moment).isoformat()} is before the run start {start.isoformat()}",
+        )
+    return offset

@@ -1,0 +1,307 @@
+"""A small DuckDB file with the mart tables of docs/contracts.md, so that dashboard tests do not
+depend on the pipeline.
+
+Two runs. ``demo-a`` (48 h, two nodes: 8x H100 Committed, 4x A100 Standard) holds:
+- ``train-1``: ml-research, 2 pods x 4 GPUs on the H100 node, productive hours 0-10;
+- ``gang-2``: team o'brien, a 2-pod gang of which one pod held the whole A100 node for hours
+  2-6 (gang_wait: a partially placed gang), then timed out and is pending at the end;
+- ``=SUM(A1)``: ml-research (an id that a spreadsheet would run as a formula), 1 pod x 2 GPUs
+  on the A100 node, productive hours 8-18, preempted at 20 with hours 18-20 lost;
+- ``big-4``: team o'brien, 4 pods x 8 GPUs, never placed (Unschedulable, then quota);
+- ``reject-5``: rejected (bigger than the cluster);
+- ``infer-6``: platform, 1 pod x 1 GPU on the H100 node, hours 24-40.
+Idle capacity is split between ``fragmentation`` (first day) and ``no_demand`` (second day).
+``demo-b`` (24 h, one H100 node) has one productive workload.
+Costs: list 4.0 / contracted 3.0 per H100 GPU-hour, 2.0 / 1.5 per A100 GPU-hour; Committed
+nodes pay the contracted price, Standard nodes the list price.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+
+FOCUS_COLUMNS = [
+    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName",
+    "BillingAccountType", "BillingCurrency", "BillingPeriodEnd", "BillingPeriodStart",
+    "CapacityReservationId", "CapacityReservationStatus", "ChargeCategory", "ChargeClass",
+    "ChargeDescription", "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart",
+    "CommitmentDiscountCategory", "CommitmentDiscountId", "CommitmentDiscountName",
+    "CommitmentDiscountQuantity", "CommitmentDiscountStatus", "CommitmentDiscountType",
+    "CommitmentDiscountUnit", "ConsumedQuantity", "ConsumedUnit", "ContractedCost",
+    "ContractedUnitPrice", "EffectiveCost", "InvoiceId", "InvoiceIssuerName", "ListCost",
+    "ListUnitPrice", "PricingCategory", "PricingCurrency", "PricingCurrencyContractedUnitPrice",
+    "PricingCurrencyEffectiveCost", "PricingCurrencyListUnitPrice", "PricingQuantity",
+    "PricingUnit", "ProviderName", "PublisherName", "RegionId", "RegionName", "ResourceId",
+    "ResourceName", "ResourceType", "ServiceCategory", "ServiceName", "ServiceSubcategory",
+    "SkuId", "SkuMeter", "SkuPriceDetails", "SkuPriceId", "SubAccountId", "SubAccountName",
+    "SubAccountType", "Tags",
+]
+X_COLUMNS = [
+    "x_RunId", "x_Node", "x_GpuModel", "x_Rack", "x_Tenant", "x_Workload", "x_Queue",
+    "x_ClusterQueue", "x_Priority", "x_UsageClass", "x_IdleReason",
+]
+_DECIMAL_FOCUS = {
+    "BilledCost", "CommitmentDiscountQuantity", "ConsumedQuantity", "ContractedCost",
+    "ContractedUnitPrice", "EffectiveCost", "ListCost", "ListUnitPrice",
+    "PricingCurrencyContractedUnitPrice", "PricingCurrencyEffectiveCost",
+    "PricingCurrencyListUnitPrice", "PricingQuantity",
+}
+_TIMESTAMP_FOCUS = {"BillingPeriodEnd", "BillingPeriodStart", "ChargePeriodEnd", "ChargePeriodStart"}
+
+PRICES = {"H100": (4.0, 3.0), "A100": (2.0, 1.5)}  # (list, contracted) per GPU-hour
+
+DDL = """
+CREATE TABLE dim_runs (run_id VARCHAR, profile VARCHAR, seed BIGINT, start_ts TIMESTAMP,
+    end_ts TIMESTAMP, horizon_s DOUBLE, nodes BIGINT, gpus BIGINT, workloads BIGINT, pods BIGINT);
+CREATE TABLE dim_nodes (run_id VARCHAR, node VARCHAR, gpu_model VARCHAR, gpus BIGINT,
+    zone VARCHAR, block VARCHAR, rack VARCHAR, pricing_category VARCHAR);
+CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR, queue VARCHAR,
+    cluster_queue VARCHAR, priority BIGINT, kind VARCHAR, pods BIGINT, min_count BIGINT,
+    gpus_per_pod DOUBLE, gpu_model VARCHAR, submit_ts TIMESTAMP, first_start_ts TIMESTAMP,
+    end_ts TIMESTAMP, final_state VARCHAR, wait_s DOUBLE, preemptions BIGINT, timeouts BIGINT,
+    partial_placement BOOLEAN, gpu_hours_productive DOUBLE, gpu_hours_gang_wait DOUBLE,
+    gpu_hours_lost DOUBLE, effective_cost DOUBLE);
+CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
+    ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
+    reason VARCHAR, message VARCHAR);
+CREATE TABLE fct_pod_intervals (run_id VARCHAR, workload_id VARCHAR, pod_index BIGINT,
+    node VARCHAR, gpu_model VARCHAR, gpus DOUBLE, start_ts TIMESTAMP, end_ts TIMESTAMP,
+    usage_class VARCHAR);
+CREATE TABLE fct_usage_hourly (run_id VARCHAR, charge_period_start TIMESTAMP, tenant VARCHAR,
+    gpu_model VARCHAR, usage_class VARCHAR, idle_reason VARCHAR, gpu_hours DOUBLE,
+    effective_cost DOUBLE, list_cost DOUBLE);
+"""
+
+# (run, node, gpu_model, gpus, rack, pricing_category)
+NODES = [
+    ("demo-a", "node-h100-0", "H100", 8, "rack-1", "Committed"),
+    ("demo-a", "node-a100-0", "A100", 4, "rack-2", "Standard"),
+    ("demo-b", "node-h100-0", "H100", 8, "rack-1", "Committed"),
+]
+RUNS = {"demo-a": (datetime(2026, 11, 2), 48), "demo-b": (datetime(2026, 11, 10), 24)}
+
+# workload: (run, id, tenant, queue, kind, pods, min_count, gpus_per_pod, gpu_model,
+#            submit_h, final_state, preemptions, timeouts, partial)
+WORKLOADS = [
+    ("demo-a", "train-1", "ml-research", "lq-ml", "training", 2, 2, 4.0, "H100", 0, "finished", 0, 0, False),
+    ("demo-a", "gang-2", "team-o'brien", "lq-ob", "training", 2, 2, 4.0, "A100|H100", 1, "pending_at_end", 0, 1, True),
+    ("demo-a", "=SUM(A1)", "ml-research", "lq-ml", "fine-tune", 1, 1, 2.0, "A100", 7, "pending_at_end", 1, 0, False),
+    ("demo-a", "big-4", "team-o'brien", "lq-ob", "training", 4, 4, 8.0, "H100", 3, "pending_at_end", 0, 0, False),
+    ("demo-a", "reject-5", "platform", "lq-pl", "batch", 16, 16, 8.0, "", 0, "rejected", 0, 0, False),
+    ("demo-a", "infer-6", "platform", "lq-pl", "inference", 1, 1, 1.0, "", 23, "running_at_end", 0, 0, False),
+    ("demo-b", "b-1", "ml-research", "lq-ml", "training", 1, 1, 8.0, "H100", 0, "finished", 0, 0, False),
+]
+
+# pod intervals: (run, workload, pod, node, gpus, start_h, end_h, usage_class)
+INTERVALS = [
+    ("demo-a", "train-1", 0, "node-h100-0", 4, 0, 10, "productive"),
+    ("demo-a", "train-1", 1, "node-h100-0", 4, 0, 10, "productive"),
+    ("demo-a", "gang-2", 0, "node-a100-0", 4, 2, 6, "gang_wait"),
+    ("demo-a", "=SUM(A1)", 0, "node-a100-0", 2, 8, 18, "productive"),
+    ("demo-a", "=SUM(A1)", 0, "node-a100-0", 2, 18, 20, "lost_to_preemption"),
+    ("demo-a", "infer-6", 0, "node-h100-0", 1, 24, 40, "productive"),
+    ("demo-b", "b-1", 0, "node-h100-0", 8, 0, 12, "productive"),
+]
+
+# timeline: (run, workload, hour, event, pod, node, gpus, reason, message)
+TIMELINE = [
+    ("demo-a", "train-1", 0, "submitted", None, None, None, None, None),
+    ("demo-a", "train-1", 0, "admitted", None, None, None, None, "admitted by ClusterQueue cq-ml"),
+    ("demo-a", "train-1", 0, "started", 0, "node-h100-0", 4, None, None),
+    ("demo-a", "train-1", 0, "started", 1, "node-h100-0", 4, None, None),
+    ("demo-a", "train-1", 10, "finished", 0, "node-h100-0", 4, None, None),
+    ("demo-a", "train-1", 10, "finished", 1, "node-h100-0", 4, None, None),
+    ("demo-a", "gang-2", 1, "submitted", None, None, None, None, None),
+    ("demo-a", "gang-2", 1.5, "pending", None, None, None, "Unschedulable",
+     "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match GPU model."),
+    ("demo-a", "gang-2", 2, "reserved", 0, "node-a100-0", 4, "WaitingForGang",
+     "pod 0 reserved; 1/2 pods placed, waiting for min_count=2"),
+    ("demo-a", "gang-2", 6, "timed_out", None, None, None, "GangTimeout",
+     "gang did not reach min_count=2 within 14400s; releasing 4 GPUs"),
+    ("demo-a", "gang-2", 6.5, "pending", None, None, None, "Unschedulable",
+     "0/2 nodes are available: 2 Insufficient nvidia.com/gpu (requested 4 x 2 pods)."),
+    ("demo-a", "=SUM(A1)", 7, "submitted", None, None, None, None, None),
+    ("demo-a", "=SUM(A1)", 8, "started", 0, "node-a100-0", 2, None, None),
+    ("demo-a", "=SUM(A1)", 20, "preempted", 0, "node-a100-0", 2, "PreemptedBy",
+     "preempted by workload gang-2 (priority 100 > 0)"),
+    ("demo-a", "=SUM(A1)", 20.5, "pending", None, None, None, "QuotaExceeded",
+     "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor a100, 2 more needed"),
+    ("demo-a", "big-4", 3, "submitted", None, None, None, None, None),
+    ("demo-a", "big-4", 3, "pending", None, None, None, "Unschedulable",
+     "0/2 nodes are available: 2 Insufficient nvidia.com/gpu (requested 8 x 4 pods)."),
+    ("demo-a", "big-4", 30, "pending", None, None, None, "QuotaExceeded",
+     "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor h100, 24 more needed"),
+    ("demo-a", "reject-5", 0, "rejected", None, None, None, "TooLarge",
+     "needs 128 GPUs, the cluster has 12"),
+    ("demo-a", "infer-6", 23, "submitted", None, None, None, None, None),
+    ("demo-a", "infer-6", 23.5, "pending", None, None, None, "Unschedulable", "waiting for a node"),
+    ("demo-a", "infer-6", 24, "started", 0, "node-h100-0", 1, None, None),
+    ("demo-b", "b-1", 0, "submitted", None, None, None, None, None),
+    ("demo-b", "b-1", 0, "started", 0, "node-h100-0", 8, None, None),
+    ("demo-b", "b-1", 12, "finished", 0, "node-h100-0", 8, None, None),
+]
+
+
+def _node_info(run: str, node: str) -> tuple[str, int, str, str]:
+    for r, n, model, gpus, rack, category in NODES:
+        if (r, n) == (run, node):
+            return model, gpus, rack, category
+    raise KeyError((run, node))
+
+
+def _prices(model: str, category: str) -> tuple[float, float, float]:
+    list_price, contracted = PRICES[model]
+    effective = contracted if category == "Committed" else list_price
+    return list_price, contracted, effective
+
+
+def _focus_row(run, period, node, model, rack, category, tenant, workload, queue, usage_class,
+               idle_reason, gpu_hours) -> dict:
+    list_price, contracted, effective = _prices(model, category)
+    row = dict.fromkeys(FOCUS_COLUMNS)
+    row.update(
+        BilledCost=round(gpu_hours * effective, 6), BillingAccountId="acct-1",
+        BillingAccountName="GPU cluster", BillingCurrency="USD",
+        BillingPeriodStart=datetime(period.year, period.month, 1),
+        BillingPeriodEnd=datetime(period.year, period.month + 1, 1),
+        ChargeCategory="Usage", ChargeDescription=f"{model} GPU-hours ({usage_class})",
+        ChargeFrequency="Usage-Based", ChargePeriodStart=period,
+        ChargePeriodEnd=period + timedelta(hours=1), ConsumedQuantity=gpu_hours,
+        ConsumedUnit="GPU-Hours", ContractedCost=round(gpu_hours * contracted, 6),
+        ContractedUnitPrice=contracted, EffectiveCost=round(gpu_hours * effective, 6),
+        InvoiceIssuerName="gpu-finops", ListCost=round(gpu_hours * list_price, 6),
+        ListUnitPrice=list_price, PricingCategory=category, PricingCurrency="USD",
+        PricingQuantity=gpu_hours, PricingUnit="GPU-Hours", ProviderName="gpu-finops",
+        PublisherName="gpu-finops", ResourceId=node, ResourceName=node, ResourceType="GPU node",
+        ServiceCategory="AI and Machine Learning", ServiceName="GPU cluster",
+        SkuId=model, SkuPriceId=f"{model}-{category}",
+    )
+    row.update(
+        x_RunId=run, x_Node=node, x_GpuModel=model, x_Rack=rack, x_Tenant=tenant,
+        x_Workload=workload, x_Queue=queue, x_ClusterQueue=queue and f"cq-{queue[3:]}",
+        x_Priority=0, x_UsageClass=usage_class, x_IdleReason=idle_reason,
+    )
+    return row
+
+
+def build_fixture_db(path: Path) -> Path:
+    """Write the fixture database to ``path`` (replacing it) and return the path."""
+    path = Path(path)
+    path.unlink(missing_ok=True)
+    workloads = {(w[0], w[1]): w for w in WORKLOADS}
+    focus_rows: list[dict] = []
+    for run, (start, hours) in RUNS.items():
+        for r, node, model, capacity, rack, category in NODES:
+            if r != run:
+                continue
+            for hour in range(hours):
+                period = start + timedelta(hours=hour)
+                used = 0
+                for ir, wid, _pod, inode, gpus, h0, h1, usage_class in INTERVALS:
+                    if (ir, inode) == (run, node) and h0 <= hour < h1:
+                        w = workloads[(run, wid)]
+                        focus_rows.append(_focus_row(run, period, node, model, rack, category,
+                                                     w[2], wid, w[3], usage_class, None, float(gpus)))
+                        used += gpus
+                if capacity > used:
+                    reason = "fragmentation" if hour < 24 else "no_demand"
+                    focus_rows.append(_focus_row(run, period, node, model, rack, category,
+                                                 "__idle__", None, None, "idle", reason,
+                                                 float(capacity - used)))
+    con = duckdb.connect(str(path))
+    try:
+        con.execute(DDL)
+        focus_types = [
+            f'"{c}" ' + ("DOUBLE" if c in _DECIMAL_FOCUS else
+                         "TIMESTAMP" if c in _TIMESTAMP_FOCUS else "VARCHAR")
+            for c in FOCUS_COLUMNS
+        ]
+        x_types = [f"{c} {'BIGINT' if c == 'x_Priority' else 'VARCHAR'}" for c in X_COLUMNS]
+        con.execute(f"CREATE TABLE focus_cost_records ({', '.join(focus_types + x_types)})")
+        columns = FOCUS_COLUMNS + X_COLUMNS
+        placeholders = ", ".join("?" for _ in columns)
+        con.executemany(
+            f"INSERT INTO focus_cost_records VALUES ({placeholders})",
+            [[row[c] for c in columns] for row in focus_rows],
+        )
+        # fct_usage_hourly is the focus records rolled up, as the pipeline does.
+        con.execute(
+            """
+            INSERT INTO fct_usage_hourly
+            SELECT x_RunId, ChargePeriodStart, x_Tenant, x_GpuModel, x_UsageClass, x_IdleReason,
+                   sum(ConsumedQuantity), sum(EffectiveCost), sum(ListCost)
+            FROM focus_cost_records GROUP BY ALL
+            """
+        )
+        for run, (start, hours) in RUNS.items():
+            run_nodes = [n for n in NODES if n[0] == run]
+            run_workloads = [w for w in WORKLOADS if w[0] == run]
+            con.execute(
+                "INSERT INTO dim_runs VALUES (?, 'gang-v1.37', 42, ?, ?, ?, ?, ?, ?, ?)",
+                [run, start, start + timedelta(hours=hours), hours * 3600.0, len(run_nodes),
+                 sum(n[3] for n in run_nodes), len(run_workloads),
+                 sum(w[5] for w in run_workloads)],
+            )
+        con.executemany(
+            "INSERT INTO dim_nodes VALUES (?, ?, ?, ?, 'zone-a', 'block-1', ?, ?)",
+            [list(n) for n in NODES],
+        )
+        hours_by = defaultdict(float)
+        first_h: dict[tuple, float] = {}
+        last_h: dict[tuple, float] = {}
+        for run, wid, _pod, _node, gpus, h0, h1, usage_class in INTERVALS:
+            hours_by[(run, wid, usage_class)] += gpus * (h1 - h0)
+            if usage_class != "gang_wait":
+                first_h[(run, wid)] = min(first_h.get((run, wid), h0), h0)
+            last_h[(run, wid)] = max(last_h.get((run, wid), h1), h1)
+        cost_by = defaultdict(float)
+        for row in focus_rows:
+            if row["x_Workload"]:
+                cost_by[(row["x_RunId"], row["x_Workload"])] += row["EffectiveCost"]
+        for (run, wid, tenant, queue, kind, pods, min_count, gpp, model, submit_h, state,
+             preemptions, timeouts, partial) in WORKLOADS:
+            start = RUNS[run][0]
+            first = first_h.get((run, wid))
+            end = None
+            if state == "finished":
+                end = start + timedelta(hours=last_h[(run, wid)])
+            elif state == "rejected":
+                end = start + timedelta(hours=submit_h)
+            wait_h = (first if first is not None else RUNS[run][1]) - submit_h
+            con.execute(
+                "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+                " ?, ?, ?, ?, ?, ?, ?)",
+                [run, wid, tenant, queue, f"cq-{queue[3:]}", kind, pods, min_count, gpp, model,
+                 start + timedelta(hours=submit_h),
+                 None if first is None else start + timedelta(hours=first), end, state,
+                 0.0 if state == "rejected" else wait_h * 3600.0, preemptions, timeouts, partial,
+                 hours_by[(run, wid, "productive")], hours_by[(run, wid, "gang_wait")],
+                 hours_by[(run, wid, "lost_to_preemption")], round(cost_by[(run, wid)], 6)],
+            )
+        for run, wid, pod, node, gpus, h0, h1, usage_class in INTERVALS:
+            start = RUNS[run][0]
+            con.execute(
+                "INSERT INTO fct_pod_intervals VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run, wid, pod, node, _node_info(run, node)[0], gpus,
+                 start + timedelta(hours=h0), start + timedelta(hours=h1), usage_class],
+            )
+        for seq, (run, wid, hour, event, pod, node, gpus, reason, message) in enumerate(TIMELINE):
+            start = RUNS[run][0]
+            con.execute(
+                "INSERT INTO fct_workload_timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [run, wid, seq, start + timedelta(hours=hour), hour * 3600.0, event, pod, node,
+                 gpus, reason, message],
+            )
+    finally:
+        con.close()
+    return path
+
+
+if __name__ == "__main__":  # handy for trying the dashboard: python tests/dashboards/fixture_db.py
+    import sys
+
+    print(build_fixture_db(Path(sys.argv[1] if len(sys.argv) > 1 else "fixture.duckdb")))

@@ -1,0 +1,122 @@
+"""Batch report: self-contained HTML, CSV tables, Markdown; safe CSVs and safe paths."""
+
+from __future__ import annotations
+
+import csv
+import re
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from dashboards.errors import DashboardError
+from dashboards.report import (
+    neutralise_csv_frame,
+    neutralise_csv_value,
+    safe_output_path,
+    write_report,
+)
+
+
+@pytest.fixture(scope="module")
+def report_dir(fixture_db: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    out = tmp_path_factory.mktemp("report")
+    written = write_report(fixture_db, out, formats=("html", "csv", "md"), run_id="demo-a")
+    return out, written
+
+
+def test_files_exist_and_nothing_half_written_remains(report_dir):
+    out, written = report_dir
+    names = {p.name for p in written}
+    assert {"index.html", "report.md", "headline.csv", "spend_by_team.csv",
+            "usage_class_over_time.csv", "idle_cost_by_cause.csv",
+            "costliest_workloads.csv"} <= names
+    assert all(p.is_file() and p.parent == out.resolve() for p in written)
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)  # no temp folder left
+
+
+def test_html_is_self_contained_with_embedded_charts(report_dir):
+    out, _ = report_dir
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", page, re.IGNORECASE)
+    assert "http://" not in page and "https://" not in page
+    assert "<script" not in page.lower()
+    charts = re.findall(r'<img class="chart"[^>]*src="data:image/svg\+xml;base64,', page)
+    assert len(charts) == 5  # spend, usage over time, idle by cause, costliest, pending
+    for heading in ("Spend by team", "GPU-hours by usage class", "Idle and partial-placement",
+                    "Costliest workloads"):
+        assert heading in page
+    assert "$1,536.00" in page  # total cost headline
+    assert "gang_wait (partial placement)" in page
+    assert "<td>team-o'brien</td>" in page
+
+
+def test_csv_formula_cells_are_neutralised(report_dir):
+    out, _ = report_dir
+    with open(out / "costliest_workloads.csv", newline="", encoding="utf-8") as handle:
+        ids = [row["workload_id"] for row in csv.DictReader(handle)]
+    assert "'=SUM(A1)" in ids and "=SUM(A1)" not in ids
+    for value in ("=1+1", "+cmd", "-2+3", "@SUM(A1)"):
+        assert neutralise_csv_value(value) == "'" + value
+    assert neutralise_csv_value("train-1") == "train-1"
+    assert neutralise_csv_value(-3.5) == -3.5  # a negative number is data
+    import pandas as pd
+
+    frame = neutralise_csv_frame(pd.DataFrame({"a": ["=x", "ok"], "b": [-1, 2]}))
+    assert frame["a"].tolist() == ["'=x", "ok"] and frame["b"].tolist() == [-1, 2]
+
+
+def test_markdown_report(report_dir):
+    out, _ = report_dir
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert text.startswith("# GPU cost report")
+    assert "## Spend by team" in text and "| tenant |" in text
+
+
+def test_path_escape_is_refused(tmp_path):
+    for name in ("../evil.csv", "/etc/passwd", "a/b.csv", "..", ""):
+        with pytest.raises(DashboardError):
+            safe_output_path(tmp_path, name)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "link.csv").symlink_to(outside)  # a planted link that would write outside
+    with pytest.raises(DashboardError):
+        safe_output_path(out, "link.csv")
+    assert safe_output_path(out, "ok.csv") == out.resolve() / "ok.csv"
+
+
+def test_planted_symlink_at_a_report_name_is_not_followed(fixture_db, tmp_path):
+    outside = tmp_path / "outside.csv"
+    outside.write_text("keep me")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "spend_by_team.csv").symlink_to(outside)
+    with pytest.raises(DashboardError):
+        write_report(fixture_db, out, formats=("csv",), run_id="demo-a")
+    assert outside.read_text() == "keep me"
+
+
+def test_date_window_and_errors(fixture_db, tmp_path):
+    written = write_report(fixture_db, tmp_path / "day2", date(2026, 11, 3), date(2026, 11, 3),
+                           formats=("csv",), run_id="demo-a")
+    headline = (tmp_path / "day2" / "headline.csv").read_text()
+    assert "$720.00" in headline  # idle cost on day 2 only: no_demand
+    assert all(p.suffix == ".csv" for p in written)
+    with pytest.raises(DashboardError, match="unknown report format"):
+        write_report(fixture_db, tmp_path / "x", formats=("pdf",))
+    with pytest.raises(DashboardError, match="not in"):
+        write_report(fixture_db, tmp_path / "x", run_id="nope")
+    with pytest.raises(DashboardError, match="after"):
+        write_report(fixture_db, tmp_path / "x", date(2026, 11, 3), date(2026, 11, 2))
+    with pytest.raises(DashboardError, match="not found"):
+        write_report(tmp_path / "missing.duckdb", tmp_path / "x")
+    assert not (tmp_path / "x").exists()
+
+
+def test_latest_run_is_the_default_and_png_charts(fixture_db, tmp_path):
+    written = write_report(fixture_db, tmp_path, formats=("html", "png"))
+    assert "demo-b" in (tmp_path / "index.html").read_text()
+    pngs = [p for p in written if p.suffix == ".png"]
+    assert pngs and all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)

@@ -1,0 +1,189 @@
+"""A fluent builder for tiny run directories that follow scheduler/eventlog/schema.py exactly.
+
+    run = (RunBuilder(start="2026-11-02T00:00:00Z", horizon_s=7200)
+           .node("n1", "A100", 8)
+           .workload("w1", pods=2, gpus_per_pod=4)
+           .event(0, "submitted", "w1")
+           .event(10, "started", "w1", pod=0, node="n1", gpus=4))
+    run_dir = run.write(tmp_path)
+
+`seq` is assigned in the order events are added; events must be added in time order.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from scheduler.eventlog.schema import (
+    CLUSTER_SCHEMA,
+    EVENT_SCHEMA,
+    METADATA_KEY,
+    SCHEMA_VERSION,
+    WORKLOAD_SCHEMA,
+)
+
+DEFAULT_PRICES = {
+    "A100": (2.0, 1.5, 0.8),
+    "H100": (4.0, 3.0, 1.25),
+    "T4": (0.5, 0.4, 0.2),
+}
+
+
+def write_prices(path: Path, prices: dict[str, tuple[float, float, float]] | None = None) -> Path:
+    rows = ["gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour"]
+    for model, (list_price, contracted, spot) in (prices or DEFAULT_PRICES).items():
+        rows.append(f"{model},{list_price},{contracted},{spot}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+class RunBuilder:
+    def __init__(
+        self,
+        start: str = "2026-11-02T00:00:00Z",
+        horizon_s: float = 7200.0,
+        run_id: str = "test-run",
+        profile: str = "kube-default",
+        seed: int = 1,
+    ) -> None:
+        self.start = start
+        self.horizon_s = horizon_s
+        self.run_id = run_id
+        self.profile = profile
+        self.seed = seed
+        self.nodes: list[dict] = []
+        self.workloads: dict[str, dict] = {}
+        self.events: list[dict] = []
+
+    def node(
+        self,
+        name: str,
+        gpu_model: str = "A100",
+        gpus: int = 8,
+        pricing_category: str = "Standard",
+        zone: str = "z1",
+        block: str = "b1",
+        rack: str = "r1",
+    ) -> RunBuilder:
+        self.nodes.append(
+            {
+                "node": name,
+                "gpu_model": gpu_model,
+                "gpus": gpus,
+                "cpu_milli": 64000,
+                "memory_mib": 512000,
+                "zone": zone,
+                "block": block,
+                "rack": rack,
+                "pricing_category": pricing_category,
+            }
+        )
+        return self
+
+    def workload(
+        self,
+        workload_id: str,
+        pods: int = 1,
+        gpus_per_pod: float = 1.0,
+        min_count: int | None = None,
+        gpu_model: str | None = None,
+        tenant: str = "team-a",
+        queue: str | None = "lq-a",
+        priority: int = 0,
+        checkpoint_interval_s: float | None = None,
+        submit_time_s: float = 0.0,
+        duration_s: float = 3600.0,
+        kind: str = "training",
+    ) -> RunBuilder:
+        self.workloads[workload_id] = {
+            "workload_id": workload_id,
+            "submit_time_s": submit_time_s,
+            "duration_s": duration_s,
+            "pods": pods,
+            "min_count": pods if min_count is None else min_count,
+            "gpus_per_pod": gpus_per_pod,
+            "gpu_model": gpu_model,
+            "cpu_milli_per_pod": 0,
+            "memory_mib_per_pod": 0,
+            "tenant": tenant,
+            "queue": queue,
+            "priority": priority,
+            "checkpoint_interval_s": checkpoint_interval_s,
+            "topology_required": None,
+            "topology_preferred": None,
+            "parent_group": None,
+            "kind": kind,
+        }
+        return self
+
+    def event(
+        self,
+        time_s: float,
+        event: str,
+        workload_id: str,
+        pod: int | None = None,
+        node: str | None = None,
+        gpus: float | None = None,
+        reason: str | None = None,
+        message: str | None = None,
+        cluster_queue: str | None = None,
+    ) -> RunBuilder:
+        workload = self.workloads[workload_id]
+        self.events.append(
+            {
+                "seq": len(self.events),
+                "time_s": float(time_s),
+                "event": event,
+                "workload_id": workload_id,
+                "pod_index": pod,
+                "node": node,
+                "gpus": gpus,
+                "gpu_model": workload["gpu_model"],
+                "tenant": workload["tenant"],
+                "queue": workload["queue"],
+                "cluster_queue": cluster_queue,
+                "priority": workload["priority"],
+                "reason": reason,
+                "message": message,
+            }
+        )
+        return self
+
+    def tables(self) -> dict[str, pa.Table]:
+        metadata = {METADATA_KEY: SCHEMA_VERSION.encode()}
+        return {
+            "events.parquet": pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA),
+            "workloads.parquet": pa.Table.from_pylist(
+                list(self.workloads.values()), schema=WORKLOAD_SCHEMA
+            ),
+            "cluster.parquet": pa.Table.from_pylist(self.nodes, schema=CLUSTER_SCHEMA),
+        } | {"_metadata": metadata}  # type: ignore[dict-item]
+
+    def write(self, parent: Path, name: str | None = None) -> Path:
+        run_dir = Path(parent) / (name or self.run_id)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        tables = self.tables()
+        metadata = tables.pop("_metadata")
+        for file_name, table in tables.items():
+            pq.write_table(table.replace_schema_metadata(metadata), run_dir / file_name)
+        run_json = {
+            "run_id": self.run_id,
+            "schema_version": SCHEMA_VERSION,
+            "seed": self.seed,
+            "profile": self.profile,
+            "start": self.start,
+            "horizon_s": self.horizon_s,
+            "inputs": {},
+            "counts": {
+                "workloads": len(self.workloads),
+                "pods": sum(w["pods"] for w in self.workloads.values()),
+                "events": len(self.events),
+                "rejected_rows": 0,
+            },
+        }
+        (run_dir / "run.json").write_text(json.dumps(run_json, indent=2))
+        return run_dir

@@ -1,0 +1,104 @@
+"""The generator: deterministic synthetic inputs whose shape matches the preset's promises."""
+
+from __future__ import annotations
+
+import csv
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from scheduler.admission import read_queue_config
+from scheduler.errors import InputError
+from scheduler.generator import generate
+from scheduler.trace import check_against_cluster, read_cluster, read_generic_trace
+
+START = datetime(2026, 11, 2, tzinfo=UTC)
+WEEK_S = 604800
+FILES = ("trace.csv", "cluster.csv", "queues.yaml", "prices.csv")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("demo")
+    files = generate("demo", out, seed=42)
+    trace = read_generic_trace(files.trace, START)
+    cluster = read_cluster(files.cluster)
+    return out, files, trace, cluster
+
+
+def test_same_seed_gives_identical_bytes_and_another_seed_differs(tmp_path):
+    first, second, other = (generate("tiny", tmp_path / name, seed=seed) for name, seed in (("a", 7), ("b", 7), ("c", 8)))
+    for name in FILES:
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), name
+    assert (tmp_path / "a" / "trace.csv").read_bytes() != (tmp_path / "c" / "trace.csv").read_bytes()
+    assert (first.workloads, first.pods, first.offered_load) == (second.workloads, second.pods, second.offered_load)
+    assert other.nodes == first.nodes  # the cluster comes from the preset, not the seed
+
+
+def test_the_bundled_demo_data_is_what_the_generator_writes(demo):
+    out, _, _, _ = demo
+    bundled = Path(__file__).resolve().parents[2] / "data" / "demo"
+    for name in FILES:
+        assert (out / name).read_bytes() == (bundled / name).read_bytes(), f"regenerate data/demo ({name})"
+
+
+def test_demo_cluster_has_racks_models_and_pricing_categories(demo):
+    _, files, _, cluster = demo
+    assert len(cluster.nodes) >= 64 and {n.gpus for n in cluster.nodes} == {8}
+    assert len(cluster.gpu_models) >= 3
+    assert all(n.zone and n.rack for n in cluster.nodes)
+    categories = Counter(n.pricing_category for n in cluster.nodes)
+    assert categories["Standard"] > categories["Committed"] > 0 and categories["Dynamic"] > 0
+    with files.prices.open(encoding="utf-8") as handle:
+        assert {row["gpu_model"] for row in csv.DictReader(handle)} == set(cluster.gpu_models)
+
+
+def test_demo_trace_is_a_week_of_mixed_work_at_high_load(demo):
+    _, files, trace, cluster = demo
+    workloads = trace.workloads
+    assert not trace.rejected and 1500 <= len(workloads) <= 3000
+    assert sum(w.pods for w in workloads) < 12000
+    assert 0.8 <= files.offered_load <= 0.9
+    assert max(w.submit_time_s for w in workloads) < WEEK_S and min(w.submit_time_s for w in workloads) < 86400
+    assert len({w.tenant for w in workloads}) >= 4
+    kinds = Counter(w.kind for w in workloads)
+    assert set(kinds) == {"training", "fine-tune", "inference", "notebook"}
+
+    gangs = [w for w in workloads if w.kind == "training" and w.pods > 1]
+    assert {w.pods for w in gangs} >= {2, 32} and max(w.pods for w in gangs) <= 32
+    assert all(w.gpus_per_pod == 8 for w in gangs)
+    assert any(w.min_count < w.pods for w in gangs)
+    assert all(1800 <= w.checkpoint_interval_s <= 3600 for w in workloads if w.kind == "training")
+    assert {w.gpus_per_pod for w in workloads if w.kind == "notebook"} == {0.25, 0.5}
+    assert all(w.pods == 1 and w.gpus_per_pod <= 8 for w in workloads if w.kind == "fine-tune")
+    assert {w.priority for w in workloads if w.kind == "inference"} == {1000}
+    assert {w.priority for w in workloads if w.kind == "training"} >= {500, 10}
+    # diurnal: a weekday working hour sees more arrivals than a night hour
+    by_hour = Counter(int(w.submit_time_s // 3600) % 24 for w in workloads if w.submit_time_s < 5 * 86400)
+    assert by_hour[14] > 2 * by_hour[3]
+    # heavy tail: the longest training runs far longer than the median one
+    durations = sorted(w.duration_s for w in workloads if w.kind == "training")
+    assert durations[-1] > 8 * durations[len(durations) // 2]
+    # everything fits the cluster (nothing the checks would reject)
+    assert check_against_cluster(workloads, cluster)[1] == []
+
+
+def test_demo_queues_route_every_trace_queue(demo):
+    _, files, trace, _ = demo
+    config = read_queue_config(files.queues)
+    assert all(config.cluster_queue_for(w.queue) for w in trace.workloads)
+
+
+def test_tiny_preset_is_small(tmp_path):
+    files = generate("tiny", tmp_path, seed=42)
+    assert files.nodes == 8 and files.gpus == 64
+    assert 40 <= files.workloads <= 90
+    trace = read_generic_trace(files.trace, START)
+    assert max(w.submit_time_s for w in trace.workloads) < 86400
+
+
+def test_unknown_preset_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such preset"):
+        generate("enormous", tmp_path)
