@@ -186,3 +186,26 @@ _EVENT_ORDER = ["submitted", "pending", "admitted", "reserved", "started", "resi
                 "requeued", "timed_out", "preempted", "finished", "rejected"]
 _EVENT_COLORS = ["#607d8b", "#6a1b9a", "#1565c0", "#f9a825", "#2e7d32", "#00838f",
                  "#8d6e63", "#ef6c00", "#c62828", "#1b5e20", "#212121"]
+
+
+def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = 160) -> alt.Chart:
+    """GPU-hours per run, stacked by usage class (idle split by cause): scenarios side by side."""
+    if df.empty:
+        return _sized(alt.Chart(pd.DataFrame({"run_id": []})).mark_bar(), width, height)
+    classes = sorted(df["usage_class"].unique(), key=lambda c: (c.startswith("idle"), c))
+    palette = {**USAGE_CLASS_COLORS, **{f"idle: {k}": v for k, v in IDLE_CAUSE_COLORS.items()}}
+    scale = alt.Scale(domain=classes, range=[palette.get(c, "#616161") for c in classes])
+    chart = (
+        alt.Chart(df)
+        .mark_bar()
+        .encode(
+            y=alt.Y("run_id:N", title=None),
+            x=alt.X("sum(gpu_hours):Q", title="GPU-hours"),
+            color=alt.Color("usage_class:N", scale=scale, sort=classes, legend=alt.Legend(orient="top", title=None)),
+            order=alt.Order("usage_class:N"),
+            tooltip=["run_id", "usage_class", alt.Tooltip("gpu_hours:Q", format=",.1f"),
+                     alt.Tooltip("effective_cost:Q", format=_MONEY)],
+        )
+        .properties(title="GPU-hours by usage class, per run")
+    )
+    return _sized(chart, width, height)

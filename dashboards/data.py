@@ -542,3 +542,48 @@ def pick_time_bucket(filters: Filters, run_range: tuple[date, date] | None) -> s
     if first is None or last is None:
         return "hour"
     return "hour" if (last - first).days < 3 else "day"
+
+
+# --------------------------------------------------------------------------------------------
+# Runs side by side
+# --------------------------------------------------------------------------------------------
+
+
+def runs_compared(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """One row per run and usage class (idle split by cause): GPU-hours and effective cost.
+
+    Runs of one trace under different profiles cover different windows (a run lasts until
+    its last pod ends), so compare the used classes, not the idle that follows the drain.
+    """
+    return _df(
+        con,
+        """
+        SELECT r.run_id, r.profile,
+               CASE WHEN f.x_UsageClass = 'idle' THEN 'idle: ' || f.x_IdleReason
+                    ELSE f.x_UsageClass END AS usage_class,
+               SUM(f.ConsumedQuantity) AS gpu_hours,
+               SUM(f.EffectiveCost) AS effective_cost
+        FROM focus_cost_records f
+        JOIN dim_runs r ON r.run_id = f.x_RunId
+        GROUP BY ALL
+        ORDER BY r.run_id, usage_class
+        """,
+    )
+
+
+def runs_waits(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Per run: workloads, preemptions, partially placed gangs, mean and p95 wait (s)."""
+    return _df(
+        con,
+        """
+        SELECT run_id,
+               COUNT(*) AS workloads,
+               SUM(preemptions) AS preemptions,
+               SUM(CASE WHEN partial_placement THEN 1 ELSE 0 END) AS partially_placed,
+               AVG(wait_s) AS mean_wait_s,
+               QUANTILE_CONT(wait_s, 0.95) AS p95_wait_s
+        FROM fct_workloads
+        GROUP BY run_id
+        ORDER BY run_id
+        """,
+    )

@@ -88,7 +88,20 @@ def _collect(db: Path, filters: data.Filters) -> tuple[dict[str, float], list[_S
         bucket = data.pick_time_bucket(filters, run_range)
         metrics = data.headline_metrics(con, filters)
         pending = data.pending_workloads(con, filters)
-        sections = [
+        sections = []
+        if len(data.list_runs(con)) > 1:
+            compared = data.runs_compared(con)
+            sections += [
+                _Section("runs_compared", "Runs side by side",
+                         "Every run in this database, e.g. one trace under different scheduling "
+                         "profiles. gang_wait is GPU-hours held by partially placed gangs: the "
+                         "waste that gang scheduling removes.",
+                         compared, charts.runs_compared_chart),
+                _Section("runs_waits", "Waits and preemptions per run",
+                         "Wait from submission to the first running pod, in seconds.",
+                         data.runs_waits(con)),
+            ]
+        sections += [
             _Section("spend_by_team", "Spend by team",
                      "Effective cost of GPU-hours held by each team's workloads.",
                      data.spend_by_team(con, filters), charts.spend_by_team_chart),

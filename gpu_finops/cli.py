@@ -37,7 +37,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     from gpu_finops.progress import replay_progress
     from scheduler.commands import replay
 
-    with replay_progress("replay", 7 * 86400.0, not args.quiet) as progress:
+    with replay_progress("replay", not args.quiet) as progress:
         result = replay(
             Path(args.trace),
             Path(args.cluster),

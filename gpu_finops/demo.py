@@ -34,7 +34,7 @@ def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -
     runs = []
     for profile, folder in (("gang-v1.37", "run"), ("kube-default", "run-kube-default")):
         console.print(f"[bold]2/5[/] replaying under {profile} → {out / folder}")
-        with replay_progress(profile, 7 * 86400.0, not quiet) as progress:
+        with replay_progress(profile, not quiet) as progress:
             result = replay(
                 inputs / "trace.csv",
                 inputs / "cluster.csv",

@@ -11,8 +11,11 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, Ti
 
 
 @contextmanager
-def replay_progress(label: str, horizon_s: float, enabled: bool) -> Iterator[Callable[[float, int], None] | None]:
-    """Yields a callback(simulated_time_s, pods_started) for the replay, or None."""
+def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int, float], None] | None]:
+    """Yields a callback(simulated_s, pods_started, last_arrival_s) for the replay, or None.
+
+    The bar appears on the first call, i.e. once the inputs have been read and checked, so
+    an input error prints its one line without a half-drawn bar above it."""
     if not enabled:
         yield None
         return
@@ -25,15 +28,23 @@ def replay_progress(label: str, horizon_s: float, enabled: bool) -> Iterator[Cal
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(label, total=max(horizon_s, 1.0), day=0.0, pods=0)
-        calls = 0
+    bar: Progress | None = None
+    task = None
+    calls = 0
 
-        def update(now: float, pods: int) -> None:
-            nonlocal calls
-            calls += 1
-            if calls % 200 == 0:
-                bar.update(task, completed=min(now, horizon_s), day=now / 86400, pods=pods)
+    def update(now: float, pods: int, last_arrival_s: float) -> None:
+        nonlocal bar, task, calls
+        calls += 1
+        if bar is None:
+            bar = Progress(*columns, console=console)
+            bar.start()
+            task = bar.add_task(label, total=max(last_arrival_s, 1.0), day=0.0, pods=0)
+        if calls % 200 == 0:
+            bar.update(task, completed=min(now, last_arrival_s), day=now / 86400, pods=pods)
 
+    try:
         yield update
-        bar.update(task, completed=horizon_s)
+    finally:
+        if bar is not None:
+            bar.update(task, completed=bar.tasks[0].total)
+            bar.stop()

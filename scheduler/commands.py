@@ -76,7 +76,7 @@ def replay(
     queues: Path | None = None,
     trace_format: str = "auto",
     run_id: str | None = None,
-    progress: Callable[[float, int], None] | None = None,
+    progress: Callable[[float, int, float], None] | None = None,
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")

@@ -73,7 +73,7 @@ class Replay:
         writer: EventLogWriter,
         seed: int,
         cluster_queue_of: Callable[[Workload], str | None] = lambda w: None,
-        progress: Callable[[float, int], None] | None = None,
+        progress: Callable[[float, int, float], None] | None = None,
     ) -> None:
         self.env = Environment()
         self.state = ClusterState(cluster)
@@ -92,6 +92,7 @@ class Replay:
         self.unschedulable: set[QueueKey] = set()
         self._cycles_at: set[float] = set()
         self.pods_started = 0
+        self.last_arrival_s = max((w.submit_time_s for w in workloads), default=0.0)
         for seq, workload in enumerate(workloads):
             request = PodRequest(
                 workload.gpu_milli_per_pod,
@@ -155,7 +156,7 @@ class Replay:
         if next_backoff < math.inf:
             self.request_cycle(next_backoff)
         if self.progress:
-            self.progress(now, self.pods_started)
+            self.progress(now, self.pods_started, self.last_arrival_s)
 
     def capacity_released(self) -> None:
         """Queueing hint: GPUs were freed, so every unschedulable entity may fit now."""

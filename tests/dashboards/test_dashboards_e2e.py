@@ -7,176 +7,29 @@ depends on) and polls the live DOM until the charts are drawn or a deadline pass
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import contextlib
-import json
-import os
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
 from dashboards.serve import serve
+from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, open_in_chromium
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-RENDER_TIMEOUT_S = 60
-# Evaluated in the page: what is drawn so far.
-PROBE = """
-(() => {
-  const text = document.body ? document.body.innerText : "";
-  return JSON.stringify({
-    charts: document.querySelectorAll(
-      '.vega-embed canvas, .vega-embed svg.marks, [data-testid="stVegaLiteChart"] canvas').length,
-    metrics: document.querySelectorAll('[data-testid="stMetric"]').length,
-    traceback: text.includes("Traceback"),
-    apiError: text.includes("StreamlitAPIException"),
-    exception: document.querySelectorAll('[data-testid="stException"]').length,
-    title: document.querySelector("h1") ? document.querySelector("h1").innerText : "",
-  });
-})()
-"""
-
-
-def _find_chromium() -> str | None:
-    for name in CHROMIUM_NAMES:
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
 @pytest.fixture(scope="module")
 def chromium() -> str:
-    found = _find_chromium()
-    if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        # Test setup may install the browser when it can (CI images run as root).
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
-                       capture_output=True, timeout=600)
-        found = _find_chromium()
-    if found is None:
-        pytest.skip("Chromium is not installed (apt-get install -y chromium); e2e test skipped")
-    return found
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_healthy(url: str, process: subprocess.Popen, timeout_s: float = 60) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"streamlit exited early with code {process.returncode}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
-            if response.status == 200 and response.read().strip() == b"ok":
-                return
-        time.sleep(0.25)
-    raise AssertionError(f"{url} not healthy after {timeout_s}s")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=15)
-
-
-def _devtools_ws(profile: Path, browser: subprocess.Popen, timeout_s: float = 30) -> str:
-    """The page target's websocket URL, once Chromium has written its DevTools port."""
-    port_file = profile / "DevToolsActivePort"
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if browser.poll() is not None:
-            raise AssertionError(f"chromium exited early with code {browser.returncode}")
-        if port_file.is_file():
-            lines = port_file.read_text().split()
-            if lines:
-                targets_url = f"http://127.0.0.1:{lines[0]}/json/list"
-                with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(
-                    targets_url, timeout=2
-                ) as response:
-                    for target in json.loads(response.read()):
-                        if target.get("type") == "page":
-                            return target["webSocketDebuggerUrl"]
-        time.sleep(0.2)
-    raise AssertionError("chromium DevTools endpoint did not come up")
-
-
-async def _render(ws_url: str, page_url: str, screenshot: Path) -> dict:
-    import websockets
-
-    async with websockets.connect(ws_url, max_size=64 * 2**20) as ws:
-        next_id = 0
-
-        async def call(method: str, **params):
-            nonlocal next_id
-            next_id += 1
-            await ws.send(json.dumps({"id": next_id, "method": method, "params": params}))
-            while True:  # skip events until our reply comes
-                message = json.loads(await ws.recv())
-                if message.get("id") == next_id:
-                    if "error" in message:
-                        raise AssertionError(f"{method}: {message['error']}")
-                    return message.get("result", {})
-
-        await call("Emulation.setDeviceMetricsOverride", width=1366, height=768,
-                   deviceScaleFactor=1, mobile=False)
-        await call("Page.enable")
-        await call("Page.navigate", url=page_url)
-        state: dict = {}
-        deadline = time.monotonic() + RENDER_TIMEOUT_S
-        while time.monotonic() < deadline:
-            result = await call("Runtime.evaluate", expression=PROBE, returnByValue=True)
-            value = result.get("result", {}).get("value")
-            state = json.loads(value) if value else {}
-            if state.get("traceback") or state.get("apiError") or state.get("exception"):
-                break
-            # Four charts on the overview; wait for all so the screenshot is complete.
-            if state.get("charts", 0) >= 4 and state.get("metrics", 0) >= 5:
-                await asyncio.sleep(1.0)  # let the last canvas paint before the screenshot
-                break
-            await asyncio.sleep(0.5)
-        shot = await call("Page.captureScreenshot", format="png")
-        screenshot.write_bytes(base64.b64decode(shot["data"]))
-        dom = await call("Runtime.evaluate", expression="document.documentElement.outerHTML",
-                         returnByValue=True)
-        state["dom"] = dom.get("result", {}).get("value", "")
-        return state
+    return chromium_or_skip()
 
 
 def test_dashboard_renders_in_a_real_browser(fixture_db, chromium, tmp_path, capsys):
     port = _free_port()
     server = serve(fixture_db, port=port, host="127.0.0.1", block=False)
     assert server is not None
-    browser: subprocess.Popen | None = None
     try:
         assert f"http://127.0.0.1:{port}/" in capsys.readouterr().out
         _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server)
-        profile = tmp_path / "chromium-profile"
-        profile.mkdir()
-        browser = subprocess.Popen(
-            [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-             "--no-first-run", "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-             "--remote-debugging-port=0", "--window-size=1366,768", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        ws_url = _devtools_ws(profile, browser)
         screenshot = tmp_path / "overview.png"
-        state = asyncio.run(_render(ws_url, f"http://127.0.0.1:{port}/", screenshot))
+        state = open_in_chromium(chromium, f"http://127.0.0.1:{port}/", tmp_path / "chromium-profile", screenshot)
         summary = {k: v for k, v in state.items() if k != "dom"}
         assert not state.get("traceback") and not state.get("apiError"), summary
         assert not state.get("exception"), summary
@@ -185,8 +38,6 @@ def test_dashboard_renders_in_a_real_browser(fixture_db, chromium, tmp_path, cap
         assert "vega-embed" in state["dom"]
         assert screenshot.read_bytes().startswith(b"\x89PNG")
     finally:
-        if browser is not None:
-            _stop(browser)
         _stop(server)
 
 
