@@ -186,23 +186,14 @@ def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> bool:
             replay.start_reserved(run)
         else:
             replay.arm_deadline(run, permit.timeout_s, "GangPermitTimeout")
-            replay.pending(
-                run,
-                PendingReason.WAITING_FOR_GANG,
-                f"waiting at the Permit barrier: {len(run.holding)} of {run.spec.min_count} pods reserved",
-            )
+            replay.waiting_gangs[run.spec.workload_id] = run
         return True
     replay.place(run, pod, node, reserve=False)
     if not run.satisfied:
         replay.maybe_start_progress(run)
         if not run.satisfied:
             replay.arm_deadline(run, replay.profile.rendezvous_timeout_s, "RendezvousTimeout")
-            replay.pending(
-                run,
-                PendingReason.WAITING_FOR_GANG,
-                f"partially placed: {len(run.started)} of {run.spec.min_count} pods running, "
-                "the job cannot make progress until all are",
-            )
+            replay.waiting_gangs[run.spec.workload_id] = run
     return True
 
 
@@ -232,3 +223,21 @@ def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | No
         replay.evict(replay.runs[wid], run)
     replay.capacity_released()
     return choice.node
+
+
+def report_waiting_gangs(replay: Replay) -> None:
+    """After a pod cycle: say why each gang that got pods but not min_count still waits.
+
+    Written once per cycle rather than per pod, so a gang whose pods all land in the same
+    cycle never shows a passing "1 of 4" state."""
+    for run in replay.waiting_gangs.values():
+        if run.done or run.satisfied or not run.holding:
+            continue
+        if run.reserved:
+            message = (f"waiting at the Permit barrier: {len(run.holding)} of {run.spec.min_count} "
+                       "pods reserved, holding their GPUs")
+        else:
+            message = (f"partially placed: {len(run.started)} of {run.spec.min_count} pods running; "
+                       "the job cannot make progress until all are")
+        replay.pending(run, PendingReason.WAITING_FOR_GANG, message)
+    replay.waiting_gangs.clear()

@@ -91,6 +91,8 @@ class Replay:
         self.active: set[QueueKey] = set()
         self.unschedulable: set[QueueKey] = set()
         self._cycles_at: set[float] = set()
+        # Gangs that got pods this cycle without reaching min_count (reported at its end).
+        self.waiting_gangs: dict[str, WorkloadRun] = {}
         self.pods_started = 0
         self.last_arrival_s = max((w.submit_time_s for w in workloads), default=0.0)
         for seq, workload in enumerate(workloads):
@@ -124,7 +126,7 @@ class Replay:
             self.env.at(at, Phase.SCHEDULE, lambda: self._cycle(at))
 
     def _cycle(self, at: float) -> None:
-        from scheduler.cycle import attempt  # cycle imports runner's types
+        from scheduler.cycle import attempt, report_waiting_gangs  # cycle imports runner's types
 
         self._cycles_at.discard(at)
         now = self.env.now
@@ -153,6 +155,7 @@ class Replay:
             if not attempt(self, run, key[1]):
                 self.unschedulable.add(key)
                 failed_shapes[shape] = self.state.version
+        report_waiting_gangs(self)
         if next_backoff < math.inf:
             self.request_cycle(next_backoff)
         if self.progress:

@@ -22,18 +22,27 @@ if metrics["capacity_gpu_hours"] == 0:
             icon=":material/filter_alt_off:")
     st.stop()
 
+def compact_usd(value: float) -> str:
+    """$648.3k rather than $648,347.84: five metrics share a 1366-pixel-wide row."""
+    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= limit:
+            return f"${value / limit:,.1f}{suffix}"
+    return f"${value:,.2f}"
+
+
 total, alloc, idle_pct, idle_cost, partial = st.columns(5)
-total.metric("Total cost", f"${metrics['total_cost']:,.2f}",
-             help="Effective cost of the selection (idle capacity included when no team is "
-                  "selected).")
+total.metric("Total cost", compact_usd(metrics["total_cost"]),
+             help=f"${metrics['total_cost']:,.2f}: effective cost of the selection (idle "
+                  "capacity included when no team is selected).")
 alloc.metric("Allocation rate", f"{metrics['allocation_rate']:.1%}",
              help="Share of the cluster's GPU-hours held by a workload (date and GPU model "
                   "filters).")
 idle_pct.metric("Idle", f"{metrics['idle_pct']:.1%}",
                 help="Share of the cluster's GPU-hours that nobody held.")
-idle_cost.metric("Idle cost", f"${metrics['idle_cost']:,.2f}",
-                 help="What the idle GPU-hours cost. Idle capacity belongs to no team.")
-partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.1f} GPU-h",
+idle_cost.metric("Idle cost", compact_usd(metrics["idle_cost"]),
+                 help=f"${metrics['idle_cost']:,.2f}: what the idle GPU-hours cost. Idle "
+                      "capacity belongs to no team.")
+partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.0f} GPU-h",
                help="GPU-hours held by gangs waiting for their last pods (usage class "
                     "gang_wait).")
 if filters.tenants:
