@@ -40,9 +40,12 @@ def test_overview_renders_metrics_charts_and_downloads(monkeypatch, fixture_db):
     at = _ok(_app(monkeypatch, fixture_db).run())
     at = _ok(at.selectbox(key="filters.run").select("demo-a").run())
     values = {m.label: m.value for m in at.metric}
-    assert values["Total cost"] == "$1,536.00"
-    assert values["Idle cost"] == "$1,168.00"
-    assert values["Partial placement"] == "16.0 GPU-h"
+    assert values["Total cost"] == "$1.5k"  # compact: five metrics share one laptop-wide row
+    assert values["Idle cost"] == "$1.2k"
+    assert values["Partial placement"] == "16 GPU-h"
+    helps = {m.label: m.help for m in at.metric}
+    assert helps["Total cost"].startswith("$1,536.00")  # the exact figure is one hover away
+    assert helps["Idle cost"].startswith("$1,168.00")
     assert _charts(at) == 4  # spend by team, idle by cause, usage over time, costliest
     downloads = [b.key for b in at.get("download_button")]
     assert len(downloads) == len(at.dataframe) == 5  # a CSV button under every table
@@ -54,7 +57,7 @@ def test_overview_filters_change_the_numbers(monkeypatch, fixture_db):
     at = _ok(at.multiselect(key="filters.teams.demo-a").select("team-o'brien").run())
     values = {m.label: m.value for m in at.metric}
     assert values["Total cost"] == "$32.00"  # the partially placed gang's A100 hours only
-    assert values["Idle cost"] == "$1,168.00"  # idle belongs to the cluster, not the team
+    assert values["Idle cost"] == "$1.2k"  # idle belongs to the cluster, not the team
     at = _ok(at.multiselect(key="filters.gpus.demo-a").select("H100").run())
     assert {m.label: m.value for m in at.metric}["Total cost"] == "$0.00"
     assert any("No team used GPUs" in i.value for i in at.info)
