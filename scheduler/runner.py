@@ -16,6 +16,7 @@ import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
 from scheduler.eventlog.writer import EventLogWriter
@@ -31,6 +32,26 @@ GROUP = -1
 # Repeating the same "why pending" sentence on every retry would bury the timeline; a
 # changed reason is always written, a changed message at most this often.
 PENDING_MESSAGE_REFRESH_S = 300.0
+
+
+class AdmissionLayer(Protocol):
+    """The Kueue-style layer in front of placement (`scheduler/admission/`).
+
+    Contract: every workload goes through `submit` when it arrives and again after each
+    eviction or time-out (after `release`). The layer decides when, calling
+    `Replay.admit(run, cluster_queue, …)`, which writes the `admitted` row and queues the
+    workload for placement; it schedules its own admission cycles on `Replay.env` in
+    `Phase.ADMIT` and may evict admitted workloads with `Replay.evict(run, preemptor)`.
+    `release` is called when a workload finishes or is evicted (its quota is free again);
+    `pods_ready` when its gang reached min_count running pods (waitForPodsReady).
+    It writes `pending` rows through `Replay.pending` with Kueue's reasons.
+    """
+
+    def submit(self, run: WorkloadRun) -> None: ...
+
+    def release(self, run: WorkloadRun) -> None: ...
+
+    def pods_ready(self, run: WorkloadRun) -> None: ...
 
 
 @dataclass(eq=False)
@@ -74,6 +95,7 @@ class Replay:
         seed: int,
         cluster_queue_of: Callable[[Workload], str | None] = lambda w: None,
         progress: Callable[[float, int, float], None] | None = None,
+        admission_factory: Callable[[Replay], AdmissionLayer] | None = None,
     ) -> None:
         self.env = Environment()
         self.state = ClusterState(cluster)
@@ -105,6 +127,7 @@ class Replay:
             run = WorkloadRun(workload, seq, request, cluster_queue_of(workload), workload.duration_s)
             self.runs[workload.workload_id] = run
             self.env.at(workload.submit_time_s, Phase.ARRIVE, lambda r=run: self._arrive(r))
+        self.admission: AdmissionLayer | None = admission_factory(self) if admission_factory else None
         for workload, reason, message in rejected:
             self.env.at(
                 workload.submit_time_s,
@@ -225,6 +248,19 @@ class Replay:
     def _arrive(self, run: WorkloadRun) -> None:
         self.emit(run, EventType.SUBMITTED)
         run.pending = set(range(run.spec.pods))
+        if self.admission is not None:
+            self.admission.submit(run)
+        else:
+            self._enqueue(run)
+
+    def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
+              message: str | None = None) -> None:
+        """The admission layer admitted `run`: it now queues for placement.
+
+        `reason` is a short code on the `admitted` row (e.g. "Borrowing" when the workload
+        uses quota borrowed from its cohort), `message` the sentence with the numbers."""
+        run.cluster_queue = cluster_queue
+        self.emit(run, EventType.ADMITTED, reason=reason, message=message)
         self._enqueue(run)
 
     def _reject(self, workload: Workload, reason: str, message: str) -> None:
@@ -263,6 +299,8 @@ class Replay:
         if run.satisfied or len(run.started) < run.spec.min_count:
             return
         run.progress_start_s = self.env.now
+        if self.admission is not None:
+            self.admission.pods_ready(run)
         run.last_pending = None
         if run.deadline_handle:
             run.deadline_handle.cancel()
@@ -286,6 +324,8 @@ class Replay:
         run.remaining_s = 0.0
         run.pending.clear()
         self._dequeue(run)
+        if self.admission is not None:
+            self.admission.release(run)
         self.capacity_released()
 
     def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str) -> None:
@@ -309,7 +349,12 @@ class Replay:
         run.last_pending = None
         self.emit(run, EventType.REQUEUED, reason=reason, message=message)
         self._dequeue(run)
-        self._enqueue(run)
+        if self.admission is not None:
+            # Kueue: an evicted workload gives its quota back and queues for admission again.
+            self.admission.release(run)
+            self.admission.submit(run)
+        else:
+            self._enqueue(run)
 
     def _time_out(self, run: WorkloadRun, timeout_s: float, reason: str) -> None:
         run.deadline_handle = None
