@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= demo-out
 
-.PHONY: install demo test bench lint fuzz clean
+.PHONY: install demo test bench lint docs clean
 
 install: $(STAMP)
 
@@ -29,6 +29,10 @@ lint: install
 	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
+
+# Regenerates docs/tables.md from the pipeline's models (a test keeps it current).
+docs: install
+	GPU_FINOPS_REGENERATE_DOCS=1 $(PY) -m pytest -q tests/pipeline/test_pipeline_explain_docs.py
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -9,7 +9,11 @@ Event semantics (DESIGN.md section 4.3):
 - ``submitted``: the workload (pod group) arrived. One row per workload, ``pod_index`` null.
 - ``pending``: an admission or placement attempt failed. ``reason`` is a short code from
   `PendingReason`, ``message`` the human sentence with the numbers. ``pod_index`` null.
-- ``admitted``: the admission layer (Kueue) admitted the workload; ``cluster_queue`` set.
+- ``admitted``: the admission layer (Kueue) admitted the workload; ``cluster_queue`` and
+  ``flavor`` (the ResourceFlavor assigned to its GPUs) are set; ``reason`` is ``Borrowing``
+  when the admission uses quota borrowed from the cohort, else null. The workload holds
+  quota (pods × gpus_per_pod of that flavor) from this row until its next ``finished``
+  (last pod) or ``requeued`` row.
 - ``reserved``: a pod holds ``gpus`` GPUs on ``node`` without running (gang barrier).
 - ``started``: a pod runs on ``node`` with ``gpus`` GPUs. If it was reserved first, the
   reservation turns into the run (no separate release row).
@@ -42,7 +46,7 @@ from enum import StrEnum
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 """Bumped on any change to the columns below; written to the Parquet key-value metadata."""
 
 METADATA_KEY = b"gpu_finops.eventlog.schema_version"
@@ -97,6 +101,7 @@ EVENT_SCHEMA = pa.schema(
         pa.field("priority", pa.int32()),
         pa.field("reason", pa.string()),
         pa.field("message", pa.string()),
+        pa.field("flavor", pa.string()),
     ]
 )
 
@@ -136,12 +141,28 @@ CLUSTER_SCHEMA = pa.schema(
     ]
 )
 
+QUEUE_SCHEMA = pa.schema(
+    [
+        pa.field("cluster_queue", pa.string(), nullable=False),
+        pa.field("cohort", pa.string()),
+        pa.field("flavor", pa.string(), nullable=False),
+        pa.field("resource", pa.string(), nullable=False),
+        pa.field("nominal_quota", pa.float64(), nullable=False),
+        pa.field("borrowing_limit", pa.float64()),
+        pa.field("lending_limit", pa.float64()),
+        pa.field("fair_sharing_weight", pa.float64()),
+    ]
+)
+"""`cluster_queues.parquet` (only when the replay had a queues file): one row per
+ClusterQueue × flavor × resource, quantities in the resource's unit (GPUs, CPU cores, MiB)."""
+
 RUN_FILES = {
     "events": "events.parquet",
     "workloads": "workloads.parquet",
     "cluster": "cluster.parquet",
     "run": "run.json",
     "rejected": "rejected.csv",
+    "queues": "cluster_queues.parquet",
 }
 """File names inside a run directory."""
 

@@ -47,6 +47,7 @@ class EventLogWriter:
         priority: int | None = None,
         reason: str | None = None,
         message: str | None = None,
+        flavor: str | None = None,
     ) -> None:
         buffer = self._buffer
         buffer["seq"].append(self.rows)
@@ -63,6 +64,7 @@ class EventLogWriter:
         buffer["priority"].append(priority)
         buffer["reason"].append(reason)
         buffer["message"].append(message)
+        buffer["flavor"].append(flavor)
         self.rows += 1
         self.counts[event.value] = self.counts.get(event.value, 0) + 1
         if len(buffer["seq"]) >= self._batch_rows:

@@ -131,6 +131,7 @@ class RunBuilder:
         reason: str | None = None,
         message: str | None = None,
         cluster_queue: str | None = None,
+        flavor: str | None = None,
     ) -> RunBuilder:
         workload = self.workloads[workload_id]
         self.events.append(
@@ -149,6 +150,7 @@ class RunBuilder:
                 "priority": workload["priority"],
                 "reason": reason,
                 "message": message,
+                "flavor": flavor,
             }
         )
         return self

@@ -19,7 +19,8 @@ final as (
         cast(cluster_queue as varchar) as cluster_queue,
         cast(priority as integer) as priority,
         cast(reason as varchar) as reason,
-        cast(message as varchar) as message
+        cast(message as varchar) as message,
+        cast(flavor as varchar) as flavor
     from source
 )
 
