@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from scheduler.admission.manifests import QueueConfig
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import load_profile
 from scheduler.model import Workload
-from scheduler.runner import Replay
+from scheduler.runner import AdmissionLayer, Replay
 from scheduler.trace.checks import check_against_cluster, write_rejected_csv
-from scheduler.trace.cluster import cluster_to_arrow, read_cluster, workloads_to_arrow
-from scheduler.trace.generic import read_generic_trace
+from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
+from scheduler.trace.detect import TRACE_FORMATS, load_trace
+from scheduler.trace.inventories import read_any_cluster
 
 DEFAULT_START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday; never the wall clock
-TRACE_FORMATS = ("auto", "generic")
 
 
 @dataclass(frozen=True)
@@ -36,6 +37,7 @@ class ReplayResult:
     rejected_rows: int
     events: int
     horizon_s: float
+    warnings: tuple[str, ...] = ()  # e.g. unknown fields of the queues file
 
 
 def parse_start(value: str | None) -> datetime:
@@ -56,13 +58,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _cluster_queue_mapper(queues: Path | None) -> Callable[[Workload], str | None]:
+def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[Replay], AdmissionLayer] | None]:
+    """The Kueue admission layer when a queues file is given; no queues, no admission."""
     if queues is None:
-        return lambda w: None
+        return None, None
+    from scheduler.admission.kueue import kueue_admission
     from scheduler.admission.manifests import read_queue_config
 
     config = read_queue_config(queues)
-    return lambda w: config.cluster_queue_for(w.queue) if w.queue else None
+    return config, kueue_admission(config)
 
 
 def replay(
@@ -80,10 +84,10 @@ def replay(
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
-    anchor = parse_start(start)
     chosen = load_profile(profile)
-    cluster = read_cluster(cluster_path)
-    loaded = read_generic_trace(trace, anchor)
+    cluster = read_any_cluster(cluster_path)
+    # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.
+    loaded, anchor, _ = load_trace(trace, trace_format, parse_start(start) if start else None, DEFAULT_START)
     accepted, refused = check_against_cluster(loaded.workloads, cluster)
     refused_by_id = {r.workload_id: r for r in refused}
     # Rows that can never run on this cluster still arrive, and are rejected in the log.
@@ -92,7 +96,7 @@ def replay(
         for w in loaded.workloads
         if w.workload_id in refused_by_id
     ]
-    cluster_queue_of = _cluster_queue_mapper(queues)
+    queue_config, admission_factory = _admission(queues)
     run_id = run_id or f"{trace.stem}-{chosen.name}-s{seed}"
 
     out = out.resolve()
@@ -103,7 +107,8 @@ def replay(
     try:
         writer = EventLogWriter(staging / RUN_FILES["events"])
         try:
-            engine = Replay(cluster, accepted, never_runs, chosen, writer, seed, cluster_queue_of, progress)
+            engine = Replay(cluster, accepted, never_runs, chosen, writer, seed, progress=progress,
+                            admission_factory=admission_factory)
             last = engine.run()
         except BaseException:
             writer.abort()
@@ -117,6 +122,10 @@ def replay(
                             key=lambda w: (w.submit_time_s, w.source_row))
         pq.write_table(workloads_to_arrow(everything), staging / RUN_FILES["workloads"])
         pq.write_table(cluster_to_arrow(cluster), staging / RUN_FILES["cluster"])
+        if queue_config is not None:
+            from scheduler.admission.tables import write_queue_table
+
+            write_queue_table(queue_config, staging / RUN_FILES["queues"])
         rejected_rows = list(loaded.rejected) + refused
         if rejected_rows:
             write_rejected_csv(sorted(rejected_rows, key=lambda r: r.row), staging / RUN_FILES["rejected"])
@@ -147,7 +156,8 @@ def replay(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s)
+    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s,
+                        queue_config.warnings if queue_config else ())
 
 
 def _swap_into_place(staging: Path, out: Path) -> None:

@@ -1,7 +1,9 @@
 """One scheduling attempt for one queued entity: a pod group or a single pod.
 
-`attempt` returns True when the entity needs no further attempt for now (placed, or
-gone), False when it goes to the unschedulable pool. Every False leaves a reason.
+`attempt` returns an `Outcome`: PLACED when the entity needs no further attempt (placed,
+or gone); FAILED_GPU when it failed for GPU reasons alone, so that every entity of the same
+`gpu_shape` would fail the same way until GPUs are released; FAILED otherwise (e.g. CPU or
+memory). Every failure leaves a reason.
 
 Pod-group cycle (profiles with unit = "pod_group", gang-v1.37):
   1. Fast reject: fewer free GPUs of an accepted model than the gang needs.
@@ -21,23 +23,52 @@ Pod cycle (unit = "pod": kube-default, gang-v1.35):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+from enum import Enum
+
 from scheduler.eventlog.schema import PendingReason
 from scheduler.framework.runtime import Diagnosis
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
 from scheduler.plugins.gang import placement_feasible
+from scheduler.plugins.gpu_fit import INSUFFICIENT_CPU, INSUFFICIENT_MEMORY
 from scheduler.plugins.preemption import DefaultPreemption, RunningGroup, WorkloadPreemption
 from scheduler.runner import GROUP, Replay, WorkloadRun
 from scheduler.state import PodKey
 
 
-def attempt(replay: Replay, run: WorkloadRun, pod: int) -> bool:
+class Outcome(Enum):
+    PLACED = "placed"
+    FAILED_GPU = "failed for GPU reasons alone"
+    FAILED = "failed"
+
+
+def gpu_shape(run: WorkloadRun, pod: int) -> Hashable:
+    """Everything that decides an attempt's outcome except CPU and memory.
+
+    Two entities with equal shapes, tried on the same cluster state, fail alike when the
+    failure is about GPUs alone. Whoever adds an input to an attempt (topology, composite
+    groups, nomination, …) must add it here too."""
+    request, spec = run.request, run.spec
+    if pod != GROUP:
+        return ("pod", request.milli, request.models, spec.priority)
+    return ("group", request.milli, request.models, spec.priority, _needed(run), len(run.pending),
+            spec.topology_required, spec.topology_preferred)
+
+
+def _failure(diagnosis: Diagnosis | None) -> Outcome:
+    if diagnosis is not None and (diagnosis.reasons.get(INSUFFICIENT_CPU) or diagnosis.reasons.get(INSUFFICIENT_MEMORY)):
+        return Outcome.FAILED
+    return Outcome.FAILED_GPU
+
+
+def attempt(replay: Replay, run: WorkloadRun, pod: int) -> Outcome:
     if run.done:
-        return True
+        return Outcome.PLACED
     if pod == GROUP:
         return _attempt_group(replay, run)
     if pod not in run.pending:
-        return True
+        return Outcome.PLACED
     return _attempt_pod(replay, run, pod)
 
 
@@ -77,7 +108,7 @@ def _place_group(replay: Replay, run: WorkloadRun, needed: int) -> tuple[list[tu
     return placed, first_failure
 
 
-def _attempt_group(replay: Replay, run: WorkloadRun) -> bool:
+def _attempt_group(replay: Replay, run: WorkloadRun) -> Outcome:
     spec = run.spec
     needed = _needed(run)
     shortfall = needed * run.request.milli - replay.state.free_milli(spec.gpu_models)
@@ -91,9 +122,12 @@ def _attempt_group(replay: Replay, run: WorkloadRun) -> bool:
         for pod, node in placed:
             replay.place(run, pod, node, reserve=False)
         replay.maybe_start_progress(run)
-        return not run.pending
+        if not run.pending:
+            return Outcome.PLACED
+        # An elastic group got min_count and more; the rest did not fit (for now).
+        return _failure(diagnosis)
     _group_pending(replay, run, needed, len(placed), diagnosis, shortfall)
-    return False
+    return _failure(diagnosis)
 
 
 def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, diagnosis: Diagnosis | None, shortfall: int) -> None:
@@ -118,10 +152,11 @@ def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, d
     replay.pending(run, reason, message)
 
 
-def _running_groups(replay: Replay, exclude: str) -> list[RunningGroup]:
+def _running_groups(replay: Replay, preemptor: WorkloadRun) -> list[RunningGroup]:
+    """Running groups of lower priority than the preemptor: the only possible victims."""
     groups = []
     for wid, other in replay.holding_runs.items():
-        if wid == exclude:
+        if wid == preemptor.spec.workload_id or other.spec.priority >= preemptor.spec.priority:
             continue
         holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
         started_at = min(other.started.values(), default=replay.env.now)
@@ -129,27 +164,26 @@ def _running_groups(replay: Replay, exclude: str) -> list[RunningGroup]:
     return groups
 
 
-def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int, groups: list[RunningGroup]) -> bool:
+def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     """Cheap necessary condition: free GPUs plus all lower-priority GPUs of accepted models
-    cover the gang's request. The per-node what-if only runs when this holds."""
-    state, models = replay.state, run.spec.gpu_models
-    reclaimable = sum(
-        holding.milli
-        for group in groups
-        if group.priority < run.spec.priority
-        for _, holding in group.holdings
-        if not models or state.nodes[holding.node].gpu_model in models
-    )
+    cover the gang's request. Victim selection only runs when this holds."""
+    state, models, priority = replay.state, run.spec.gpu_models, run.spec.priority
+    reclaimable = 0
+    for wid, other in replay.holding_runs.items():
+        if other.spec.priority >= priority or wid == run.spec.workload_id:
+            continue
+        for pod in other.holding:
+            holding = state.holdings[(wid, pod)]
+            if not models or state.nodes[holding.node].gpu_model in models:
+                reclaimable += holding.milli
     return state.free_milli(models) + reclaimable >= needed * run.request.milli
 
 
 def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     plugin = next((p for p in replay.framework.post_filter if isinstance(p, WorkloadPreemption)), None)
-    if plugin is None or not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):
+    if plugin is None or not _preemption_could_help(replay, run, needed):
         return False
-    groups = _running_groups(replay, run.spec.workload_id)
-    if not _preemption_could_help(replay, run, needed, groups):
-        return False
+    groups = _running_groups(replay, run)
 
     def fits() -> bool:
         placed, _ = _place_group(replay, run, needed)
@@ -167,7 +201,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
 # -- single pods -----------------------------------------------------------------------
 
 
-def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> bool:
+def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> Outcome:
     state, framework = replay.state, replay.framework
     node, diagnosis = framework.find_node(state, run.request)
     if node is None:
@@ -178,7 +212,7 @@ def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> bool:
         gang = f"; {held} of {spec.min_count} pods of the group placed" if spec.min_count > 1 else ""
         detail = diagnosis.message() if diagnosis else "no node fits"
         replay.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
-        return False
+        return _failure(diagnosis)
     permit = replay.gang_permit
     if permit is not None and not run.satisfied and run.spec.min_count > 1:
         replay.place(run, pod, node, reserve=True)
@@ -187,14 +221,14 @@ def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> bool:
         else:
             replay.arm_deadline(run, permit.timeout_s, "GangPermitTimeout")
             replay.waiting_gangs[run.spec.workload_id] = run
-        return True
+        return Outcome.PLACED
     replay.place(run, pod, node, reserve=False)
     if not run.satisfied:
         replay.maybe_start_progress(run)
         if not run.satisfied:
             replay.arm_deadline(run, replay.profile.rendezvous_timeout_s, "RendezvousTimeout")
             replay.waiting_gangs[run.spec.workload_id] = run
-    return True
+    return Outcome.PLACED
 
 
 def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:

@@ -5,14 +5,14 @@ decisions of one cycle live in `scheduler/cycle.py`. Everything runs on the simu
 clock of `scheduler.sim`; same inputs and seed give the same event log, byte for byte.
 
 Queueing follows kube-scheduler: an entity (a pod in `pod` profiles, a pod group in
-`pod_group` profiles) that fails goes to the unschedulable pool and returns to the active
-queue when capacity is released, not before its backoff (initial·2^(failures−1), capped)
-has passed.
+`pod_group` profiles) that fails waits until GPUs are released or five minutes have passed
+(the unschedulable-pod flush), and not before its backoff (initial·2^(failures−1), capped)
+after a time-out or eviction; `scheduler/queue.py` says how this is done without retrying
+the whole queue after every change.
 """
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,11 +24,11 @@ from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Workload
 from scheduler.plugins.gang import GangPermit
+from scheduler.queue import SchedulingQueue
 from scheduler.sim import Environment, Handle, Phase
 from scheduler.state import ClusterState, PodRequest
 
-QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole pod group
-GROUP = -1
+GROUP = -1  # the pod_index of a queue key that stands for a whole pod group
 # Repeating the same "why pending" sentence on every retry would bury the timeline; a
 # changed reason is always written, a changed message at most this often.
 PENDING_MESSAGE_REFRESH_S = 300.0
@@ -110,8 +110,7 @@ class Replay:
         # Workloads holding GPUs (reserved or started), in the order they got them: the
         # preemption candidates, kept as an index so no cycle scans every workload.
         self.holding_runs: dict[str, WorkloadRun] = {}
-        self.active: set[QueueKey] = set()
-        self.unschedulable: set[QueueKey] = set()
+        self.queue = SchedulingQueue()
         self._cycles_at: set[float] = set()
         # Gangs that got pods this cycle without reaching min_count (reported at its end).
         self.waiting_gangs: dict[str, WorkloadRun] = {}
@@ -149,62 +148,74 @@ class Replay:
             self.env.at(at, Phase.SCHEDULE, lambda: self._cycle(at))
 
     def _cycle(self, at: float) -> None:
-        from scheduler.cycle import attempt, report_waiting_gangs  # cycle imports runner's types
+        from scheduler.cycle import (  # cycle imports runner
+            Outcome,
+            attempt,
+            gpu_shape,
+            report_waiting_gangs,
+        )
 
         self._cycles_at.discard(at)
         now = self.env.now
-        sort_key = self.framework.queue_sort.sort_key
-        entries = sorted(
-            self.active,
-            key=lambda k: (*sort_key(self.runs[k[0]].spec.priority, self.runs[k[0]].spec.submit_time_s), self.runs[k[0]].seq, k[1]),
-        )
-        next_backoff = math.inf
-        # Equivalence cache: an attempt that failed for a request shape (GPUs, CPU, memory,
-        # models, priority) fails the same way for an identical shape until the cluster
-        # changes, so identical pods of one gang are not each filtered over every node.
-        failed_shapes: dict[tuple[object, ...], int] = {}
-        for key in entries:
-            if key not in self.active:
-                continue  # removed while this cycle ran (finished, evicted, placed with its group)
+        state, queue = self.state, self.queue
+        next_backoff = queue.release_backoff(now)
+        def version_of(shape: object) -> int:  # shapes carry their GPU models at index 2
+            return state.release_version if shape is None else state.release_version_for(shape[2])  # type: ignore[index]
+
+        for key, shape in queue.drain(version_of, now):
             run = self.runs[key[0]]
-            if run.backoff_until_s > now:
-                next_backoff = min(next_backoff, run.backoff_until_s)
+            outcome = attempt(self, run, key[1])
+            if outcome is Outcome.PLACED:
+                queue.placed(key)
                 continue
-            self.active.discard(key)
-            shape = (run.request, run.spec.priority, key[1] == GROUP and run.spec.workload_id)
-            if key[1] != GROUP and failed_shapes.get(shape) == self.state.version:
-                self.unschedulable.add(key)
-                continue
-            if not attempt(self, run, key[1]):
-                self.unschedulable.add(key)
-                failed_shapes[shape] = self.state.version
+            new_shape = gpu_shape(run, key[1])
+            if new_shape != shape:  # an elastic group placed part of its pods: re-file it
+                queue.add(key, self._sort_key(run, key[1]), new_shape, not_before=now, now=now)
+                shape = new_shape
+            until = now + self.profile.unschedulable_flush_s
+            if outcome is Outcome.FAILED_GPU:
+                failure = run.last_pending[:2] if run.last_pending else None
+                queue.park_shape(shape, version_of(shape), until, failure)
+            else:
+                queue.park_alone(key, version_of(shape), until)
         report_waiting_gangs(self)
-        if next_backoff < math.inf:
-            self.request_cycle(next_backoff)
+        for wake in (next_backoff, queue.next_flush_s()):
+            if wake is not None and wake > now:
+                self.request_cycle(wake)
         if self.progress:
             self.progress(now, self.pods_started, self.last_arrival_s)
 
     def capacity_released(self) -> None:
-        """Queueing hint: GPUs were freed, so every unschedulable entity may fit now."""
-        if self.unschedulable:
-            self.active |= self.unschedulable
-            self.unschedulable.clear()
-        if self.active:
+        """GPUs were freed: parked shapes may fit now (the queue sees the release version)."""
+        if len(self.queue):
             self.request_cycle()
 
+    def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
+        return (*self.framework.queue_sort.sort_key(run.spec.priority, run.spec.submit_time_s), run.seq, pod)
+
     def _enqueue(self, run: WorkloadRun) -> None:
-        if self.profile.unit == "pod":
-            self.active.update((run.spec.workload_id, i) for i in sorted(run.pending))
-        else:
-            self.active.add((run.spec.workload_id, GROUP))
-        self.request_cycle(max(self.env.now, run.backoff_until_s))
+        from scheduler.cycle import gpu_shape
+
+        now = self.env.now
+        keys = [(run.spec.workload_id, i) for i in sorted(run.pending)] if self.profile.unit == "pod" else [
+            (run.spec.workload_id, GROUP)
+        ]
+        for key in keys:
+            shape = gpu_shape(run, key[1])
+            filed = self.queue.add(key, self._sort_key(run, key[1]), shape, not_before=run.backoff_until_s, now=now)
+            # A newcomer to a shape that is parked would fail the same way: say so now, as
+            # kube-scheduler's first attempt would, instead of leaving no reason behind.
+            version = self.state.release_version_for(shape[2])  # type: ignore[index]
+            failure = self.queue.parked_failure(shape, version, now) if filed else None
+            if failure is not None:
+                self.pending(run, PendingReason(failure[0]), failure[1])
+        self.request_cycle(max(now, run.backoff_until_s))
 
     def _dequeue(self, run: WorkloadRun) -> None:
         wid = run.spec.workload_id
-        keys = [(wid, GROUP)] + [(wid, i) for i in range(run.spec.pods)]
-        for key in keys:
-            self.active.discard(key)
-            self.unschedulable.discard(key)
+        self.queue.remove((wid, GROUP))
+        for pod in range(run.spec.pods):
+            self.queue.remove((wid, pod))
 
     # -- event rows --------------------------------------------------------------------
 
@@ -254,14 +265,27 @@ class Replay:
             self._enqueue(run)
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
-              message: str | None = None) -> None:
+              message: str | None = None, flavor: str | None = None) -> None:
         """The admission layer admitted `run`: it now queues for placement.
 
         `reason` is a short code on the `admitted` row (e.g. "Borrowing" when the workload
-        uses quota borrowed from its cohort), `message` the sentence with the numbers."""
+        uses quota borrowed from its cohort), `message` the sentence with the numbers,
+        `flavor` the ResourceFlavor of its GPUs (event log 1.1)."""
         run.cluster_queue = cluster_queue
-        self.emit(run, EventType.ADMITTED, reason=reason, message=message)
+        self.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self._enqueue(run)
+
+    # Admission-layer hooks (scheduler/admission/kueue.py), kept minimal on purpose.
+    def pass_through(self, run: WorkloadRun) -> None:
+        """The admission layer does not manage `run` (no queue name): it queues for placement."""
+        self._enqueue(run)
+
+    def expire(self, run: WorkloadRun, reason: str, message: str) -> None:
+        """The admission layer gave up waiting for `run`'s pods (waitForPodsReady): release
+        what it holds (`timed_out` rows) and requeue it."""
+        self._release_all(run, EventType.TIMED_OUT, reason, message)
+        self._requeue(run, reason, message)
+        self.capacity_released()
 
     def _reject(self, workload: Workload, reason: str, message: str) -> None:
         self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, gpu_model=workload.gpu_model_label,
@@ -369,17 +393,21 @@ class Replay:
         self._requeue(run, reason, message)
         self.capacity_released()
 
-    def evict(self, run: WorkloadRun, preemptor: WorkloadRun) -> None:
-        """Preempt every pod of `run`; it resumes later from its last checkpoint."""
+    def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
+        """Preempt every pod of `run`; it resumes later from its last checkpoint.
+        `message`: the admission layer's own sentence (Kueue's preemption message)."""
         now = self.env.now
         if run.progress_start_s is not None:
             kept = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
             run.remaining_s = max(0.0, run.remaining_s - (kept - run.progress_start_s))
         reason = f"preempted-by:{preemptor.spec.workload_id}"
-        message = (
-            f"Preempted to accommodate workload {preemptor.spec.workload_id} "
-            f"(priority {preemptor.spec.priority} > {run.spec.priority}); "
-            f"{run.remaining_s:.0f}s of work left after the last checkpoint"
-        )
+        if message is not None:
+            message = f"{message}; {run.remaining_s:.0f}s of work left after the last checkpoint"
+        else:
+            message = (
+                f"Preempted to accommodate workload {preemptor.spec.workload_id} "
+                f"(priority {preemptor.spec.priority} > {run.spec.priority}); "
+                f"{run.remaining_s:.0f}s of work left after the last checkpoint"
+            )
         self._release_all(run, EventType.PREEMPTED, reason, message)
         self._requeue(run, "Preempted", message)

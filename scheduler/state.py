@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from scheduler.model import Cluster, Node
 from scheduler.model.workload import MILLI
+from scheduler.usage_index import UsageIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
@@ -37,10 +38,10 @@ class Holding:
     devices: tuple[tuple[int, int], ...]  # (device index, milli taken)
     cpu_milli: int
     memory_mib: int
+    milli: int = 0  # total milli-GPUs held (derived from devices; kept to avoid re-summing)
 
-    @property
-    def milli(self) -> int:
-        return sum(m for _, m in self.devices)
+    def __post_init__(self) -> None:
+        self.milli = sum(m for _, m in self.devices)
 
 
 class ClusterState:
@@ -55,7 +56,10 @@ class ClusterState:
         self.holdings: dict[PodKey, Holding] = {}
         self.free_milli_by_model: dict[str, int] = {}
         self.nodes_by_model: dict[str, list[int]] = {}
+        self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
+        self.usage_index = UsageIndex()
         for index, node in enumerate(self.nodes):
+            self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
             self.free_milli_by_model[node.gpu_model] = (
                 self.free_milli_by_model.get(node.gpu_model, 0) + node.gpus * MILLI
@@ -65,6 +69,10 @@ class ClusterState:
         # Bumped on every change: lets a cycle know that an answer it computed for one
         # request (e.g. "fits nowhere") still holds for an identical request.
         self.version = 0
+        # Bumped only when committed GPUs are given back (not by what-ifs that roll back):
+        # placement can only get easier after a release, which the queue relies on.
+        self.release_version = 0
+        self.release_version_by_model: dict[str, int] = dict.fromkeys(self.nodes_by_model, 0)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -94,7 +102,7 @@ class ClusterState:
         return cpu_ok, mem_ok
 
     def used_milli(self, node: int) -> int:
-        return self.nodes[node].gpus * MILLI - sum(self.device_free[node])
+        return self.used[node]
 
     # -- changes -----------------------------------------------------------------------
 
@@ -123,7 +131,20 @@ class ClusterState:
         self._unapply(key, holding)
         if self._marks:
             self._journal.append(("release", key, holding))
+        else:
+            self._released(holding)
         return holding
+
+    def _released(self, holding: Holding) -> None:
+        self.release_version += 1
+        self.release_version_by_model[self.nodes[holding.node].gpu_model] += 1
+
+    def release_version_for(self, models: tuple[str, ...]) -> int:
+        """Grows whenever committed GPUs of any of `models` (any model: ()) are released."""
+        if not models:
+            return self.release_version
+        by_model = self.release_version_by_model
+        return sum(by_model.get(m, 0) for m in models)
 
     def restore(self, key: PodKey, holding: Holding) -> None:
         """Put back exactly the devices `key` held (a preemption what-if reprieve)."""
@@ -146,6 +167,9 @@ class ClusterState:
         self._close(mark)
 
     def commit(self, mark: int) -> None:
+        for op, _, holding in self._journal[mark:]:
+            if op == "release":
+                self._released(holding)
         self._close(mark)
 
     def _close(self, mark: int) -> None:
@@ -164,6 +188,9 @@ class ClusterState:
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
+        if holding.milli:
+            self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
+            self.used[node] += holding.milli
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
@@ -178,5 +205,8 @@ class ClusterState:
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
+        if holding.milli:
+            self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
+            self.used[node] -= holding.milli
         del self.pods_on_node[node][key]
         del self.holdings[key]

@@ -20,6 +20,15 @@ Contract of `read_queue_config(path)` / `parse_queue_config(text, source)`:
 
 Both API versions are accepted: v1beta1 ``spec.cohort`` / Cohort ``spec.parent`` and v1beta2
 ``spec.cohortName`` / ``spec.parentName``.
+
+One ``config.kueue.x-k8s.io`` ``Configuration`` document may sit in the same stream: its
+waitForPodsReady and fairSharing settings (`scheduler.admission.configuration`) become
+`QueueConfig.configuration`.
+
+Kueue's webhook validation is reproduced where a replay would otherwise go wrong silently:
+borrowingLimit/lendingLimit only inside a cohort, lendingLimit <= nominalQuota, every flavor
+of a resource group lists every covered resource, a flavor in one resource group only,
+reclaimWithinCohort Never with borrowWithinCohort other than Never.
 """
 
 from __future__ import annotations
@@ -34,6 +43,11 @@ from typing import Any
 
 import yaml
 
+from scheduler.admission.configuration import (
+    CONFIG_API_VERSIONS,
+    KueueConfiguration,
+    parse_configuration,
+)
 from scheduler.errors import InputError
 from scheduler.model.cluster import Node
 
@@ -56,6 +70,8 @@ RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
 BORROW_WITHIN_COHORT = ("Never", "LowerPriority")
 FUNGIBILITY_BORROW = ("MayStopSearch", "TryNextFlavor", "Borrow")  # Borrow: v1beta1 spelling
 FUNGIBILITY_PREEMPT = ("MayStopSearch", "TryNextFlavor", "Preempt")
+FUNGIBILITY_PREFERENCE = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
 
 _SUFFIXES = {
     "": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6,
@@ -117,6 +133,15 @@ class PreemptionPolicy:
 class FlavorFungibility:
     when_can_borrow: str = "MayStopSearch"
     when_can_preempt: str = "TryNextFlavor"
+    preference: str | None = None  # unset and the two values rank flavors differently (see flavor_assignment)
+
+    @property
+    def try_next_when_borrowing(self) -> bool:
+        return self.when_can_borrow == "TryNextFlavor"
+
+    @property
+    def try_next_when_preempting(self) -> bool:
+        return self.when_can_preempt == "TryNextFlavor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +153,7 @@ class ClusterQueue:
     preemption: PreemptionPolicy = PreemptionPolicy()
     flavor_fungibility: FlavorFungibility = FlavorFungibility()
     fair_sharing_weight: float = 1.0
+    stop_policy: str = "None"  # Hold / HoldAndDrain: the queue admits nothing
 
     @property
     def flavor_names(self) -> tuple[str, ...]:
@@ -184,6 +210,7 @@ class QueueConfig:
     cohorts: Mapping[str, Cohort] = field(default_factory=_frozen)
     priority_classes: Mapping[str, WorkloadPriorityClass] = field(default_factory=_frozen)
     warnings: tuple[str, ...] = ()
+    configuration: KueueConfiguration = KueueConfiguration()
 
     def local_queue(self, queue: str) -> LocalQueue | None:
         """The LocalQueue a trace row's ``queue`` names: ``namespace/name`` or a bare name.
@@ -296,6 +323,7 @@ class _Parser:
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
         self.warnings: list[str] = []
         self.where: dict[tuple[str, str], int] = {}  # (kind, name) -> document
+        self.configuration: KueueConfiguration | None = None
 
     # -- helpers
     def error(self, field_path: str | None, message: str, document: int | None = None) -> InputError:
@@ -328,7 +356,7 @@ class _Parser:
             raise self.error(path, f"must be a non-empty name, got {value!r}")
         return value.strip()
 
-    def choice(self, value: Any, path: str, allowed: tuple[str, ...], default: str) -> str:
+    def choice(self, value: Any, path: str, allowed: tuple[str, ...], default: Any) -> Any:
         if value is None:
             return default
         if value not in allowed:
@@ -375,6 +403,12 @@ class _Parser:
         kind = document.get("kind")
         if not isinstance(kind, str) or not kind:
             raise self.error("kind", f"missing or not text: {kind!r}")
+        if api_version in CONFIG_API_VERSIONS and kind == "Configuration":
+            if self.configuration is not None:
+                raise self.error("kind", f"a second Configuration (first in document {self.where[('Configuration', '')]})")
+            self.where[("Configuration", "")] = number
+            self.configuration = parse_configuration(self, api_version, document)
+            return
         if api_version not in API_VERSIONS:
             if isinstance(api_version, str) and api_version.startswith(API_GROUP):
                 raise self.error("apiVersion", f"unsupported version {api_version!r}; use {' or '.join(API_VERSIONS)}")
@@ -416,6 +450,7 @@ class _Parser:
     def resource_groups(self, spec: Mapping, owner: str, allow_limits: bool) -> tuple[ResourceGroup, ...]:
         groups = []
         covered_anywhere: dict[str, int] = {}
+        flavor_group: dict[str, int] = {}
         for g, group in enumerate(self.sequence(spec.get("resourceGroups"), "spec.resourceGroups")):
             path = f"spec.resourceGroups[{g}]"
             group = self.mapping(group, path, optional=False)
@@ -436,6 +471,9 @@ class _Parser:
                 flavor = self.mapping(flavor, fpath, optional=False)
                 self.unknown_fields(flavor, {"name", "resources"}, fpath + ".")
                 flavor_name = self.name(flavor.get("name"), fpath + ".name")
+                if flavor_name in flavor_group:
+                    raise self.error(fpath + ".name", f"flavor {flavor_name!r} is already in resourceGroups[{flavor_group[flavor_name]}]; a flavor belongs to one resource group")
+                flavor_group[flavor_name] = g
                 quotas = []
                 for r, resource in enumerate(self.sequence(flavor.get("resources"), fpath + ".resources")):
                     rpath = f"{fpath}.resources[{r}]"
@@ -452,14 +490,14 @@ class _Parser:
                             if not allow_limits:
                                 raise self.error(f"{rpath}.{key}", f"only allowed when {owner} is in a cohort (has a parent)")
                             limits[key] = self.quantity(resource[key], f"{rpath}.{key}")
-                    quotas.append(
-                        ResourceQuota(
-                            resource_name,
-                            self.quantity(resource["nominalQuota"], rpath + ".nominalQuota"),
-                            limits.get("borrowingLimit"),
-                            limits.get("lendingLimit"),
-                        )
-                    )
+                    nominal = self.quantity(resource["nominalQuota"], rpath + ".nominalQuota")
+                    if limits.get("lendingLimit") is not None and limits["lendingLimit"] > nominal:
+                        raise self.error(rpath + ".lendingLimit", f"must be less than or equal to nominalQuota ({resource['nominalQuota']}), got {resource['lendingLimit']!r}")
+                    quotas.append(ResourceQuota(resource_name, nominal, limits.get("borrowingLimit"), limits.get("lendingLimit")))
+                listed = [q.resource for q in quotas]
+                missing = [r for r in covered if r not in listed]
+                if missing or len(set(listed)) != len(listed):
+                    raise self.error(fpath + ".resources", f"must list each covered resource once ({', '.join(covered)}); missing or repeated: {', '.join(missing) or 'repeated'}")
                 flavors.append(FlavorQuotas(flavor_name, tuple(quotas)))
             groups.append(ResourceGroup(covered, tuple(flavors)))
         return tuple(groups)
@@ -477,6 +515,9 @@ class _Parser:
         borrow = self.mapping(preemption.get("borrowWithinCohort"), "spec.preemption.borrowWithinCohort")
         self.unknown_fields(borrow, {"policy", "maxPriorityThreshold"}, "spec.preemption.borrowWithinCohort.")
         threshold = borrow.get("maxPriorityThreshold")
+        reclaim_policy = preemption.get("reclaimWithinCohort") or "Never"
+        if reclaim_policy == "Never" and (borrow.get("policy") or "Never") != "Never":
+            raise self.error("spec.preemption.borrowWithinCohort.policy", "must be Never when reclaimWithinCohort is Never")
         if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool)):
             raise self.error("spec.preemption.borrowWithinCohort.maxPriorityThreshold", f"must be a whole number, got {threshold!r}")
         policy = PreemptionPolicy(
@@ -487,6 +528,11 @@ class _Parser:
         )
         fungibility = self.mapping(spec.get("flavorFungibility"), "spec.flavorFungibility")
         self.unknown_fields(fungibility, {"whenCanBorrow", "whenCanPreempt", "preference"}, "spec.flavorFungibility.")
+        when_borrow = self.choice(fungibility.get("whenCanBorrow"), "spec.flavorFungibility.whenCanBorrow", FUNGIBILITY_BORROW, "MayStopSearch")
+        when_preempt = self.choice(fungibility.get("whenCanPreempt"), "spec.flavorFungibility.whenCanPreempt", FUNGIBILITY_PREEMPT, "TryNextFlavor")
+        # v1beta1 spelled the two "try the next flavor" values Borrow / Preempt.
+        when_borrow = "TryNextFlavor" if when_borrow == "Borrow" else when_borrow
+        when_preempt = "TryNextFlavor" if when_preempt == "Preempt" else when_preempt
         queue = ClusterQueue(
             name=name,
             cohort=cohort,
@@ -494,10 +540,12 @@ class _Parser:
             resource_groups=self.resource_groups(spec, f"ClusterQueue {name}", allow_limits=cohort is not None),
             preemption=policy,
             flavor_fungibility=FlavorFungibility(
-                self.choice(fungibility.get("whenCanBorrow"), "spec.flavorFungibility.whenCanBorrow", FUNGIBILITY_BORROW, "MayStopSearch"),
-                self.choice(fungibility.get("whenCanPreempt"), "spec.flavorFungibility.whenCanPreempt", FUNGIBILITY_PREEMPT, "TryNextFlavor"),
+                when_borrow,
+                when_preempt,
+                self.choice(fungibility.get("preference"), "spec.flavorFungibility.preference", FUNGIBILITY_PREFERENCE, None),
             ),
             fair_sharing_weight=self.weight(spec, "spec."),
+            stop_policy=self.choice(spec.get("stopPolicy"), "spec.stopPolicy", STOP_POLICIES, "None"),
         )
         self.register("ClusterQueue", name, self.cluster_queues, queue)
 
@@ -565,6 +613,7 @@ class _Parser:
             cohorts=_frozen(self.cohorts),
             priority_classes=_frozen(self.priority_classes),
             warnings=tuple(self.warnings),
+            configuration=self.configuration or KueueConfiguration(),
         )
 
 

@@ -75,10 +75,16 @@ class PendingReason(StrEnum):
     WAITING_FOR_GANG = "WaitingForGang"  # reserved pods wait at the Permit barrier
     TOPOLOGY_UNSATISFIABLE = "TopologyUnsatisfiable"
     WAITING_FOR_PREEMPTED = "WaitingForPreemptedWorkloads"
-    # admission (Kueue side)
+    # admission (Kueue side: QuotaReserved=False reasons)
     WAITING_FOR_QUOTA = "WaitingForQuota"
     EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
     NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+    PENDING_EVALUATION = "PendingEvaluation"  # queued, not yet the head its ClusterQueue tries
+    WAITING_FOR_PODS_READY = "WaitingForPodsReady"  # blockAdmission: others are not running yet
+    MISCONFIGURED = "Misconfigured"  # its LocalQueue does not exist
+    SUSPENDED = "Suspended"  # its ClusterQueue is inactive (stopPolicy, cohort cycle)
+    PODS_READY_TIMEOUT = "PodsReadyTimeout"  # evicted by waitForPodsReady, in requeue backoff
+    DEACTIVATED = "Deactivated"  # on `rejected`: waitForPodsReady's backoffLimitCount exceeded
     # rejection (can never run)
     LARGER_THAN_CLUSTER = "LargerThanCluster"
     UNKNOWN_GPU_MODEL = "UnknownGpuModel"

@@ -24,6 +24,7 @@ _BEHAVIOUR = {
     "backoff_initial_s",
     "backoff_max_s",
     "max_simulated_s",
+    "unschedulable_flush_s",
 }
 
 
@@ -43,6 +44,9 @@ class Profile:
     rendezvous_timeout_s: float = 600.0
     backoff_initial_s: float = 1.0
     backoff_max_s: float = 10.0
+    # kube-scheduler moves pods that sat unschedulable this long back to the active queue
+    # even without an event (DefaultPodMaxInUnschedulablePodsDuration).
+    unschedulable_flush_s: float = 300.0
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
     source: str = ""

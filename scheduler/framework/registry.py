@@ -6,7 +6,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from scheduler.plugins import gang, gpu_fit, names, preemption, priority_sort, scoring
+from scheduler.plugins import fgd, gang, gpu_fit, names, packing, preemption, priority_sort, scoring
 
 Factory = Callable[[dict[str, Any], random.Random], Any]
 
@@ -20,6 +20,10 @@ REGISTRY: dict[str, dict[str, Factory]] = {
         names.LEAST_ALLOCATED: lambda args, rng: scoring.LeastAllocated(),
         names.MOST_ALLOCATED: lambda args, rng: scoring.MostAllocated(),
         names.RANDOM_SCORE: lambda args, rng: scoring.RandomScore(rng),
+        names.DOT_PROD: lambda args, rng: packing.DotProd(),
+        names.GPU_PACKING: lambda args, rng: packing.GpuPacking(),
+        names.GPU_CLUSTERING: lambda args, rng: packing.GpuClustering(),
+        names.FGD: lambda args, rng: fgd.FgdScore.from_args(args),
     },
     "permit": {names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
     "post_filter": {

@@ -22,6 +22,9 @@ def _used_fraction_after(state: ClusterState, request: PodRequest, node: int) ->
 
 class LeastAllocated:
     name = names.LEAST_ALLOCATED
+    # Within nodes of one GPU model and count, this score orders nodes by used GPUs, least
+    # first: the framework may then walk `ClusterState.usage_index` instead of every node.
+    index_order = "least"
 
     def score(self, state: ClusterState, request: PodRequest, node: int) -> float:
         return 100.0 * (1.0 - _used_fraction_after(state, request, node))
@@ -29,6 +32,7 @@ class LeastAllocated:
 
 class MostAllocated:
     name = names.MOST_ALLOCATED
+    index_order = "most"
 
     def score(self, state: ClusterState, request: PodRequest, node: int) -> float:
         return 100.0 * _used_fraction_after(state, request, node)

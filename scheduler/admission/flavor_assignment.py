@@ -1,0 +1,242 @@
+"""Flavor assignment: which ResourceFlavor serves each resource group of a workload.
+
+Source: kueue pkg/scheduler/flavorassigner/flavorassigner.go (findFlavorForPodSets,
+fitsResourceQuota, isPreferred, shouldTryNextFlavor, checkFlavorForPodSets; semantics
+reference §4.5). For each resource group the workload asks for, flavors are tried in the
+ClusterQueue's order:
+
+  - a flavor whose nodeLabels contradict the pod's GPU-model affinity is skipped
+    ("flavor F doesn't match node affinity": NoMatchingFlavor);
+  - per resource: more than the queue could ever hold is NoFit (ExceedsMaxQuota); what
+    fits in the available quota is Fit (with its borrowing level); otherwise, when
+    preemption could help (within nominal, reclaim lower in the tree, within-queue or
+    borrow-while-preempting allowed), the preemption oracle says Preempt / Reclaim /
+    NoCandidates, else NoFit (WaitingForQuota, "insufficient unused quota … more needed");
+  - a flavor's mode is its worst resource; the search stops at a flavor unless the
+    fungibility says to look further (whenCanBorrow, whenCanPreempt: TryNextFlavor), and
+    keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
+
+Not modelled: taints/tolerations (flavors carry none here), resuming the flavor scan where
+the last attempt stopped (FlavorFungibilityPreserveScanProgress), TAS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from scheduler.admission.manifests import GPU_RESOURCE, ClusterQueue, FlavorFungibility, ResourceFlavor
+from scheduler.admission.preemption import Possibility
+from scheduler.admission.quota import FlavorResource, QuotaNode
+from scheduler.admission.workloads import POD_SET, AdmissionWorkload, quantity
+from scheduler.eventlog.schema import PendingReason
+
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+# Most severe first: the reason that explains a failed assignment (reference §4.13).
+_SEVERITY = (
+    PendingReason.NO_MATCHING_FLAVOR,
+    PendingReason.EXCEEDS_MAX_QUOTA,
+    PendingReason.WAITING_FOR_QUOTA,
+)
+
+
+class Mode(IntEnum):
+    """Kueue's preemptionMode, worst to best."""
+
+    NO_FIT = 0
+    NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+
+_FROM_POSSIBILITY = {
+    Possibility.NO_CANDIDATES: Mode.NO_CANDIDATES,
+    Possibility.PREEMPT: Mode.PREEMPT,
+    Possibility.RECLAIM: Mode.RECLAIM,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Granular:
+    mode: Mode
+    borrow: int  # borrowing level: 0 = within the queue's own quota
+
+
+WORST = Granular(Mode.NO_FIT, 1 << 30)
+BEST = Granular(Mode.FIT, 0)
+
+
+def is_preferred(a: Granular, b: Granular, fungibility: FlavorFungibility) -> bool:
+    """Kueue's isPreferred: is `a` strictly better than `b`?"""
+    if a.mode is Mode.NO_FIT:
+        return False
+    if b.mode is Mode.NO_FIT:
+        return True
+    if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
+        return b.mode is Mode.NO_CANDIDATES
+    # Kueue maps an explicit BorrowingOverPreemption to "borrowing level first" and the
+    # unset default and PreemptionOverBorrowing to "preemption mode first".
+    if fungibility.preference == "BorrowingOverPreemption":
+        if a.borrow != b.borrow:
+            return a.borrow < b.borrow
+        return a.mode > b.mode
+    if a.mode != b.mode:
+        return a.mode > b.mode
+    return a.borrow < b.borrow
+
+
+def should_try_next(mode: Granular, fungibility: FlavorFungibility) -> bool:
+    if mode.mode in (Mode.NO_FIT, Mode.NO_CANDIDATES):
+        return True
+    if mode.mode in (Mode.PREEMPT, Mode.RECLAIM) and fungibility.try_next_when_preempting:
+        return True
+    return mode.borrow > 0 and fungibility.try_next_when_borrowing
+
+
+@dataclass
+class Assignment:
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    modes: dict[FlavorResource, Mode] = field(default_factory=dict)
+    borrow: int = 0
+    mode: Mode = Mode.FIT  # FIT, PREEMPT (incl. reclaim / no candidates) or NO_FIT
+    reasons: list[str] = field(default_factory=list)
+    no_fit_reason: PendingReason | None = None
+
+    @property
+    def frs_needing_preemption(self) -> frozenset[FlavorResource]:
+        return frozenset(fr for fr, mode in self.modes.items() if mode in (Mode.PREEMPT, Mode.RECLAIM, Mode.NO_CANDIDATES))
+
+    @property
+    def gpu_flavor(self) -> str | None:
+        """The flavor of the GPUs (of the first resource when no GPU is asked for)."""
+        return self.flavors.get(GPU_RESOURCE) or next(iter(self.flavors.values()), None)
+
+    def message(self) -> str:
+        """Kueue's Assignment.Message(): the sorted reasons of the pod set."""
+        if self.mode is Mode.FIT:
+            return ""
+        return f"couldn't assign flavors to pod set {POD_SET}: {', '.join(sorted(self.reasons))}"
+
+
+Oracle = Callable[[AdmissionWorkload, QuotaNode, FlavorResource, int], tuple[Possibility, int]]
+
+
+def flavor_accepts(flavor: ResourceFlavor, models: tuple[str, ...]) -> bool:
+    """The pod's GPU-model affinity, restricted to the flavor's own label keys, matches."""
+    if not models:
+        return True
+    product = dict(flavor.node_labels).get(GPU_PRODUCT_LABEL)
+    return product is None or product in models
+
+
+def assign_flavors(
+    wl: AdmissionWorkload,
+    queue: QuotaNode,
+    spec: ClusterQueue,
+    flavors: Mapping[str, ResourceFlavor],
+    oracle: Oracle,
+    *,
+    fair_sharing: bool,
+) -> Assignment:
+    assignment = Assignment()
+    covered = {r for group in spec.resource_groups for r in group.covered_resources}
+    for resource in wl.requests:
+        if resource not in covered:
+            assignment.reasons.append(f"resource {resource} unavailable in ClusterQueue")
+            assignment.mode, assignment.no_fit_reason = Mode.NO_FIT, PendingReason.NO_MATCHING_FLAVOR
+            return assignment
+    can_preempt_in_queue = spec.preemption.within_cluster_queue != "Never"
+    can_preempt_while_borrowing = spec.preemption.borrow_within_cohort != "Never" or (
+        fair_sharing and spec.preemption.reclaim_within_cohort != "Never"
+    )
+    fungibility = spec.flavor_fungibility
+    for group in spec.resource_groups:
+        requested = [r for r in group.covered_resources if r in wl.requests]
+        if not requested:
+            continue
+        best: tuple[str, dict[str, Granular]] | None = None
+        best_mode = WORST
+        group_reasons: set[PendingReason] = set()
+        for flavor_quotas in group.flavors:
+            name = flavor_quotas.flavor
+            if not flavor_accepts(flavors[name], wl.models):
+                assignment.reasons.append(f"flavor {name} doesn't match node affinity")
+                group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
+                continue
+            representative = BEST
+            per_resource: dict[str, Granular] = {}
+            flavor_reason: PendingReason | None = None
+            for resource in requested:
+                fr = (name, resource)
+                nominal = queue.nominal.get(fr, 0)
+                granular, reason, no_fit = _fits_resource_quota(
+                    wl, queue, fr, wl.requests[resource], nominal, oracle,
+                    may_preempt=can_preempt_in_queue or can_preempt_while_borrowing,
+                )
+                if reason:
+                    assignment.reasons.append(reason)
+                if no_fit is not None:
+                    flavor_reason = _more_severe(flavor_reason, no_fit)
+                if is_preferred(representative, granular, fungibility):
+                    representative = granular
+                per_resource[resource] = granular
+                if representative.mode is Mode.NO_FIT:
+                    break
+            if flavor_reason is not None and representative.mode is Mode.NO_FIT:
+                group_reasons.add(flavor_reason)
+            if not should_try_next(representative, fungibility):
+                best, best_mode = (name, per_resource), representative
+                break
+            if is_preferred(representative, best_mode, fungibility):
+                best, best_mode = (name, per_resource), representative
+        if best is None:
+            assignment.mode = Mode.NO_FIT
+            # Per resource group the least severe alternative explains the wait.
+            assignment.no_fit_reason = _more_severe(assignment.no_fit_reason, _least_severe(group_reasons))
+            return assignment
+        name, per_resource = best
+        for resource, granular in per_resource.items():
+            fr = (name, resource)
+            assignment.flavors[resource] = name
+            assignment.usage[fr] = wl.requests[resource]
+            assignment.modes[fr] = granular.mode
+            assignment.borrow = max(assignment.borrow, granular.borrow)
+        if best_mode.mode is not Mode.FIT:
+            assignment.mode = Mode.PREEMPT
+    if assignment.mode is Mode.FIT:
+        assignment.reasons.clear()
+    return assignment
+
+
+def _fits_resource_quota(
+    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle, *, may_preempt: bool
+) -> tuple[Granular, str, PendingReason | None]:
+    flavor, resource = fr
+    most = queue.potential_available(fr)
+    if value > most:
+        return WORST, (
+            f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests (0) + "
+            f"current podset request ({quantity(resource, value)}) > maximum capacity ({quantity(resource, most)})"
+        ), PendingReason.EXCEEDS_MAX_QUOTA
+    borrow, may_reclaim = queue.borrowing_level(fr, value)
+    available = max(0, queue.available(fr))
+    if value <= available:
+        return Granular(Mode.FIT, borrow), "", None
+    reason = f"insufficient unused quota for {resource} in flavor {flavor}, {quantity(resource, value - available)} more needed"
+    if value <= nominal or may_reclaim or may_preempt:
+        possibility, borrow_after = oracle(wl, queue, fr, value)
+        return Granular(_FROM_POSSIBILITY[possibility], borrow_after), reason, None
+    return Granular(Mode.NO_FIT, borrow), reason, PendingReason.WAITING_FOR_QUOTA
+
+
+def _more_severe(a: PendingReason | None, b: PendingReason | None) -> PendingReason | None:
+    if a is None or b is None:
+        return a or b
+    return min(a, b, key=_SEVERITY.index)
+
+
+def _least_severe(reasons: set[PendingReason]) -> PendingReason | None:
+    return max(reasons, key=_SEVERITY.index) if reasons else None

@@ -1,0 +1,287 @@
+"""The Kueue admission layer of a replay (the `AdmissionLayer` of `scheduler/runner.py`).
+
+Kueue admits (quota), then the gang scheduler places: a workload reaches placement only
+through `Replay.admit`, with its pods narrowed to the GPU model of the flavor it was given
+(Kueue injects the flavor's nodeLabels into the pods). A workload admitted but not placeable
+keeps its quota; its timeline shows Kueue's `admitted` row and the placement layer's reasons.
+
+Life cycle of a workload here:
+
+    submit ─▶ no queue name: not Kueue's (straight to placement, as Kueue ignores it)
+           ─▶ LocalQueue missing: pending Misconfigured "LocalQueue X doesn't exist", forever
+              (Kueue keeps such a workload pending; it is not rejected)
+           ─▶ queued in its ClusterQueue ─ admission cycles ─▶ admitted (quota held)
+    admitted ─▶ finished: quota released
+             ─▶ preempted by Kueue: evicted; quota held for `eviction_grace_s` while the
+                pods terminate, then released and the workload queued again
+             ─▶ PodsReady timeout: evicted, quota released, requeued after backoff (or
+                deactivated past backoffLimitCount)
+             ─▶ evicted by the placement layer (kube-scheduler preemption, gang time-out):
+                quota released, queued again
+
+Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.run_cycle`):
+one at an instant when something may have changed (a submission, released quota, a backoff
+or PodsReady change), and again at the same instant while cycles make progress, like
+Kueue's back-to-back scheduling loop. When capacity is released, the inadmissible
+workloads of the cohort tree get another try 1 s later (Kueue's requeue batch period).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from scheduler.admission.fair_sharing import FairShares
+from scheduler.admission.flavor_assignment import GPU_PRODUCT_LABEL, Assignment
+from scheduler.admission.manifests import QueueConfig
+from scheduler.admission.preemption import HUMAN_REASONS, Preemptor
+from scheduler.admission.queues import PendingQueue
+from scheduler.admission.quota import QuotaNode, QuotaTree
+from scheduler.admission.wait_for_pods_ready import PODS_READY_TIMEOUT, AfterTimeout, PodsReadyTracker
+from scheduler.admission.workloads import AdmissionWorkload, State, pod_set_requests, quantity
+from scheduler.eventlog.schema import EventType, PendingReason
+from scheduler.sim import Phase
+
+if TYPE_CHECKING:
+    from scheduler.runner import Replay, WorkloadRun
+
+EVICTION_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
+REQUEUE_BATCH_S = 1.0  # Kueue's requeueBatchPeriod for the inadmissible set
+BORROWING = "Borrowing"
+
+
+def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> Callable[[Replay], KueueAdmission]:
+    """The `admission_factory` for `Replay`."""
+    return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s)
+
+
+class KueueAdmission:
+    def __init__(self, replay: Replay, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> None:
+        self.replay = replay
+        self.env = replay.env
+        self.config = config
+        self.eviction_grace_s = eviction_grace_s
+        self.tree = QuotaTree(config)
+        self.shares = FairShares(self.tree)
+        self.fair_sharing = config.configuration.fair_sharing
+        self.queues = {name: PendingQueue(name, cq.queueing_strategy) for name, cq in config.cluster_queues.items()}
+        # Workloads holding quota per ClusterQueue (admitted, or evicted and terminating).
+        self.holding: dict[str, dict[str, AdmissionWorkload]] = {name: {} for name in config.cluster_queues}
+        self.preemptor = Preemptor(self.tree, config.cluster_queues, lambda q: list(self.holding[q].values()),
+                                   self.fair_sharing, self.shares)
+        self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
+                                                   self._pods_ready_timeout, self.request_cycle)
+        self.workloads: dict[str, AdmissionWorkload] = {}
+        self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
+        self.preempting: dict[str, tuple[AdmissionWorkload, str]] = {}  # victim -> (preemptor, reason)
+        self.timed_out: set[str] = set()
+        self._cycle_at: float | None = None
+        self._requeue_roots: set[int] = set()
+        self._seq = 0
+
+    @property
+    def now(self) -> float:
+        return self.env.now
+
+    # -- the AdmissionLayer protocol -----------------------------------------------------
+
+    def submit(self, run: WorkloadRun) -> None:
+        wl = self.workloads.get(run.spec.workload_id) or self._track(run)
+        if wl.state is State.EVICTING:
+            wl.resubmitted = True  # queued again once its pods are gone (`_eviction_done`)
+            return
+        if wl.state is State.DEACTIVATED:
+            self.replay.emit(run, EventType.REJECTED, reason=PendingReason.DEACTIVATED.value,
+                             message=self.pods_ready_tracker.deactivated_message(wl))
+            return
+        if wl.state is State.UNMANAGED:
+            self.replay.pass_through(run)
+            return
+        if wl.state is State.MISCONFIGURED:
+            self.replay.pending(run, PendingReason.MISCONFIGURED, f"LocalQueue {run.spec.queue} doesn't exist")
+            return
+        if wl.state is State.BACKOFF:
+            self.replay.pending(run, PendingReason.PODS_READY_TIMEOUT, self.pods_ready_tracker.backoff_message(wl))
+            self.env.at(wl.requeue_at_s, Phase.ADMIT, lambda: self._backoff_finished(wl))
+            return
+        self._enqueue(wl)
+
+    def release(self, run: WorkloadRun) -> None:
+        wl = self.workloads.get(run.spec.workload_id)
+        if wl is None or wl.state is not State.ADMITTED:
+            return
+        self.pods_ready_tracker.released(wl)
+        victim_of = self.preempting.pop(wl.name, None)
+        if victim_of is not None and not run.done:
+            # Kueue frees the quota when the job's pods are gone, not at the eviction.
+            wl.state = State.EVICTING
+            self.env.at(self.now + self.eviction_grace_s, Phase.FINISH, lambda: self._eviction_done(wl))
+            return
+        self._free(wl)
+        if run.done:
+            wl.state = State.FINISHED
+        elif wl.name in self.timed_out:
+            self.timed_out.discard(wl.name)
+            outcome = self.pods_ready_tracker.after_timeout(wl)
+            wl.state = State.BACKOFF if outcome is AfterTimeout.BACKOFF else State.DEACTIVATED
+        else:
+            wl.state = State.QUEUED
+
+    def pods_ready(self, run: WorkloadRun) -> None:
+        wl = self.workloads.get(run.spec.workload_id)
+        if wl is not None and wl.state is State.ADMITTED:
+            self.pods_ready_tracker.ready(wl)
+
+    # -- queueing ------------------------------------------------------------------------
+
+    def _track(self, run: WorkloadRun) -> AdmissionWorkload:
+        spec = run.spec
+        local_queue = self.config.local_queue(spec.queue) if spec.queue else None
+        wl = AdmissionWorkload(
+            run=run,
+            name=spec.workload_id,
+            local_queue=local_queue.key if local_queue else None,
+            cluster_queue=local_queue.cluster_queue if local_queue else None,
+            requests=pod_set_requests(run),
+            priority=spec.priority,
+            seq=run.seq,
+            created_s=spec.submit_time_s,
+            models=spec.gpu_models,
+            original_request=run.request,
+            queue_timestamp_s=spec.submit_time_s,
+        )
+        if not spec.queue:
+            wl.state = State.UNMANAGED
+        elif local_queue is None:
+            wl.state = State.MISCONFIGURED
+        else:
+            run.cluster_queue = wl.cluster_queue
+        self.workloads[wl.name] = wl
+        return wl
+
+    def _enqueue(self, wl: AdmissionWorkload) -> None:
+        wl.state = State.QUEUED
+        wl.queued_s = self.now
+        wl.explained = False
+        self.queues[wl.cluster_queue or ""].push(wl)
+        self.unexplained[wl.name] = wl
+        self.request_cycle()
+
+    def _backoff_finished(self, wl: AdmissionWorkload) -> None:
+        if wl.state is State.BACKOFF:
+            self._enqueue(wl)
+
+    def queue_of(self, wl: AdmissionWorkload) -> PendingQueue:
+        return self.queues[wl.cluster_queue or ""]
+
+    def node_of(self, wl: AdmissionWorkload) -> QuotaNode:
+        return self.tree.queue(wl.cluster_queue or "")
+
+    # -- admission cycles ------------------------------------------------------------------
+
+    def request_cycle(self) -> None:
+        if self._cycle_at != self.now:
+            self._cycle_at = self.now
+            self.env.at(self.now, Phase.ADMIT, self._cycle)
+
+    def _cycle(self) -> None:
+        from scheduler.admission.admitter import run_cycle
+
+        self._cycle_at = None
+        if run_cycle(self):
+            self.request_cycle()
+        else:
+            self._explain_unevaluated()
+
+    def _explain_unevaluated(self) -> None:
+        """Workloads still waiting their turn say so, with their place in the queue."""
+        for wl in self.unexplained.values():
+            if wl.state is State.QUEUED and not wl.explained:
+                self.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
+        self.unexplained.clear()
+
+    def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
+        position, total = self.queue_of(wl).position(wl)
+        wl.explained = True
+        self.unexplained.pop(wl.name, None)
+        self.replay.pending(wl.run, reason, f"{message}; position {position} of {total} in ClusterQueue {wl.cluster_queue}")
+
+    def admit(self, wl: AdmissionWorkload, assignment: Assignment) -> None:
+        node = self.node_of(wl)
+        self.queue_of(wl).remove(wl)
+        self.unexplained.pop(wl.name, None)
+        self.tree.add(node, assignment.usage)
+        wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
+        wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
+        self.holding[node.name][wl.name] = wl
+        self.pods_ready_tracker.admitted(wl)
+        flavor = assignment.gpu_flavor
+        product = dict(self.config.flavors[flavor].node_labels).get(GPU_PRODUCT_LABEL) if flavor else None
+        if product is not None:  # the flavor's nodeLabels are injected into the pods
+            wl.run.request = replace(wl.original_request, models=(product,))
+        message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
+        borrowed = [
+            f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
+            for fr in assignment.usage if node.usage[fr] > node.subtree.get(fr, 0)
+        ]
+        if borrowed:
+            message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
+        self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
+
+    def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: str) -> None:
+        """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
+        self.preempting[victim.name] = (preemptor, reason)
+        message = (
+            f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
+            f"{HUMAN_REASONS[reason]}; preemptor path: {self.node_of(preemptor).path()}; "
+            f"preemptee path: {self.node_of(victim).path()}"
+        )
+        self.replay.evict(victim.run, preemptor.run, message=message)
+
+    # -- quota coming back -------------------------------------------------------------------
+
+    def _free(self, wl: AdmissionWorkload) -> None:
+        node = self.node_of(wl)
+        self.tree.remove(node, wl.usage)
+        self.holding[node.name].pop(wl.name, None)
+        wl.usage, wl.flavors = {}, {}
+        wl.run.request = wl.original_request
+        self._schedule_requeue(node)
+        self.request_cycle()
+
+    def _eviction_done(self, wl: AdmissionWorkload) -> None:
+        self._free(wl)
+        wl.state = State.QUEUED
+        if wl.resubmitted:
+            wl.resubmitted = False
+            self._enqueue(wl)
+
+    def _schedule_requeue(self, node: QuotaNode) -> None:
+        """Batch the inadmissible requeue of the cohort tree, as Kueue does (1 s)."""
+        root = node.root()
+        if id(root) in self._requeue_roots:
+            return
+        self._requeue_roots.add(id(root))
+        self.env.at(self.now + REQUEUE_BATCH_S, Phase.ADMIT, lambda: self._requeue_inadmissible(root))
+
+    def _requeue_inadmissible(self, root: QuotaNode) -> None:
+        self._requeue_roots.discard(id(root))
+        moved = 0
+        for node in [root] if root.is_cluster_queue else _queues_under(root):
+            moved += self.queues[node.name].requeue_inadmissible(self.now)
+        if moved:
+            self.request_cycle()
+
+    def _pods_ready_timeout(self, wl: AdmissionWorkload) -> None:
+        if wl.state is not State.ADMITTED:
+            return
+        self.timed_out.add(wl.name)
+        self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def _queues_under(node: QuotaNode) -> list[QuotaNode]:
+    found = list(node.child_queues)
+    for child in node.child_cohorts:
+        found.extend(_queues_under(child))
+    return found

@@ -1,0 +1,114 @@
+"""Kueue's view of one workload: its requests, its place in a queue, its admission.
+
+`AdmissionWorkload` plays the part of Kueue's ``workload.Info`` plus the Workload status the
+admission layer needs (QuotaReserved, Evicted, requeueState). It is computed once per trace
+row and updated as the workload is queued, admitted, evicted and requeued; the replay's own
+`WorkloadRun` stays the source of truth for pods.
+
+Every workload has one pod set (``main``) of ``pods`` pods; its quota request per resource
+is pods × the per-pod request, in milli-units (memory: milli-bytes, as quantities parse).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from scheduler.admission.manifests import GPU_RESOURCE
+from scheduler.admission.quota import FlavorResource
+
+if TYPE_CHECKING:  # the replay hands its runs in; admission sits below the runner
+    from scheduler.runner import WorkloadRun
+    from scheduler.sim import Handle
+
+POD_SET = "main"
+CPU_RESOURCE = "cpu"
+MEMORY_RESOURCE = "memory"
+_MILLI_BYTES_PER_MIB = 2**20 * 1000
+
+
+class State(Enum):
+    QUEUED = "queued"  # in its ClusterQueue (heap or inadmissible)
+    ADMITTED = "admitted"  # holds quota
+    EVICTING = "evicting"  # evicted; holds quota until its pods are gone
+    BACKOFF = "backoff"  # evicted by the PodsReady timeout; requeued at requeue_at_s
+    DEACTIVATED = "deactivated"  # backoffLimitCount exceeded: never admitted again
+    FINISHED = "finished"
+    MISCONFIGURED = "misconfigured"  # its LocalQueue does not exist
+    UNMANAGED = "unmanaged"  # no queue name: Kueue leaves it alone
+
+
+@dataclass(eq=False)
+class AdmissionWorkload:
+    run: WorkloadRun
+    name: str
+    local_queue: str | None
+    cluster_queue: str | None
+    requests: dict[str, int]  # resource -> milli-units for the whole pod set
+    priority: int
+    seq: int
+    created_s: float
+    models: tuple[str, ...]
+    original_request: Any  # the run's PodRequest before a flavor narrowed its GPU models
+    state: State = State.QUEUED
+    queue_timestamp_s: float = 0.0  # Kueue's queue-order timestamp (creation, or eviction)
+    queued_s: float = 0.0  # when it last entered its queue
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor, once admitted
+    admitted_s: float | None = None
+    borrowing: bool = False
+    pods_ready: bool = False
+    resubmitted: bool = False  # the replay requeued it while its eviction was under way
+    requeue_count: int = 0
+    requeue_at_s: float = 0.0
+    timer: Handle | None = None
+    explained: bool = False  # a pending row says why, since it was last queued
+
+    @property
+    def queue_key(self) -> tuple[int, float, int]:
+        """Kueue's heap order: priority desc, queue-order timestamp asc, then a stable id."""
+        return (-self.priority, self.queue_timestamp_s, self.seq)
+
+    @property
+    def shape(self) -> tuple[object, ...]:
+        """Scheduling-equivalence hash: workloads equal here get the same assignment."""
+        return (tuple(sorted(self.requests.items())), self.models, self.priority)
+
+    @property
+    def evicted(self) -> bool:
+        return self.state is State.EVICTING
+
+    def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
+        return any(fr in frs for fr in self.usage)
+
+
+def pod_set_requests(run: WorkloadRun) -> dict[str, int]:
+    """Quota requests of the workload's pod set, only the resources it asks for."""
+    spec = run.spec
+    per_pod = {
+        GPU_RESOURCE: spec.gpu_milli_per_pod,
+        CPU_RESOURCE: spec.cpu_milli_per_pod,
+        MEMORY_RESOURCE: spec.memory_mib_per_pod * _MILLI_BYTES_PER_MIB,
+    }
+    return {resource: value * spec.pods for resource, value in per_pod.items() if value > 0}
+
+
+def quantity(resource: str, milli: int) -> str:
+    """A quantity as Kubernetes prints it: "8", "500m", "96Gi"."""
+    if resource == MEMORY_RESOURCE and milli % 1000 == 0:
+        value = milli // 1000
+        for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
+            if value and value % size == 0:
+                return f"{value // size}{suffix}"
+        return str(value)
+    if milli % 1000 == 0:
+        return str(milli // 1000)
+    return f"{milli}m"
+
+
+def in_base_unit(resource: str, milli: int) -> float:
+    """GPUs, CPU cores, MiB of memory (the `cluster_queues.parquet` units)."""
+    if resource == MEMORY_RESOURCE:
+        return milli / _MILLI_BYTES_PER_MIB
+    return milli / 1000

@@ -1,0 +1,256 @@
+"""The FGD fragmentation experiment (USENIX ATC '23, §6), on the scheduler's own pieces.
+
+Protocol, as the paper's simulator runs it on the openb traces:
+
+1. Resample the pod list with replacement (seeded) until the requested GPUs reach
+   ``target_share`` of the cluster's GPU capacity (default 130 %), then shuffle.
+2. Place the pods one by one on an initially empty cluster, with no departures and no
+   retries: `Framework.find_node` (filters GpuFit + NodeResourcesFit, one score plugin per
+   policy) on a `ClusterState`. A pod that fits nowhere stays unplaced.
+3. After each pod, track the arrived demand, the allocated GPUs and the cluster
+   fragmentation F(M) for the target workload M (the popularity of the pod shapes, see
+   `scheduler.plugins.fgd`). Report, per policy, the GPU allocation ratio (allocated /
+   capacity) and the fragmentation ratio (F(M) / unallocated GPUs) as curves against the
+   arrived demand (% of capacity).
+
+Policies: Random, DotProd, GpuClustering, GpuPacking, BestFit (= MostAllocated), FGD.
+
+Speed: nodes in the same state (spec, free CPU and memory, sorted free GPU shares, GPU
+request classes on it) are interchangeable for every filter and score, so the framework
+scores one representative per state (its lowest node index). For the deterministic
+scores this picks exactly the node a scan of every node would (ties go to the lowest
+index); Random draws a feasible node uniformly, by state weighted by its node count.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from scheduler.framework.profile import Profile
+from scheduler.framework.runtime import Framework
+from scheduler.model import Cluster
+from scheduler.model.workload import MILLI
+from scheduler.plugins import names
+from scheduler.plugins.fgd import FragmentationMeasure, TargetWorkload, TaskType
+from scheduler.plugins.packing import node_classes
+from scheduler.state import ClusterState, PodRequest
+from scheduler.trace.openb import OpenbPod
+
+POLICIES: dict[str, str] = {
+    "Random": names.RANDOM_SCORE,
+    "DotProd": names.DOT_PROD,
+    "GpuClustering": names.GPU_CLUSTERING,
+    "GpuPacking": names.GPU_PACKING,
+    "BestFit": names.MOST_ALLOCATED,
+    "FGD": names.FGD,
+}
+DEFAULT_TARGET_SHARE = 1.3
+DEFAULT_STEP = 0.01
+REPORT_SHARES = (1.0, 1.3)
+
+
+@dataclass(frozen=True, slots=True)
+class Arrival:
+    """One pod of the resampled, shuffled arrival sequence."""
+
+    key: str  # unique per arrival: the same pod can be drawn several times
+    pod: str
+    request: PodRequest
+
+    @property
+    def gpu_milli(self) -> int:
+        return self.request.milli
+
+
+@dataclass(frozen=True, slots=True)
+class CurvePoint:
+    policy: str
+    arrived_share: float  # grid point: arrived demand / capacity
+    arrived_pods: int
+    arrived_gpus: float
+    allocated_gpus: float
+    fragmented_gpus: float
+    placed_pods: int
+    failed_pods: int
+    capacity_gpus: float
+
+    @property
+    def allocation_ratio(self) -> float:
+        return self.allocated_gpus / self.capacity_gpus
+
+    @property
+    def fragmentation_ratio(self) -> float:
+        free = self.capacity_gpus - self.allocated_gpus
+        return self.fragmented_gpus / free if free > 0 else 0.0
+
+
+@dataclass
+class PolicyResult:
+    policy: str
+    points: list[CurvePoint] = field(default_factory=list)
+
+    def at(self, share: float) -> CurvePoint:
+        """The point of the grid closest to ``share`` (first one on a tie)."""
+        return min(self.points, key=lambda p: abs(p.arrived_share - share))
+
+
+# --------------------------------------------------------------------------- workload
+
+
+def request_of(pod: OpenbPod) -> PodRequest:
+    return PodRequest(pod.total_gpu_milli, pod.cpu_milli, pod.memory_mib, pod.gpu_models)
+
+
+def resample_arrivals(
+    pods: Sequence[OpenbPod], capacity_gpus: float, target_share: float, seed: int
+) -> list[Arrival]:
+    """Draw pods with replacement until their GPU requests reach ``target_share`` of the
+    capacity, then shuffle (one seeded generator for both, so a seed fixes the sequence)."""
+    if not pods:
+        raise ValueError("the pod list is empty")
+    if not any(p.total_gpu_milli for p in pods):
+        raise ValueError("no pod of the list asks for a GPU: the demand can never reach the target")
+    rng = random.Random(seed)
+    target_milli = target_share * capacity_gpus * MILLI
+    drawn: list[Arrival] = []
+    total = 0
+    while total < target_milli:
+        pod = pods[rng.randrange(len(pods))]
+        drawn.append(Arrival(f"{pod.name}#{len(drawn)}", pod.name, request_of(pod)))
+        total += pod.total_gpu_milli
+    rng.shuffle(drawn)
+    return drawn
+
+
+def target_workload(arrivals: Sequence[Arrival], popularity_threshold: float = 0.95) -> TargetWorkload:
+    return TargetWorkload.from_tasks(
+        (TaskType.of_request(a.request) for a in arrivals), popularity_threshold=popularity_threshold
+    )
+
+
+def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
+    """A pod-by-pod profile with the policy's score plugin (FGD gets the target workload)."""
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
+    plugin = POLICIES[policy]
+    args = {}
+    if plugin == names.FGD:
+        args[plugin] = {
+            "tasks": [
+                {"cpu_milli": t.cpu_milli, "gpus": t.gpus, "gpu_milli": t.gpu_milli, "models": list(t.models), "weight": p}
+                for t, p in workload.types
+            ]
+        }
+    return Profile(name=f"fgd-experiment-{policy}", unit="pod", scores=((plugin, 1.0),), plugin_args=args)
+
+
+# --------------------------------------------------------------------------- placement
+
+
+class _StateClasses:
+    """Nodes grouped by everything a filter or score reads; members kept sorted."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.state = state
+        self.members: dict[tuple[object, ...], list[int]] = {}
+        self.key_of: list[tuple[object, ...]] = []
+        for node in range(len(state.nodes)):
+            key = self._key(node)
+            self.key_of.append(key)
+            self.members.setdefault(key, []).append(node)
+
+    def _key(self, node: int) -> tuple[object, ...]:
+        state, spec = self.state, self.state.nodes[node]
+        return (
+            spec.gpu_model, spec.gpus, spec.cpu_milli, spec.memory_mib,
+            state.cpu_free[node], state.memory_free[node],
+            tuple(sorted(state.device_free[node])), node_classes(state, node),
+        )
+
+    def representatives(self, models: tuple[str, ...]) -> list[int]:
+        nodes = self.state.nodes
+        reps = (group[0] for group in self.members.values())
+        if models:
+            return sorted(r for r in reps if nodes[r].gpu_model in models)
+        return sorted(reps)
+
+    def moved(self, node: int) -> None:
+        old = self.key_of[node]
+        group = self.members[old]
+        group.remove(node)
+        if not group:
+            del self.members[old]
+        new = self._key(node)
+        self.key_of[node] = new
+        bisect.insort(self.members.setdefault(new, []), node)
+
+
+def _choose_uniformly(
+    classes: _StateClasses, framework: Framework, request: PodRequest, rng: random.Random
+) -> int | None:
+    """A feasible node drawn uniformly (Random-fit), one feasibility check per state."""
+    feasible = [r for r in classes.representatives(request.models) if framework.feasible(classes.state, request, r)]
+    if not feasible:
+        return None
+    groups = [classes.members[classes.key_of[r]] for r in feasible]
+    draw = rng.randrange(sum(len(g) for g in groups))
+    for group in groups:
+        if draw < len(group):
+            return group[draw]
+        draw -= len(group)
+    raise AssertionError("unreachable: the draw is below the total")
+
+
+def run_policy(
+    cluster: Cluster,
+    arrivals: Sequence[Arrival],
+    policy: str,
+    workload: TargetWorkload,
+    *,
+    seed: int = 42,
+    step: float = DEFAULT_STEP,
+    progress: Callable[[int, int], None] | None = None,
+) -> PolicyResult:
+    """Place ``arrivals`` one by one under ``policy``; the curve on a grid of ``step``."""
+    state = ClusterState(cluster)
+    framework = Framework(policy_profile(policy, workload), random.Random(seed))
+    measure = FragmentationMeasure(workload)
+    classes = _StateClasses(state)
+    draw_rng = random.Random(seed)
+    capacity = float(cluster.total_gpus)
+    if capacity <= 0:
+        raise ValueError("the cluster has no GPUs")
+    fragmented = measure.of_cluster(state)
+    arrived = allocated = 0
+    placed = failed = 0
+    result = PolicyResult(policy)
+    next_grid = 1
+    for index, arrival in enumerate(arrivals, start=1):
+        request = arrival.request
+        arrived += request.milli
+        if policy == "Random":
+            node = _choose_uniformly(classes, framework, request, draw_rng)
+        else:
+            node, _ = framework.find_node(state, request, classes.representatives(request.models))
+        if node is None:
+            failed += 1
+        else:
+            before = measure.of_node(state, node)
+            state.allocate((arrival.key, 0), node, request)
+            fragmented += measure.of_node(state, node) - before
+            allocated += request.milli
+            placed += 1
+            classes.moved(node)
+        # A point each time the arrived demand crosses the next step of the grid.
+        while arrived >= round(next_grid * step * capacity * MILLI):
+            result.points.append(
+                CurvePoint(policy, round(next_grid * step, 10), index, arrived / MILLI, allocated / MILLI,
+                           fragmented / MILLI, placed, failed, capacity)
+            )
+            next_grid += 1
+        if progress and index % 500 == 0:
+            progress(index, len(arrivals))
+    return result

@@ -1,0 +1,191 @@
+"""The scheduling queue: entities waiting for placement, filed by *GPU shape*.
+
+kube-scheduler retries every unschedulable pod after every change that might help. Replayed
+faithfully on a saturated cluster that is O(queue) work per finished pod. This queue gives
+the same outcomes for far less work, from one observation: placement only gets harder while
+no GPUs are released. So
+
+- every queued entity (a pod, or a pod group) is filed under its GPU shape
+  (`cycle.gpu_shape`: everything that decides its attempt except CPU and memory);
+- when the first entity of a shape fails *for GPU reasons alone* (every node lacked GPUs of
+  an accepted model, or the cluster lacks the GPUs in total), the whole shape is parked at
+  the current `ClusterState.release_version`: every other entity of it would fail the same
+  way until some GPUs are released;
+- an entity that failed for reasons of its own (CPU or memory) is parked alone.
+
+A cycle pops entities in queue order (QueueSort, then arrival order) across all shapes
+that are not parked, so the order of attempts is the order kube-scheduler would use.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import dataclass, field
+
+QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole pod group
+SortKey = tuple[float, ...]
+
+
+@dataclass
+class ShapeQueue:
+    heap: list[tuple[SortKey, int, QueueKey]] = field(default_factory=list)
+    parked_at: int = -1  # release version at which the head failed for GPU reasons alone
+    parked_until_s: float = 0.0  # kube-scheduler flushes unschedulable pods after 5 minutes
+    failure: tuple[str, str] | None = None  # (reason, message) of that failure
+
+    def parked(self, release_version: int, now: float) -> bool:
+        return self.parked_at == release_version and now < self.parked_until_s
+
+
+class SchedulingQueue:
+    def __init__(self) -> None:
+        self.shapes: dict[Hashable, ShapeQueue] = {}
+        self._filed: dict[QueueKey, tuple[Hashable, int]] = {}  # key -> (shape, token)
+        self._backoff: list[tuple[float, int, QueueKey, SortKey, Hashable]] = []
+        self._backing_off: dict[QueueKey, int] = {}
+        self._parked_alone: dict[QueueKey, tuple[int, float]] = {}  # key -> (version, until)
+        self._tokens = itertools.count()
+        self._dirty: list[Hashable] = []  # shapes filed into since the drain last looked
+
+    def __len__(self) -> int:
+        return len(self._filed) + len(self._backing_off)
+
+    def __contains__(self, key: QueueKey) -> bool:
+        return key in self._filed or key in self._backing_off
+
+    def add(self, key: QueueKey, sort_key: SortKey, shape: Hashable, *, not_before: float, now: float) -> ShapeQueue | None:
+        """File `key`; returns its shape queue when it is filed right away."""
+        self.remove(key)
+        token = next(self._tokens)
+        if not_before > now:
+            self._backing_off[key] = token
+            heapq.heappush(self._backoff, (not_before, token, key, sort_key, shape))
+            return None
+        return self._file(key, sort_key, shape, token)
+
+    def _file(self, key: QueueKey, sort_key: SortKey, shape: Hashable, token: int) -> ShapeQueue:
+        queue = self.shapes.get(shape)
+        if queue is None:
+            queue = self.shapes[shape] = ShapeQueue()
+        heapq.heappush(queue.heap, (sort_key, token, key))
+        self._filed[key] = (shape, token)
+        self._dirty.append(shape)
+        return queue
+
+    def remove(self, key: QueueKey) -> None:
+        """Forget `key` (lazily: stale heap entries are skipped when met)."""
+        self._filed.pop(key, None)
+        self._backing_off.pop(key, None)
+        self._parked_alone.pop(key, None)
+
+    def release_backoff(self, now: float) -> float | None:
+        """File every entity whose backoff is over; returns the next backoff end, if any."""
+        while self._backoff and self._backoff[0][0] <= now:
+            _, token, key, sort_key, shape = heapq.heappop(self._backoff)
+            if self._backing_off.get(key) == token:
+                del self._backing_off[key]
+                self._file(key, sort_key, shape, token)
+        while self._backoff and self._backing_off.get(self._backoff[0][2]) != self._backoff[0][1]:
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    def _alone_parked(self, key: QueueKey, release_version: int, now: float) -> bool:
+        mark = self._parked_alone.get(key)
+        return mark is not None and mark[0] == release_version and now < mark[1]
+
+    def _head(self, shape: Hashable, queue: ShapeQueue, release_version: int, now: float) -> tuple[SortKey, int, QueueKey] | None:
+        heap = queue.heap
+        while heap:
+            sort_key, token, key = heap[0]
+            if self._filed.get(key) != (shape, token):
+                heapq.heappop(heap)  # stale: removed or re-filed
+                continue
+            if self._alone_parked(key, release_version, now):
+                return None  # handled by the caller, which steps past parked entities
+            return heap[0]
+        return None
+
+    def next_flush_s(self) -> float | None:
+        """When the earliest parked shape or entity is due for kube's 5-minute flush."""
+        times = [q.parked_until_s for q in self.shapes.values() if q.parked_at >= 0]
+        times += [until for _, until in self._parked_alone.values()]
+        return min(times, default=None)
+
+    def drain(self, version_of: Callable[[Hashable | None], int], now: float) -> Iterator[tuple[QueueKey, Hashable]]:
+        """Yield (key, shape) in queue order over shapes that are not parked.
+
+        `version_of(shape)` is the release version that matters to a shape (releases of
+        the GPU models it accepts); `version_of(None)` the cluster-wide one. The caller
+        attempts each yielded entity, then calls `placed`, `park_shape` or `park_alone`.
+        Parked-alone entities are stepped over (they stay filed)."""
+        tie = itertools.count()
+        version = version_of(None)
+        ready: list[tuple[SortKey, int, int, Hashable]] = []
+        stepped_over: list[tuple[Hashable, tuple[SortKey, int, QueueKey]]] = []
+
+        def push(shape: Hashable) -> None:
+            queue = self.shapes.get(shape)
+            if queue is None or queue.parked(version_of(shape), now):
+                return
+            while True:
+                head = self._head(shape, queue, version_of(shape), now)
+                if head is not None:
+                    heapq.heappush(ready, (head[0], head[1], next(tie), shape))
+                    return
+                if not queue.heap:
+                    return
+                # A parked-alone entity at the head: step over it for this cycle.
+                entry = heapq.heappop(queue.heap)
+                if self._filed.get(entry[2]) == (shape, entry[1]):
+                    stepped_over.append((shape, entry))
+
+        self._dirty.clear()
+        for shape in list(self.shapes):
+            push(shape)
+        try:
+            while ready:
+                _, token, _, shape = heapq.heappop(ready)
+                queue = self.shapes[shape]
+                head = self._head(shape, queue, version_of(shape), now)
+                if head is None or head[1] != token or queue.parked(version_of(shape), now):
+                    push(shape)
+                    continue
+                key = head[2]
+                yield key, shape
+                if version_of(None) != version:  # GPUs were released: parked shapes may fit
+                    version = version_of(None)
+                    self._dirty.clear()
+                    for other in list(self.shapes):
+                        push(other)
+                else:
+                    push(shape)
+                    dirty, self._dirty = self._dirty, []
+                    for other in dict.fromkeys(dirty):
+                        push(other)
+        finally:
+            for shape, entry in stepped_over:
+                heapq.heappush(self.shapes[shape].heap, entry)
+            for shape in [s for s, q in self.shapes.items() if not q.heap]:
+                del self.shapes[shape]
+
+    def placed(self, key: QueueKey) -> None:
+        self.remove(key)
+
+    def park_shape(self, shape: Hashable, release_version: int, until_s: float,
+                   failure: tuple[str, str] | None) -> None:
+        queue = self.shapes[shape]
+        queue.parked_at = release_version
+        queue.parked_until_s = until_s
+        queue.failure = failure
+
+    def park_alone(self, key: QueueKey, release_version: int, until_s: float) -> None:
+        self._parked_alone[key] = (release_version, until_s)
+
+    def parked_failure(self, shape: Hashable, release_version: int, now: float) -> tuple[str, str] | None:
+        """The failure a newcomer of `shape` inherits while the shape stays parked."""
+        queue = self.shapes.get(shape)
+        if queue is not None and queue.parked(release_version, now):
+            return queue.failure
+        return None
