@@ -49,6 +49,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             trace_format=args.format,
             run_id=args.run_id,
             progress=progress,
+            resizes=Path(args.resizes) if args.resizes else None,
         )
     print(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
@@ -177,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times (default 2026-11-02T00:00:00Z)")
     p.add_argument("--run-id", help="run id (default: <trace>-<profile>-s<seed>)")
+    p.add_argument("--resizes", help="elastic min_count changes: CSV workload_id,time_s,min_count")
     p.add_argument("--out", required=True, help="run directory to write")
 
     p = add("build", _cmd_build, "event logs → DuckDB marts and FOCUS 1.2 cost records")

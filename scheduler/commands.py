@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
-from scheduler.admission.manifests import QueueConfig
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
@@ -25,6 +25,9 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
+
+if TYPE_CHECKING:
+    from scheduler.admission.manifests import QueueConfig
 
 DEFAULT_START = datetime(2026, 11, 2, tzinfo=UTC)  # a Monday; never the wall clock
 
@@ -58,6 +61,36 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, float, int]]:
+    """Elastic min_count changes: CSV `workload_id, time_s, min_count` (time in seconds from
+    the run start). Each row must name a replayed workload, with 1 <= min_count <= pods."""
+    import csv
+
+    rows: list[tuple[str, float, int]] = []
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            missing = {"workload_id", "time_s", "min_count"} - set(reader.fieldnames or ())
+            if missing:
+                raise InputError(path, "required column missing", row=1, field=sorted(missing)[0])
+            for number, record in enumerate(reader, start=2):
+                wid = (record["workload_id"] or "").strip()
+                if wid not in workloads:
+                    raise InputError(path, f"no replayed workload {wid!r}", row=number, field="workload_id")
+                try:
+                    at_s, min_count = float(record["time_s"]), int(record["min_count"])
+                except (TypeError, ValueError):
+                    raise InputError(path, "time_s must be a number and min_count a whole number",
+                                     row=number, field="time_s") from None
+                if not 1 <= min_count <= workloads[wid].pods or at_s < 0:
+                    raise InputError(path, f"min_count must be 1..{workloads[wid].pods} and time_s >= 0",
+                                     row=number, field="min_count")
+                rows.append((wid, at_s, min_count))
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(path, f"cannot read: {error}") from None
+    return rows
+
+
 def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[Replay], AdmissionLayer] | None]:
     """The Kueue admission layer when a queues file is given; no queues, no admission."""
     if queues is None:
@@ -81,6 +114,7 @@ def replay(
     trace_format: str = "auto",
     run_id: str | None = None,
     progress: Callable[[float, int, float], None] | None = None,
+    resizes: Path | None = None,
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
@@ -97,6 +131,7 @@ def replay(
         if w.workload_id in refused_by_id
     ]
     queue_config, admission_factory = _admission(queues)
+    resize_rows = read_resizes(resizes, {w.workload_id: w for w in accepted}) if resizes else []
     run_id = run_id or f"{trace.stem}-{chosen.name}-s{seed}"
 
     out = out.resolve()
@@ -109,6 +144,8 @@ def replay(
         try:
             engine = Replay(cluster, accepted, never_runs, chosen, writer, seed, progress=progress,
                             admission_factory=admission_factory)
+            for workload_id, at_s, min_count in resize_rows:
+                engine.schedule_resize(workload_id, at_s, min_count)
             last = engine.run()
         except BaseException:
             writer.abort()

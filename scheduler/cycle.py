@@ -24,12 +24,14 @@ Pod cycle (unit = "pod": kube-default, gang-v1.35):
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass, field
 from enum import Enum
 
-from scheduler.eventlog.schema import PendingReason
+from scheduler.eventlog.schema import PendingReason, last_checkpoint_s
 from scheduler.framework.runtime import Diagnosis
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
+from scheduler.plugins import topology
 from scheduler.plugins.gang import placement_feasible
 from scheduler.plugins.gpu_fit import INSUFFICIENT_CPU, INSUFFICIENT_MEMORY
 from scheduler.plugins.preemption import DefaultPreemption, RunningGroup, WorkloadPreemption
@@ -79,14 +81,58 @@ def _needed(run: WorkloadRun) -> int:
     """Pods that must fit in this cycle: the rest of min_count, or 1 once satisfied."""
     if run.satisfied:
         return 1
-    return max(1, run.spec.min_count - len(run.holding))
+    return max(1, run.min_count - len(run.holding))
 
 
-def _place_group(replay: Replay, run: WorkloadRun, needed: int) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+@dataclass
+class Plan:
+    """A what-if placement of a group's pending pods: pod → node, and why the rest failed."""
+
+    placed: list[tuple[int, int]] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    topology_note: str | None = None  # set when a required topology could not be met
+
+
+def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
+    """Plan the group, honouring its topology constraint (required or preferred)."""
+    spec, state = run.spec, replay.state
+    level = spec.topology_required or spec.topology_preferred
+    if not level:
+        return Plan(*_place_group(replay, run, needed))
+    candidates = topology.domains(state, spec.gpu_models, level)
+    if run.holding:  # a satisfied elastic group grows inside the domain it already uses
+        held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
+        mine = topology.domain_of(state, held, level)
+        candidates = [d for d in candidates if d.value == mine]
+    best: tuple[tuple[int, int, str], Plan] | None = None
+    most_placed = 0
+    for domain in candidates:
+        placed, diagnosis = _place_group(replay, run, needed, domain.nodes)
+        most_placed = max(most_placed, len(placed))
+        if len(placed) >= needed:
+            rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
+            if best is None or rank < best[0]:
+                best = (rank, Plan(placed, diagnosis))
+    if best is not None:
+        return best[1]
+    if spec.topology_preferred and not spec.topology_required:
+        return Plan(*_place_group(replay, run, needed))  # preferred only: fall back to the cluster
+    note = (
+        f"no {level} can hold {needed} pods x {spec.gpus_per_pod:g} GPUs "
+        f"({spec.gpu_model_label or 'any model'}) together; the best of {len(candidates)} "
+        f"{level}s fits {most_placed}"
+    )
+    return Plan([], None, note)
+
+
+def _place_group(
+    replay: Replay, run: WorkloadRun, needed: int, nodes: list[int] | None = None
+) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Plan pod → node for the pending pods on the live state, then roll back.
 
     The plan is a what-if: committing it means placing the same pods on the same nodes in
-    the same order, which allocates the same devices."""
+    the same order, which allocates the same devices. `nodes` restricts the candidates
+    (one topology domain)."""
     state, framework = replay.state, replay.framework
     wid = run.spec.workload_id
     pods = sorted(run.pending)
@@ -95,7 +141,7 @@ def _place_group(replay: Replay, run: WorkloadRun, needed: int) -> tuple[list[tu
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, run.request)
+            node, diagnosis = framework.find_node(state, run.request, nodes)
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))
@@ -112,22 +158,24 @@ def _attempt_group(replay: Replay, run: WorkloadRun) -> Outcome:
     spec = run.spec
     needed = _needed(run)
     shortfall = needed * run.request.milli - replay.state.free_milli(spec.gpu_models)
-    placed: list[tuple[int, int]] = []
-    diagnosis: Diagnosis | None = None
+    plan = Plan()
     if shortfall <= 0:
-        placed, diagnosis = _place_group(replay, run, needed)
-    if len(placed) < needed and _preempt_for_group(replay, run, needed):
-        placed, diagnosis = _place_group(replay, run, needed)
-    if len(placed) >= needed:
-        for pod, node in placed:
+        plan = _plan_group(replay, run, needed)
+    if len(plan.placed) < needed and _preempt_for_group(replay, run, needed):
+        plan = _plan_group(replay, run, needed)
+    if len(plan.placed) >= needed:
+        for pod, node in plan.placed:
             replay.place(run, pod, node, reserve=False)
         replay.maybe_start_progress(run)
         if not run.pending:
             return Outcome.PLACED
         # An elastic group got min_count and more; the rest did not fit (for now).
-        return _failure(diagnosis)
-    _group_pending(replay, run, needed, len(placed), diagnosis, shortfall)
-    return _failure(diagnosis)
+        return _failure(plan.diagnosis)
+    if plan.topology_note is not None:
+        replay.pending(run, PendingReason.TOPOLOGY_UNSATISFIABLE, f"topology {spec.topology_required} required: {plan.topology_note}")
+        return Outcome.FAILED_GPU
+    _group_pending(replay, run, needed, len(plan.placed), plan.diagnosis, shortfall)
+    return _failure(plan.diagnosis)
 
 
 def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, diagnosis: Diagnosis | None, shortfall: int) -> None:
@@ -141,11 +189,11 @@ def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, d
         )
     else:
         detail = diagnosis.message() if diagnosis else "no placement found"
-    if spec.min_count > 1 or needed > 1:
+    if run.min_count > 1 or needed > 1:
         reason = PendingReason.GANG_NOT_SATISFIABLE
         message = (
             f"gang not satisfiable: {placed} of {needed} required pods placed, "
-            f"{len(run.pending) - placed} remaining (min_count {spec.min_count}); {detail}"
+            f"{len(run.pending) - placed} remaining (min_count {run.min_count}); {detail}"
         )
     else:
         reason, message = PendingReason.UNSCHEDULABLE, detail
@@ -160,8 +208,17 @@ def _running_groups(replay: Replay, preemptor: WorkloadRun) -> list[RunningGroup
             continue
         holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
         started_at = min(other.started.values(), default=replay.env.now)
-        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings))
+        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings, _loss_gpu_s(replay, other)))
     return groups
+
+
+def _loss_gpu_s(replay: Replay, run: WorkloadRun) -> float:
+    """GPU-seconds an eviction now would throw away: progress since the last checkpoint."""
+    if run.progress_start_s is None:
+        return 0.0
+    now = replay.env.now
+    checkpoint = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
+    return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in run.started.values())
 
 
 def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> bool:
@@ -186,8 +243,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     groups = _running_groups(replay, run)
 
     def fits() -> bool:
-        placed, _ = _place_group(replay, run, needed)
-        return len(placed) >= needed
+        return len(_plan_group(replay, run, needed).placed) >= needed
 
     victims = plugin.select_victims(replay.state, run.spec.priority, groups, fits)
     if not victims:
@@ -207,16 +263,16 @@ def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> Outcome:
     if node is None:
         node = _preempt_for_pod(replay, run, diagnosis)
     if node is None:
-        spec = run.spec
         held = len(run.holding)
-        gang = f"; {held} of {spec.min_count} pods of the group placed" if spec.min_count > 1 else ""
+        gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
         detail = diagnosis.message() if diagnosis else "no node fits"
         replay.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
+        _maybe_reject_group(replay, run)
         return _failure(diagnosis)
     permit = replay.gang_permit
-    if permit is not None and not run.satisfied and run.spec.min_count > 1:
+    if permit is not None and not run.satisfied and run.min_count > 1:
         replay.place(run, pod, node, reserve=True)
-        if permit.permit(len(run.holding), run.spec.min_count).ok:
+        if permit.permit(len(run.holding), run.min_count).ok:
             replay.start_reserved(run)
         else:
             replay.arm_deadline(run, permit.timeout_s, "GangPermitTimeout")
@@ -229,6 +285,24 @@ def _attempt_pod(replay: Replay, run: WorkloadRun, pod: int) -> Outcome:
             replay.arm_deadline(run, replay.profile.rendezvous_timeout_s, "RendezvousTimeout")
             replay.waiting_gangs[run.spec.workload_id] = run
     return Outcome.PLACED
+
+
+def _maybe_reject_group(replay: Replay, run: WorkloadRun) -> None:
+    """Coscheduling's PostFilter: when one pod of a gang fails and more than
+    `reject_percentage` % of min_count is still unassigned, reject the whole group now
+    ("optimistic rejection") instead of holding its reservations until the Permit times out."""
+    permit = replay.gang_permit
+    if permit is None or permit.reject_percentage is None or run.satisfied or not run.reserved:
+        return
+    unassigned = run.min_count - len(run.holding)
+    if unassigned * 100 > permit.reject_percentage * run.min_count:
+        replay.release_gang(
+            run,
+            "GangRejected",
+            f"GangRejected: a pod could not be placed with {unassigned} of {run.min_count} required "
+            f"pods unassigned (> {permit.reject_percentage:g}%); released {len(run.holding)} reserved pods",
+            backoff_s=permit.group_backoff_s,
+        )
 
 
 def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
@@ -268,10 +342,10 @@ def report_waiting_gangs(replay: Replay) -> None:
         if run.done or run.satisfied or not run.holding:
             continue
         if run.reserved:
-            message = (f"waiting at the Permit barrier: {len(run.holding)} of {run.spec.min_count} "
+            message = (f"waiting at the Permit barrier: {len(run.holding)} of {run.min_count} "
                        "pods reserved, holding their GPUs")
         else:
-            message = (f"partially placed: {len(run.started)} of {run.spec.min_count} pods running; "
+            message = (f"partially placed: {len(run.started)} of {run.min_count} pods running; "
                        "the job cannot make progress until all are")
         replay.pending(run, PendingReason.WAITING_FOR_GANG, message)
     replay.waiting_gangs.clear()

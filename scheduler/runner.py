@@ -73,6 +73,10 @@ class WorkloadRun:
     failures: int = 0
     last_pending: tuple[str, str, float] | None = None
     done: bool = False
+    min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
+
+    def __post_init__(self) -> None:
+        self.min_count = self.min_count or self.spec.min_count
 
     @property
     def holding(self) -> list[int]:
@@ -287,6 +291,26 @@ class Replay:
         self._requeue(run, reason, message)
         self.capacity_released()
 
+    def schedule_resize(self, workload_id: str, at_s: float, min_count: int) -> None:
+        run = self.runs[workload_id]
+        self.env.at(at_s, Phase.ARRIVE, lambda: self._resize(run, min_count))
+
+    def _resize(self, run: WorkloadRun, min_count: int) -> None:
+        """Mutable min_count (elastic): running pods are not disturbed; a pending group is
+        tried again at once when its quorum shrinks (the KEP's PodGroup-update hint)."""
+        if run.done or min_count == run.min_count:
+            return
+        old, run.min_count = run.min_count, min_count
+        self.emit(run, EventType.RESIZED, reason="MinCountChanged", message=f"min_count {old} -> {min_count}")
+        if run.pending and not run.satisfied:
+            if run.reserved and self.gang_permit is not None and len(run.holding) >= min_count:
+                self.start_reserved(run)
+            if run.started and not run.reserved:
+                self.maybe_start_progress(run)
+            if run.pending:
+                self._dequeue(run)
+                self._enqueue(run)
+
     def _reject(self, workload: Workload, reason: str, message: str) -> None:
         self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, gpu_model=workload.gpu_model_label,
                          tenant=workload.tenant, queue=workload.queue, priority=workload.priority)
@@ -320,7 +344,7 @@ class Replay:
 
     def maybe_start_progress(self, run: WorkloadRun) -> None:
         """Once min_count pods run together the group makes progress and will finish."""
-        if run.satisfied or len(run.started) < run.spec.min_count:
+        if run.satisfied or len(run.started) < run.min_count:
             return
         run.progress_start_s = self.env.now
         if self.admission is not None:
@@ -386,11 +410,20 @@ class Replay:
             return
         placed = len(run.holding)
         message = (
-            f"{reason}: {placed} of {run.spec.min_count} required pods placed within "
+            f"{reason}: {placed} of {run.min_count} required pods placed within "
             f"{timeout_s:g}s; released all {placed} pods' GPUs"
         )
+        self.release_gang(run, reason, message)
+
+    def release_gang(self, run: WorkloadRun, reason: str, message: str, backoff_s: float = 0.0) -> None:
+        """The gang's wait ended without it completing: every held pod is released
+        (`timed_out` rows) and the group is requeued."""
         self._release_all(run, EventType.TIMED_OUT, reason, message)
         self._requeue(run, reason, message)
+        if backoff_s:
+            run.backoff_until_s = max(run.backoff_until_s, self.env.now + backoff_s)
+            self._dequeue(run)
+            self._enqueue(run)
         self.capacity_released()
 
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:

@@ -84,13 +84,13 @@ class FairShares:
         if not borrowed:
             return Share(0.0, node.weight)
         lendable = self.lendable(parent)
-        ratio, dominant = 0.0, ""
+        ratio = 0.0
         for resource, amount in sorted(borrowed.items()):  # name order breaks ties
             lendable_amount = lendable.get(resource, 0)
             if lendable_amount > 0:
                 value = amount * 1000.0 / lendable_amount
                 if value > ratio:
-                    ratio, dominant = value, resource
+                    ratio = value
         return Share(ratio, node.weight, frozenset(frs))
 
 

@@ -26,7 +26,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from scheduler.admission.manifests import GPU_RESOURCE, ClusterQueue, FlavorFungibility, ResourceFlavor
+from scheduler.admission.manifests import (
+    GPU_RESOURCE,
+    ClusterQueue,
+    FlavorFungibility,
+    ResourceFlavor,
+)
 from scheduler.admission.preemption import Possibility
 from scheduler.admission.quota import FlavorResource, QuotaNode
 from scheduler.admission.workloads import POD_SET, AdmissionWorkload, quantity

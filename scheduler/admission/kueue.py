@@ -38,7 +38,11 @@ from scheduler.admission.manifests import QueueConfig
 from scheduler.admission.preemption import HUMAN_REASONS, Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
-from scheduler.admission.wait_for_pods_ready import PODS_READY_TIMEOUT, AfterTimeout, PodsReadyTracker
+from scheduler.admission.wait_for_pods_ready import (
+    PODS_READY_TIMEOUT,
+    AfterTimeout,
+    PodsReadyTracker,
+)
 from scheduler.admission.workloads import AdmissionWorkload, State, pod_set_requests, quantity
 from scheduler.eventlog.schema import EventType, PendingReason
 from scheduler.sim import Phase
@@ -196,7 +200,7 @@ class KueueAdmission:
 
     def _explain_unevaluated(self) -> None:
         """Workloads still waiting their turn say so, with their place in the queue."""
-        for wl in self.unexplained.values():
+        for wl in list(self.unexplained.values()):
             if wl.state is State.QUEUED and not wl.explained:
                 self.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
         self.unexplained.clear()

@@ -36,7 +36,7 @@ from scheduler.model.workload import MILLI
 from scheduler.plugins import names
 from scheduler.plugins.fgd import FragmentationMeasure, TargetWorkload, TaskType
 from scheduler.plugins.packing import node_classes
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state import ClusterState, Holding, PodRequest
 from scheduler.trace.openb import OpenbPod
 
 POLICIES: dict[str, str] = {
@@ -150,52 +150,86 @@ def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
 # --------------------------------------------------------------------------- placement
 
 
+GpuShape = tuple[str, int, tuple[int, ...]]  # (GPU model, GPU count, sorted free shares)
+
+
 class _StateClasses:
-    """Nodes grouped by everything a filter or score reads; members kept sorted."""
+    """Nodes grouped by everything a filter or score reads, members sorted by index.
+
+    Groups sit under their GPU shape, so a request skips every group whose GPUs cannot
+    hold it with one check per shape. Candidates whose free CPU or memory is short are
+    skipped too; the framework's filters still run on every candidate passed on."""
 
     def __init__(self, state: ClusterState) -> None:
         self.state = state
-        self.members: dict[tuple[object, ...], list[int]] = {}
-        self.key_of: list[tuple[object, ...]] = []
+        self.by_shape: dict[GpuShape, dict[tuple[object, ...], list[int]]] = {}
+        self.key_of: list[tuple[GpuShape, tuple[object, ...]]] = []
         for node in range(len(state.nodes)):
-            key = self._key(node)
-            self.key_of.append(key)
-            self.members.setdefault(key, []).append(node)
+            shape, rest = self._key(node)
+            self.key_of.append((shape, rest))
+            self.by_shape.setdefault(shape, {}).setdefault(rest, []).append(node)
 
-    def _key(self, node: int) -> tuple[object, ...]:
+    def _key(self, node: int) -> tuple[GpuShape, tuple[object, ...]]:
         state, spec = self.state, self.state.nodes[node]
-        return (
-            spec.gpu_model, spec.gpus, spec.cpu_milli, spec.memory_mib,
-            state.cpu_free[node], state.memory_free[node],
-            tuple(sorted(state.device_free[node])), node_classes(state, node),
-        )
+        shape = (spec.gpu_model, spec.gpus, tuple(sorted(state.device_free[node])))
+        rest = (spec.cpu_milli, spec.memory_mib, state.cpu_free[node], state.memory_free[node],
+                node_classes(state, node))
+        return shape, rest
 
-    def representatives(self, models: tuple[str, ...]) -> list[int]:
-        nodes = self.state.nodes
-        reps = (group[0] for group in self.members.values())
-        if models:
-            return sorted(r for r in reps if nodes[r].gpu_model in models)
-        return sorted(reps)
+    def members(self, node: int) -> list[int]:
+        shape, rest = self.key_of[node]
+        return self.by_shape[shape][rest]
+
+    def representatives(self, request: PodRequest) -> list[int]:
+        """The lowest node index of every group that may hold ``request``, ascending."""
+        reps: list[int] = []
+        milli, cpu, memory, models = request.milli, request.cpu_milli, request.memory_mib, request.models
+        for (model, _, free), groups in self.by_shape.items():
+            if models and model not in models:
+                continue
+            if milli >= MILLI:
+                whole = milli // MILLI
+                if len(free) < whole or free[-whole] < MILLI:
+                    continue
+            elif milli and (not free or free[-1] < milli):
+                continue
+            for (cpu_cap, memory_cap, cpu_free, memory_free, _), group in groups.items():
+                if (not cpu_cap or cpu_free >= cpu) and (not memory_cap or memory_free >= memory):
+                    reps.append(group[0])
+        reps.sort()
+        return reps
 
     def moved(self, node: int) -> None:
-        old = self.key_of[node]
-        group = self.members[old]
-        group.remove(node)
-        if not group:
-            del self.members[old]
-        new = self._key(node)
-        self.key_of[node] = new
-        bisect.insort(self.members.setdefault(new, []), node)
+        shape, rest = self.key_of[node]
+        groups = self.by_shape[shape]
+        groups[rest].remove(node)
+        if not groups[rest]:
+            del groups[rest]
+            if not groups:
+                del self.by_shape[shape]
+        shape, rest = self._key(node)
+        self.key_of[node] = (shape, rest)
+        bisect.insort(self.by_shape.setdefault(shape, {}).setdefault(rest, []), node)
+
+
+def _place(state: ClusterState, key: str, node: int, request: PodRequest) -> None:
+    """Allocate like the scheduler does. A pod without GPUs takes no device:
+    `ClusterState.allocate` expects a GPU request (it would pick a device for 0 milli-GPUs),
+    so such a pod's holding is applied directly, with no device."""
+    if request.milli:
+        state.allocate((key, 0), node, request)
+    else:
+        state.restore((key, 0), Holding(node, (), request.cpu_milli, request.memory_mib))
 
 
 def _choose_uniformly(
     classes: _StateClasses, framework: Framework, request: PodRequest, rng: random.Random
 ) -> int | None:
     """A feasible node drawn uniformly (Random-fit), one feasibility check per state."""
-    feasible = [r for r in classes.representatives(request.models) if framework.feasible(classes.state, request, r)]
+    feasible = [r for r in classes.representatives(request) if framework.feasible(classes.state, request, r)]
     if not feasible:
         return None
-    groups = [classes.members[classes.key_of[r]] for r in feasible]
+    groups = [classes.members(r) for r in feasible]
     draw = rng.randrange(sum(len(g) for g in groups))
     for group in groups:
         if draw < len(group):
@@ -234,12 +268,12 @@ def run_policy(
         if policy == "Random":
             node = _choose_uniformly(classes, framework, request, draw_rng)
         else:
-            node, _ = framework.find_node(state, request, classes.representatives(request.models))
+            node, _ = framework.find_node(state, request, classes.representatives(request))
         if node is None:
             failed += 1
         else:
             before = measure.of_node(state, node)
-            state.allocate((arrival.key, 0), node, request)
+            _place(state, arrival.key, node, request)
             fragmented += measure.of_node(state, node) - before
             allocated += request.milli
             placed += 1

@@ -27,7 +27,9 @@ REGISTRY: dict[str, dict[str, Factory]] = {
     },
     "permit": {names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
     "post_filter": {
-        names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption(),
+        names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption(
+            str(args.get("victim_order", "priority"))
+        ),
         names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(),
     },
 }

@@ -31,12 +31,26 @@ def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status
 
 @dataclass(frozen=True)
 class GangPermit:
+    """Permit barrier. `timeout_s`: how long reserved pods wait for the rest (v1.35: one
+    300 s deadline shared by the group; coscheduling: 60 s per waiting pod, and since the
+    first waiting pod times out first and takes its siblings with it, that is the same
+    deadline). `reject_percentage` (coscheduling only): reject the whole group when a pod
+    fails and more than this share of min_count is unassigned. `group_backoff_s`
+    (coscheduling's podGroupBackoffSeconds): keep a rejected group out of the queue."""
+
     name = names.GANG_PERMIT
     timeout_s: float = 300.0
+    reject_percentage: float | None = None
+    group_backoff_s: float = 0.0
 
     @staticmethod
     def from_args(args: dict[str, Any]) -> GangPermit:
-        return GangPermit(timeout_s=float(args.get("timeout_s", 300.0)))
+        percentage = args.get("reject_percentage")
+        return GangPermit(
+            timeout_s=float(args.get("timeout_s", 300.0)),
+            reject_percentage=None if percentage is None else float(percentage),
+            group_backoff_s=float(args.get("group_backoff_s", 0.0)),
+        )
 
     def permit(self, reserved: int, min_count: int) -> Status:
         """Allow the group to run once `reserved` reaches `min_count`; wait otherwise."""

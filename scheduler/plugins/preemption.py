@@ -25,6 +25,7 @@ class RunningGroup:
     priority: int
     started_at_s: float
     holdings: tuple[tuple[PodKey, Holding], ...]
+    loss_gpu_s: float = 0.0  # GPU-seconds since its last checkpoint: what evicting it throws away
 
 
 def _importance(group: RunningGroup) -> tuple[float, float, str]:
@@ -33,11 +34,22 @@ def _importance(group: RunningGroup) -> tuple[float, float, str]:
     return (-group.priority, group.started_at_s, group.workload_id)
 
 
+def _importance_by_loss(group: RunningGroup) -> tuple[float, float, str]:
+    # Within a priority, the group whose eviction loses the most work is the most
+    # important, so the victims are the ones whose loss is cheapest.
+    return (-group.priority, -group.loss_gpu_s, group.workload_id)
+
+
 class WorkloadPreemption:
     """v1.37 workload-aware preemption: the victim unit is a whole pod group
     (disruption mode All), the domain is the whole cluster."""
 
     name = names.WORKLOAD_PREEMPTION
+
+    def __init__(self, victim_order: str = "priority") -> None:
+        if victim_order not in ("priority", "cheapest_loss"):
+            raise ValueError(f"victim_order must be priority or cheapest_loss, got {victim_order!r}")
+        self._key = _importance_by_loss if victim_order == "cheapest_loss" else _importance
 
     def select_victims(
         self,
@@ -50,7 +62,7 @@ class WorkloadPreemption:
 
         `fits()` tries the preemptor's placement on the current state and must leave the
         state as it found it (it runs under its own journal mark)."""
-        potential = sorted((g for g in running if g.priority < preemptor_priority), key=_importance)
+        potential = sorted((g for g in running if g.priority < preemptor_priority), key=self._key)
         if not potential:
             return None
         mark = state.mark()
