@@ -55,7 +55,7 @@ def gpu_shape(run: WorkloadRun, pod: int) -> Hashable:
     if pod != GROUP:
         return ("pod", request.milli, request.models, spec.priority)
     return ("group", request.milli, request.models, spec.priority, _needed(run), len(run.pending),
-            spec.topology_required, spec.topology_preferred)
+            spec.topology_required, spec.topology_preferred, spec.parent_group)
 
 
 def _failure(diagnosis: Diagnosis | None) -> Outcome:
@@ -68,7 +68,7 @@ def attempt(replay: Replay, run: WorkloadRun, pod: int) -> Outcome:
     if run.done:
         return Outcome.PLACED
     if pod == GROUP:
-        return _attempt_group(replay, run)
+        return _attempt_group(replay, run) if run.pending else Outcome.PLACED
     if pod not in run.pending:
         return Outcome.PLACED
     return _attempt_pod(replay, run, pod)
@@ -156,6 +156,8 @@ def _place_group(
 
 def _attempt_group(replay: Replay, run: WorkloadRun) -> Outcome:
     spec = run.spec
+    if spec.parent_group and spec.parent_group not in replay.composites_started:
+        return _attempt_composite(replay, spec.parent_group, run)
     needed = _needed(run)
     shortfall = needed * run.request.milli - replay.state.free_milli(spec.gpu_models)
     plan = Plan()
@@ -198,6 +200,63 @@ def _group_pending(replay: Replay, run: WorkloadRun, needed: int, placed: int, d
     else:
         reason, message = PendingReason.UNSCHEDULABLE, detail
     replay.pending(run, reason, message)
+
+
+# -- composite pod groups ---------------------------------------------------------------
+
+
+def _attempt_composite(replay: Replay, parent: str, run: WorkloadRun) -> Outcome:
+    """CompositePodGroup (KEP-6012 shape): the children are scheduled together, top-down.
+
+    No child starts until `min_groups` children (each with its own min_count) fit at once,
+    within one domain of the parent's topology level when it has one. Once the quorum has
+    started, the remaining children are placed like any group."""
+    children = replay.composites[parent]
+    first = children[0].spec
+    min_groups = first.parent_min_groups or len(children)
+    level = next((c.spec.parent_topology_required for c in children if c.spec.parent_topology_required), None)
+    waiting = [c for c in children if c.arrived and not c.done and c.pending]
+    if len(waiting) < min_groups:
+        for child in waiting:
+            replay.pending(child, PendingReason.WAITING_FOR_GANG,
+                           f"composite pod group {parent} waits for quorum: {len(waiting)} of {min_groups} "
+                           "child groups have arrived")
+        return Outcome.FAILED
+    state = replay.state
+    domains = topology.domains(state, (), level) if level else [None]
+    best: tuple[tuple[int, int, str], list[tuple[WorkloadRun, list[tuple[int, int]]]]] | None = None
+    for domain in domains:
+        nodes = domain.nodes if domain else None
+        mark = state.mark()
+        try:
+            plans = []
+            for child in waiting:  # siblings share the domain: keep each child's plan assumed
+                needed = _needed(child)
+                placed, _ = _place_group(replay, child, needed, nodes)
+                if len(placed) >= needed:
+                    for pod, node in placed:
+                        state.allocate((child.spec.workload_id, pod), node, child.request)
+                    plans.append((child, placed))
+        finally:
+            state.rollback(mark)
+        if len(plans) >= min_groups:
+            placed_pods = sum(len(p) for _, p in plans)
+            rank = (-len(plans), -placed_pods, domain.value if domain else "")
+            if best is None or rank < best[0]:
+                best = (rank, plans)
+    if best is None:
+        where = f" within one {level}" if level else ""
+        for child in waiting:
+            replay.pending(child, PendingReason.GANG_NOT_SATISFIABLE,
+                           f"composite pod group {parent}: fewer than {min_groups} of {len(waiting)} child groups "
+                           f"fit together{where}")
+        return Outcome.FAILED_GPU
+    replay.composites_started.add(parent)
+    for child, placed in best[1]:
+        for pod, node in placed:
+            replay.place(child, pod, node, reserve=False)
+        replay.maybe_start_progress(child)
+    return Outcome.PLACED if not run.pending else Outcome.FAILED_GPU
 
 
 def _running_groups(replay: Replay, preemptor: WorkloadRun) -> list[RunningGroup]:

@@ -74,6 +74,7 @@ class WorkloadRun:
     last_pending: tuple[str, str, float] | None = None
     done: bool = False
     min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
+    arrived: bool = False
 
     def __post_init__(self) -> None:
         self.min_count = self.min_count or self.spec.min_count
@@ -130,6 +131,12 @@ class Replay:
             run = WorkloadRun(workload, seq, request, cluster_queue_of(workload), workload.duration_s)
             self.runs[workload.workload_id] = run
             self.env.at(workload.submit_time_s, Phase.ARRIVE, lambda r=run: self._arrive(r))
+        # CompositePodGroups: parent name -> child groups, in arrival order.
+        self.composites: dict[str, list[WorkloadRun]] = {}
+        for run in self.runs.values():
+            if run.spec.parent_group:
+                self.composites.setdefault(run.spec.parent_group, []).append(run)
+        self.composites_started: set[str] = set()
         self.admission: AdmissionLayer | None = admission_factory(self) if admission_factory else None
         for workload, reason, message in rejected:
             self.env.at(
@@ -261,6 +268,7 @@ class Replay:
     # -- life cycle --------------------------------------------------------------------
 
     def _arrive(self, run: WorkloadRun) -> None:
+        run.arrived = True
         self.emit(run, EventType.SUBMITTED)
         run.pending = set(range(run.spec.pods))
         if self.admission is not None:

@@ -83,6 +83,7 @@ def run_cycle(layer: KueueAdmission) -> bool:
     finally:
         for node, usage in reserved:
             layer.tree.remove(node, usage)
+            layer.tree.touch()
     # 6. Requeue and explain.
     progressed = False
     for entry in entries:
@@ -107,15 +108,25 @@ def _pop_heads(layer: KueueAdmission) -> list[Entry]:
 def _nominate(layer: KueueAdmission, entry: Entry) -> None:
     inactive = layer.tree.inactive.get(entry.node.name)
     if inactive is not None:
-        entry.assignment.mode = Mode.NO_FIT
+        entry.assignment = Assignment(mode=Mode.NO_FIT)
         entry.reason, entry.message = PendingReason.SUSPENDED, inactive
         return
-    spec = layer.config.cluster_queues[entry.node.name]
-    entry.assignment = assign_flavors(
-        entry.wl, entry.node, spec, layer.config.flavors, layer.preemptor.simulate, fair_sharing=layer.fair_sharing is not None,
-    )
-    if entry.assignment.mode is Mode.PREEMPT:
-        entry.targets = layer.preemptor.targets(entry.wl, entry.node, entry.assignment.usage, entry.assignment.frs_needing_preemption)
+    wl, tree = entry.wl, layer.tree
+    if layer.nominations_version != tree.version:
+        layer.nominations.clear()
+        layer.nominations_version = tree.version
+    key = (entry.node.name, wl.shape, wl.queue_timestamp_s if layer.timestamp_matters else None)
+    cached = layer.nominations.get(key)
+    if cached is None:
+        spec = layer.config.cluster_queues[entry.node.name]
+        assignment = assign_flavors(
+            wl, entry.node, spec, layer.config.flavors, layer.preemptor.simulate, fair_sharing=layer.fair_sharing is not None,
+        )
+        targets = []
+        if assignment.mode is Mode.PREEMPT:
+            targets = layer.preemptor.targets(wl, entry.node, assignment.usage, assignment.frs_needing_preemption)
+        cached = layer.nominations[key] = (assignment, targets)
+    entry.assignment, entry.targets = cached
 
 
 def _ordered(layer: KueueAdmission, entries: list[Entry]) -> list[Entry] | object:
@@ -166,6 +177,7 @@ def _process(layer: KueueAdmission, entry: Entry, preempted: set[str], reserved:
 
 def _reserve(layer: KueueAdmission, node: QuotaNode, usage: dict[FlavorResource, int], reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]]) -> None:
     layer.tree.add(node, usage)
+    layer.tree.touch()
     reserved.append((node, usage))
 
 

@@ -174,11 +174,14 @@ def assign_flavors(
             representative = BEST
             per_resource: dict[str, Granular] = {}
             flavor_reason: PendingReason | None = None
+            # A resource over the queue's maximum dooms the flavor: the others still say why
+            # they would wait, but asking the preemption oracle about them is pointless.
+            doomed = any(wl.requests[r] > queue.potential_available((name, r)) for r in requested)
             for resource in requested:
                 fr = (name, resource)
                 nominal = queue.nominal.get(fr, 0)
                 granular, reason, no_fit = _fits_resource_quota(
-                    wl, queue, fr, wl.requests[resource], nominal, oracle,
+                    wl, queue, fr, wl.requests[resource], nominal, None if doomed else oracle,
                     may_preempt=can_preempt_in_queue or can_preempt_while_borrowing,
                 )
                 if reason:
@@ -187,9 +190,7 @@ def assign_flavors(
                     flavor_reason = _more_severe(flavor_reason, no_fit)
                 if is_preferred(representative, granular, fungibility):
                     representative = granular
-                per_resource[resource] = granular
-                if representative.mode is Mode.NO_FIT:
-                    break
+                per_resource[resource] = granular  # Kueue goes on: every resource states its reason
             if flavor_reason is not None and representative.mode is Mode.NO_FIT:
                 group_reasons.add(flavor_reason)
             if not should_try_next(representative, fungibility):
@@ -217,7 +218,7 @@ def assign_flavors(
 
 
 def _fits_resource_quota(
-    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle, *, may_preempt: bool
+    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle | None, *, may_preempt: bool
 ) -> tuple[Granular, str, PendingReason | None]:
     flavor, resource = fr
     most = queue.potential_available(fr)
@@ -232,6 +233,8 @@ def _fits_resource_quota(
         return Granular(Mode.FIT, borrow), "", None
     reason = f"insufficient unused quota for {resource} in flavor {flavor}, {quantity(resource, value - available)} more needed"
     if value <= nominal or may_reclaim or may_preempt:
+        if oracle is None:  # the flavor is doomed by another resource
+            return Granular(Mode.NO_CANDIDATES, borrow), reason, None
         possibility, borrow_after = oracle(wl, queue, fr, value)
         return Granular(_FROM_POSSIBILITY[possibility], borrow_after), reason, None
     return Granular(Mode.NO_FIT, borrow), reason, PendingReason.WAITING_FOR_QUOTA

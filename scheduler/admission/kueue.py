@@ -82,7 +82,14 @@ class KueueAdmission:
         self.timed_out: set[str] = set()
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
-        self._seq = 0
+        # Nominations (assignment, targets) against the current tree version: a head that
+        # is retried while nothing changed, or shaped like one just tried, reuses them.
+        self.nominations: dict[tuple[object, ...], tuple[Assignment, list]] = {}
+        self.nominations_version = -1
+        # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
+        self.timestamp_matters = any(
+            cq.preemption.within_cluster_queue == "LowerOrNewerEqualPriority" for cq in config.cluster_queues.values()
+        )
 
     @property
     def now(self) -> float:
@@ -216,6 +223,7 @@ class KueueAdmission:
         self.queue_of(wl).remove(wl)
         self.unexplained.pop(wl.name, None)
         self.tree.add(node, assignment.usage)
+        self.tree.touch()
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holding[node.name][wl.name] = wl
@@ -236,6 +244,7 @@ class KueueAdmission:
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: str) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
         self.preempting[victim.name] = (preemptor, reason)
+        self.tree.touch()  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
             f"{HUMAN_REASONS[reason]}; preemptor path: {self.node_of(preemptor).path()}; "
@@ -248,6 +257,7 @@ class KueueAdmission:
     def _free(self, wl: AdmissionWorkload) -> None:
         node = self.node_of(wl)
         self.tree.remove(node, wl.usage)
+        self.tree.touch()
         self.holding[node.name].pop(wl.name, None)
         wl.usage, wl.flavors = {}, {}
         wl.run.request = wl.original_request

@@ -111,10 +111,25 @@ class Preemptor:
         self.holders = holders
         self.fair_sharing = fair_sharing
         self.shares = shares
+        # Oracle answers for the current tree version (flavor assignment asks the same
+        # question for every head of the same size while nothing is admitted).
+        self._answers: dict[tuple[object, ...], tuple[Possibility, int]] = {}
+        self._answers_version = -1
+        self._timestamp_matters = any(s.preemption.within_cluster_queue == "LowerOrNewerEqualPriority" for s in specs.values())
 
     # -- the oracle used by flavor assignment -------------------------------------------
 
     def simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
+        if self._answers_version != self.tree.version:
+            self._answers.clear()
+            self._answers_version = self.tree.version
+        key = (queue.name, fr, value, wl.priority, wl.queue_timestamp_s if self._timestamp_matters else None)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._simulate(wl, queue, fr, value)
+        return answer
+
+    def _simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
         targets = self.targets(wl, queue, {fr: value}, frozenset({fr}))
         if not targets:
             return Possibility.NO_CANDIDATES, 0

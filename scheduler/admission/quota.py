@@ -175,7 +175,10 @@ class QuotaTree:
         self.queues: dict[str, QuotaNode] = {}
         self.cohorts: dict[str, QuotaNode] = {}
         self.inactive: dict[str, str] = {}  # ClusterQueue -> why it is inactive
-        self.version = 0  # bumped on every usage change: cached answers stay valid until then
+        # Bumped by `touch` whenever usage changes for real (an admission, a release, a
+        # reservation), not by what-ifs that restore what they change: answers computed
+        # against the tree (assignments, preemption oracle) stay valid until then.
+        self.version = 0
         for name, cohort in config.cohorts.items():
             node = self._cohort(name)
             node.weight = cohort.fair_sharing_weight
@@ -211,11 +214,13 @@ class QuotaTree:
     def add(self, queue: QuotaNode, usage: Usage) -> None:
         for fr, value in usage.items():
             queue.add_usage(fr, value)
-        self.version += 1
 
     def remove(self, queue: QuotaNode, usage: Usage) -> None:
         for fr, value in usage.items():
             queue.remove_usage(fr, value)
+
+    def touch(self) -> None:
+        """Usage changed for real (see `version`)."""
         self.version += 1
 
     def queues_of_tree(self, queue: QuotaNode) -> list[QuotaNode]:

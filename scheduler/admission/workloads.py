@@ -80,7 +80,7 @@ class AdmissionWorkload:
         return self.state is State.EVICTING
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
-        return any(fr in frs for fr in self.usage)
+        return not self.usage.keys().isdisjoint(frs)
 
 
 def pod_set_requests(run: WorkloadRun) -> dict[str, int]:

@@ -25,7 +25,9 @@ class Workload:
     checkpoint_interval_s: float | None = None
     topology_required: str | None = None
     topology_preferred: str | None = None
-    parent_group: str | None = None
+    parent_group: str | None = None  # CompositePodGroup this group belongs to
+    parent_min_groups: int | None = None  # the composite's quorum of child groups (None: all)
+    parent_topology_required: str | None = None  # the composite's topology level
     kind: str = "batch"
     source_row: int = 0  # spreadsheet line of the input row (header = 1), for messages
 

@@ -44,6 +44,8 @@ OPTIONAL_COLUMNS = (
     "topology_required",
     "topology_preferred",
     "parent_group",
+    "parent_min_groups",
+    "parent_topology_required",
     "kind",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
@@ -170,12 +172,26 @@ def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Work
         topology_required=_topology(record, "topology_required"),
         topology_preferred=_topology(record, "topology_preferred"),
         parent_group=_text(record.get("parent_group")),
+        parent_min_groups=_parent_min_groups(record),
+        parent_topology_required=_topology(record, "parent_topology_required"),
         kind=_text(record.get("kind")) or DEFAULT_KIND,
         source_row=row_number,
     )
 
 
 # ------------------------------------------------------------------------------ values
+
+
+def _parent_min_groups(record: dict[str, Any]) -> int | None:
+    """CompositePodGroup quorum: how many child groups must be placeable together."""
+    if _text(record.get("parent_min_groups")) is None:
+        return None
+    value = _integer(record, "parent_min_groups", default=0)
+    if value < 1:
+        raise _RowProblem("parent_min_groups", f"must be >= 1 when given, got {value}")
+    if _text(record.get("parent_group")) is None:
+        raise _RowProblem("parent_min_groups", "needs a parent_group")
+    return value
 
 
 def _text(value: Any) -> str | None:

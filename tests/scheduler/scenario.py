@@ -18,7 +18,8 @@ from scheduler.commands import replay
 NODE_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
 TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
-    "tenant", "queue", "priority", "checkpoint_interval_s",
+    "tenant", "queue", "priority", "checkpoint_interval_s", "topology_required", "topology_preferred",
+    "parent_group", "parent_min_groups", "parent_topology_required",
 )
 
 
@@ -28,10 +29,13 @@ def node(name: str, gpus: int = 8, model: str = "A100", rack: str = "r1") -> dic
 
 
 def job(wid: str, at: float, duration: float, pods: int = 1, gpus: float = 8, *, min_count: int | None = None,
-        priority: int = 0, model: str = "", checkpoint: float | None = None, tenant: str = "t") -> dict[str, Any]:
-    return {"workload_id": wid, "submit_time": at, "duration_s": duration, "pods": pods,
-            "min_count": pods if min_count is None else min_count, "gpus_per_pod": gpus, "gpu_model": model,
-            "tenant": tenant, "queue": "", "priority": priority, "checkpoint_interval_s": checkpoint or ""}
+        priority: int = 0, model: str = "", checkpoint: float | None = None, tenant: str = "t",
+        **extra: Any) -> dict[str, Any]:
+    """One trace row; `extra` sets optional columns (topology_required, parent_group, …)."""
+    row = {"workload_id": wid, "submit_time": at, "duration_s": duration, "pods": pods,
+           "min_count": pods if min_count is None else min_count, "gpus_per_pod": gpus, "gpu_model": model,
+           "tenant": tenant, "queue": "", "priority": priority, "checkpoint_interval_s": checkpoint or ""}
+    return row | {column: "" for column in TRACE_COLUMNS if column not in row} | extra
 
 
 def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> Path:
@@ -43,11 +47,19 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> 
 
 
 def replay_rows(tmp_path: Path, nodes: list[dict[str, Any]], workloads: list[dict[str, Any]],
-                profile: str, seed: int = 1) -> list[dict[str, Any]]:
+                profile: str, seed: int = 1, resizes: list[tuple[str, float, int]] | None = None) -> list[dict[str, Any]]:
+    """`profile` is a shipped name or a TOML text (written to a file for the replay)."""
     cluster = _write(tmp_path / "cluster.csv", NODE_COLUMNS, nodes)
     trace = _write(tmp_path / "trace.csv", TRACE_COLUMNS, workloads)
-    out = tmp_path / f"run-{profile}"
-    replay(trace, cluster, out, profile=profile, seed=seed)
+    if "\n" in profile:
+        (tmp_path / "profile.toml").write_text(profile)
+        profile = str(tmp_path / "profile.toml")
+    resize_file = None
+    if resizes:
+        resize_file = tmp_path / "resizes.csv"
+        resize_file.write_text("workload_id,time_s,min_count\n" + "".join(f"{w},{t},{m}\n" for w, t, m in resizes))
+    out = tmp_path / "run"
+    replay(trace, cluster, out, profile=profile, seed=seed, resizes=resize_file)
     return pq.read_table(out / "events.parquet").to_pylist()
 
 

@@ -1,0 +1,23 @@
+"""A preempted workload loses only the work since its last checkpoint."""
+
+from tests.scheduler.scenario import job, node, replay_rows, story
+
+PLACEMENT = ("started", "reserved", "finished", "timed_out", "preempted", "requeued")
+
+
+def test_preempted_work_resumes_from_the_last_checkpoint(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1")],
+        [job("trainer", 0, 3000, priority=1, checkpoint=600), job("urgent", 1000, 100, priority=9)],
+        "gang-v1.37",
+    )
+    trainer = [s for s in story(rows, events=PLACEMENT) if s[2] == "trainer"]
+    # Ran 1000 s, checkpointed at 600: 400 s lost, 2400 s left; resumes when urgent ends.
+    assert trainer == [
+        (0.0, "started", "trainer", 0, "n1"),
+        (1000.0, "preempted", "trainer", 0, "n1"),
+        (1000.0, "requeued", "trainer", None, None),
+        (1100.0, "started", "trainer", 0, "n1"),
+        (3500.0, "finished", "trainer", 0, "n1"),
+    ]

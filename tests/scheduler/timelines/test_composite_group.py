@@ -1,0 +1,36 @@
+"""A CompositePodGroup starts no child before its siblings can start too."""
+
+from tests.scheduler.scenario import job, node, replay_rows, story
+
+
+def test_a_composite_group_starts_no_child_before_its_siblings_can(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1"), node("n2"), node("n3")],
+        [
+            job("busy", 0, 1000),
+            # A 1-node child would fit at once; the 2-node sibling only when "busy" ends.
+            job("learner", 10, 500, parent_group="rl-run", parent_min_groups=2),
+            job("actors", 20, 500, pods=2, parent_group="rl-run", parent_min_groups=2),
+        ],
+        "gang-v1.37",
+    )
+    children = story([r for r in rows if r["workload_id"] in ("learner", "actors")], events=("started",))
+    assert [t[0] for t in children] == [1000.0, 1000.0, 1000.0]
+    reasons = [(r["workload_id"], r["reason"]) for r in rows if r["event"] == "pending"]
+    assert ("learner", "WaitingForGang") in reasons  # quorum: 1 of 2 child groups arrived
+    assert any(w == "learner" and reason == "GangNotSatisfiable" for w, reason in reasons)
+
+
+def test_a_composite_with_a_rack_constraint_keeps_all_children_in_one_rack(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1", rack="r1"), node("n2", rack="r1"), node("n3", rack="r2"), node("n4", rack="r2")],
+        [
+            job("a", 0, 500, parent_group="p", parent_topology_required="rack"),
+            job("b", 0, 500, parent_group="p", parent_topology_required="rack"),
+        ],
+        "gang-v1.37",
+    )
+    nodes = {r["node"] for r in rows if r["event"] == "started"}
+    assert nodes in ({"n1", "n2"}, {"n3", "n4"})
