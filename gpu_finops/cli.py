@@ -79,6 +79,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         charge_period_s=args.charge_period,
         export=Path(args.export) if args.export else None,
         show_progress=not args.quiet,
+        focus_split=args.focus_split,
     )
     print(f"built {', '.join(result.run_ids)} → {result.db}")
     return 0
@@ -144,6 +145,16 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from gpu_finops.compare import compare
+
+    compare(args.run_a, args.run_b, db=Path(args.db) if args.db else None,
+            prices=Path(args.prices) if args.prices else None, console=Console())
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from gpu_finops.demo import run_demo
 
@@ -187,6 +198,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True, help="DuckDB file to create or update")
     p.add_argument("--charge-period", type=_parse_period, default=3600, help="15m, 1h (default), 1d")
     p.add_argument("--export", help="folder for the Hive-partitioned FOCUS Parquet export")
+    p.add_argument("--focus-split", action="store_true",
+                   help="FOCUS 1.3 split cost allocation: node-hours split into workload parts and idle")
 
     p = add("validate", _cmd_validate, "FOCUS conformance and accounting invariants (exit 1 on any violation)")
     p.add_argument("--db", required=True)
@@ -210,6 +223,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True)
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
     p.add_argument("query")
+
+    p = add("compare", _cmd_compare, "two runs side by side: waste, idle by cause, waits, preemptions, cost per team")
+    p.add_argument("run_a", metavar="RUN_A", help="a run directory, or a run id with --db")
+    p.add_argument("run_b", metavar="RUN_B")
+    p.add_argument("--prices", help="price book, to cost two run directories")
+    p.add_argument("--db", help="compare two runs already built into this database")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")
     p.add_argument("--db", required=True)
