@@ -94,35 +94,47 @@ class Plan:
 
 
 def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
-    """Plan the group, honouring its topology constraint (required or preferred)."""
+    """Plan the group, honouring its topology constraint (required or preferred) and, when
+    the profile shares one device claim per group, one GPU model for all its pods."""
     spec, state = run.spec, replay.state
     level = spec.topology_required or spec.topology_preferred
-    if not level:
+    per_model = replay.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
+    if not level and not per_model:
         return Plan(*_place_group(replay, run, needed))
-    candidates = topology.domains(state, spec.gpu_models, level)
+    candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
-        mine = topology.domain_of(state, held, level)
+        mine = topology.domain_of(state, held, level, per_model=per_model)
         candidates = [d for d in candidates if d.value == mine]
     best: tuple[tuple[int, int, str], Plan] | None = None
-    most_placed = 0
+    fullest = Plan()  # the domain that came closest, for the pending message
     for domain in candidates:
         placed, diagnosis = _place_group(replay, run, needed, domain.nodes)
-        most_placed = max(most_placed, len(placed))
         if len(placed) >= needed:
             rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
             if best is None or rank < best[0]:
                 best = (rank, Plan(placed, diagnosis))
+        elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
+            fullest = Plan(placed, diagnosis)
     if best is not None:
         return best[1]
-    if spec.topology_preferred and not spec.topology_required:
-        return Plan(*_place_group(replay, run, needed))  # preferred only: fall back to the cluster
-    note = (
-        f"no {level} can hold {needed} pods x {spec.gpus_per_pod:g} GPUs "
-        f"({spec.gpu_model_label or 'any model'}) together; the best of {len(candidates)} "
-        f"{level}s fits {most_placed}"
-    )
-    return Plan([], None, note)
+    if spec.topology_required:
+        where = f"{level}" if not per_model else f"{level} of one GPU model"
+        note = (
+            f"no {where} can hold {needed} pods x {spec.gpus_per_pod:g} GPUs "
+            f"({spec.gpu_model_label or 'any model'}) together; the best of {len(candidates)} "
+            f"{level}s fits {len(fullest.placed)}"
+        )
+        return Plan([], None, note)
+    if level and per_model:  # preferred topology: fall back to one GPU model anywhere
+        for domain in topology.domains(state, spec.gpu_models, None, per_model=True):
+            placed, diagnosis = _place_group(replay, run, needed, domain.nodes)
+            if len(placed) >= needed:
+                return Plan(placed, diagnosis)
+        return Plan([], fullest.diagnosis)
+    if level:  # preferred topology, no claim: fall back to the whole cluster
+        return Plan(*_place_group(replay, run, needed))
+    return Plan([], fullest.diagnosis)  # one claim per group, no model had room
 
 
 def _place_group(

@@ -81,6 +81,10 @@ class ClusterState:
             return sum(self.free_milli_by_model.values())
         return sum(self.free_milli_by_model.get(m, 0) for m in models)
 
+    def candidate_models(self, models: tuple[str, ...]) -> list[str]:
+        """GPU models of this cluster a request accepts."""
+        return [m for m in self.nodes_by_model if not models or m in models]
+
     def candidate_nodes(self, models: tuple[str, ...]) -> list[int]:
         """Node indices whose GPU model a request accepts, in cluster order."""
         if not models:

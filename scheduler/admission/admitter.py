@@ -72,6 +72,7 @@ def run_cycle(layer: KueueAdmission) -> bool:
         return False
     # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
     reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
+    version, commits = layer.tree.version, layer.commits
     try:
         # 3. Nominate.
         for entry in entries:
@@ -83,6 +84,9 @@ def run_cycle(layer: KueueAdmission) -> bool:
     finally:
         for node, usage in reserved:
             layer.tree.remove(node, usage)
+        if layer.commits == commits:
+            layer.tree.version = version  # only this cycle's reservations changed it, now undone
+        else:
             layer.tree.touch()
     # 6. Requeue and explain.
     progressed = False

@@ -81,6 +81,7 @@ class KueueAdmission:
         self.preempting: dict[str, tuple[AdmissionWorkload, str]] = {}  # victim -> (preemptor, reason)
         self.timed_out: set[str] = set()
         self._cycle_at: float | None = None
+        self.commits = 0
         self._requeue_roots: set[int] = set()
         # Nominations (assignment, targets) against the current tree version: a head that
         # is retried while nothing changed, or shaped like one just tried, reuses them.
@@ -94,6 +95,11 @@ class KueueAdmission:
     @property
     def now(self) -> float:
         return self.env.now
+
+    def commit(self) -> None:
+        """Quota or holders changed for real: cached nominations are stale."""
+        self.commits += 1
+        self.tree.touch()
 
     # -- the AdmissionLayer protocol -----------------------------------------------------
 
@@ -223,7 +229,7 @@ class KueueAdmission:
         self.queue_of(wl).remove(wl)
         self.unexplained.pop(wl.name, None)
         self.tree.add(node, assignment.usage)
-        self.tree.touch()
+        self.commit()
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holding[node.name][wl.name] = wl
@@ -244,7 +250,7 @@ class KueueAdmission:
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: str) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
         self.preempting[victim.name] = (preemptor, reason)
-        self.tree.touch()  # an evicted holder is a different preemption candidate
+        self.commit()  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
             f"{HUMAN_REASONS[reason]}; preemptor path: {self.node_of(preemptor).path()}; "
@@ -257,7 +263,7 @@ class KueueAdmission:
     def _free(self, wl: AdmissionWorkload) -> None:
         node = self.node_of(wl)
         self.tree.remove(node, wl.usage)
-        self.tree.touch()
+        self.commit()
         self.holding[node.name].pop(wl.name, None)
         wl.usage, wl.flavors = {}, {}
         wl.run.request = wl.original_request

@@ -153,15 +153,31 @@ def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
 GpuShape = tuple[str, int, tuple[int, ...]]  # (GPU model, GPU count, sorted free shares)
 
 
+# What each policy's score reads of a node besides its GPU shape (model, GPU count, sorted
+# free shares): nodes of one shape that agree on it score the same. Indices into the
+# group key (cpu capacity, memory capacity, free cpu, free memory, GPU request classes).
+_SCORE_READS: dict[str, tuple[int, ...]] = {
+    "Random": (),
+    "BestFit": (),
+    "GpuPacking": (),
+    "GpuClustering": (4,),
+    "DotProd": (0, 2),
+    "FGD": (0, 2),
+}
+
+
 class _StateClasses:
     """Nodes grouped by everything a filter or score reads, members sorted by index.
 
     Groups sit under their GPU shape, so a request skips every group whose GPUs cannot
-    hold it with one check per shape. Candidates whose free CPU or memory is short are
-    skipped too; the framework's filters still run on every candidate passed on."""
+    hold it with one check per shape. Groups whose free CPU or memory is short are skipped
+    too (the framework's filters still run on every candidate passed on). Of the groups
+    left, those a policy's score cannot tell apart (`_SCORE_READS`) give one candidate:
+    their lowest node index, the one a full scan would keep on a tie."""
 
-    def __init__(self, state: ClusterState) -> None:
+    def __init__(self, state: ClusterState, policy: str) -> None:
         self.state = state
+        self.score_reads = _SCORE_READS[policy]
         self.by_shape: dict[GpuShape, dict[tuple[object, ...], list[int]]] = {}
         self.key_of: list[tuple[GpuShape, tuple[object, ...]]] = []
         for node in range(len(state.nodes)):
@@ -180,11 +196,12 @@ class _StateClasses:
         shape, rest = self.key_of[node]
         return self.by_shape[shape][rest]
 
-    def representatives(self, request: PodRequest) -> list[int]:
-        """The lowest node index of every group that may hold ``request``, ascending."""
-        reps: list[int] = []
+    def feasible_groups(self, request: PodRequest) -> list[tuple[GpuShape, tuple[object, ...], list[int]]]:
+        """Every group whose GPUs, CPU and memory can hold ``request``."""
+        found = []
         milli, cpu, memory, models = request.milli, request.cpu_milli, request.memory_mib, request.models
-        for (model, _, free), groups in self.by_shape.items():
+        for shape, groups in self.by_shape.items():
+            model, _, free = shape
             if models and model not in models:
                 continue
             if milli >= MILLI:
@@ -193,11 +210,35 @@ class _StateClasses:
                     continue
             elif milli and (not free or free[-1] < milli):
                 continue
-            for (cpu_cap, memory_cap, cpu_free, memory_free, _), group in groups.items():
+            for rest, group in groups.items():
+                cpu_cap, memory_cap, cpu_free, memory_free, _ = rest
                 if (not cpu_cap or cpu_free >= cpu) and (not memory_cap or memory_free >= memory):
-                    reps.append(group[0])
-        reps.sort()
-        return reps
+                    found.append((shape, rest, group))
+        return found
+
+    def representatives(self, request: PodRequest, rng: random.Random | None) -> list[int]:
+        """One candidate per set of groups the policy's score cannot tell apart.
+
+        Without ``rng`` they come in node order, so a tie goes to the lowest index. With
+        ``rng`` they come in a weighted random order (key u^(1/size), largest first:
+        Efraimidis-Spirakis), so among tied candidates each is first with probability
+        proportional to its node count: a tie goes to a node drawn uniformly, as
+        kube-scheduler's selectHost does."""
+        reads = self.score_reads
+        best: dict[tuple[object, ...], list[int]] = {}  # score key → [lowest index, nodes]
+        for shape, rest, group in self.feasible_groups(request):
+            key = (shape, *(rest[i] for i in reads))
+            found = best.get(key)
+            if found is None:
+                best[key] = [group[0], len(group)]
+            else:
+                found[0] = min(found[0], group[0])
+                found[1] += len(group)
+        if rng is None:
+            return sorted(node for node, _ in best.values())
+        # Sorted by index first so the draw does not depend on dictionary order.
+        ranked = sorted((node, size) for node, size in best.values())
+        return [node for _, node in sorted(((rng.random() ** (1.0 / size), node) for node, size in ranked), reverse=True)]
 
     def moved(self, node: int) -> None:
         shape, rest = self.key_of[node]
@@ -226,10 +267,9 @@ def _choose_uniformly(
     classes: _StateClasses, framework: Framework, request: PodRequest, rng: random.Random
 ) -> int | None:
     """A feasible node drawn uniformly (Random-fit), one feasibility check per state."""
-    feasible = [r for r in classes.representatives(request) if framework.feasible(classes.state, request, r)]
-    if not feasible:
+    groups = [g for _, _, g in classes.feasible_groups(request) if framework.feasible(classes.state, request, g[0])]
+    if not groups:
         return None
-    groups = [classes.members(r) for r in feasible]
     draw = rng.randrange(sum(len(g) for g in groups))
     for group in groups:
         if draw < len(group):
@@ -246,14 +286,16 @@ def run_policy(
     *,
     seed: int = 42,
     step: float = DEFAULT_STEP,
+    tie_break: str = "random",
     progress: Callable[[int, int], None] | None = None,
 ) -> PolicyResult:
     """Place ``arrivals`` one by one under ``policy``; the curve on a grid of ``step``."""
     state = ClusterState(cluster)
     framework = Framework(policy_profile(policy, workload), random.Random(seed))
     measure = FragmentationMeasure(workload)
-    classes = _StateClasses(state)
+    classes = _StateClasses(state, policy)
     draw_rng = random.Random(seed)
+    tie_rng = random.Random(seed + 1) if tie_break == "random" else None
     capacity = float(cluster.total_gpus)
     if capacity <= 0:
         raise ValueError("the cluster has no GPUs")
@@ -268,7 +310,7 @@ def run_policy(
         if policy == "Random":
             node = _choose_uniformly(classes, framework, request, draw_rng)
         else:
-            node, _ = framework.find_node(state, request, classes.representatives(request))
+            node, _ = framework.find_node(state, request, classes.representatives(request, tie_rng))
         if node is None:
             failed += 1
         else:

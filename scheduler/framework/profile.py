@@ -25,6 +25,7 @@ _BEHAVIOUR = {
     "backoff_max_s",
     "max_simulated_s",
     "unschedulable_flush_s",
+    "group_device_claim",
 }
 
 
@@ -47,6 +48,9 @@ class Profile:
     # kube-scheduler moves pods that sat unschedulable this long back to the active queue
     # even without an event (DefaultPodMaxInUnschedulablePodsDuration).
     unschedulable_flush_s: float = 300.0
+    # DRA: the pods of a group share one ResourceClaim, so all get devices of one class
+    # (one GPU model) even when the group accepts several.
+    group_device_claim: bool = False
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
     source: str = ""
@@ -132,5 +136,5 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
         post_filter=names("post_filter", ()),
         plugin_args={k: dict(v) for k, v in data.get("plugin_args", {}).items()},
         source=label,
-        **{k: float(v) for k, v in behaviour.items()},
+        **{k: (bool(v) if isinstance(v, bool) else float(v)) for k, v in behaviour.items()},
     )

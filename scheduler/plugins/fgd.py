@@ -157,9 +157,9 @@ class FragmentationMeasure:
         return (spec.gpu_model, cpu, tuple(sorted(state.device_free[node])))
 
     @staticmethod
-    def key_after(state: ClusterState, node: int, request: PodRequest) -> NodeKey:
+    def key_after(state: ClusterState, node: int, request: PodRequest, before: NodeKey | None = None) -> NodeKey:
         """The node's key once ``request`` is allocated the way `ClusterState.allocate` does."""
-        model, cpu, free = FragmentationMeasure.key(state, node)
+        model, cpu, free = before or FragmentationMeasure.key(state, node)
         if cpu >= 0:
             cpu -= request.cpu_milli
         if request.milli >= MILLI:
@@ -185,7 +185,8 @@ class FragmentationMeasure:
 
     def growth(self, state: ClusterState, node: int, request: PodRequest) -> float:
         """Δ F_n(M) of allocating ``request`` on ``node`` (the FGD gradient)."""
-        return self.of_key(self.key_after(state, node, request)) - self.of_node(state, node)
+        before = self.key(state, node)
+        return self.of_key(self.key_after(state, node, request, before)) - self.of_key(before)
 
     def of_cluster(self, state: ClusterState) -> float:
         return sum(self.of_node(state, node) for node in range(len(state.nodes)))

@@ -22,19 +22,31 @@ class Domain:
     nodes: list[int]
 
 
-def domains(state: ClusterState, models: tuple[str, ...], level: str) -> list[Domain]:
-    """Candidate domains at `level` among nodes of accepted models, by label value."""
+def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False) -> list[Domain]:
+    """Candidate domains at `level` among nodes of accepted models, by label value.
+
+    `per_model` splits every domain by GPU model: a pod group whose pods share one DRA
+    device claim gets devices of one class (one model) for all its pods. `level` None with
+    `per_model` gives one domain per model."""
     by_value: dict[str, list[int]] = {}
     for node in state.candidate_nodes(models):
-        value = state.nodes[node].label(level)
-        if value is not None:
-            by_value.setdefault(value, []).append(node)
-    return [Domain(level, value, nodes) for value, nodes in sorted(by_value.items())]
+        spec = state.nodes[node]
+        value = spec.label(level) if level else ""
+        if value is None:
+            continue
+        if per_model:
+            value = f"{spec.gpu_model}/{value}" if level else spec.gpu_model
+        by_value.setdefault(value, []).append(node)
+    return [Domain(level or "gpu_model", value, nodes) for value, nodes in sorted(by_value.items())]
 
 
-def domain_of(state: ClusterState, nodes: list[int], level: str) -> str | None:
-    """The one domain `nodes` share at `level`, or None if they span several."""
-    values = {state.nodes[n].label(level) for n in nodes}
+def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_model: bool = False) -> str | None:
+    """The one domain `nodes` share (as `domains` names it), or None if they span several."""
+    values = set()
+    for n in nodes:
+        spec = state.nodes[n]
+        value = spec.label(level) if level else ""
+        values.add((f"{spec.gpu_model}/{value}" if level else spec.gpu_model) if per_model else value)
     return values.pop() if len(values) == 1 else None
 
 

@@ -30,12 +30,15 @@ and racks fill blocks the same way, so a rack never spans two blocks. Unknown ke
 error (a typo would otherwise change the cluster silently).
 
 Errors raise `InputError` naming the file, the row (tables) or ``pool[i].key`` (TOML), and
-the field.
+the field. Values must fit the run directory's columns: at most `MAX_NODES` nodes, a node's
+``gpus`` a 32-bit integer, CPU and memory at most `MAX_NODE_RESOURCE`; text fields hold text
+(a TOML list or table there is an error, not a name).
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +53,10 @@ from scheduler.model.workload import Workload
 from scheduler.trace.io import ROW_PROBLEM, read_table_rows
 
 REQUIRED_COLUMNS = ("node", "gpu_model", "gpus")
+MAX_NODES = 100_000
+"""Nodes in one cluster: above the largest Kubernetes clusters, and a bound on the replay."""
+MAX_NODE_GPUS = 2**31 - 1  # cluster.parquet stores a node's GPUs as a 32-bit integer
+MAX_NODE_RESOURCE = 2**53  # CPU millicores or MiB: still exact once read as a number
 POOL_KEYS = frozenset(
     {
         "name_prefix", "count", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone",
@@ -70,6 +77,8 @@ def read_cluster(path: Path) -> Cluster:
             raise InputError(path, "not UTF-8 text") from None
         except tomllib.TOMLDecodeError as exc:
             raise InputError(path, f"not valid TOML: {exc}") from None
+        except RecursionError:  # tomllib parses nested arrays and tables recursively
+            raise InputError(path, "not valid TOML: nested too deeply") from None
         pools = document.get("pool")
         if not isinstance(pools, list) or not pools:
             raise InputError(path, "expected one or more [[pool]] tables", field="pool")
@@ -97,6 +106,8 @@ def _read_node_table(path: Path) -> list[Node]:
             )
         first_row[node.name] = row_number
         nodes.append(node)
+        if len(nodes) > MAX_NODES:
+            raise InputError(path, f"more than {MAX_NODES:,} nodes: not a cluster this tool can replay", row=row_number)
     if not nodes:
         raise InputError(path, "no nodes: the cluster needs at least one row", row=2)
     return nodes
@@ -114,6 +125,8 @@ def _node_from_values(
         value = record.get(field)
         if value is None or (isinstance(value, float) and math.isnan(value)):
             return None
+        if isinstance(value, list | tuple | dict | bytes):
+            raise fail(field, f"must be text, got {type(value).__name__} {reprlib.repr(value)}")
         value = str(value).strip()
         return value or None
 
@@ -127,12 +140,15 @@ def _node_from_values(
             return default
         try:
             number = float(value)
-        except (TypeError, ValueError):
-            raise fail(field, f"not a number: {value!r}") from None
+        except (TypeError, ValueError, OverflowError):
+            raise fail(field, f"not a number: {reprlib.repr(value)}") from None
         if isinstance(value, bool) or not math.isfinite(number) or not number.is_integer():
-            raise fail(field, f"must be a whole number, got {value!r}")
+            raise fail(field, f"must be a whole number, got {reprlib.repr(value)}")
         if number < 0:
             raise fail(field, f"must be >= 0, got {int(number)}")
+        limit = MAX_NODE_GPUS if field == "gpus" else MAX_NODE_RESOURCE
+        if number > limit:
+            raise fail(field, f"must be at most {limit:,}, got {reprlib.repr(value)}")
         return int(number)
 
     name = text("node")
@@ -181,7 +197,11 @@ def expand_pools(pools: Sequence[Mapping[str, Any]], *, source: Path | str) -> l
             raise InputError(source, "missing: a text name prefix", field=prefix + "name_prefix")
         count = pool.get("count")
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise InputError(source, f"must be a whole number >= 1, got {count!r}", field=prefix + "count")
+            raise InputError(source, f"must be a whole number >= 1, got {reprlib.repr(count)}", field=prefix + "count")
+        if len(nodes) + count > MAX_NODES:
+            raise InputError(
+                source, f"{len(nodes) + count:,} nodes in all: at most {MAX_NODES:,}", field=prefix + "count"
+            )
         racks = _labels(pool, "rack", "racks", f"{name_prefix}-r", 2, count, source, prefix)
         blocks = _labels(pool, "block", "blocks", f"{name_prefix}-b", 1, len(racks) or count, source, prefix)
         width = max(3, len(str(count - 1)))

@@ -15,11 +15,23 @@ Contract of `read_generic_trace(path, start)`:
 - Workloads come back sorted by ``(submit_time_s, source order)``; ``Workload.source_row``
   is the row's spreadsheet line number (header = 1, first data row = 2), the same number a
   `RejectedRow` carries.
+- Values must fit the event-log columns and the pipeline's timestamps: ``pods`` at most
+  `MAX_PODS`, ``priority`` a 32-bit integer, CPU and memory at most `MAX_RESOURCE_PER_POD`,
+  times and durations at most `MAX_SECONDS` (ten years). A cell holding a list or a map (a
+  nested Parquet column) is rejected, not turned into text.
+
+`iter_generic_trace(path, start)` is the streaming form: it reads the file in batches and
+yields each batch's workloads and rejected rows in source order, so a caller that does not
+keep them all reads a trace of any length in bounded memory (only the workload ids are kept,
+to find duplicates). `read_generic_trace` collects the batches into one `TraceLoad`.
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -28,7 +40,7 @@ from typing import Any
 from scheduler.errors import InputError
 from scheduler.model.cluster import TOPOLOGY_LEVELS
 from scheduler.model.workload import MILLI, Workload
-from scheduler.trace.io import ROW_PROBLEM, read_table_rows
+from scheduler.trace.io import DEFAULT_BATCH_ROWS, ROW_PROBLEM, read_table_rows
 
 REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
 OPTIONAL_COLUMNS = (
@@ -51,6 +63,14 @@ OPTIONAL_COLUMNS = (
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
 DEFAULT_KIND = "batch"
+MAX_SECONDS = 10 * 366 * 86_400
+"""Ten years: longer than any trace, short enough that every run time stays a valid date."""
+MAX_PODS = 100_000
+"""Pods of one group: beyond any real job, and a bound on the replay's per-pod work."""
+MAX_PRIORITY = 2**31 - 1  # a Kubernetes priority is a 32-bit integer
+MAX_RESOURCE_PER_POD = 2**40
+"""CPU millicores or MiB of one pod: times MAX_PODS it still fits a 64-bit integer."""
+MAX_GPUS_PER_POD = 2**31 - 1  # a node's GPU count is a 32-bit integer
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +90,15 @@ class TraceLoad:
     input_rows: int
 
 
+@dataclass(frozen=True, slots=True)
+class TraceBatch:
+    """Consecutive input rows: their workloads and rejected rows, each in source order."""
+
+    workloads: tuple[Workload, ...]
+    rejected: tuple[RejectedRow, ...]
+    input_rows: int
+
+
 class _RowProblem(Exception):
     """Raised while parsing one row; becomes a RejectedRow."""
 
@@ -81,8 +110,26 @@ class _RowProblem(Exception):
 
 def read_generic_trace(path: Path, start: datetime) -> TraceLoad:
     """Read a generic-schema trace; see the module docstring for the contract."""
+    accepted: list[Workload] = []
+    rejected: list[RejectedRow] = []
+    input_rows = 0
+    for batch in iter_generic_trace(path, start):
+        accepted.extend(batch.workloads)
+        rejected.extend(batch.rejected)
+        input_rows += batch.input_rows
+    # sorted() is stable, and rows arrive in source order: ties keep source order.
+    accepted.sort(key=lambda w: (w.submit_time_s, w.source_row))
+    return TraceLoad(tuple(accepted), tuple(rejected), input_rows)
+
+
+def iter_generic_trace(
+    path: Path, start: datetime, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> Iterator[TraceBatch]:
+    """Stream a generic-schema trace in batches of ``batch_rows`` input rows (the last may be
+    shorter). The header is checked before the first batch; duplicates are found across the
+    whole file. Summed over the batches, ``workloads + rejected == input_rows``."""
     path = Path(path)
-    columns, rows = read_table_rows(path)
+    columns, rows = read_table_rows(path, batch_rows)
     for column in REQUIRED_COLUMNS:
         if column not in columns:
             raise InputError(
@@ -92,46 +139,55 @@ def read_generic_trace(path: Path, start: datetime) -> TraceLoad:
                 field=column,
             )
     start_utc = _as_utc(start)
+    seen_ids: dict[str, int] = {}
+    model_sets: dict[str, tuple[str, ...]] = {}  # one tuple per distinct gpu_model label
     accepted: list[Workload] = []
     rejected: list[RejectedRow] = []
-    seen_ids: dict[str, int] = {}
     input_rows = 0
     for row_number, record in rows:
         input_rows += 1
-        raw_id = _text(record.get("workload_id"))
         try:
-            workload = _parse_row(record, row_number, start_utc)
+            workload = _parse_row(record, row_number, start_utc, model_sets)
             if workload.workload_id in seen_ids:
                 raise _RowProblem(
                     "workload_id",
-                    f"duplicate workload_id {workload.workload_id!r}, first seen on row {seen_ids[workload.workload_id]}",
+                    f"duplicate workload_id {_shown(workload.workload_id)}, first seen on row {seen_ids[workload.workload_id]}",
                 )
         except _RowProblem as problem:
-            rejected.append(RejectedRow(row_number, raw_id, problem.field, problem.reason))
-            continue
-        seen_ids[workload.workload_id] = row_number
-        accepted.append(workload)
-    # sorted() is stable, and rows arrive in source order: ties keep source order.
-    accepted.sort(key=lambda w: (w.submit_time_s, w.source_row))
-    return TraceLoad(tuple(accepted), tuple(rejected), input_rows)
+            rejected.append(RejectedRow(row_number, _label(record), problem.field, problem.reason))
+        else:
+            seen_ids[workload.workload_id] = row_number
+            accepted.append(workload)
+        if input_rows == batch_rows:
+            yield TraceBatch(tuple(accepted), tuple(rejected), input_rows)
+            accepted, rejected, input_rows = [], [], 0
+    if input_rows:
+        yield TraceBatch(tuple(accepted), tuple(rejected), input_rows)
 
 
 # ----------------------------------------------------------------------------------- rows
 
 
-def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Workload:
+def _parse_row(
+    record: dict[str, Any],
+    row_number: int,
+    start: datetime,
+    model_sets: dict[str, tuple[str, ...]] | None = None,
+) -> Workload:
     if ROW_PROBLEM in record:
         raise _RowProblem("(row)", record[ROW_PROBLEM])
-    workload_id = _text(record.get("workload_id"))
+    workload_id = _text(record.get("workload_id"), "workload_id")
     if workload_id is None:
         raise _RowProblem("workload_id", "missing: every row needs a workload_id")
     submit_time_s = _submit_seconds(record.get("submit_time"), start)
     duration_s = _number(record, "duration_s", required=True)
     if duration_s <= 0:
         raise _RowProblem("duration_s", f"must be > 0, got {_show(duration_s)}")
+    _at_most("duration_s", duration_s, MAX_SECONDS, "s (ten years)")
     pods = _integer(record, "pods", default=1)
     if pods < 1:
         raise _RowProblem("pods", f"must be >= 1, got {pods}")
+    _at_most("pods", pods, MAX_PODS, "pods in one group")
     min_count = _integer(record, "min_count", default=pods)
     if not 1 <= min_count <= pods:
         raise _RowProblem("min_count", f"must be between 1 and pods ({pods}), got {min_count}")
@@ -145,16 +201,23 @@ def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Work
         )
     if round(gpus_per_pod * MILLI) < 1:
         raise _RowProblem("gpus_per_pod", f"must be at least 0.001, got {_show(gpus_per_pod)}")
-    gpu_label = _text(record.get("gpu_model"))
-    gpu_models = tuple(m.strip() for m in gpu_label.split("|") if m.strip()) if gpu_label else ()
+    _at_most("gpus_per_pod", gpus_per_pod, MAX_GPUS_PER_POD, "GPUs")
+    gpu_label = _text(record.get("gpu_model"), "gpu_model")
+    gpu_models = _model_set(gpu_label, model_sets) if gpu_label else ()
     cpu = _integer(record, "cpu_milli_per_pod", default=0)
     memory = _integer(record, "memory_mib_per_pod", default=0)
     for name, value in (("cpu_milli_per_pod", cpu), ("memory_mib_per_pod", memory)):
         if value < 0:
             raise _RowProblem(name, f"must be >= 0, got {value}")
+        _at_most(name, value, MAX_RESOURCE_PER_POD, "per pod")
     checkpoint = _number(record, "checkpoint_interval_s", required=False)
     if checkpoint is not None and checkpoint <= 0:
         raise _RowProblem("checkpoint_interval_s", f"must be > 0 when given, got {_show(checkpoint)}")
+    if checkpoint is not None:
+        _at_most("checkpoint_interval_s", checkpoint, MAX_SECONDS, "s (ten years)")
+    priority = _integer(record, "priority", default=0)
+    if abs(priority) > MAX_PRIORITY:
+        raise _RowProblem("priority", f"must be a 32-bit integer (|priority| <= {MAX_PRIORITY}), got {priority}")
     return Workload(
         workload_id=workload_id,
         submit_time_s=submit_time_s,
@@ -165,16 +228,17 @@ def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Work
         gpu_models=gpu_models,
         cpu_milli_per_pod=cpu,
         memory_mib_per_pod=memory,
-        tenant=_text(record.get("tenant")) or DEFAULT_TENANT,
-        queue=_text(record.get("queue")),
-        priority=_integer(record, "priority", default=0),
+        # Interned: a few team, queue and kind names repeat on millions of rows.
+        tenant=_shared_text(record, "tenant") or DEFAULT_TENANT,
+        queue=_shared_text(record, "queue"),
+        priority=priority,
         checkpoint_interval_s=None if checkpoint is None else float(checkpoint),
         topology_required=_topology(record, "topology_required"),
         topology_preferred=_topology(record, "topology_preferred"),
-        parent_group=_text(record.get("parent_group")),
+        parent_group=_shared_text(record, "parent_group"),
         parent_min_groups=_parent_min_groups(record),
         parent_topology_required=_topology(record, "parent_topology_required"),
-        kind=_text(record.get("kind")) or DEFAULT_KIND,
+        kind=_shared_text(record, "kind") or DEFAULT_KIND,
         source_row=row_number,
     )
 
@@ -184,24 +248,65 @@ def _parse_row(record: dict[str, Any], row_number: int, start: datetime) -> Work
 
 def _parent_min_groups(record: dict[str, Any]) -> int | None:
     """CompositePodGroup quorum: how many child groups must be placeable together."""
-    if _text(record.get("parent_min_groups")) is None:
+    if _text(record.get("parent_min_groups"), "parent_min_groups") is None:
         return None
     value = _integer(record, "parent_min_groups", default=0)
     if value < 1:
         raise _RowProblem("parent_min_groups", f"must be >= 1 when given, got {value}")
-    if _text(record.get("parent_group")) is None:
+    _at_most("parent_min_groups", value, MAX_PODS, "groups")
+    if _text(record.get("parent_group"), "parent_group") is None:
         raise _RowProblem("parent_min_groups", "needs a parent_group")
     return value
 
 
-def _text(value: Any) -> str | None:
-    """Strip text; empty or missing is None."""
+def _text(value: Any, column: str = "(row)") -> str | None:
+    """Strip text; empty or missing is None. A list or map (nested Parquet) is a problem."""
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _RowProblem(column, f"not UTF-8 text: {_shown(value)}") from None
+    elif isinstance(value, list | tuple | dict):
+        raise _RowProblem(column, f"must be one value, got a {type(value).__name__}: {_shown(value)}")
     text = str(value).strip()
     return text or None
+
+
+def _shared_text(record: dict[str, Any], column: str) -> str | None:
+    text = _text(record.get(column), column)
+    return None if text is None else sys.intern(text)
+
+
+def _model_set(label: str, cache: dict[str, tuple[str, ...]] | None) -> tuple[str, ...]:
+    """``A|B`` as a tuple of model names; one shared tuple per distinct label."""
+    if cache is not None and label in cache:
+        return cache[label]
+    models = tuple(sys.intern(m.strip()) for m in label.split("|") if m.strip())
+    if cache is not None:
+        cache[label] = models
+    return models
+
+
+def _label(record: dict[str, Any]) -> str | None:
+    """The row's workload_id for a rejected row, whatever the cell holds."""
+    try:
+        return _text(record.get("workload_id"))
+    except _RowProblem:
+        return _shown(record.get("workload_id"))
+
+
+def _shown(value: Any) -> str:
+    """A value for a message, cut short: a hostile cell must not make a huge error line."""
+    return reprlib.repr(value)
+
+
+def _at_most(column: str, value: float, limit: float, unit: str) -> None:
+    if value > limit:
+        raise _RowProblem(column, f"must be at most {limit:,} {unit}, got {_show(value)}")
 
 
 def _show(value: float) -> str:
@@ -220,10 +325,10 @@ def _number(record: dict[str, Any], column: str, *, required: bool) -> float | N
         raise _RowProblem(column, f"not a number: {value!r}")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise _RowProblem(column, f"not a number: {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise _RowProblem(column, f"not a number: {_shown(value)}") from None
     if not math.isfinite(number):
-        raise _RowProblem(column, f"not a finite number: {value!r}")
+        raise _RowProblem(column, f"not a finite number: {_shown(value)}")
     return number
 
 
@@ -237,12 +342,12 @@ def _integer(record: dict[str, Any], column: str, *, default: int) -> int:
 
 
 def _topology(record: dict[str, Any], column: str) -> str | None:
-    level = _text(record.get(column))
+    level = _text(record.get(column), column)
     if level is None:
         return None
     if level not in TOPOLOGY_LEVELS:
-        raise _RowProblem(column, f"must be one of {', '.join(TOPOLOGY_LEVELS)}, got {level!r}")
-    return level
+        raise _RowProblem(column, f"must be one of {', '.join(TOPOLOGY_LEVELS)}, got {_shown(level)}")
+    return next(known for known in TOPOLOGY_LEVELS if known == level)  # the shared constant
 
 
 def _as_utc(moment: datetime) -> datetime:
@@ -255,7 +360,7 @@ def _submit_seconds(value: Any, start: datetime) -> float:
     if isinstance(value, datetime):
         moment: datetime | None = value
     else:
-        text = _text(value)
+        text = _text(value, column)
         if text is None:
             raise _RowProblem(column, "missing: seconds since the start or an ISO 8601 time")
         moment = None
@@ -266,18 +371,24 @@ def _submit_seconds(value: Any, start: datetime) -> float:
                 moment = datetime.fromisoformat(text)
             except ValueError:
                 raise _RowProblem(
-                    column, f"neither seconds nor an ISO 8601 time: {text!r}"
+                    column, f"neither seconds nor an ISO 8601 time: {_shown(text)}"
                 ) from None
         if moment is None:
             if not math.isfinite(seconds):
-                raise _RowProblem(column, f"not a finite number: {text!r}")
+                raise _RowProblem(column, f"not a finite number: {_shown(text)}")
             if seconds < 0:
                 raise _RowProblem(column, f"must be >= 0 seconds after the start, got {_show(seconds)}")
+            _at_most(column, seconds, MAX_SECONDS, "s after the start (ten years)")
             return seconds
-    offset = (_as_utc(moment) - start).total_seconds()
+    try:
+        moment_utc = _as_utc(moment)
+    except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC
+        raise _RowProblem(column, f"{_shown(str(moment))} is out of range") from None
+    offset = (moment_utc - start).total_seconds()
     if offset < 0:
         raise _RowProblem(
             column,
-            f"{_as_utc(moment).isoformat()} is before the run start {start.isoformat()}",
+            f"{moment_utc.isoformat()} is before the run start {start.isoformat()}",
         )
+    _at_most(column, offset, MAX_SECONDS, "s after the start (ten years)")
     return offset

@@ -6,6 +6,7 @@ is renamed into place, so that an interrupted run never leaves a half-written fi
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import os
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scheduler.errors import InputError
@@ -21,6 +23,8 @@ from scheduler.errors import InputError
 FORMULA_PREFIXES = ("=", "+", "-", "@")
 ROW_PROBLEM = "__row_problem__"
 """Key of the only entry of a record whose CSV line could not be split into columns."""
+DEFAULT_BATCH_ROWS = 65_536
+"""Rows per Parquet batch: large enough to be fast, small enough to keep memory flat."""
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -68,13 +72,19 @@ def is_parquet(path: Path) -> bool:
         return False
 
 
-def read_table_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+def read_table_rows(
+    path: Path, batch_rows: int = DEFAULT_BATCH_ROWS
+) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
     """Read a CSV or Parquet file as (columns, iterator of (row number, {column: value})).
 
-    Row numbers are spreadsheet lines: header = 1, first data row = 2. CSV values are
-    strings (empty string = missing); Parquet values keep their Arrow-converted Python types
-    (None = missing). Structural problems raise `InputError`; a CSV line with more values
-    than the header comes back as ``{ROW_PROBLEM: message}``.
+    The rows are streamed: a CSV file is read line by line and a Parquet file
+    ``batch_rows`` rows at a time, so memory does not grow with the file (only with what
+    the caller keeps). Row numbers are spreadsheet lines: header = 1, first data row = 2.
+    CSV values are strings (empty string = missing); Parquet values keep their
+    Arrow-converted Python types (None = missing). Problems with the header raise
+    `InputError` at once; problems further down (bytes that are not UTF-8, a malformed
+    CSV line, an unreadable Parquet page) raise it while iterating. A CSV line with more
+    values than the header comes back as ``{ROW_PROBLEM: message}``.
     """
     path = Path(path)
     if not path.exists():
@@ -82,52 +92,123 @@ def read_table_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str
     if path.is_dir():
         raise InputError(path, "is a folder, expected a CSV or Parquet file")
     if is_parquet(path):
-        try:
-            table = pq.read_table(path)
-        except Exception as exc:  # pyarrow raises several types for a corrupt file
-            raise InputError(path, f"not a readable Parquet file: {exc}") from None
-        columns = [name.strip() for name in table.column_names]
-        records = table.to_pylist()
+        return _parquet_rows(path, batch_rows)
+    return _csv_rows(path)
 
-        def parquet_rows() -> Iterator[tuple[int, dict[str, Any]]]:
-            for index, record in enumerate(records):
-                yield index + 2, {key.strip(): value for key, value in record.items()}
 
-        return columns, parquet_rows()
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (byte {exc.start}): save it as UTF-8 CSV") from None
-    except OSError as exc:
-        raise InputError(path, f"cannot read: {exc.strerror}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise InputError(path, "empty file: expected a header row", row=1) from None
-    except csv.Error as exc:
-        raise InputError(path, f"not a CSV file: {exc}", row=1) from None
-    columns = [name.strip() for name in header]
+def _check_header(path: Path, columns: list[str]) -> None:
     duplicates = sorted({name for name in columns if name and columns.count(name) > 1})
     if duplicates:
         raise InputError(path, "column appears twice in the header", row=1, field=duplicates[0])
 
-    def csv_rows() -> Iterator[tuple[int, dict[str, Any]]]:
-        row_number = 1
-        try:
-            for values in reader:
-                row_number += 1
-                if not values or all(not value.strip() for value in values):
-                    continue  # a blank line is not a row
-                if len(values) > len(columns):
-                    # A row problem, not a file problem: the caller quarantines or raises.
-                    yield row_number, {
-                        ROW_PROBLEM: f"{len(values)} values but the header has {len(columns)} columns"
-                    }
-                    continue
-                padded = list(values) + [""] * (len(columns) - len(values))
-                yield row_number, dict(zip(columns, padded, strict=True))
-        except csv.Error as exc:
-            raise InputError(path, f"malformed CSV: {exc}", row=row_number + 1) from None
 
-    return columns, csv_rows()
+def _parquet_rows(
+    path: Path, batch_rows: int
+) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+    try:
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise InputError(path, f"not a readable Parquet file: {_one_line(exc)}") from None
+    columns = [name.strip() for name in names]
+    _check_header(path, columns)
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        row_number = 1
+        batches = parquet.iter_batches(batch_size=batch_rows)
+        while True:
+            try:
+                batch = next(batches, None)
+                records = [] if batch is None else batch.to_pylist()
+            except (pa.ArrowException, OSError, ValueError, OverflowError) as exc:
+                # A corrupt page, or a value Python cannot hold (a timestamp past year 9999).
+                raise InputError(
+                    path, f"unreadable values from here on: {_one_line(exc)}", row=row_number + 1
+                ) from None
+            if batch is None:
+                return
+            for record in records:
+                row_number += 1
+                yield row_number, dict(zip(columns, record.values(), strict=True))
+
+    return columns, rows()
+
+
+def _csv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]]]]:
+    try:
+        # newline="" lets the csv module see quoted line breaks; utf-8-sig drops a BOM.
+        handle = open(path, encoding="utf-8-sig", newline="")  # noqa: SIM115 - the generator closes it
+    except OSError as exc:
+        raise InputError(path, f"cannot read: {exc.strerror}") from None
+    reader = csv.reader(handle)
+    try:
+        header = next(reader)
+    except StopIteration:
+        handle.close()
+        raise InputError(path, "empty file: expected a header row", row=1) from None
+    except csv.Error as exc:
+        handle.close()
+        raise InputError(path, f"not a CSV file: {exc}", row=1) from None
+    except UnicodeDecodeError:
+        handle.close()
+        raise _not_utf8(path) from None
+    columns = [name.strip() for name in header]
+    try:
+        _check_header(path, columns)
+    except InputError:
+        handle.close()
+        raise
+
+    def rows() -> Iterator[tuple[int, dict[str, Any]]]:
+        row_number = 1
+        with handle:
+            try:
+                for values in reader:
+                    row_number += 1
+                    if not values or all(not value.strip() for value in values):
+                        continue  # a blank line is not a row
+                    if len(values) > len(columns):
+                        # A row problem, not a file problem: the caller quarantines or raises.
+                        yield row_number, {
+                            ROW_PROBLEM: f"{len(values)} values but the header has {len(columns)} columns"
+                        }
+                        continue
+                    padded = list(values) + [""] * (len(columns) - len(values))
+                    yield row_number, dict(zip(columns, padded, strict=True))
+            except csv.Error as exc:
+                raise InputError(path, f"malformed CSV: {exc}", row=row_number + 1) from None
+            except UnicodeDecodeError:
+                raise _not_utf8(path) from None
+
+    return columns, rows()
+
+
+def _not_utf8(path: Path) -> InputError:
+    """The error for a file that is not UTF-8, naming the line and byte of the first bad byte.
+
+    The text reader decodes ahead in chunks, so the row being parsed when decoding fails is
+    not the row at fault: the position is found again from the bytes.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    lines = 1
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                # exc.start counts from the bytes the decoder held back plus this chunk.
+                held = len(exc.object) - len(chunk)
+                bad = offset - held + exc.start
+                lines += chunk[: max(0, exc.start - held)].count(b"\n")
+                return InputError(
+                    path, f"not UTF-8 text: line {lines}, byte {bad}: save it as UTF-8 CSV"
+                )
+            lines += chunk.count(b"\n")
+            offset += len(chunk)
+    return InputError(path, "not UTF-8 text: save it as UTF-8 CSV")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] or type(exc).__name__

@@ -70,3 +70,13 @@ def story(rows: list[dict[str, Any]], *, events: tuple[str, ...] | None = None) 
         for r in rows
         if events is None or r["event"] in events
     ]
+
+
+# gang-v1.37 without the shared device claim: a group may mix GPU models (tests that steer
+# workloads onto nodes by model use it, so the claim does not change their story).
+GANG_V137_PER_POD_CLAIMS = """
+name = "gang-v1.37-per-pod-claims"
+unit = "pod_group"
+[extension_points]
+post_filter = ["WorkloadPreemption"]
+"""
