@@ -24,7 +24,7 @@ Pod cycle (unit = "pod": kube-default, gang-v1.35):
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from scheduler.eventlog.schema import PendingReason, last_checkpoint_s
@@ -109,7 +109,7 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
     best: tuple[tuple[int, int, str], Plan] | None = None
     fullest = Plan()  # the domain that came closest, for the pending message
     for domain in candidates:
-        placed, diagnosis = _place_group(replay, run, needed, domain.nodes)
+        placed, diagnosis = _place_in(replay, run, needed, domain)
         if len(placed) >= needed:
             rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
             if best is None or rank < best[0]:
@@ -128,7 +128,7 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
         return Plan([], None, note)
     if level and per_model:  # preferred topology: fall back to one GPU model anywhere
         for domain in topology.domains(state, spec.gpu_models, None, per_model=True):
-            placed, diagnosis = _place_group(replay, run, needed, domain.nodes)
+            placed, diagnosis = _place_in(replay, run, needed, domain)
             if len(placed) >= needed:
                 return Plan(placed, diagnosis)
         return Plan([], fullest.diagnosis)
@@ -137,8 +137,17 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
     return Plan([], fullest.diagnosis)  # one claim per group, no model had room
 
 
+def _place_in(replay: Replay, run: WorkloadRun, needed: int, domain: topology.Domain) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+    """Place within one domain. A whole-model domain is a model constraint, not a node
+    list, so the usage index can answer instead of a scan of the domain's nodes."""
+    if domain.level == "gpu_model":
+        return _place_group(replay, run, needed, models=(domain.value,))
+    return _place_group(replay, run, needed, domain.nodes)
+
+
 def _place_group(
-    replay: Replay, run: WorkloadRun, needed: int, nodes: list[int] | None = None
+    replay: Replay, run: WorkloadRun, needed: int, nodes: list[int] | None = None,
+    models: tuple[str, ...] | None = None,
 ) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Plan pod → node for the pending pods on the live state, then roll back.
 
@@ -147,13 +156,14 @@ def _place_group(
     (one topology domain)."""
     state, framework = replay.state, replay.framework
     wid = run.spec.workload_id
+    request = run.request if models is None else replace(run.request, models=models)
     pods = sorted(run.pending)
     placed: list[tuple[int, int]] = []
     first_failure: Diagnosis | None = None
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, run.request, nodes)
+            node, diagnosis = framework.find_node(state, request, nodes)
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))
@@ -316,7 +326,16 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     def fits() -> bool:
         return len(_plan_group(replay, run, needed).placed) >= needed
 
-    victims = plugin.select_victims(replay.state, run.spec.priority, groups, fits)
+    models = run.spec.gpu_models
+    state = replay.state
+
+    def matters(group: RunningGroup) -> bool:
+        return not models or any(state.nodes[h.node].gpu_model in models for _, h in group.holdings)
+
+    def enough_free() -> bool:
+        return state.free_milli(models) >= needed * run.request.milli
+
+    victims = plugin.select_victims(state, run.spec.priority, groups, fits, matters, enough_free)
     if not victims:
         return False
     for victim in victims:

@@ -45,6 +45,7 @@ class Entry:
     reason: PendingReason = PendingReason.WAITING_FOR_QUOTA
     message: str = ""
     transient: bool = False  # back to the heap even in BestEffortFIFO
+    retry_now: bool = False  # skipped because of another entry: retried at once, no row
     equivalent_fail: bool = False  # shapes like it fail alike (NoFit, no preemption candidates)
 
     # what the fair-sharing tournament reads
@@ -157,7 +158,7 @@ def _process(layer: KueueAdmission, entry: Entry, preempted: set[str], reserved:
     if assignment.mode is Mode.PREEMPT:
         names = {t.workload.name for t in entry.targets}
         if names & preempted:
-            entry.message, entry.transient = OVERLAPPING_TARGETS, True
+            entry.message, entry.transient, entry.retry_now = OVERLAPPING_TARGETS, True, True
             return
         preempted |= names
         _reserve(layer, node, assignment.usage, reserved)
@@ -170,7 +171,7 @@ def _process(layer: KueueAdmission, entry: Entry, preempted: set[str], reserved:
         entry.pending_queue.sticky = wl  # keeps its turn until the victims are gone
         return
     if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
-        entry.message, entry.transient = NO_LONGER_FITS, True
+        entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
         return
     if layer.pods_ready_tracker.blocking:
         entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True
@@ -189,6 +190,9 @@ def _requeue(layer: KueueAdmission, entry: Entry) -> bool:
     """Back into its queue; True when it went aside (the next head gets a turn)."""
     wl, pending_queue = entry.wl, entry.pending_queue
     parked = pending_queue.requeue(wl, transient=entry.transient, requeues_at_pop=entry.requeues_at_pop)
+    if entry.retry_now:
+        # The next cycle (another entry was admitted, so there is one) says the real reason.
+        return parked
     layer.say_pending(wl, entry.reason, entry.message)
     if parked and entry.equivalent_fail:
         for other in pending_queue.park_equivalents(wl):

@@ -33,10 +33,12 @@ reclaimWithinCohort Never with borrowWithinCohort other than Never.
 
 from __future__ import annotations
 
+import math
 import re
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -248,21 +250,25 @@ def parse_quantity(value: Any) -> Decimal:
     Raises ValueError for anything else (including booleans and negative signs are kept).
     """
     if isinstance(value, bool) or value is None:
-        raise ValueError(f"not a quantity: {value!r}")
+        raise ValueError(f"not a quantity: {_shown(value)}")
     if isinstance(value, int):
         return Decimal(value)
     if isinstance(value, float):
+        if not math.isfinite(value):  # YAML's .inf and .nan
+            raise ValueError(f"not a finite quantity: {value!r}")
         return Decimal(repr(value))
-    match = _QUANTITY.match(str(value).strip())
+    if not isinstance(value, str):
+        raise ValueError(f"not a quantity: {_shown(value)}")
+    match = _QUANTITY.match(value.strip())
     if not match:
-        raise ValueError(f"not a quantity: {value!r}")
+        raise ValueError(f"not a quantity: {_shown(value)}")
     number, exponent, suffix = match.groups()
     try:
         base = Decimal(number)
-    except InvalidOperation:
-        raise ValueError(f"not a quantity: {value!r}") from None
-    if exponent:
-        return base * (Decimal(10) ** int(exponent[1:]))
+        if exponent:
+            return base * (Decimal(10) ** int(exponent[1:]))
+    except ArithmeticError:  # InvalidOperation, or an exponent like 1e999999999 (Overflow)
+        raise ValueError(f"not a quantity: {_shown(value)}") from None
     return base * _SUFFIXES[suffix or ""]
 
 
@@ -289,6 +295,8 @@ def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueCo
     parser = _Parser(Path(source))
     try:
         documents = list(yaml.safe_load_all(text))
+    except RecursionError:  # the YAML composer recurses once per nesting level
+        raise InputError(source, "not valid YAML: nested too deeply") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
@@ -353,23 +361,23 @@ class _Parser:
 
     def name(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise self.error(path, f"must be a non-empty name, got {value!r}")
+            raise self.error(path, f"must be a non-empty name, got {_shown(value)}")
         return value.strip()
 
     def choice(self, value: Any, path: str, allowed: tuple[str, ...], default: Any) -> Any:
         if value is None:
             return default
         if value not in allowed:
-            raise self.error(path, f"must be one of {', '.join(allowed)}, got {value!r}")
+            raise self.error(path, f"must be one of {', '.join(allowed)}, got {_shown(value)}")
         return value
 
     def quantity(self, value: Any, path: str) -> int:
         try:
             milli = quantity_to_milli(value)
         except ValueError:
-            raise self.error(path, f"not a quantity: {value!r}") from None
+            raise self.error(path, f"not a quantity: {_shown(value)}") from None
         if milli < 0:
-            raise self.error(path, f"must be >= 0, got {value!r}")
+            raise self.error(path, f"must be >= 0, got {_shown(value)}")
         return milli
 
     def weight(self, spec: Mapping, path: str) -> float:
@@ -380,9 +388,9 @@ class _Parser:
         try:
             weight = float(parse_quantity(fair["weight"]))
         except ValueError:
-            raise self.error(path + "fairSharing.weight", f"not a quantity: {fair['weight']!r}") from None
+            raise self.error(path + "fairSharing.weight", f"not a quantity: {_shown(fair['weight'])}") from None
         if weight < 0:
-            raise self.error(path + "fairSharing.weight", f"must be >= 0, got {fair['weight']!r}")
+            raise self.error(path + "fairSharing.weight", f"must be >= 0, got {_shown(fair['weight'])}")
         return weight
 
     def register(self, kind: str, key: str, table: dict, value: Any) -> None:
@@ -402,7 +410,7 @@ class _Parser:
         api_version = document.get("apiVersion")
         kind = document.get("kind")
         if not isinstance(kind, str) or not kind:
-            raise self.error("kind", f"missing or not text: {kind!r}")
+            raise self.error("kind", f"missing or not text: {_shown(kind)}")
         if api_version in CONFIG_API_VERSIONS and kind == "Configuration":
             if self.configuration is not None:
                 raise self.error("kind", f"a second Configuration (first in document {self.where[('Configuration', '')]})")
@@ -411,8 +419,9 @@ class _Parser:
             return
         if api_version not in API_VERSIONS:
             if isinstance(api_version, str) and api_version.startswith(API_GROUP):
-                raise self.error("apiVersion", f"unsupported version {api_version!r}; use {' or '.join(API_VERSIONS)}")
-            self.warn(f"{kind} ({api_version}) is not a Kueue object; skipped")
+                raise self.error("apiVersion", f"unsupported version {_shown(api_version)}; use {' or '.join(API_VERSIONS)}")
+            shown = api_version if isinstance(api_version, str) else _shown(api_version)
+            self.warn(f"{kind} ({shown[:80]}) is not a Kueue object; skipped")
             return
         handler = {
             "ResourceFlavor": self.resource_flavor,
@@ -519,7 +528,7 @@ class _Parser:
         if reclaim_policy == "Never" and (borrow.get("policy") or "Never") != "Never":
             raise self.error("spec.preemption.borrowWithinCohort.policy", "must be Never when reclaimWithinCohort is Never")
         if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool)):
-            raise self.error("spec.preemption.borrowWithinCohort.maxPriorityThreshold", f"must be a whole number, got {threshold!r}")
+            raise self.error("spec.preemption.borrowWithinCohort.maxPriorityThreshold", f"must be a whole number, got {_shown(threshold)}")
         policy = PreemptionPolicy(
             within_cluster_queue=self.choice(preemption.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CLUSTER_QUEUE, "Never"),
             reclaim_within_cohort=self.choice(preemption.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM_WITHIN_COHORT, "Never"),
@@ -573,8 +582,10 @@ class _Parser:
     def priority_class(self, name: str, metadata: Mapping, document: Mapping) -> None:
         value = document.get("value")
         if not isinstance(value, int) or isinstance(value, bool):
-            raise self.error("value", f"must be a whole number, got {value!r}")
+            raise self.error("value", f"must be a whole number, got {_shown(value)}")
         description = document.get("description") or ""
+        if not isinstance(description, str):
+            raise self.error("description", f"must be text, got {_kind_of(description)}")
         self.register("WorkloadPriorityClass", name, self.priority_classes, WorkloadPriorityClass(name, value, str(description)))
 
     # -- cross references
@@ -620,4 +631,12 @@ class _Parser:
 def _kind_of(value: Any) -> str:
     if value is None:
         return "nothing"
-    return {dict: "a mapping", list: "a list", str: f"text {value!r}"}.get(type(value), f"{type(value).__name__} {value!r}")
+    return {dict: "a mapping", list: "a list", str: f"text {_shown(value)}"}.get(type(value), f"{type(value).__name__} {_shown(value)}")
+
+
+def _shown(value: Any) -> str:
+    """repr() cut short: an error stays one short line even for a YAML alias bomb, whose
+    full repr would be billions of items (aliases are shared, not copied, when loaded)."""
+    short = reprlib.Repr()
+    short.maxlevel, short.maxlist, short.maxdict, short.maxstring, short.maxother = 2, 4, 4, 80, 80
+    return short.repr(value)

@@ -57,12 +57,18 @@ class WorkloadPreemption:
         preemptor_priority: int,
         running: list[RunningGroup],
         fits: Callable[[], bool],
+        matters: Callable[[RunningGroup], bool] = lambda group: True,
+        enough_free: Callable[[], bool] = lambda: True,
     ) -> list[RunningGroup] | None:
         """Victims that make `fits()` true, or None if preemption cannot help.
 
         `fits()` tries the preemptor's placement on the current state and must leave the
-        state as it found it (it runs under its own journal mark)."""
-        potential = sorted((g for g in running if g.priority < preemptor_priority), key=self._key)
+        state as it found it (it runs under its own journal mark). Two cheap shortcuts
+        that give the same answer: a group whose GPUs the preemptor could never use
+        (`matters` false: other GPU models) is always reprieved, and once the free GPUs the
+        preemptor could use no longer cover its request (`enough_free` false), the
+        reprieve just tried cannot stand."""
+        potential = sorted((g for g in running if g.priority < preemptor_priority and matters(g)), key=self._key)
         if not potential:
             return None
         mark = state.mark()
@@ -76,7 +82,9 @@ class WorkloadPreemption:
             for group in potential:  # reprieve the most important first
                 for key, holding in group.holdings:
                     state.restore(key, holding)
-                if not fits():
+                if not matters(group):
+                    continue
+                if not enough_free() or not fits():
                     for key, _ in group.holdings:
                         state.release(key)
                     victims.append(group)

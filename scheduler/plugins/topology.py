@@ -28,6 +28,8 @@ def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, 
     `per_model` splits every domain by GPU model: a pod group whose pods share one DRA
     device claim gets devices of one class (one model) for all its pods. `level` None with
     `per_model` gives one domain per model."""
+    if level is None and per_model:  # one domain per model: the state already groups them
+        return [Domain("gpu_model", m, state.nodes_by_model[m]) for m in sorted(state.candidate_models(models))]
     by_value: dict[str, list[int]] = {}
     for node in state.candidate_nodes(models):
         spec = state.nodes[node]
@@ -52,5 +54,9 @@ def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_m
 
 def placement_rank(state: ClusterState, domain: Domain, placed: int, request_milli: int) -> tuple[int, int, str]:
     """Smaller is better: (−pods placed, free milli-GPUs left after placement, name)."""
-    free_after = sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes) - placed * request_milli
+    if domain.level == "gpu_model":
+        free = state.free_milli_by_model[domain.value]
+    else:
+        free = sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
+    free_after = free - placed * request_milli
     return (-placed, free_after, domain.value)

@@ -20,7 +20,9 @@ import pyarrow.parquet as pq
 
 from scheduler.errors import InputError
 
-FORMULA_PREFIXES = ("=", "+", "-", "@")
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+"""What makes a spreadsheet run a cell as a formula (OWASP CSV injection): the same list as
+the report's CSV exports."""
 ROW_PROBLEM = "__row_problem__"
 """Key of the only entry of a record whose CSV line could not be split into columns."""
 DEFAULT_BATCH_ROWS = 65_536
