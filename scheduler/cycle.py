@@ -93,14 +93,14 @@ class Plan:
     topology_note: str | None = None  # set when a required topology could not be met
 
 
-def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
+def _plan_group(replay: Replay, run: WorkloadRun, needed: int, explain: bool = True) -> Plan:
     """Plan the group, honouring its topology constraint (required or preferred) and, when
     the profile shares one device claim per group, one GPU model for all its pods."""
     spec, state = run.spec, replay.state
     level = spec.topology_required or spec.topology_preferred
     per_model = replay.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
     if not level and not per_model:
-        return Plan(*_place_group(replay, run, needed))
+        return Plan(*_place_group(replay, run, needed, explain=explain))
     candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
@@ -109,7 +109,7 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
     best: tuple[tuple[int, int, str], Plan] | None = None
     fullest = Plan()  # the domain that came closest, for the pending message
     for domain in candidates:
-        placed, diagnosis = _place_in(replay, run, needed, domain)
+        placed, diagnosis = _place_in(replay, run, needed, domain, explain)
         if len(placed) >= needed:
             rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
             if best is None or rank < best[0]:
@@ -128,7 +128,7 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
         return Plan([], None, note)
     if level and per_model:  # preferred topology: fall back to one GPU model anywhere
         for domain in topology.domains(state, spec.gpu_models, None, per_model=True):
-            placed, diagnosis = _place_in(replay, run, needed, domain)
+            placed, diagnosis = _place_in(replay, run, needed, domain, explain)
             if len(placed) >= needed:
                 return Plan(placed, diagnosis)
         return Plan([], fullest.diagnosis)
@@ -137,17 +137,18 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int) -> Plan:
     return Plan([], fullest.diagnosis)  # one claim per group, no model had room
 
 
-def _place_in(replay: Replay, run: WorkloadRun, needed: int, domain: topology.Domain) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+def _place_in(replay: Replay, run: WorkloadRun, needed: int, domain: topology.Domain,
+              explain: bool = True) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Place within one domain. A whole-model domain is a model constraint, not a node
     list, so the usage index can answer instead of a scan of the domain's nodes."""
     if domain.level == "gpu_model":
-        return _place_group(replay, run, needed, models=(domain.value,))
-    return _place_group(replay, run, needed, domain.nodes)
+        return _place_group(replay, run, needed, models=(domain.value,), explain=explain)
+    return _place_group(replay, run, needed, domain.nodes, explain=explain)
 
 
 def _place_group(
     replay: Replay, run: WorkloadRun, needed: int, nodes: list[int] | None = None,
-    models: tuple[str, ...] | None = None,
+    models: tuple[str, ...] | None = None, explain: bool = True,
 ) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Plan pod → node for the pending pods on the live state, then roll back.
 
@@ -163,7 +164,7 @@ def _place_group(
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, request, nodes)
+            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None)
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))
@@ -324,7 +325,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     groups = _running_groups(replay, run)
 
     def fits() -> bool:
-        return len(_plan_group(replay, run, needed).placed) >= needed
+        return len(_plan_group(replay, run, needed, explain=False).placed) >= needed
 
     models = run.spec.gpu_models
     state = replay.state

@@ -64,6 +64,8 @@ class ClusterState:
             self.free_milli_by_model[node.gpu_model] = (
                 self.free_milli_by_model.get(node.gpu_model, 0) + node.gpus * MILLI
             )
+        # Answers that depend only on the cluster's fixed shape (e.g. topology domains).
+        self.static_cache: dict[object, object] = {}
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
         # Bumped on every change: lets a cycle know that an answer it computed for one

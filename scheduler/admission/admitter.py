@@ -45,7 +45,7 @@ class Entry:
     reason: PendingReason = PendingReason.WAITING_FOR_QUOTA
     message: str = ""
     transient: bool = False  # back to the heap even in BestEffortFIFO
-    retry_now: bool = False  # skipped because of another entry: retried at once, no row
+    retry_now: bool = False  # another entry was admitted first: retried next cycle, no row
     equivalent_fail: bool = False  # shapes like it fail alike (NoFit, no preemption candidates)
 
     # what the fair-sharing tournament reads
@@ -158,7 +158,7 @@ def _process(layer: KueueAdmission, entry: Entry, preempted: set[str], reserved:
     if assignment.mode is Mode.PREEMPT:
         names = {t.workload.name for t in entry.targets}
         if names & preempted:
-            entry.message, entry.transient, entry.retry_now = OVERLAPPING_TARGETS, True, True
+            entry.message, entry.transient = OVERLAPPING_TARGETS, True
             return
         preempted |= names
         _reserve(layer, node, assignment.usage, reserved)

@@ -166,6 +166,7 @@ class KueueAdmission:
             created_s=spec.submit_time_s,
             models=spec.gpu_models,
             original_request=run.request,
+            original_spec=spec,
             queue_timestamp_s=spec.submit_time_s,
         )
         if not spec.queue:
@@ -236,7 +237,10 @@ class KueueAdmission:
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         product = dict(self.config.flavors[flavor].node_labels).get(GPU_PRODUCT_LABEL) if flavor else None
-        if product is not None:  # the flavor's nodeLabels are injected into the pods
+        if product is not None:
+            # Kueue injects the flavor's nodeLabels into the pods: placement sees the
+            # workload as asking for that GPU model only, until it gives the quota back.
+            wl.run.spec = replace(wl.original_spec, gpu_models=(product,))
             wl.run.request = replace(wl.original_request, models=(product,))
         message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
         borrowed = [
@@ -266,7 +270,7 @@ class KueueAdmission:
         self.commit()
         self.holding[node.name].pop(wl.name, None)
         wl.usage, wl.flavors = {}, {}
-        wl.run.request = wl.original_request
+        wl.run.spec, wl.run.request = wl.original_spec, wl.original_request
         self._schedule_requeue(node)
         self.request_cycle()
 

@@ -51,6 +51,7 @@ class AdmissionWorkload:
     created_s: float
     models: tuple[str, ...]
     original_request: Any  # the run's PodRequest before a flavor narrowed its GPU models
+    original_spec: Any  # the run's Workload, likewise
     state: State = State.QUEUED
     queue_timestamp_s: float = 0.0  # Kueue's queue-order timestamp (creation, or eviction)
     queued_s: float = 0.0  # when it last entered its queue

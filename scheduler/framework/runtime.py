@@ -58,7 +58,7 @@ class Framework:
             return getattr(self.scores[0][0], "index_order", None)
         return None
 
-    def _find_by_index(self, state: ClusterState, request: PodRequest) -> tuple[int | None, Diagnosis | None]:
+    def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True) -> tuple[int | None, Diagnosis | None]:
         """The node a full scan would choose, found by walking the usage index; when none
         fits, the same diagnosis a full scan would give."""
         most = self._index_order == "most"
@@ -74,7 +74,7 @@ class Framework:
                         best_node, best_score = node, score
                     break  # the first feasible node of a class is that class's best
                 visited_failures.append((node, failed))
-        if best_node is not None:
+        if best_node is not None or not explain:
             return best_node, None
         # Nothing fits. Nodes the walk did not visit lack the GPUs (their used level is too
         # high); the visited ones failed a filter each. Count them as a full scan would.
@@ -105,10 +105,15 @@ class Framework:
         return all(f.filter(state, request, node).ok for f in self.filters)
 
     def find_node(
-        self, state: ClusterState, request: PodRequest, nodes: list[int] | None = None
+        self, state: ClusterState, request: PodRequest, nodes: list[int] | None = None,
+        explain: bool = True,
     ) -> tuple[int | None, Diagnosis | None]:
+        """The best feasible node, or None and (when `explain`) why no node fits.
+
+        What-ifs that only need the answer pass explain=False: building the diagnosis
+        touches every node."""
         if nodes is None and self._index_order is not None:
-            return self._find_by_index(state, request)
+            return self._find_by_index(state, request, explain)
         candidates = state.candidate_nodes(request.models) if nodes is None else nodes
         best_node, best_score = None, -1.0
         diagnosis: Diagnosis | None = None
