@@ -21,10 +21,13 @@ Event semantics (DESIGN.md section 4.3):
 - ``preempted``: a pod was evicted and released its GPUs; ``reason`` names the preemptor
   (``preempted-by:<workload_id>``). Work since the pod group's last checkpoint is lost.
 - ``timed_out``: a pod's reservation (or, in pod-by-pod mode, its run while the gang never
-  completed) was released because the gang's wait expired. One row per released pod.
+  completed) was released because the gang's wait ended without the gang completing: its
+  deadline expired (``reason`` GangPermitTimeout, RendezvousTimeout) or the scheduler
+  rejected the group (GangRejected, coscheduling). One row per released pod.
 - ``requeued``: the workload went back to the queue (after preemption or time-out);
   ``pod_index`` null.
-- ``resized``: the workload's min_count changed (elastic); ``message`` says from and to.
+- ``resized``: the workload's min_count changed (elastic); ``reason`` MinCountChanged,
+  ``message`` "min_count 8 -> 4". Running pods are not disturbed.
 - ``rejected``: the workload can never run; ``reason`` says why. ``pod_index`` null.
 
 A pod holds GPUs from its ``reserved`` or ``started`` row until the next ``finished``,
