@@ -320,7 +320,11 @@ def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> boo
 
 def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     plugin = next((p for p in replay.framework.post_filter if isinstance(p, WorkloadPreemption)), None)
-    if plugin is None or not _preemption_could_help(replay, run, needed):
+    version = replay.preemption_version(run.spec.priority)
+    if plugin is None or run.preemption_failed_at == version:
+        return False
+    if not _preemption_could_help(replay, run, needed):
+        run.preemption_failed_at = version
         return False
     groups = _running_groups(replay, run)
 
@@ -338,6 +342,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
 
     victims = plugin.select_victims(state, run.spec.priority, groups, fits, matters, enough_free)
     if not victims:
+        run.preemption_failed_at = version
         return False
     for victim in victims:
         replay.evict(replay.runs[victim.workload_id], run)
@@ -398,7 +403,11 @@ def _maybe_reject_group(replay: Replay, run: WorkloadRun) -> None:
 
 def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
     plugin = next((p for p in replay.framework.post_filter if isinstance(p, DefaultPreemption)), None)
-    if plugin is None or not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):
+    version = replay.preemption_version(run.spec.priority)
+    if plugin is None or run.preemption_failed_at == version:
+        return None
+    if not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):
+        run.preemption_failed_at = version
         return None
     state, framework = replay.state, replay.framework
     unresolvable = diagnosis.unresolvable if diagnosis else set()
@@ -415,6 +424,7 @@ def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | No
         lambda node: framework.feasible(state, run.request, node),
     )
     if choice is None:
+        run.preemption_failed_at = version
         return None
     # A distributed job cannot lose one worker and go on: evicting any of its pods
     # evicts the whole workload (its controller restarts it from the last checkpoint).

@@ -74,6 +74,7 @@ class WorkloadRun:
     last_pending: tuple[str, str, float] | None = None
     done: bool = False
     min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
+    preemption_failed_at: int = -1  # `Replay.preemption_version` when preemption last could not help
     arrived: bool = False
 
     def __post_init__(self) -> None:
@@ -115,6 +116,8 @@ class Replay:
         # Workloads holding GPUs (reserved or started), in the order they got them: the
         # preemption candidates, kept as an index so no cycle scans every workload.
         self.holding_runs: dict[str, WorkloadRun] = {}
+        # Releases by the priority of the workload that released: see `preemption_version`.
+        self.releases_by_priority: dict[int, int] = {}
         self.queue = SchedulingQueue()
         self._cycles_at: set[float] = set()
         # Gangs that got pods this cycle without reaching min_count (reported at its end).
@@ -371,6 +374,7 @@ class Replay:
             )
 
     def _finish(self, run: WorkloadRun) -> None:
+        self._count_release(run)
         for pod in sorted(run.started):
             holding = self.state.release((run.spec.workload_id, pod))
             self.emit_pod(run, EventType.FINISHED, pod, holding.node)
@@ -384,7 +388,23 @@ class Replay:
             self.admission.release(run)
         self.capacity_released()
 
+    def preemption_version(self, priority: int) -> int:
+        """Grows when a workload of `priority` or higher gives GPUs back.
+
+        Preemption for a preemptor of priority p first removes every lower-priority pod
+        and checks that the preemptor fits. What that leaves — free GPUs plus GPUs held
+        below p, node by node — changes when workloads below p start or stop (GPUs only
+        move between free and held-below-p) or when workloads at or above p start (it
+        shrinks). It can only grow when one at or above p releases GPUs: until then a
+        failed preemption fails again, and is not retried."""
+        return sum(count for level, count in self.releases_by_priority.items() if level >= priority)
+
+    def _count_release(self, run: WorkloadRun) -> None:
+        priority = run.spec.priority
+        self.releases_by_priority[priority] = self.releases_by_priority.get(priority, 0) + 1
+
     def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str) -> None:
+        self._count_release(run)
         for pod in run.holding:
             holding = self.state.release((run.spec.workload_id, pod))
             self.emit_pod(run, event, pod, holding.node, reason=reason, message=message)

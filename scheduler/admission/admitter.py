@@ -14,6 +14,7 @@ admitted, or a BestEffortFIFO head moved aside so that the next one gets its tur
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -134,9 +135,9 @@ def _nominate(layer: KueueAdmission, entry: Entry) -> None:
     entry.assignment, entry.targets = cached
 
 
-def _ordered(layer: KueueAdmission, entries: list[Entry]) -> list[Entry] | object:
+def _ordered(layer: KueueAdmission, entries: list[Entry]) -> Iterable[Entry]:
     if layer.fair_sharing is not None:
-        return tournament_order(layer.shares, entries)
+        return tournament_order(layer.shares, entries)  # type: ignore[return-value]  # yields the entries it is given
     return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
 

@@ -153,8 +153,8 @@ def _wait_for_pods_ready(parser: _Reporter, document: Mapping, v1beta1: bool, ga
     if timestamp not in REQUEUE_TIMESTAMPS:
         raise parser.error(f"{spath}.timestamp", f"must be one of {', '.join(REQUEUE_TIMESTAMPS)}, got {timestamp!r}")
     limit = _whole(parser, strategy, "backoffLimitCount", spath, None, minimum=0)
-    base = _whole(parser, strategy, "backoffBaseSeconds", spath, 60, minimum=0)
-    most = _whole(parser, strategy, "backoffMaxSeconds", spath, 3600, minimum=0)
+    base = _whole(parser, strategy, "backoffBaseSeconds", spath, 60, minimum=0) or 0
+    most = _whole(parser, strategy, "backoffMaxSeconds", spath, 3600, minimum=0) or 0
     return WaitForPodsReady(timeout, block, timestamp, float(base), float(most), limit)
 
 

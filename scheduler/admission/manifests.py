@@ -470,10 +470,10 @@ class _Parser:
             )
             if not covered:
                 raise self.error(path + ".coveredResources", "must list at least one resource")
-            for resource in covered:
-                if resource in covered_anywhere:
-                    raise self.error(path + ".coveredResources", f"{resource!r} is already covered by resourceGroups[{covered_anywhere[resource]}]")
-                covered_anywhere[resource] = g
+            for covered_resource in covered:
+                if covered_resource in covered_anywhere:
+                    raise self.error(path + ".coveredResources", f"{covered_resource!r} is already covered by resourceGroups[{covered_anywhere[covered_resource]}]")
+                covered_anywhere[covered_resource] = g
             flavors = []
             for f, flavor in enumerate(self.sequence(group.get("flavors"), path + ".flavors")):
                 fpath = f"{path}.flavors[{f}]"
@@ -484,9 +484,9 @@ class _Parser:
                     raise self.error(fpath + ".name", f"flavor {flavor_name!r} is already in resourceGroups[{flavor_group[flavor_name]}]; a flavor belongs to one resource group")
                 flavor_group[flavor_name] = g
                 quotas = []
-                for r, resource in enumerate(self.sequence(flavor.get("resources"), fpath + ".resources")):
+                for r, item in enumerate(self.sequence(flavor.get("resources"), fpath + ".resources")):
                     rpath = f"{fpath}.resources[{r}]"
-                    resource = self.mapping(resource, rpath, optional=False)
+                    resource = self.mapping(item, rpath, optional=False)
                     self.unknown_fields(resource, {"name", "nominalQuota", "borrowingLimit", "lendingLimit"}, rpath + ".")
                     resource_name = self.name(resource.get("name"), rpath + ".name")
                     if resource_name not in covered:
@@ -600,16 +600,16 @@ class _Parser:
                             f"ResourceFlavor {flavor.flavor!r} is not defined in this file",
                             document=document,
                         )
-        for key, queue in self.local_queues.items():
-            if queue.cluster_queue not in self.cluster_queues:
+        for key, local_queue in self.local_queues.items():
+            if local_queue.cluster_queue not in self.cluster_queues:
                 raise self.error(
                     "spec.clusterQueue",
-                    f"ClusterQueue {queue.cluster_queue!r} is not defined in this file",
+                    f"ClusterQueue {local_queue.cluster_queue!r} is not defined in this file",
                     document=self.where[("LocalQueue", key)],
                 )
         names: dict[str, list[str]] = {}
-        for queue in self.local_queues.values():
-            names.setdefault(queue.name, []).append(queue.namespace)
+        for local_queue in self.local_queues.values():
+            names.setdefault(local_queue.name, []).append(local_queue.namespace)
         for name, namespaces in names.items():
             if len(namespaces) > 1:
                 self.warnings.append(
@@ -631,7 +631,8 @@ class _Parser:
 def _kind_of(value: Any) -> str:
     if value is None:
         return "nothing"
-    return {dict: "a mapping", list: "a list", str: f"text {_shown(value)}"}.get(type(value), f"{type(value).__name__} {_shown(value)}")
+    names: dict[type, str] = {dict: "a mapping", list: "a list", str: f"text {_shown(value)}"}
+    return names.get(type(value), f"{type(value).__name__} {_shown(value)}")
 
 
 def _shown(value: Any) -> str:

@@ -173,6 +173,7 @@ class Preemptor:
         groups = (hierarchy, by_priority, same)
         ordered = [c for g in groups for c in g if c.workload.evicted] + [c for g in groups for c in g if not c.workload.evicted]
         forbidden = spec.preemption.borrow_within_cohort == "Never"
+        runs: tuple[bool, ...]
         if (not hierarchy and not by_priority) or (forbidden and not _under_nominal(queue, frs_need)):
             runs = (True,)
         elif forbidden and not hierarchy:
