@@ -328,8 +328,19 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
         return False
     groups = _running_groups(replay, run)
 
-    def fits() -> bool:
-        return len(_plan_group(replay, run, needed, explain=False).placed) >= needed
+    plan_nodes: set[int] = set()
+
+    def fits(restored: RunningGroup | None) -> bool:
+        # A reprieve on nodes the last fitting plan does not use leaves that plan valid:
+        # the preemptor still fits, and no placement needs recomputing.
+        if restored is not None and plan_nodes and not any(h.node in plan_nodes for _, h in restored.holdings):
+            return True
+        plan = _plan_group(replay, run, needed, explain=False)
+        if len(plan.placed) < needed:
+            return False
+        plan_nodes.clear()
+        plan_nodes.update(node for _, node in plan.placed)
+        return True
 
     models = run.spec.gpu_models
     state = replay.state

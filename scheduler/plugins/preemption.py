@@ -56,14 +56,15 @@ class WorkloadPreemption:
         state: ClusterState,
         preemptor_priority: int,
         running: list[RunningGroup],
-        fits: Callable[[], bool],
+        fits: Callable[[RunningGroup | None], bool],
         matters: Callable[[RunningGroup], bool] = lambda group: True,
         enough_free: Callable[[], bool] = lambda: True,
     ) -> list[RunningGroup] | None:
         """Victims that make `fits()` true, or None if preemption cannot help.
 
-        `fits()` tries the preemptor's placement on the current state and must leave the
-        state as it found it (it runs under its own journal mark). Two cheap shortcuts
+        `fits(restored)` says whether the preemptor fits on the current state, `restored`
+        being the group just put back (None for the first check); it must leave the state
+        as it found it (it runs under its own journal mark). Two cheap shortcuts
         that give the same answer: a group whose GPUs the preemptor could never use
         (`matters` false: other GPU models) is always reprieved, and once the free GPUs the
         preemptor could use no longer cover its request (`enough_free` false), the
@@ -76,7 +77,7 @@ class WorkloadPreemption:
             for group in potential:
                 for key, _ in group.holdings:
                     state.release(key)
-            if not fits():
+            if not fits(None):
                 return None
             victims: list[RunningGroup] = []
             for group in potential:  # reprieve the most important first
@@ -84,7 +85,7 @@ class WorkloadPreemption:
                     state.restore(key, holding)
                 if not matters(group):
                     continue
-                if not enough_free() or not fits():
+                if not enough_free() or not fits(group):
                     for key, _ in group.holdings:
                         state.release(key)
                     victims.append(group)
