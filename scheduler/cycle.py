@@ -282,7 +282,7 @@ def _attempt_composite(replay: Replay, parent: str, run: WorkloadRun) -> Outcome
     return Outcome.PLACED if not run.pending else Outcome.FAILED_GPU
 
 
-def _running_groups(replay: Replay, preemptor: WorkloadRun) -> list[RunningGroup]:
+def _running_groups(replay: Replay, preemptor: WorkloadRun, with_loss: bool) -> list[RunningGroup]:
     """Running groups of lower priority than the preemptor: the only possible victims."""
     groups = []
     for wid, other in replay.holding_runs.items():
@@ -290,7 +290,8 @@ def _running_groups(replay: Replay, preemptor: WorkloadRun) -> list[RunningGroup
             continue
         holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
         started_at = min(other.started.values(), default=replay.env.now)
-        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings, _loss_gpu_s(replay, other)))
+        loss = _loss_gpu_s(replay, other) if with_loss else 0.0
+        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings, loss))
     return groups
 
 
@@ -326,7 +327,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     if not _preemption_could_help(replay, run, needed):
         run.preemption_failed_at = version
         return False
-    groups = _running_groups(replay, run)
+    groups = _running_groups(replay, run, plugin.needs_loss)
 
     plan_nodes: set[int] = set()
 

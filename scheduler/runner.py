@@ -82,7 +82,9 @@ class WorkloadRun:
 
     @property
     def holding(self) -> list[int]:
-        return sorted(self.reserved | set(self.started))
+        if not self.reserved:
+            return sorted(self.started)
+        return sorted(self.reserved | self.started.keys())
 
     @property
     def satisfied(self) -> bool:

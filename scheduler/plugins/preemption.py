@@ -50,6 +50,7 @@ class WorkloadPreemption:
         if victim_order not in ("priority", "cheapest_loss"):
             raise ValueError(f"victim_order must be priority or cheapest_loss, got {victim_order!r}")
         self._key = _importance_by_loss if victim_order == "cheapest_loss" else _importance
+        self.needs_loss = victim_order == "cheapest_loss"  # callers compute losses only then
 
     def select_victims(
         self,
