@@ -23,7 +23,7 @@ test: install
 	$(PY) -m pytest
 
 bench: install
-	$(PY) -m benchmarks.run
+	$(PY) -m benchmarks.run --large
 
 lint: install
 	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks

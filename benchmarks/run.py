@@ -17,7 +17,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-PROFILES = ("gang-v1.37", "gang-v1.35", "kube-default")
+PROFILES = ("gang-v1.37", "gang-v1.35", "coscheduling", "kube-default")
+# A replay of the large preset may take many minutes under the thrashing profiles; each
+# cell gets this long and reports "did not finish" rather than holding the bench hostage.
+LARGE_CAP_S = 900
 
 _REPLAY = """
 import json, resource, sys, time
@@ -46,8 +49,12 @@ print(json.dumps({"seconds": elapsed, "rows": rows,
 """
 
 
-def _measure(script: str, *args: str) -> dict[str, float]:
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False)
+def _measure(script: str, *args: str, timeout: float | None = None) -> dict[str, float] | None:
+    try:
+        done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -55,7 +62,8 @@ def _measure(script: str, *args: str) -> dict[str, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make bench")
-    parser.add_argument("--large", action="store_true", help="also the large preset (minutes)")
+    parser.add_argument("--large", action="store_true", help="also the large preset (minutes to an hour)")
+    parser.add_argument("--large-cap", type=float, default=LARGE_CAP_S, help="seconds per large replay")
     args = parser.parse_args(argv)
     from scheduler.generator import generate
 
@@ -77,13 +85,19 @@ def main(argv: list[str] | None = None) -> int:
             run_dirs = []
             for profile in PROFILES:
                 out = root / preset / profile
-                m = _measure(_REPLAY, str(inputs), str(out), profile)
+                m = _measure(_REPLAY, str(inputs), str(out), profile,
+                             timeout=args.large_cap if preset == "large" else None)
+                if m is None:
+                    table.add_row(preset, profile, "", "", f"> {args.large_cap:.0f}", "did not finish", "", "", "")
+                    continue
                 baseline = baseline or m["seconds"]
                 run_dirs.append(str(out))
                 table.add_row(preset, profile, f"{m['pods']:,}", f"{m['events']:,}", f"{m['seconds']:.1f}",
                               f"{m['pods'] / m['seconds']:,.0f}", f"{m['events'] / m['seconds']:,.0f}",
                               f"{m['peak_rss_mib']:,.0f}", f"{m['seconds'] / baseline:.2f}")
             b = _measure(_BUILD, ",".join(run_dirs), str(inputs / "prices.csv"), str(root / preset / "bench.duckdb"))
+            if b is None or not run_dirs:
+                continue
             builds.add_row(preset, str(len(run_dirs)), f"{b['rows']:,}", f"{b['seconds']:.1f}",
                            f"{b['rows'] / b['seconds']:,.0f}", f"{b['peak_rss_mib']:,.0f}")
         console.print(table)
