@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 DEMO_OUT ?= demo-out
 
-.PHONY: install demo test bench lint docs clean
+.PHONY: install demo test fuzz bench lint docs clean
 
 install: $(STAMP)
 
@@ -21,6 +21,11 @@ demo: install
 
 test: install
 	$(PY) -m pytest
+
+# The fuzz tests of tests/reliability with thousands of examples each (make test runs a
+# bounded, derandomised number): a long run, to leave going while doing something else.
+fuzz: install
+	$(PY) -m pytest -p no:randomly tests/reliability -m hypothesis --hypothesis-profile=reliability-fuzz --timeout=0
 
 bench: install
 	$(PY) -m benchmarks.run --large

@@ -102,6 +102,18 @@ def main(argv: list[str] | None = None) -> int:
                            f"{b['rows'] / b['seconds']:,.0f}", f"{b['peak_rss_mib']:,.0f}")
         console.print(table)
         console.print(builds)
+    # the pipeline on the large preset, hourly periods (its event log synthesized: see the module)
+    from benchmarks.pipeline import bench_large_build
+
+    console.print(bench_large_build("large", seed=42, console=console))
+    # each dashboard page's query time on the large database (built once, then reused)
+    from benchmarks.dashboard import dashboard_bench
+
+    console.print(dashboard_bench(console))
+    # peak memory of a 10-million-row trace read as a stream (benchmarks/memory.py)
+    from benchmarks.memory import trace_memory_table
+
+    console.print(trace_memory_table(console=console))
     return 0
 
 

@@ -17,14 +17,6 @@ import streamlit as st
 
 from dashboards import data
 
-# The functions pages may call through ``query``; anything else is a programming error.
-_QUERIES = {
-    "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
-    "headline_metrics", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
-    "costliest_workloads", "partial_placement_workloads", "workload_details",
-    "workload_timeline", "pending_workloads",
-}
-
 FILTERS_KEY = "gpu_finops.filters"
 DB_KEY = "gpu_finops.db"
 
@@ -70,11 +62,26 @@ def _cached_query(name: str, path: str, mtime_ns: int, args: tuple, kwargs: tupl
         cursor.close()
 
 
+def cursor(db: DbRef) -> duckdb.DuckDBPyConnection:
+    """A cursor on the cached connection of ``db`` (the caller closes it). Every connection
+    of the dashboard process must come from here: one opened elsewhere while the file is
+    rebuilt would keep the old file's DuckDB instance alive, and the reopened connection
+    would get that instance, and the old data, back."""
+    return _connection(db.path, db.mtime_ns).cursor()
+
+
 def query(db: DbRef, name: str, *args: Any, **kwargs: Any) -> Any:
     """Run ``dashboards.data.<name>(connection, *args, **kwargs)`` with caching."""
-    if name not in _QUERIES:
+    if name not in data.QUERIES:
         raise ValueError(f"not a dashboard query: {name}")
-    return _cached_query(name, db.path, db.mtime_ns, tuple(args), tuple(sorted(kwargs.items())))
+    arguments = (tuple(args), tuple(sorted(kwargs.items())))
+    try:
+        return _cached_query(name, db.path, db.mtime_ns, *arguments)
+    except duckdb.ConnectionException:
+        # The file was rebuilt and its old connection closed under this query: once more,
+        # on the new file.
+        fresh = DbRef.of(Path(db.path))
+        return _cached_query(name, fresh.path, fresh.mtime_ns, *arguments)
 
 
 def current() -> tuple[DbRef, data.Filters]:
@@ -94,8 +101,13 @@ STRETCH: dict[str, Any] = (
 
 
 def chart(altair_chart: Any) -> None:
-    """Show an Altair chart across the column it is in."""
-    st.altair_chart(altair_chart, **STRETCH)
+    """Show an Altair chart across the column it is in, at the height its builder chose.
+
+    Streamlit's default sizing ("fit") squeezes the title, legend and axes into that height,
+    which flattens a chart with a legend on top to a strip; "fit-x" fits only the width.
+    """
+    sized = altair_chart.properties(autosize={"type": "fit-x", "contains": "padding"})
+    st.altair_chart(sized, **STRETCH)
 
 
 def table(df: Any, **kwargs: Any) -> None:

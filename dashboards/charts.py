@@ -53,10 +53,14 @@ def spend_by_team_chart(
         tooltip.append(alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"))
     chart = (
         alt.Chart(df, title="Spend by team (effective cost)")
-        .mark_bar(color="#1565c0")
+        .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("tenant:N", title=None, sort="-x"),
+            # the same colour per team on every page; the axis already names them
+            color=alt.Color("tenant:N", legend=None,
+                            scale=_team_scale(df["tenant"].dropna().unique().tolist()
+                                              if "tenant" in df else [])),
             tooltip=tooltip,
         )
     )
@@ -124,34 +128,42 @@ def costliest_workloads_chart(
         if column in df.columns:
             tooltip.append(alt.Tooltip(f"{column}:{'Q' if column == 'gpu_hours' else 'N'}",
                                        title=title))
+    teams = df["tenant"].dropna().unique().tolist() if "tenant" in df else []
     chart = (
         alt.Chart(df, title="Costliest workloads")
         .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("workload_id:N", title=None, sort="-x"),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top")),
+            y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=220)),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+                            scale=_team_scale(teams)),
             tooltip=tooltip,
         )
     )
-    return _sized(chart, width, height)
+    # every bar keeps its label: at least 18 pixels a workload
+    return _sized(chart, width, max(height, 18 * len(df)))
 
 
 def workload_timeline_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 220
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 220,
+    domain: tuple | None = None,
 ) -> alt.Chart:
     """One workload's events over time: a point per event on a lane per event type, labelled
     with the reason. Columns: ts, event, reason, message[, pod_index, node]."""
     data = df.copy()
     data["reason"] = data["reason"].fillna("") if "reason" in data else ""
     data["label"] = data["reason"].where(data["reason"] != "", data["event"])
+    # A gang can fail hundreds of attempts for one reason: label a lane only where its label
+    # changes, or the text piles up into a smear.
+    previous = data.groupby("event", sort=False)["label"].shift()
+    data["label"] = data["label"].where(data["label"] != previous, "")
     tooltip = [alt.Tooltip("ts:T", title="time", format="%Y-%m-%d %H:%M:%S"),
                alt.Tooltip("event:N"), alt.Tooltip("reason:N")]
     for column in ("pod_index", "node", "message"):
         if column in data.columns:
             tooltip.append(alt.Tooltip(f"{column}:N"))
     base = alt.Chart(data, title="Events and reasons over time").encode(
-        x=alt.X("ts:T", title=None),
+        x=_time_axis("ts", domain),
         y=alt.Y("event:N", title=None, sort=_EVENT_ORDER),
         tooltip=tooltip,
     )
@@ -201,11 +213,393 @@ def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, heig
         .encode(
             y=alt.Y("run_id:N", title=None),
             x=alt.X("sum(gpu_hours):Q", title="GPU-hours"),
-            color=alt.Color("usage_class:N", scale=scale, sort=classes, legend=alt.Legend(orient="top", title=None)),
+            color=alt.Color("usage_class:N", scale=scale, sort=classes,
+                            legend=alt.Legend(orient="right", title=None)),
             order=alt.Order("usage_class:N"),
             tooltip=["run_id", "usage_class", alt.Tooltip("gpu_hours:Q", format=",.1f"),
                      alt.Tooltip("effective_cost:Q", format=_MONEY)],
         )
         .properties(title="GPU-hours by usage class, per run")
+    )
+    return _sized(chart, width, height)
+
+
+# --------------------------------------------------------------------------------------------
+# Teams, idle GPUs, queues, preemption, scenarios, workload detail, SQL
+# --------------------------------------------------------------------------------------------
+
+IDLE_TEAM_COLOR = "#9e9e9e"  # __idle__ is grey wherever it appears
+
+
+def _team_scale(teams: list[str]) -> alt.Scale:
+    """Category colours per team, with ``__idle__`` always grey."""
+    palette = ["#1565c0", "#00897b", "#6a1b9a", "#ef6c00", "#ad1457", "#5d4037", "#3949ab",
+               "#7cb342", "#00acc1", "#8e24aa"]
+    named = sorted(t for t in teams if t != "__idle__")
+    domain = named + (["__idle__"] if "__idle__" in teams else [])
+    colours = [palette[i % len(palette)] for i in range(len(named))]
+    return alt.Scale(domain=domain, range=colours + ([IDLE_TEAM_COLOR] if "__idle__" in teams else []))
+
+
+def team_chargeback_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
+) -> alt.Chart:
+    """Stacked bars per team: the cost of its own GPU-hours and its share of idle capacity.
+    Columns: tenant, usage_cost, idle_share_cost."""
+    long = df.melt(id_vars=["tenant"], value_vars=["usage_cost", "idle_share_cost"],
+                   var_name="part", value_name="cost")
+    long["part"] = long["part"].map({"usage_cost": "GPU-hours used",
+                                     "idle_share_cost": "share of idle GPUs"})
+    chart = (
+        alt.Chart(long, title="Charged cost per team")
+        .mark_bar()
+        .encode(
+            x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
+            y=alt.Y("tenant:N", title=None, sort="-x"),
+            color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top"),
+                            scale=alt.Scale(domain=["GPU-hours used", "share of idle GPUs"],
+                                            range=["#1565c0", IDLE_TEAM_COLOR])),
+            tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("part:N"),
+                     alt.Tooltip("sum(cost):Q", title="cost", format=_MONEY)],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def team_cost_over_time_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
+) -> alt.Chart:
+    """Stacked bars of charged cost per team per period. Columns: period_start, tenant,
+    charged_cost."""
+    chart = (
+        alt.Chart(_with_period_end(df), title="Charged cost per team over time")
+        .mark_bar(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=alt.X("period_start:T", title=None),
+            x2="period_end:T",
+            y=alt.Y("sum(charged_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
+            tooltip=[alt.Tooltip("period_start:T", title="period"),
+                     alt.Tooltip("tenant:N", title="team"),
+                     alt.Tooltip("sum(charged_cost):Q", title="cost", format=_MONEY)],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def _cause_scale(causes: list[str]) -> alt.Scale:
+    known = [c for c in IDLE_CAUSE_COLORS if c in causes]
+    extra = [c for c in causes if c not in IDLE_CAUSE_COLORS]
+    domain = known + extra
+    return alt.Scale(domain=domain, range=[IDLE_CAUSE_COLORS.get(c, "#455a64") for c in domain])
+
+
+def idle_by_cause_over_time_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = DEFAULT_HEIGHT
+) -> alt.Chart:
+    """Stacked area of idle GPU-hours per cause (and partial placement) over time.
+    Columns: period_start, cause, gpu_hours."""
+    causes = df["cause"].dropna().unique().tolist() if "cause" in df else []
+    chart = (
+        alt.Chart(df, title="Idle and partially placed GPU-hours by cause")
+        .mark_area(interpolate="step-after", opacity=0.9)
+        .encode(
+            x=alt.X("period_start:T", title=None),
+            y=alt.Y("sum(gpu_hours):Q", title="GPU-hours", stack="zero"),
+            color=alt.Color("cause:N", title="cause", scale=_cause_scale(causes),
+                            legend=alt.Legend(orient="top")),
+            tooltip=[alt.Tooltip("period_start:T", title="period"), alt.Tooltip("cause:N"),
+                     alt.Tooltip("sum(gpu_hours):Q", title="GPU-hours", format=",.1f")],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def idle_heatmap_chart(
+    df: pd.DataFrame, level: str = "rack", width: int | str = DEFAULT_WIDTH * 2,
+    height: int | None = None,
+) -> alt.Chart:
+    """Heatmap of the idle share per rack (or node) and period. Columns: place, period_start,
+    idle_pct, idle_gpu_hours, capacity_gpu_hours."""
+    places = df["place"].nunique() if "place" in df else 0
+    height = height or max(120, min(20 * places, 800))
+    chart = (
+        alt.Chart(_with_period_end(df), title=f"Idle share per {level} and period")
+        .mark_rect()
+        .encode(
+            x=alt.X("period_start:T", title=None),
+            x2="period_end:T",
+            y=alt.Y("place:N", title=None, sort=None, axis=alt.Axis(labelLimit=160)),
+            color=alt.Color("idle_pct:Q", title="idle", scale=alt.Scale(scheme="orangered",
+                                                                         domain=[0, 1]),
+                            legend=alt.Legend(format=".0%", orient="right")),
+            tooltip=[alt.Tooltip("place:N", title=level),
+                     alt.Tooltip("period_start:T", title="period", format="%Y-%m-%d %H:%M"),
+                     alt.Tooltip("idle_pct:Q", title="idle", format=".1%"),
+                     alt.Tooltip("idle_gpu_hours:Q", title="idle GPU-hours", format=",.1f"),
+                     alt.Tooltip("capacity_gpu_hours:Q", title="capacity GPU-hours",
+                                 format=",.1f")],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def _period_length(starts: pd.Series) -> pd.Timedelta:
+    """The bucket length of a column of period starts: the smallest gap between two of them."""
+    distinct = pd.Series(sorted(pd.to_datetime(starts).dropna().unique()))
+    gaps = distinct.diff().dropna()
+    gaps = gaps[gaps > pd.Timedelta(0)]
+    return gaps.min() if not gaps.empty else pd.Timedelta(hours=1)
+
+
+def _with_period_end(df: pd.DataFrame) -> pd.DataFrame:
+    data = df.copy()
+    data["period_end"] = data["period_start"] + _period_length(data["period_start"])
+    return data
+
+
+def fragmentation_by_model_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = 180
+) -> alt.Chart:
+    """Bars of fragmentation GPU-hours per GPU model. Columns: gpu_model,
+    fragmentation_gpu_hours, fragmentation_cost, fragmentation_pct."""
+    chart = (
+        alt.Chart(df, title="Fragmentation per GPU model")
+        .mark_bar(color=IDLE_CAUSE_COLORS["fragmentation"])
+        .encode(
+            x=alt.X("fragmentation_gpu_hours:Q", title="GPU-hours free but unusable"),
+            y=alt.Y("gpu_model:N", title=None, sort="-x"),
+            tooltip=[alt.Tooltip("gpu_model:N", title="GPU model"),
+                     alt.Tooltip("fragmentation_gpu_hours:Q", title="GPU-hours", format=",.1f"),
+                     alt.Tooltip("fragmentation_cost:Q", title="cost", format=_MONEY),
+                     alt.Tooltip("fragmentation_pct:Q", title="of capacity", format=".1%")],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def queue_usage_chart(
+    df: pd.DataFrame, title: str, width: int | str = DEFAULT_WIDTH, height: int = 200
+) -> alt.Chart:
+    """One ClusterQueue over time: admitted GPUs (area), the part borrowed (orange), nominal
+    quota (solid line) and the borrowing ceiling (dashed). Columns: period_start,
+    admitted_gpus, borrowed_gpus, nominal_quota, borrowing_ceiling."""
+    base = alt.Chart(df).encode(x=alt.X("period_start:T", title=None))
+    tooltip = [alt.Tooltip("period_start:T", title="period", format="%Y-%m-%d %H:%M"),
+               alt.Tooltip("admitted_gpus:Q", title="admitted GPUs", format=",.1f"),
+               alt.Tooltip("borrowed_gpus:Q", title="borrowed GPUs", format=",.1f"),
+               alt.Tooltip("nominal_quota:Q", title="nominal quota", format=",.0f"),
+               alt.Tooltip("borrowing_ceiling:Q", title="nominal + borrowing limit",
+                           format=",.0f")]
+    admitted = base.mark_area(interpolate="step-after", color="#1565c0", opacity=0.55).encode(
+        y=alt.Y("admitted_gpus:Q", title="GPUs"), tooltip=tooltip)
+    borrowed = base.mark_area(interpolate="step-after", color="#ef6c00", opacity=0.8).encode(
+        y="borrowed_gpus:Q", tooltip=tooltip)
+    nominal = base.mark_line(interpolate="step-after", color="#212121", strokeWidth=1.5).encode(
+        y="nominal_quota:Q")
+    ceiling = base.mark_line(interpolate="step-after", color="#212121", strokeDash=[4, 3],
+                             strokeWidth=1).encode(y="borrowing_ceiling:Q")
+    return (admitted + borrowed + nominal + ceiling).properties(
+        title=title, width=width, height=height)
+
+
+def queue_position_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 170
+) -> alt.Chart:
+    """The workload's position in its queue (1 = head) at each attempt, and the queue's length.
+    Columns: ts, position, queued."""
+    long = df.melt(id_vars=["ts"], value_vars=["position", "queued"], var_name="series",
+                   value_name="workloads")
+    long["series"] = long["series"].map({"position": "its position (1 = next)",
+                                         "queued": "workloads queued"})
+    chart = (
+        alt.Chart(long, title="Position in its queue over time")
+        .mark_line(interpolate="step-after",
+                   point=alt.OverlayMarkDef(size=18) if len(df) <= 60 else False)
+        .encode(
+            x=alt.X("ts:T", title=None),
+            y=alt.Y("workloads:Q", title="workloads", axis=alt.Axis(tickMinStep=1)),
+            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
+                            scale=alt.Scale(range=["#6a1b9a", "#bdbdbd"])),
+            tooltip=[alt.Tooltip("ts:T", title="time", format="%Y-%m-%d %H:%M:%S"),
+                     alt.Tooltip("series:N", title=" "), alt.Tooltip("workloads:Q")],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def preemption_over_time_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
+) -> alt.Chart:
+    """Stacked bars of the cost of work lost to preemption per team and period. Columns:
+    period_start, tenant, lost_cost, lost_gpu_hours."""
+    chart = (
+        alt.Chart(_with_period_end(df), title="Cost of work lost to preemption")
+        .mark_bar(stroke="white", strokeWidth=0.5)
+        .encode(
+            x=alt.X("period_start:T", title=None),
+            x2="period_end:T",
+            y=alt.Y("sum(lost_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
+            tooltip=[alt.Tooltip("period_start:T", title="period"),
+                     alt.Tooltip("tenant:N", title="team"),
+                     alt.Tooltip("sum(lost_gpu_hours):Q", title="GPU-hours", format=",.1f"),
+                     alt.Tooltip("sum(lost_cost):Q", title="cost", format=_MONEY)],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def preemption_victims_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
+    top: int = 12,
+) -> alt.Chart:
+    """The victims that lost the most, coloured by team. Columns: workload_id, tenant,
+    lost_cost, lost_gpu_hours, evicted_pods."""
+    shown = df.nlargest(top, ["lost_cost", "evicted_pods"]) if len(df) > top else df
+    chart = (
+        alt.Chart(shown, title=f"Victims that lost the most (top {min(top, len(df))})")
+        .mark_bar()
+        .encode(
+            x=alt.X("lost_cost:Q", title="lost cost (USD)", axis=alt.Axis(format="$,.0f")),
+            y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=190)),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
+            tooltip=[alt.Tooltip("workload_id:N", title="workload"),
+                     alt.Tooltip("tenant:N", title="team"),
+                     alt.Tooltip("evicted_pods:Q", title="evicted pods"),
+                     alt.Tooltip("lost_gpu_hours:Q", title="lost GPU-hours", format=",.1f"),
+                     alt.Tooltip("lost_cost:Q", title="lost cost", format=_MONEY)],
+        )
+    )
+    return _sized(chart, width, max(height, 20 * len(shown)))
+
+
+def scenario_by_team_chart(
+    df: pd.DataFrame, value: str = "effective_cost", title: str = "Cost per team",
+    width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
+) -> alt.Chart:
+    """Grouped bars: one bar per run within each team. Columns: run_id, tenant, ``value``."""
+    money = value.endswith("cost")
+    chart = (
+        alt.Chart(df, title=title)
+        .mark_bar()
+        .encode(
+            y=alt.Y("tenant:N", title=None),
+            yOffset=alt.YOffset("run_id:N"),
+            x=alt.X(f"{value}:Q", title="USD" if money else value.replace("_", " "),
+                    axis=alt.Axis(format="$,.0f" if money else ",.1f")),
+            color=alt.Color("run_id:N", title="run", legend=alt.Legend(orient="top"),
+                            scale=alt.Scale(range=["#1565c0", "#ef6c00"])),
+            tooltip=[alt.Tooltip("run_id:N", title="run"), alt.Tooltip("tenant:N", title="team"),
+                     alt.Tooltip(f"{value}:Q", format=_MONEY if money else ",.2f")],
+        )
+    )
+    return _sized(chart, width, height)
+
+
+def _time_axis(field: str, domain: tuple | None) -> alt.X:
+    """A time axis, over ``domain`` (start, end) when given: charts drawn one above the other
+    then line up."""
+    scale = alt.Scale(domain=[pd.Timestamp(d).isoformat() for d in domain]) if domain else alt.Undefined
+    return alt.X(f"{field}:T", title=None, scale=scale)
+
+
+def workload_gantt_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int | None = None,
+    domain: tuple | None = None,
+) -> alt.Chart:
+    """A Gantt of a workload's pods: one lane per pod, a bar per holding interval labelled with
+    its node, coloured by usage class. Columns: pod_index, node, start_ts, end_ts, usage_class,
+    gpus."""
+    data = df.copy()
+    data["pod"] = "pod " + data["pod_index"].astype("Int64").astype(str)
+    lanes = data["pod"].nunique()
+    height = height or max(80, min(24 * lanes, 600))
+    order = sorted(data["pod"].unique(), key=lambda p: int(p.split()[-1]) if p[4:].isdigit() else 0)
+    classes = [c for c in USAGE_CLASS_ORDER if c != "idle"]  # a pod's GPUs are never idle
+    base = alt.Chart(data).encode(
+        x=_time_axis("start_ts", domain),
+        y=alt.Y("pod:N", title=None, sort=order),
+        tooltip=[alt.Tooltip("pod:N"), alt.Tooltip("node:N"), alt.Tooltip("gpus:Q", title="GPUs"),
+                 alt.Tooltip("usage_class:N", title="usage class"),
+                 alt.Tooltip("start_ts:T", title="from", format="%Y-%m-%d %H:%M:%S"),
+                 alt.Tooltip("end_ts:T", title="to", format="%Y-%m-%d %H:%M:%S")],
+    )
+    bars = base.mark_bar(height=max(6, min(18, 600 // max(lanes, 1) - 4))).encode(
+        x2="end_ts:T",
+        color=alt.Color("usage_class:N", title="usage class", legend=alt.Legend(orient="top"),
+                        scale=alt.Scale(domain=classes,
+                                        range=[USAGE_CLASS_COLORS[c] for c in classes])),
+    )
+    nodes = base.mark_text(align="left", dx=4, color="white", fontSize=10).encode(text="node:N")
+    return (bars + nodes).properties(title="Its pods on nodes over time", width=width,
+                                     height=height)
+
+
+def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 240,
+               max_rows: int = 5000) -> alt.Chart | None:
+    """A chart for an ad-hoc query result, or None when it has no label and number columns.
+
+    Label: the first date or time column (a line over time), else the first text column that
+    varies (bars). Value: the first numeric column named like a cost, else the first numeric
+    one. Series (colour): the other text column with the most distinct values, up to 12.
+    """
+    if df.empty or len(df.columns) < 2 or len(df) > max_rows:
+        return None
+    def is_number(c: str) -> bool:
+        return pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c])
+
+    temporal = [c for c in df.columns if pd.api.types.is_datetime64_any_dtype(df[c])]
+    texts = [c for c in df.columns if c not in temporal and not is_number(c)
+             and not pd.api.types.is_bool_dtype(df[c])]
+    varying = [c for c in texts if df[c].nunique(dropna=True) > 1]
+    label = temporal[0] if temporal else (varying or texts or [None])[0]
+    numbers = [c for c in df.columns if c != label and is_number(c)]
+    if label is None or not numbers:
+        return None
+    value = next((c for c in numbers if "cost" in str(c).lower()), numbers[0])
+    candidates = [c for c in varying if c != label and df[c].nunique() <= 12]
+    series = max(candidates, key=lambda c: df[c].nunique()) if candidates else None
+    data = df[[label, value, *([series] if series else [])]].copy()
+    data.columns = ["label", "value", *(["series"] if series else [])]
+    color = (alt.Color("series:N", title=str(series), legend=alt.Legend(orient="top"))
+             if series else alt.value("#1565c0"))
+    tooltip = [alt.Tooltip("label", title=str(label)),
+               alt.Tooltip("sum(value):Q", title=str(value), format=",.2f")]
+    if series:
+        tooltip.append(alt.Tooltip("series:N", title=str(series)))
+    if label in temporal:
+        chart = alt.Chart(data).mark_line(point=len(data) < 60).encode(
+            x=alt.X("label:T", title=str(label)), y=alt.Y("sum(value):Q", title=str(value)),
+            color=color, tooltip=tooltip)
+    else:
+        data["label"] = data["label"].astype(str)
+        chart = alt.Chart(data).mark_bar().encode(
+            y=alt.Y("label:N", title=str(label), sort="-x"),
+            x=alt.X("sum(value):Q", title=str(value)), color=color, tooltip=tooltip)
+        height = max(height, min(18 * data["label"].nunique(), 600))
+    return chart.properties(title=f"{value} by {label}", width=width, height=height)
+
+
+def cluster_queue_holdings_chart(
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = DEFAULT_HEIGHT
+) -> alt.Chart:
+    """Stacked area of the mean GPUs each ClusterQueue's workloads held. Columns: period_start,
+    cluster_queue, held_gpus."""
+    chart = (
+        alt.Chart(df, title="GPUs held per ClusterQueue")
+        .mark_area(interpolate="step-after", opacity=0.85)
+        .encode(
+            x=alt.X("period_start:T", title=None),
+            y=alt.Y("sum(held_gpus):Q", title="GPUs (mean per period)", stack="zero"),
+            color=alt.Color("cluster_queue:N", title="ClusterQueue",
+                            legend=alt.Legend(orient="top")),
+            tooltip=[alt.Tooltip("period_start:T", title="period"),
+                     alt.Tooltip("cluster_queue:N", title="ClusterQueue"),
+                     alt.Tooltip("sum(held_gpus):Q", title="GPUs", format=",.1f")],
+        )
     )
     return _sized(chart, width, height)

@@ -35,9 +35,17 @@ _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def neutralise_csv_value(value: Any) -> Any:
-    """Prefix text that a spreadsheet would run as a formula with a single quote."""
-    if isinstance(value, str) and value.startswith(_FORMULA_PREFIXES):
-        return "'" + value
+    """Prefix text that a spreadsheet would run as a formula with a single quote.
+
+    A carriage return becomes a line feed first: CSV writers quote a value with a line feed
+    but not one with a lone carriage return, which a spreadsheet reads as a new row, so
+    ``"x\r=cmd|…"`` would start a row with a formula.
+    """
+    if isinstance(value, str):
+        if "\r" in value:
+            value = value.replace("\r\n", "\n").replace("\r", "\n")
+        if value.startswith(_FORMULA_PREFIXES):
+            return "'" + value
     return value
 
 
@@ -48,8 +56,11 @@ def neutralise_csv_frame(df: pd.DataFrame) -> pd.DataFrame:
     """
     safe = df.copy()
     for column in safe.columns:
-        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
-            safe[column] = safe[column].map(neutralise_csv_value).astype(object)
+        values = safe[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):  # DuckDB ENUMs arrive as categories
+            values = values.astype(object)
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            safe[column] = values.map(neutralise_csv_value).astype(object)
     safe.columns = [neutralise_csv_value(str(c)) for c in safe.columns]
     return safe
 
@@ -130,7 +141,8 @@ def _collect(db: Path, filters: data.Filters) -> tuple[dict[str, float], list[_S
         ]
     finally:
         con.close()
-    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC)"
+    teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
+    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC), {teams}"
     return metrics, sections, scope
 
 
@@ -250,11 +262,14 @@ def write_report(
     date_to: date | None = None,
     formats: tuple[str, ...] = ("html", "csv"),
     run_id: str | None = None,
+    team: str | None = None,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
     ``formats``: any of html (index.html), csv (one file per table), md (report.md),
     png (one file per chart). Dates are inclusive UTC days; None means the run's bounds.
+    ``team``: one team's report (its spend, workloads and waits; idle capacity is the
+    cluster's and stays in the headline); None for all teams.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -274,12 +289,15 @@ def write_report(
         elif run_id not in set(runs["run_id"]):
             raise DashboardError(f"run {run_id!r} is not in {db}")
         run_range = data.run_date_range(con, run_id)
+        if team is not None and team not in data.list_tenants(con, run_id):
+            known = ", ".join(data.list_tenants(con, run_id)) or "(none)"
+            raise DashboardError(f"team {team!r} has no workloads in run {run_id}; known: {known}")
     finally:
         con.close()
     if run_range is not None:
         date_from = date_from or run_range[0]
         date_to = date_to or run_range[1]
-    filters = data.Filters(run_id, date_from, date_to)
+    filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
     metrics, sections, scope = _collect(db, filters)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 

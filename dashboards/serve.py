@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from dashboards import data
@@ -73,6 +75,11 @@ def serve(
     process = subprocess.Popen(streamlit_command(db, port, host), env=env, cwd=str(APP.parent))
     if not block:
         return process
+    # A SIGTERM (a service manager, a test stopping `gpu-finops dashboard`) would end this
+    # process and leave the Streamlit server running on its own: stop it as Ctrl-C does.
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         process.wait()
     except KeyboardInterrupt:
@@ -81,4 +88,11 @@ def serve(
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             process.kill()
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     return None
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

@@ -1,4 +1,6 @@
-"""`gpu-finops sql`: one read-only statement over the marts, printed as a table, CSV or JSON.
+"""`gpu-finops sql`: one read-only statement over the marts, printed as a table, CSV or JSON;
+saved named queries (``--query NAME``, files in ``dashboards/queries/``); and the same guard for
+the dashboard's SQL page.
 
 Two locks, so that neither alone has to be perfect:
 1. the statement is parsed by DuckDB and refused unless it is a single read statement that
@@ -13,12 +15,16 @@ import csv
 import io
 import json
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import pandas as pd
 
 from dashboards import data
 from dashboards.errors import DashboardError
@@ -80,11 +86,108 @@ def check_read_only(query: str) -> str:
     return statement.query
 
 
-def run_sql(db: Path, query: str, fmt: str = "table") -> str:
-    """Run one read-only statement on ``db`` and return it formatted as table, csv or json."""
+@dataclass(frozen=True)
+class SavedQuery:
+    """A named query shipped in dashboards/queries/NAME.sql.
+
+    The file starts with ``-- title: …`` and ``-- question: …`` comment lines, then the SQL.
+    """
+
+    name: str
+    title: str
+    question: str
+    sql: str
+
+
+_QUERY_NAME = re.compile(r"^[a-z0-9][a-z0-9_]*$")
+
+
+def saved_queries() -> list[SavedQuery]:
+    """Every saved query, sorted by name."""
+    folder = resources.files("dashboards") / "queries"
+    found = []
+    for entry in folder.iterdir():
+        if entry.name.endswith(".sql") and _QUERY_NAME.match(entry.name[:-4]):
+            found.append(_parse_saved(entry.name[:-4], entry.read_text(encoding="utf-8")))
+    return sorted(found, key=lambda q: q.name)
+
+
+def _parse_saved(name: str, text: str) -> SavedQuery:
+    header: dict[str, str] = {}
+    for line in text.splitlines():
+        match = re.match(r"^--\s*(title|question):\s*(.*)$", line.strip())
+        if not match:
+            break
+        header[match.group(1)] = match.group(2).strip()
+    return SavedQuery(name, header.get("title", name.replace("_", " ")),
+                      header.get("question", ""), text.strip())
+
+
+def saved_query(name: str) -> SavedQuery:
+    """The saved query called ``name``; DashboardError naming the known ones otherwise."""
+    known = {q.name: q for q in saved_queries()}
+    if name not in known:
+        raise DashboardError(
+            f"no saved query {name!r}; known: {', '.join(sorted(known)) or '(none)'}"
+        )
+    return known[name]
+
+
+def query_frame(
+    db: Path,
+    query: str,
+    max_rows: int = 10_000,
+    connect: Callable[[], duckdb.DuckDBPyConnection] | None = None,
+) -> tuple[pd.DataFrame, bool]:
+    """Run one read-only statement and return (at most ``max_rows`` rows, whether cut).
+
+    ``connect``: where the connection comes from (it is closed after the query); by default
+    ``db`` is opened read-only. The dashboard passes a cursor of its cached connection:
+    DuckDB shares one instance per file path within a process, so a connection of its own,
+    open while the database is rebuilt, would keep the old file's instance alive and the
+    dashboard would reopen onto old data. A connection closed under the query because the
+    file was just rebuilt is retried once, on the new file.
+    """
+    statement = check_read_only(query)
+    connect = connect or (lambda: data.connect_read_only(db))
+    for attempt in (1, 2):
+        con = connect()
+        try:
+            cursor = con.execute(statement)
+            columns = [d[0] for d in cursor.description or []]
+            rows = cursor.fetchmany(max_rows + 1)
+            break
+        except duckdb.ConnectionException as exc:
+            if attempt == 2:
+                raise DashboardError(f"query failed: {_first_line(exc)}") from exc
+        except duckdb.Error as exc:
+            raise DashboardError(f"query failed: {_first_line(exc)}") from exc
+        finally:
+            con.close()
+    # Duplicate column names (SELECT a.x, b.x) would collide in a DataFrame: number them.
+    seen: dict[str, int] = {}
+    unique = []
+    for column in columns:
+        seen[column] = seen.get(column, 0) + 1
+        unique.append(column if seen[column] == 1 else f"{column}_{seen[column]}")
+    frame = pd.DataFrame.from_records(rows[:max_rows], columns=unique)
+    for column in frame.columns:  # DATE values arrive as Python dates: make them datetimes
+        values = frame[column].dropna()
+        if frame[column].dtype == object and not values.empty and all(
+                isinstance(v, date) for v in values):
+            frame[column] = pd.to_datetime(frame[column])
+    return frame, len(rows) > max_rows
+
+
+def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
+            name: str | None = None) -> str:
+    """Run one read-only statement (or the saved query ``name``) on ``db`` and return it
+    formatted as table, csv or json."""
     if fmt not in OUTPUT_FORMATS:
         raise DashboardError(f"unknown format {fmt!r}: use {', '.join(OUTPUT_FORMATS)}")
-    statement = check_read_only(query)
+    if (query is None) == (name is None):
+        raise DashboardError("give either a query or --query NAME (a saved query), not both")
+    statement = check_read_only(saved_query(name).sql if name is not None else query or "")
     con = data.connect_read_only(db)
     try:
         cursor = con.execute(statement)

@@ -54,6 +54,10 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         return None
     run_ids = runs["run_id"].tolist()
     profiles = dict(zip(runs["run_id"], runs["profile"], strict=True))
+    # A link such as /workload?run=R&workload=W opens on run R.
+    linked = st.query_params.get("run")
+    if linked in run_ids and "filters.run" not in st.session_state:
+        st.session_state["filters.run"] = linked
     run_id = st.sidebar.selectbox(
         "Run", run_ids, key="filters.run",
         format_func=lambda r: f"{r} ({profiles.get(r)})" if profiles.get(r) else r,
@@ -84,8 +88,21 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
     return data.Filters(run_id, date_from, date_to, tuple(tenants), tuple(gpu_models))
 
 
+# Streamlit's defaults leave a tall empty band above a 2.75rem title: on a 768-pixel-high laptop
+# screen that is a fifth of the view. Tighter, so the first chart shows without scrolling.
+_COMPACT_CSS = """
+<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.2rem; padding-bottom: 2rem; }
+[data-testid="stMainBlockContainer"] h1 { font-size: 1.9rem; padding-top: 0; }
+[data-testid="stMainBlockContainer"] h3 { font-size: 1.25rem; }
+[data-testid="stMetricValue"] { font-size: 1.7rem; }
+</style>
+"""
+
+
 def main() -> None:
     st.set_page_config(page_title="gpu-finops", page_icon=":material/memory:", layout="wide")
+    st.html(_COMPACT_CSS)
     try:
         db_path = data.require_db(_db_from_command_line() or data.db_path_from_env())
         db = cache.DbRef.of(db_path)
@@ -99,15 +116,32 @@ def main() -> None:
         st.stop()
     st.session_state[cache.DB_KEY] = db
     st.session_state[cache.FILTERS_KEY] = filters
-    navigation = st.navigation(
-        [
-            st.Page(_PAGES_DIR / "overview.py", title="Overview", icon=":material/payments:",
-                    default=True),
-            st.Page(_PAGES_DIR / "why_pending.py", title="Why pending",
-                    icon=":material/hourglass_top:"),
-        ]
-    )
+    navigation = st.navigation(_pages_by_section())
     navigation.run()
+
+
+def _pages_by_section() -> dict[str, list]:
+    """The pages, grouped in the sidebar. Each has a URL path: /teams, /idle, /queues, …"""
+
+    def page(file: str, title: str, icon: str, url_path: str, default: bool = False):
+        return st.Page(_PAGES_DIR / file, title=title, icon=f":material/{icon}:",
+                       url_path=None if default else url_path, default=default)
+
+    return {
+        "Cost": [
+            page("overview.py", "Overview", "payments", "", default=True),
+            page("teams.py", "Teams", "groups", "teams"),
+            page("idle.py", "Idle GPUs", "hourglass_empty", "idle"),
+            page("scenarios.py", "Scenarios", "compare_arrows", "scenarios"),
+        ],
+        "Scheduling": [
+            page("queues.py", "Queues", "view_list", "queues"),
+            page("pending.py", "Pending", "hourglass_top", "pending"),
+            page("preemption.py", "Preemption", "block", "preemption"),
+            page("workload.py", "Workload detail", "view_timeline", "workload"),
+        ],
+        "Tools": [page("sql_console.py", "SQL", "terminal", "sql")],
+    }
 
 
 main()

@@ -51,6 +51,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             progress=progress,
             resizes=Path(args.resizes) if args.resizes else None,
         )
+    for warning in getattr(result, "warnings", ()):  # e.g. unknown fields of the Kueue manifests
+        print(f"warning: {warning}", file=sys.stderr)
     print(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
         f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
@@ -125,6 +127,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         date.fromisoformat(args.date_to) if args.date_to else None,
         formats,
         run_id=args.run_id,
+        team=args.team,
     )
     for path in paths:
         print(path)
@@ -132,10 +135,27 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
+    from dashboards.errors import DashboardError
     from dashboards.sql import run_sql
 
-    print(run_sql(Path(args.db), args.query, args.format))
+    if (args.query is None) == (args.saved is None):
+        raise DashboardError("give a query or --query NAME (a saved query: see docs/sql.md)")
+    print(run_sql(Path(args.db), args.query, args.format, name=args.saved))
     return 0
+
+
+def _cmd_schedule(args: argparse.Namespace) -> int:
+    from datetime import datetime
+
+    from dashboards.schedule import run_due
+
+    now = datetime.fromisoformat(args.now.replace("Z", "+00:00")) if args.now else None
+    outcomes = run_due(Path(args.config), Path(args.state) if args.state else None, now,
+                       dry_run=args.dry_run)
+    for outcome in outcomes:
+        print(f"{outcome.name}: {outcome.status}: {outcome.detail}",
+              file=sys.stderr if outcome.status == "failed" else sys.stdout)
+    return EXIT_VIOLATIONS if any(o.status == "failed" for o in outcomes) else 0
 
 
 def _cmd_dashboard(args: argparse.Namespace) -> int:
@@ -161,6 +181,42 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.out), serve=not args.no_serve, port=args.port, quiet=args.quiet)
 
 
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    """`experiment fgd`: the FGD fragmentation study (scheduler/experiments/fgd.py)."""
+    import time
+
+    from scheduler.errors import InputError
+    from scheduler.experiments.fgd import POLICIES, REPORT_SHARES, run_policy
+    from scheduler.experiments.fgd_outputs import prepare_experiment, write_outputs
+
+    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
+    unknown = [p for p in policies if p not in POLICIES]
+    if unknown or not policies:
+        raise InputError("--policies", f"unknown policy {unknown[0] if unknown else ''!r}; known: {', '.join(POLICIES)}")
+    inputs = prepare_experiment(Path(args.pods), Path(args.cluster), seed=args.seed,
+                                target_share=args.target, popularity_threshold=args.popularity)
+    print(f"{len(inputs.arrivals):,} pods resampled from {inputs.pod_rows:,} rows (seed {args.seed}) to "
+          f"{args.target:.0%} of {inputs.cluster.total_gpus:,} GPUs on {len(inputs.cluster.nodes):,} nodes; "
+          f"{len(inputs.workload.types)} task types; ties: {args.tie_break}")
+    results, seconds = [], {}
+    for policy in policies:
+        began = time.perf_counter()
+        result = run_policy(inputs.cluster, inputs.arrivals, policy, inputs.workload, seed=args.seed,
+                            step=args.step, tie_break=args.tie_break)
+        seconds[policy] = time.perf_counter() - began
+        results.append(result)
+        ratios = ", ".join(
+            f"{result.at(share).allocation_ratio:.2%} at {share:.0%}" for share in REPORT_SHARES
+        )
+        print(f"{policy:>13}: GPU allocation {ratios} of demand; "
+              f"fragmentation {result.at(1.0).fragmentation_ratio:.1%} at 100%; {seconds[policy]:.1f} s")
+    paths = write_outputs(inputs, results, Path(args.out), tie_break=args.tie_break, seconds=seconds,
+                          step=args.step, plot=not args.no_plot)
+    for path in paths.values():
+        print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-finops",
@@ -182,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("replay", _cmd_replay, "replay a trace on a cluster with a scheduling profile")
     p.add_argument("--trace", required=True)
-    p.add_argument("--format", default="auto", help="trace format: auto, generic")
+    p.add_argument("--format", default="auto", help="trace format: auto (detected), generic, openb, aaic")
     p.add_argument("--cluster", required=True)
     p.add_argument("--queues", help="Kueue YAML manifests (ResourceFlavor, ClusterQueue, LocalQueue, …)")
     p.add_argument("--profile", help="shipped profile (kube-default, gang-v1.35, gang-v1.37; default gang-v1.37) or a profile TOML path")
@@ -218,11 +274,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--to", dest="date_to", help="last day (YYYY-MM-DD)")
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
+    p.add_argument("--team", help="one team's report (default: all teams)")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
     p.add_argument("--format", default="table", choices=("table", "csv", "json"))
-    p.add_argument("query")
+    p.add_argument("query", nargs="?", help="one read-only statement")
+    p.add_argument("--query", dest="saved", metavar="NAME",
+                   help="run a saved query instead (cost_per_team_per_week, idle_cost_by_cause, …)")
+
+    p = add("schedule", _cmd_schedule, "run the reports of a reports TOML that are due (cron), once each")
+    p.add_argument("--config", required=True, help="reports TOML ([[report]] name, cron, db, out, period, …)")
+    p.add_argument("--state", help="state file (default: <config>.state.json beside it)")
+    p.add_argument("--now", help="ISO 8601 time to evaluate the schedule at (default: now; for backfills)")
+    p.add_argument("--dry-run", action="store_true", help="say what is due, write nothing")
 
     p = add("compare", _cmd_compare, "two runs side by side: waste, idle by cause, waits, preemptions, cost per team")
     p.add_argument("run_a", metavar="RUN_A", help="a run directory, or a run id with --db")
@@ -239,6 +304,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo-out")
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501)
+
+    p = add("experiment", _cmd_experiment, "experiments on real traces: fgd (the FGD fragmentation study)")
+    p.add_argument("name", choices=("fgd",), help="fgd: openb pods placed one by one, per scoring policy")
+    p.add_argument("--pods", required=True, help="an openb pod list (openb_pod_list_*.csv)")
+    p.add_argument("--cluster", required=True, help="a node list: openb, PAI 2020, spot-GPU 2026 or the project's own")
+    p.add_argument("--out", required=True, help="folder for curves.csv, summary.csv, fgd.png, experiment.json")
+    p.add_argument("--policies", default="Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--target", type=float, default=1.3, help="arrived GPU demand as a share of capacity (1.3)")
+    p.add_argument("--popularity", type=float, default=1.0,
+                   help="share of pods whose task types form FGD's target workload (1.0: all)")
+    p.add_argument("--tie-break", default="lowest-index", choices=("lowest-index", "random"),
+                   help="score ties: lowest node index (the scheduler's rule) or uniform (kube-scheduler)")
+    p.add_argument("--step", type=float, default=0.01, help="curve grid, share of capacity")
+    p.add_argument("--no-plot", action="store_true")
     return parser
 
 

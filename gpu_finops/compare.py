@@ -37,8 +37,10 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
     profile, hours = found
     by_class = dict(con.execute(
         """SELECT CASE WHEN x_UsageClass = 'idle' THEN 'idle:' || x_IdleReason ELSE x_UsageClass END,
-                  SUM(ConsumedQuantity)
-           FROM focus_cost_records WHERE x_RunId = ? GROUP BY 1""", [run_id]).fetchall())
+                  SUM(PricingQuantity)
+           FROM focus_cost_records
+           WHERE x_RunId = ? AND ChargeCategory = 'Usage' AND coalesce(x_Resource, 'gpu') = 'gpu'
+           GROUP BY 1""", [run_id]).fetchall())
     waits = con.execute(
         """SELECT AVG(wait_s), QUANTILE_CONT(wait_s, 0.95), SUM(preemptions),
                   COUNT(*) FILTER (WHERE partial_placement), COUNT(*) FILTER (WHERE final_state = 'finished')
@@ -58,7 +60,8 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
         "finished workloads": float(waits[4] or 0),
     }
     teams = dict(con.execute(
-        "SELECT x_Tenant, SUM(EffectiveCost) FROM focus_cost_records WHERE x_RunId = ? GROUP BY 1 ORDER BY 1",
+        "SELECT coalesce(x_Tenant, '__commitments__'), SUM(EffectiveCost) FROM focus_cost_records "
+        "WHERE x_RunId = ? GROUP BY 1 ORDER BY 1",
         [run_id]).fetchall())
     return RunFigures(run_id, profile, hours, figures, teams)
 

@@ -1,15 +1,23 @@
-"""Event log → DuckDB marts + FOCUS 1.2 cost records (+ Hive-partitioned Parquet export).
+"""Event log → DuckDB marts + FOCUS cost records (+ Hive-partitioned Parquet export).
 
 `build` checks every input first, then works on a temporary copy of the database next to the
 target and renames it into place only when every model ran and every audit passed: a failed
 build leaves the previous database untouched and nothing half-written behind.
+
+The FOCUS layout is a build option: FOCUS 1.2 rows (default) or FOCUS 1.3 split cost
+allocation (`focus_split=True`). Every model is rebuilt over every run in the database, so the
+layout applies to all of them.
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
+import importlib.metadata
 import json
 import os
 import shutil
+import sys
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -22,10 +30,19 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import CUSTOM_COLUMNS, FOCUS_COLUMNS
+from pipeline.focus.columns import REGISTRY, focus_version, table_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
-from scheduler.eventlog.schema import CLUSTER_SCHEMA, EVENT_SCHEMA, SCHEMA_VERSION, WORKLOAD_SCHEMA
+from scheduler.eventlog.schema import (
+    CLUSTER_SCHEMA,
+    EVENT_SCHEMA,
+    QUEUE_SCHEMA,
+    SCHEMA_VERSION,
+    WORKLOAD_SCHEMA,
+)
+
+FOCUS_TABLE = "focus_cost_records"
+DATA_GENERATOR = "gpu-finops"
 
 RAW_RUNS_SCHEMA = pa.schema(
     [
@@ -42,6 +59,7 @@ RAW_RUNS_SCHEMA = pa.schema(
 RAW_PRICES_SCHEMA = pa.schema(
     [
         ("run_id", pa.string()),
+        ("resource", pa.string()),
         ("gpu_model", pa.string()),
         ("list_usd_per_gpu_hour", pa.float64()),
         ("contracted_usd_per_gpu_hour", pa.float64()),
@@ -53,16 +71,16 @@ RAW_TABLES: dict[str, pa.Schema] = {
     "raw_events": EVENT_SCHEMA,
     "raw_workloads": WORKLOAD_SCHEMA,
     "raw_nodes": CLUSTER_SCHEMA,
+    "raw_cluster_queues": QUEUE_SCHEMA,
 }
-MART_TABLES = (
-    "dim_runs",
-    "dim_nodes",
-    "fct_workloads",
-    "fct_workload_timeline",
-    "fct_pod_intervals",
-    "fct_usage_hourly",
-    "focus_cost_records",
-)
+# raw table -> the RunInputs attribute it is loaded from
+_RUN_TABLE_OF = {
+    "raw_events": "events",
+    "raw_workloads": "workloads",
+    "raw_nodes": "cluster",
+    "raw_cluster_queues": "cluster_queues",
+}
+MART_TABLES = tuple(model.name for model in MODELS if model.layer == "marts")
 
 
 @dataclass(frozen=True)
@@ -71,6 +89,10 @@ class BuildResult:
     run_ids: list[str]
     row_counts: dict[str, int] = field(default_factory=dict)
     export: Path | None = None
+
+
+_DUCK_TYPES = {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "int32": "INTEGER",
+               "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN"}
 
 
 def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:
@@ -87,27 +109,33 @@ def _create_raw_tables(con: duckdb.DuckDBPyConnection) -> None:
     for name, schema in schemas.items():
         empty = schema.empty_table()  # noqa: F841 - read by DuckDB's replacement scan
         con.execute(f"create table if not exists {name} as select * from empty")
+        # a database written by an older build: add the columns it lacks (their rows get nulls)
+        present = {row[0] for row in con.execute(f"select column_name from (describe {name})").fetchall()}
+        for column in schema:
+            if column.name not in present:
+                con.execute(
+                    f"alter table {name} add column \"{column.name}\" "
+                    f"{_DUCK_TYPES.get(str(column.type), 'VARCHAR')}"
+                )
 
 
-def _load_run(
+def _load_runs(
     con: duckdb.DuckDBPyConnection,
-    run: RunInputs,
+    runs: list[RunInputs],
     prices: list[PriceRow],
     charge_period_s: int,
 ) -> None:
-    # rebuilding a run replaces it: remove every raw row of that run first
+    """Replace the raw rows of `runs` (one delete and one insert per raw table)."""
+    run_ids = [run.run_id for run in runs]
+    placeholders = ", ".join("?" for _ in run_ids)
+    # rebuilding a run replaces it: remove every raw row of those runs first
     for name in (*RAW_TABLES, "raw_runs", "raw_prices"):
-        con.execute(f"delete from {name} where run_id = ?", [run.run_id])
-    loads = {
-        "raw_events": run.events,
-        "raw_workloads": run.workloads,
-        "raw_nodes": run.cluster,
-    }
-    for name, table in loads.items():
-        rows = _with_run_id(table, run.run_id)  # noqa: F841 - read by DuckDB's replacement scan
+        con.execute(f"delete from {name} where run_id in ({placeholders})", run_ids)
+    for name, schema in RAW_TABLES.items():
+        pieces = [_with_run_id(getattr(run, _RUN_TABLE_OF[name]), run.run_id) for run in runs]
+        rows = pa.concat_tables(pieces) if pieces else schema.empty_table()  # noqa: F841
         con.execute(f"insert into {name} by name select * from rows")
-    run_json = (run.run_dir / "run.json").read_text()
-    runs = pa.Table.from_pylist(  # noqa: F841
+    run_rows = pa.Table.from_pylist(  # noqa: F841 - read by DuckDB's replacement scan
         [
             {
                 "run_id": run.run_id,
@@ -117,14 +145,16 @@ def _load_run(
                 "start_ts": run.start,
                 "horizon_s": run.horizon_s,
                 "charge_period_s": float(charge_period_s),
-                "run_json": run_json,
+                "run_json": (run.run_dir / "run.json").read_text(),
             }
+            for run in runs
         ],
         schema=RAW_RUNS_SCHEMA,
     )
-    con.execute("insert into raw_runs by name select * from runs")
+    con.execute("insert into raw_runs by name select * from run_rows")
     price_table = pa.Table.from_pylist(  # noqa: F841
-        [{"run_id": run.run_id, **price.__dict__} for price in prices], schema=RAW_PRICES_SCHEMA
+        [{"run_id": run.run_id, **price.__dict__} for run in runs for price in prices],
+        schema=RAW_PRICES_SCHEMA,
     )
     con.execute("insert into raw_prices by name select * from price_table")
 
@@ -165,6 +195,55 @@ def _remove(path: Path) -> None:
     Path(f"{path}.wal").unlink(missing_ok=True)
 
 
+def _nodes_needing(runs: list[RunInputs]) -> dict[str, set[str | None]]:
+    """GPU models (None = CPU-only) of the nodes that have CPU, and of those that have memory."""
+    needing: dict[str, set[str | None]] = {"cpu": set(), "memory": set()}
+    for run in runs:
+        for row in run.cluster.select(["gpu_model", "cpu_milli", "memory_mib"]).to_pylist():
+            model = row["gpu_model"] or None
+            if row["cpu_milli"]:
+                needing["cpu"].add(model)
+            if row["memory_mib"]:
+                needing["memory"].add(model)
+    return needing
+
+
+def _replace_folder(staging: Path, target: Path) -> None:
+    """Put the finished folder `staging` at `target`, which is never missing or half-written.
+
+    On Linux both names are swapped in one step (renameat2 RENAME_EXCHANGE) and the old folder,
+    now under the staging name, is deleted: a reader, or a build killed at any moment, sees the
+    old export or the new one. Where the swap is unavailable the old folder is moved aside
+    first, which leaves an instant without `target`.
+    """
+    if target.exists() and _exchange_names(staging, target):
+        shutil.rmtree(staging, ignore_errors=True)  # the old export, after the swap
+        return
+    previous = _temp_sibling(target, "previous")
+    if target.exists():
+        target.rename(previous)
+    staging.rename(target)
+    shutil.rmtree(previous, ignore_errors=True)
+
+
+def _exchange_names(first: Path, second: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # no libc symbol (glibc < 2.28, musl)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE from <fcntl.h> and <linux/fs.h>
+    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
 def build(
     run_dirs: list[Path],
     prices: Path,
@@ -172,8 +251,13 @@ def build(
     charge_period_s: int = 3600,
     export: Path | None = None,
     show_progress: bool = True,
+    focus_split: bool = False,
 ) -> BuildResult:
-    """Build (or rebuild) the given runs into `db`; other runs already there are kept."""
+    """Build (or rebuild) the given runs into `db`; other runs already there are kept.
+
+    `focus_split` writes FOCUS 1.3 split cost allocation instead of FOCUS 1.2 rows (for every
+    run in the database: all models are rebuilt).
+    """
     if not run_dirs:
         raise PipelineError("build: no run directory given")
     if charge_period_s <= 0:
@@ -190,7 +274,7 @@ def build(
     models_in_use = {
         model for run in runs for model in run.cluster.column("gpu_model").to_pylist() if model
     }
-    price_rows = read_price_book(Path(prices), models_in_use)
+    price_rows = read_price_book(Path(prices), models_in_use, _nodes_needing(runs))
 
     db = Path(db)
     db.parent.mkdir(parents=True, exist_ok=True)
@@ -201,9 +285,9 @@ def build(
         con = duckdb.connect(str(temp_db))
         try:
             _create_raw_tables(con)
-            for run in runs:
-                _load_run(con, run, price_rows, charge_period_s)
-            create_macros(con)
+            _load_runs(con, runs, price_rows, charge_period_s)
+            create_macros(con, focus_split=focus_split)
+            focus_names = [column.name for column in table_columns(focus_split)]
             with _progress(show_progress) as progress:
                 task = None
                 if progress is not None:
@@ -211,7 +295,7 @@ def build(
                 for model in MODELS:
                     if progress is not None:
                         progress.update(task, description=model.name)
-                    run_model(con, model)
+                    run_model(con, model, focus_names if model.name == FOCUS_TABLE else None)
                     if progress is not None:
                         progress.advance(task)
                 if progress is not None:
@@ -232,7 +316,11 @@ def build(
             export_path = None
             if export is not None:
                 export_path = export_focus(
-                    con, Path(export), [run.run_id for run in runs], max(r.end for r in runs)
+                    con,
+                    Path(export),
+                    [run.run_id for run in runs],
+                    max(r.end for r in runs),
+                    focus_split=focus_split,
                 )
             con.execute("checkpoint")
         finally:
@@ -246,71 +334,143 @@ def build(
     )
 
 
-def focus_metadata(con: duckdb.DuckDBPyConnection, creation_date: datetime) -> dict:
-    """FOCUS 1.2 metadata: a Data Generator object and a Schema object with ColumnDefinition."""
-    types = dict(con.execute("select column_name, column_type from (describe focus_cost_records)").fetchall())
-    registry = {column.name: column for column in (*FOCUS_COLUMNS, *CUSTOM_COLUMNS)}
+def _generator_version() -> str:
+    try:
+        return importlib.metadata.version("gpu-finops")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "0.1.0"
+
+
+def focus_metadata(
+    con: duckdb.DuckDBPyConnection,
+    creation_date: datetime,
+    focus_split: bool = False,
+    run_ids: list[str] | None = None,
+) -> dict:
+    """FOCUS metadata: the Data Generator object and a Schema object with ColumnDefinition;
+    for FOCUS 1.3 (split layout) also the DatasetInstance and Recency objects it introduced.
+
+    The SchemaId is a name-based UUID of the FOCUS version and the column list, so it changes
+    exactly when the structure does (the spec asks for a new schema object then) and a rebuild
+    of the same runs writes identical metadata.
+    """
+    types = dict(con.execute(f"select column_name, column_type from (describe {FOCUS_TABLE})").fetchall())
     definitions = []
     for name, duck_type in types.items():
-        definition: dict[str, object] = {"ColumnName": name, "DataType": registry[name].data_type}
+        column = REGISTRY[name]
+        definition: dict[str, object] = {"ColumnName": name, "DataType": column.data_type}
         if duck_type == "DOUBLE":
             definition["NumericPrecision"] = 53  # IEEE 754 binary64 significand bits
-        if name == "Tags":
+        elif duck_type == "VARCHAR":
+            definition["StringEncoding"] = "UTF-8"
+        if name in ("Tags", "AllocatedTags"):
             definition["ProviderTagPrefixes"] = []
         definitions.append(definition)
-    created = creation_date.strftime("%Y-%m-%dT%H:%M:%SZ")
-    # a name-based UUID: the same column list and date give the same SchemaId on every build
-    schema_id = uuid.uuid5(uuid.NAMESPACE_URL, "gpu-finops/focus-1.2/" + ",".join(types) + created)
-    return {
-        "DataGenerator": {"DataGenerator": "gpu-finops", "DataGeneratorVersion": "0.1.0"},
+    version = focus_version(focus_split)
+    schema_id = uuid.uuid5(uuid.NAMESPACE_URL, f"{DATA_GENERATOR}/focus-{version}/" + ",".join(types))
+    metadata: dict[str, object] = {
+        "DataGenerator": {
+            "DataGenerator": DATA_GENERATOR,
+            "DataGeneratorVersion": _generator_version(),
+        },
         "Schema": [
             {
                 "SchemaId": str(schema_id),
-                "FocusVersion": "1.2",
-                "CreationDate": created,
+                "FocusVersion": version,
+                "CreationDate": _iso_z(creation_date),
                 "ColumnDefinition": definitions,
             }
         ],
     }
+    if focus_split:
+        runs = sorted(run_ids or [])
+        instance_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{DATA_GENERATOR}/runs/" + ",".join(runs)))
+        placeholders = ", ".join("?" for _ in runs) or "null"
+        first, last = con.execute(
+            f"select min(ChargePeriodStart), max(ChargePeriodEnd) from {FOCUS_TABLE} "
+            f"where x_RunId in ({placeholders})",
+            runs,
+        ).fetchone()
+        metadata["DatasetInstance"] = [
+            {
+                "DatasetInstanceId": instance_id,
+                "DatasetInstanceName": "gpu-finops cost and usage: " + ", ".join(runs),
+                "FocusDatasetId": "CostAndUsage",
+            }
+        ]
+        # a replay is complete: its whole window is one complete time sector
+        if first is not None:
+            metadata["Recency"] = [
+                {
+                    "DatasetInstanceId": instance_id,
+                    "TimeSectors": [
+                        {
+                            "TimeSectorStart": _iso_z(first),
+                            "TimeSectorEnd": _iso_z(last),
+                            "TimeSectorComplete": True,
+                        }
+                    ],
+                }
+            ]
+    return metadata
+
+
+def _iso_z(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def export_focus(
-    con: duckdb.DuckDBPyConnection, export: Path, run_ids: list[str], creation_date: datetime
+    con: duckdb.DuckDBPyConnection,
+    export: Path,
+    run_ids: list[str],
+    creation_date: datetime,
+    focus_split: bool = False,
 ) -> Path:
     """Hive-partitioned Parquet of focus_cost_records for `run_ids` plus focus_metadata.json.
 
-    Written into a temporary folder and renamed, so readers never see half an export.
+    Partitions: `billing_period=YYYY-MM/charge_date=YYYY-MM-DD`. Date/Time columns are written
+    as UTC-adjusted timestamps (every engine reads them as `…Z`), and every file names its
+    schema in the Parquet key-value metadata (`focus_schema_id`), as FOCUS asks of data
+    artifacts. Written into a temporary folder and renamed, so readers never see half an export.
     """
     export.mkdir(parents=True, exist_ok=True)
-    target = export / "focus_cost_records"
+    target = export / FOCUS_TABLE
     staging = _temp_sibling(target, "exporting")
     placeholders = ", ".join("?" for _ in run_ids)
+    metadata = focus_metadata(con, creation_date, focus_split, run_ids)
+    schema_id = metadata["Schema"][0]["SchemaId"]
+    columns = [row[0] for row in con.execute(f"select column_name from (describe {FOCUS_TABLE})").fetchall()]
+    projection = ", ".join(
+        f"timezone('UTC', \"{name}\") as \"{name}\""
+        if REGISTRY[name].data_type == "Date/Time"
+        else f'"{name}"'
+        for name in columns
+    )
     try:
         con.execute(
             f"""
             copy (
                 select
-                    *,
+                    {projection},
                     strftime(BillingPeriodStart, '%Y-%m') as billing_period,
                     strftime(ChargePeriodStart, '%Y-%m-%d') as charge_date
-                from focus_cost_records
+                from {FOCUS_TABLE}
                 where x_RunId in ({placeholders})
-                order by x_RunId, ChargePeriodStart, x_Node, x_UsageClass, x_Workload, x_IdleReason
-            ) to '{staging}' (format parquet, partition_by (billing_period, charge_date))
+                order by x_RunId, ChargePeriodStart, x_Node, x_Resource, ChargeCategory,
+                    x_UsageClass, x_Workload, x_IdleReason, x_Borrowed
+            ) to '{staging}' (
+                format parquet,
+                partition_by (billing_period, charge_date),
+                kv_metadata {{focus_schema_id: '{schema_id}'}}
+            )
             """,
             run_ids,
         )
-        metadata = json.dumps(focus_metadata(con, creation_date), indent=2) + "\n"
         metadata_temp = _temp_sibling(export / "focus_metadata.json", "writing")
-        metadata_temp.write_text(metadata)
-        previous = _temp_sibling(target, "previous")
-        if target.exists():
-            target.rename(previous)
-        staging.rename(target)
-        shutil.rmtree(previous, ignore_errors=True)
+        metadata_temp.write_text(json.dumps(metadata, indent=2) + "\n")
+        _replace_folder(staging, target)
         os.replace(metadata_temp, export / "focus_metadata.json")
     except BaseException:
         _remove(staging)
         raise
     return export
-

@@ -1,4 +1,5 @@
-"""Generate docs/tables.md from the models' grain comments and DuckDB's DESCRIBE."""
+"""Generate docs/tables.md from the models: grain comments, lineage, DuckDB's DESCRIBE and,
+for the FOCUS table, the column registry."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.focus.columns import REGISTRY
 from pipeline.runner import MODELS
 
 INTERPRETATION = """\
@@ -20,35 +22,68 @@ INTERPRETATION = """\
 - The rest is the pod's progress. On a `preempted` or `timed_out` end, the part after
   `max(pod progress start, last_checkpoint_s(group progress start, end, checkpoint_interval_s))`
   is `lost_to_preemption`; everything else is `productive` (also for pods cut at the horizon).
+- `x_Borrowed`: the attempt's `admitted` row had reason `Borrowing` (Kueue admitted it on quota
+  borrowed from the cohort).
 
-## How idle GPU-hours are split
+## How idle GPU-hours are split by cause
 
 - Per node and charge period: idle = GPUs × period hours − Σ held GPU-hours (fractional
   requests add up: 0.25 + 0.5 on one device leaves 0.25 idle).
-- Pending demand(t) per GPU model = Σ over workloads waiting in the queue (from `submitted`
-  or `requeued` until the next `reserved`, `started` or `rejected`) of pods × gpus_per_pod,
-  counted for every model the workload accepts (no model = any model).
-- Per GPU model and period, fragmentation GPU-hours = ∫ min(free GPUs of the model,
-  pending demand for the model) dt, integrated exactly between consecutive change points of
-  the cluster-level timeline (holdings, waits and period boundaries).
-- That amount is spread over the model's nodes in proportion to each node's idle GPU-hours in
-  the period (capped at the node's idle); the remainder is `no_demand`. So for every node and
-  period Σ ConsumedQuantity = GPUs × hours, and no quantity is negative.
-- Idle records with less than 1e-12 GPU-hours (float noise) are not written.
+- Shared devices: with F = Σ requests below one GPU on a node, the fewest devices that hold
+  them are ceil(F); their unshared part ceil(F) − F is idle with cause `fragmentation`, on
+  that node (the event log names no device, so this is the least such slack).
+- Demand per GPU model over time, counted for every model a workload accepts:
+  - `gang_barrier`: a gang holding 0 < n < min_count pods (reserved at the barrier, or
+    started one by one) misses (min_count − n) × gpus_per_pod GPUs until its progress starts;
+  - `quota`: a workload waiting in the queue (from `submitted`/`requeued` to its next
+    `reserved`/`started`/`rejected`) whose latest `pending` row has a Kueue admission reason
+    (WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor) and no `admitted` row since;
+  - `fragmentation`: any other waiting workload (placement reasons, or no attempt yet).
+- Per GPU model, the usable free GPUs (model GPUs − held − shared-device slack) are claimed in
+  that order: min(free, barrier demand) is `gang_barrier`, min(rest, quota demand) is `quota`,
+  min(rest, placement demand) is `fragmentation`; integrated exactly between the change points
+  of the cluster-level timeline (holdings, waits, barrier steps, period boundaries).
+- Those amounts are spread over the model's nodes in proportion to each node's idle GPU-hours
+  net of its slack (capped at it); the remainder is `no_demand`. So for every node and period
+  Σ PricingQuantity = GPUs × hours, and no quantity is negative.
+- CPU and memory (when the price book prices them) are split the same way into requests and
+  idle; their idle has the single reason `unallocated` (causes are a GPU notion).
+- Idle lines below 1e-12 units (float noise) are not written.
+
+## Prices, commitments, FOCUS layouts
+
+- Each node's resource is priced from the book's row of its GPU model (CPU and memory rows
+  may also be the default row, empty `gpu_model`, which CPU-only nodes use): Standard nodes pay
+  the list price, Committed ones the contracted price, Dynamic ones the spot price.
+- Each Committed node's resource is a usage commitment (`CommitmentDiscountId`): one Purchase
+  row per billing period carries its cost (BilledCost, EffectiveCost 0); its Usage rows carry
+  that cost amortized (EffectiveCost at the contracted price, BilledCost 0), `Used` for
+  workloads and `Unused` (ConsumedQuantity null) for idle. docs/cost-model.md says why.
+- `build --focus-split` writes FOCUS 1.3 split cost allocation: the node-period of a resource
+  is the origin charge, workloads are its allocated parts (AllocatedResourceId), idle its
+  unallocated remainder (AllocatedResourceId null).
 """
 
 
+def _lineage(model_name: str) -> str:
+    model = next(m for m in MODELS if m.name == model_name)
+    reads = sorted(model.dependencies())
+    return ", ".join(f"`{name}`" for name in reads)
+
+
 def table_docs(db: Path) -> str:
-    """Markdown describing every model's table or view: grain and columns."""
+    """Markdown describing every model's table or view: grain, inputs and columns."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         parts = [
             "# Tables and views",
             "",
-            "Generated by `pipeline.docs.table_docs(db)` from each model's `-- grain:` comment and",
-            "DuckDB's `DESCRIBE`. Staging models are views; the others are tables. Raw inputs",
-            "(`raw_events`, `raw_workloads`, `raw_nodes`, `raw_runs`, `raw_prices`) hold every",
-            "built run, keyed by `run_id`.",
+            "Generated by `pipeline.docs.table_docs(db)` from each model's `-- grain:` comment, the",
+            "tables its SQL reads and DuckDB's `DESCRIBE` (`make docs` regenerates it). Staging",
+            "models are views; the others are tables. Raw inputs (`raw_events`, `raw_workloads`,",
+            "`raw_nodes`, `raw_cluster_queues`, `raw_runs`, `raw_prices`) hold every built run, keyed",
+            "by `run_id`; rebuilding a run replaces its rows. The FOCUS table is described in its",
+            "FOCUS 1.2 layout; `build --focus-split` adds the FOCUS 1.3 columns marked below.",
             "",
             INTERPRETATION,
         ]
@@ -57,10 +92,30 @@ def table_docs(db: Path) -> str:
             for model in (m for m in MODELS if m.layer == layer):
                 parts.append(f"### `{model.name}` ({model.materialization})\n")
                 parts.append(f"Grain: {model.grain()}\n")
-                parts.append("| column | type |")
-                parts.append("|---|---|")
-                for name, column_type, *_ in con.execute(f"describe {model.name}").fetchall():
-                    parts.append(f"| {name} | {column_type} |")
+                parts.append(f"Reads: {_lineage(model.name)}\n")
+                described = con.execute(f"describe {model.name}").fetchall()
+                if model.name == "focus_cost_records":
+                    parts.append("| column | type | FOCUS level | FOCUS type | nulls |")
+                    parts.append("|---|---|---|---|---|")
+                    for name, column_type, *_ in described:
+                        column = REGISTRY[name]
+                        level = "custom" if column.is_custom else column.level
+                        nulls = "yes" if column.nullable else "no"
+                        parts.append(
+                            f"| {name} | {column_type} | {level} | {column.data_type} | {nulls} |"
+                        )
+                    names = {row[0] for row in described}
+                    split_only = [c for c in REGISTRY.values() if not c.is_custom and c.name not in names]
+                    for column in split_only:
+                        parts.append(
+                            f"| {column.name} (1.3, `--focus-split`) | VARCHAR | {column.level} | "
+                            f"{column.data_type} | {'yes' if column.nullable else 'no'} |"
+                        )
+                else:
+                    parts.append("| column | type |")
+                    parts.append("|---|---|")
+                    for name, column_type, *_ in described:
+                        parts.append(f"| {name} | {column_type} |")
                 parts.append("")
         return "\n".join(parts).rstrip() + "\n"
     finally:

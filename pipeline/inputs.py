@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import json
 import math
+import reprlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +23,7 @@ from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
+    QUEUE_SCHEMA,
     RUN_FILES,
     SCHEMA_VERSION,
     WORKLOAD_SCHEMA,
@@ -32,6 +35,11 @@ PRICE_COLUMNS = (
     "contracted_usd_per_gpu_hour",
     "spot_usd_per_gpu_hour",
 )
+# The optional `resource` column of the price book: which unit a row prices. GPU rows are per
+# GPU-hour and name a GPU model; CPU rows are per core-hour and memory rows per GiB-hour, for
+# the nodes of the GPU model they name, or for every other node (CPU-only ones included) when
+# `gpu_model` is empty. The price columns keep their names: they hold $ per unit-hour.
+PRICED_RESOURCES = ("gpu", "cpu", "memory")
 
 
 @dataclass(frozen=True)
@@ -47,6 +55,7 @@ class RunInputs:
     events: pa.Table
     workloads: pa.Table
     cluster: pa.Table
+    cluster_queues: pa.Table  # empty when the replay had no Kueue queues
 
     @property
     def end(self) -> datetime:
@@ -57,10 +66,11 @@ class RunInputs:
 
 @dataclass(frozen=True)
 class PriceRow:
-    gpu_model: str
+    gpu_model: str | None  # None only on a cpu/memory row that applies to every other node
     list_usd_per_gpu_hour: float
     contracted_usd_per_gpu_hour: float
     spot_usd_per_gpu_hour: float
+    resource: str = "gpu"
 
 
 def _read_parquet(path: Path, expected: pa.Schema) -> pa.Table:
@@ -93,15 +103,24 @@ def _read_parquet(path: Path, expected: pa.Schema) -> pa.Table:
     return table.select(expected.names).cast(expected)
 
 
-def _parse_start(run_json: Path, value: object) -> datetime:
+# pandas (the dashboard, the report) holds timestamps in nanoseconds: a run must lie in here.
+_EARLIEST, _LATEST = datetime(1678, 1, 1), datetime(2262, 1, 1)
+
+
+def _parse_start(run_json: Path, value: object, horizon_s: float) -> datetime:
     if not isinstance(value, str):
         raise PipelineError(f"{run_json}: field 'start' must be an ISO 8601 string")
     try:
         parsed = datetime.fromisoformat(value)
-    except ValueError as exc:
-        raise PipelineError(f"{run_json}: field 'start' is not ISO 8601: {value!r}") from exc
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+        if parsed.tzinfo is not None:
+            parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    except (ValueError, OverflowError) as exc:
+        raise PipelineError(f"{run_json}: field 'start' is not ISO 8601: {reprlib.repr(value)}") from exc
+    if parsed < _EARLIEST or (_LATEST - parsed).total_seconds() < horizon_s:
+        raise PipelineError(
+            f"{run_json}: field 'start' {value!r}: the run must lie between {_EARLIEST.year} and "
+            f"{_LATEST.year} (timestamps are kept in nanoseconds)"
+        )
     return parsed
 
 
@@ -114,9 +133,11 @@ def read_run_dir(run_dir: Path) -> RunInputs:
     if not run_json.is_file():
         raise PipelineError(f"{run_json}: file missing from the run directory")
     try:
-        meta = json.loads(run_json.read_text())
+        meta = json.loads(run_json.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise PipelineError(f"{run_json}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    except UnicodeDecodeError:
+        raise PipelineError(f"{run_json}: not UTF-8 text") from None
     if not isinstance(meta, dict):
         raise PipelineError(f"{run_json}: expected a JSON object")
     for key in ("run_id", "schema_version", "start", "horizon_s"):
@@ -146,36 +167,100 @@ def read_run_dir(run_dir: Path) -> RunInputs:
                 f"{run_dir / RUN_FILES['cluster']}: row {row_number}: field 'gpu_model' is empty "
                 "on a node with GPUs (it could not be priced)"
             )
+    queues_path = run_dir / RUN_FILES["queues"]
+    cluster_queues = (
+        _read_parquet(queues_path, QUEUE_SCHEMA)
+        if queues_path.exists()
+        else QUEUE_SCHEMA.empty_table()
+    )
     seed = meta.get("seed")
     return RunInputs(
         run_dir=run_dir,
         run_id=str(meta["run_id"]),
         profile=meta.get("profile"),
         seed=int(seed) if seed is not None else None,
-        start=_parse_start(run_json, meta["start"]),
+        start=_parse_start(run_json, meta["start"], float(horizon)),
         horizon_s=float(horizon),
         events=_read_parquet(run_dir / RUN_FILES["events"], EVENT_SCHEMA),
         workloads=_read_parquet(run_dir / RUN_FILES["workloads"], WORKLOAD_SCHEMA),
         cluster=cluster,
+        cluster_queues=cluster_queues,
     )
 
 
-def read_price_book(path: Path, required_models: set[str]) -> list[PriceRow]:
-    """Read the price book CSV; every GPU model of the clusters must have a price."""
+def _utf8_lines(handle: Iterable[str], path: Path) -> Iterator[str]:
+    """The file's lines; bytes that are not UTF-8 are a PipelineError, not a traceback."""
+    try:
+        yield from handle
+    except UnicodeDecodeError as exc:
+        raise PipelineError(
+            f"{path}: not UTF-8 text (byte {exc.start} of a block): save the price book as UTF-8 CSV"
+        ) from None
+
+
+def _price_header(reader: csv.DictReader, path: Path) -> list[str]:
+    try:
+        header = [name.strip() for name in reader.fieldnames or []]
+    except csv.Error as exc:
+        raise PipelineError(f"{path}: row 1: not a CSV header: {exc}") from None
+    twice = sorted({name for name in header if name and header.count(name) > 1})
+    if twice:
+        raise PipelineError(f"{path}: row 1: field '{twice[0]}' appears twice in the header")
+    reader.fieldnames = header
+    return header
+
+
+def _price_records(reader: csv.DictReader, path: Path) -> Iterator[tuple[int, dict]]:
+    """(spreadsheet row, record) pairs. A malformed line, or a line with more values than the
+    header (an unquoted "1,000.50" shifts every price after it), is an error."""
+    while True:
+        try:
+            record = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise PipelineError(f"{path}: row {reader.line_num}: malformed CSV: {exc}") from None
+        if None in record:  # DictReader keeps surplus values under the key None
+            width = len(reader.fieldnames or [])
+            raise PipelineError(
+                f"{path}: row {reader.line_num}: {width + len(record[None])} values but the "
+                f"header has {width} columns"
+            )
+        yield reader.line_num, record
+
+
+def read_price_book(
+    path: Path,
+    required_models: set[str],
+    nodes_needing: dict[str, set[str | None]] | None = None,
+) -> list[PriceRow]:
+    """Read the price book CSV; every GPU model of the clusters must have a GPU price.
+
+    `nodes_needing` maps "cpu"/"memory" to the GPU models (None = CPU-only nodes) of nodes that
+    have that resource: once the book prices a resource at all, each of them must resolve to a
+    row (their model's, or the default row with an empty `gpu_model`).
+    """
     path = Path(path)
     if not path.is_file():
         raise PipelineError(f"{path}: price book not found")
     rows: list[PriceRow] = []
-    with path.open(newline="") as handle:
-        reader = csv.DictReader(handle)
-        header = reader.fieldnames or []
+    # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(_utf8_lines(handle, path))
+        header = _price_header(reader, path)
         for column in ("gpu_model", *PRICE_COLUMNS):
             if column not in header:
                 raise PipelineError(f"{path}: field '{column}' missing from the header")
         # row numbers count the header as row 1, like a spreadsheet
-        for row_number, record in enumerate(reader, 2):
-            model = (record.get("gpu_model") or "").strip()
-            if not model:
+        for row_number, record in _price_records(reader, path):
+            resource = (record.get("resource") or "gpu").strip().lower()
+            if resource not in PRICED_RESOURCES:
+                raise PipelineError(
+                    f"{path}: row {row_number}: field 'resource' is {reprlib.repr(record.get('resource'))}, "
+                    f"expected one of {', '.join(PRICED_RESOURCES)}"
+                )
+            model = (record.get("gpu_model") or "").strip() or None
+            if model is None and resource == "gpu":
                 raise PipelineError(f"{path}: row {row_number}: field 'gpu_model' is empty")
             prices: dict[str, float] = {}
             for column in PRICE_COLUMNS:
@@ -184,23 +269,35 @@ def read_price_book(path: Path, required_models: set[str]) -> list[PriceRow]:
                     value = float(raw)
                 except ValueError:
                     raise PipelineError(
-                        f"{path}: row {row_number}: field '{column}' is not a number: {raw!r}"
+                        f"{path}: row {row_number}: field '{column}' is not a number: {reprlib.repr(raw)}"
                     ) from None
                 if not math.isfinite(value) or value < 0:
                     raise PipelineError(
                         f"{path}: row {row_number}: field '{column}' must be a finite "
-                        f"non-negative price, got {raw!r}"
+                        f"non-negative price, got {reprlib.repr(raw)}"
                     )
                 prices[column] = value
-            if any(existing.gpu_model == model for existing in rows):
+            if any(r.gpu_model == model and r.resource == resource for r in rows):
+                what = repr(model) if model else "(default)"
                 raise PipelineError(
-                    f"{path}: row {row_number}: field 'gpu_model' {model!r} listed twice"
+                    f"{path}: row {row_number}: field 'gpu_model' {what} listed twice"
+                    + ("" if resource == "gpu" else f" for resource {resource!r}")
                 )
-            rows.append(PriceRow(model, **prices))
-    missing = sorted(required_models - {row.gpu_model for row in rows})
+            rows.append(PriceRow(model, **prices, resource=resource))
+    missing = sorted(required_models - {r.gpu_model for r in rows if r.resource == "gpu"})
     if missing:
         raise PipelineError(
             f"{path}: field 'gpu_model': no price for {', '.join(map(repr, missing))} "
             "(used by the cluster's nodes)"
         )
+    for resource, models in (nodes_needing or {}).items():
+        priced = {r.gpu_model for r in rows if r.resource == resource}
+        if not priced or None in priced:
+            continue
+        unpriced = sorted(repr(m) if m else "CPU-only nodes" for m in models - priced)
+        if unpriced:
+            raise PipelineError(
+                f"{path}: field 'gpu_model': no {resource} price for {', '.join(unpriced)} "
+                f"(add a {resource} row for them, or one with an empty gpu_model)"
+            )
     return rows

@@ -7,6 +7,7 @@ run in the database on each build.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,12 @@ class Model:
     def sql(self) -> str:
         return self.path.read_text()
 
+    def dependencies(self) -> set[str]:
+        """The models and raw tables the SQL reads (`from x` / `join x`; CTE names left out)."""
+        named = set(re.findall(r"\b(?:from|join)\s+([a-z_][a-z0-9_]*)", self.sql()))
+        known = {model.name for model in MODELS}
+        return {name for name in named if name in known or name.startswith("raw_")}
+
     def grain(self) -> str:
         """The text of the `-- grain:` comment at the top of the file."""
         for line in self.sql().splitlines():
@@ -47,13 +54,21 @@ MODELS: tuple[Model, ...] = (
     Model("stg_workloads", "staging"),
     Model("stg_nodes", "staging"),
     Model("stg_prices", "staging"),
+    Model("stg_cluster_queues", "staging"),
     Model("int_pod_holdings", "intermediate"),
+    Model("int_admissions", "intermediate"),
     Model("int_gang_progress", "intermediate"),
     Model("int_pod_intervals", "intermediate"),
     Model("int_hourly_usage", "intermediate"),
     Model("int_node_capacity_periods", "intermediate"),
+    Model("int_workload_gpu_models", "intermediate"),
     Model("int_pending_demand", "intermediate"),
+    Model("int_gang_barrier_demand", "intermediate"),
+    Model("int_shared_device_slack", "intermediate"),
     Model("int_idle_by_cause", "intermediate"),
+    Model("int_node_prices", "intermediate"),
+    Model("int_cost_lines", "intermediate"),
+    Model("int_commitments", "intermediate"),
     Model("dim_runs", "marts"),
     Model("dim_nodes", "marts"),
     Model("fct_pod_intervals", "marts"),
@@ -61,16 +76,31 @@ MODELS: tuple[Model, ...] = (
     Model("focus_cost_records", "marts"),
     Model("fct_usage_hourly", "marts"),
     Model("fct_workloads", "marts"),
+    Model("fct_queue_usage", "marts"),
+    Model("fct_showback", "marts"),
+    Model("fct_commitment_utilization", "marts"),
+    Model("fct_unit_economics", "marts"),
 )
 
 
-def create_macros(con: duckdb.DuckDBPyConnection) -> None:
-    """Temporary macros the models use (never stored in the database file)."""
+def create_macros(con: duckdb.DuckDBPyConnection, focus_split: bool = False) -> None:
+    """Temporary macros the models use (never stored in the database file).
+
+    `focus_split()` tells the FOCUS model which layout this build writes (1.2 rows, or 1.3
+    split cost allocation).
+    """
     con.execute((MODELS_DIR / "macros.sql").read_text())
+    con.execute(f"create or replace temp macro focus_split() as {'true' if focus_split else 'false'}")
 
 
-def run_model(con: duckdb.DuckDBPyConnection, model: Model) -> None:
+def run_model(
+    con: duckdb.DuckDBPyConnection, model: Model, columns: list[str] | None = None
+) -> None:
+    """Materialize `model`; `columns` keeps only those output columns, in that order."""
     body = model.sql()
+    if columns is not None:
+        projection = ", ".join(f'"{name}"' for name in columns)
+        body = f"select {projection} from (\n{body}\n)"
     con.execute(f"create or replace {model.materialization} {model.name} as\n{body}")
 
 

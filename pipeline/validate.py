@@ -1,4 +1,8 @@
-"""`validate_db`: the audits plus the FOCUS row-level checks, on a read-only connection."""
+"""`validate_db`: the FOCUS row-level checks plus the accounting audits, on a read-only connection.
+
+The checks adapt to the layout the database was built with (FOCUS 1.2, or 1.3 split cost
+allocation). A check that finds something reports its name, the number of rows and one example.
+"""
 
 from __future__ import annotations
 
@@ -38,13 +42,15 @@ def validate_db(db: Path) -> list[Violation]:
         tables = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
         if TABLE not in tables:
             raise PipelineError(f"{db}: no table '{TABLE}' (was it built with `build`?)")
-        actual = [row[0] for row in con.execute(f"select column_name from (describe {TABLE})").fetchall()]
-        for name, example in columns_violations(actual):
+        described = con.execute(f"select column_name, column_type from (describe {TABLE})").fetchall()
+        columns = dict(described)
+        for name, example in columns_violations([name for name, _ in described]):
             violations.append(Violation(name, 1, example))
-        for check in generated_checks():
+        for check in generated_checks(columns):
             try:
                 found = _first_rows(con, check.name, check.sql)
-            except duckdb.BinderException as exc:  # a missing column is reported above
+            except (duckdb.BinderException, duckdb.ConversionException) as exc:
+                # a missing column is reported above; a value that cannot be parsed is a violation
                 found = Violation(check.name, 1, str(exc).splitlines()[0])
             if found:
                 violations.append(found)

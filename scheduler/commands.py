@@ -25,6 +25,7 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
+from scheduler.trace.io import replace_folder
 
 if TYPE_CHECKING:
     from scheduler.admission.manifests import QueueConfig
@@ -199,8 +200,4 @@ def replay(
 
 def _swap_into_place(staging: Path, out: Path) -> None:
     """Replace `out` with `staging` so readers see the old run or the new one, never half."""
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        os.replace(out, old)
-    os.replace(staging, out)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_folder(staging, out)  # one atomic swap where the OS has it

@@ -9,6 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 
+MAX_MESSAGE = 400
+"""Characters of an error message, at most (the file, row and field come on top)."""
+
+
 class InputError(Exception):
     """An input file cannot be used as it is.
 
@@ -30,7 +34,9 @@ class InputError(Exception):
         self.row = row
         self.field = field
         self.document = document
-        self.message = " ".join(str(message).split())  # always one line
+        message = " ".join(str(message).split())  # always one line
+        # ...and a short one: a hostile cell quoted in full would make a megabyte "line".
+        self.message = message if len(message) <= MAX_MESSAGE else message[: MAX_MESSAGE - 1] + "…"
         super().__init__(str(self))
 
     def __str__(self) -> str:

@@ -35,6 +35,9 @@ PROBE = """
     traceback: text.includes("Traceback"),
     apiError: text.includes("StreamlitAPIException"),
     exception: document.querySelectorAll('[data-testid="stException"]').length,
+    running: !!document.querySelector('[data-testid="stStatusWidget"] [data-testid*="unning"]')
+      || text.includes("Running..."),
+    errors: document.querySelectorAll('[data-testid="stAlertContentError"]').length,
     title: document.querySelector("h1") ? document.querySelector("h1").innerText : "",
   });
 })()
@@ -110,7 +113,9 @@ def _devtools_ws(profile: Path, browser: subprocess.Popen, timeout_s: float = 30
     raise AssertionError("chromium DevTools endpoint did not come up")
 
 
-async def _render(ws_url: str, page_url: str, screenshot: Path) -> dict:
+async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int,
+                  viewport: tuple[int, int]) -> list[dict]:
+    """Load each (url, screenshot) in turn in one tab; return what was drawn on each."""
     import websockets
 
     async with websockets.connect(ws_url, max_size=64 * 2**20) as ws:
@@ -127,43 +132,70 @@ async def _render(ws_url: str, page_url: str, screenshot: Path) -> dict:
                         raise AssertionError(f"{method}: {message['error']}")
                     return message.get("result", {})
 
-        await call("Emulation.setDeviceMetricsOverride", width=1366, height=768,
+        width, height = viewport
+        await call("Emulation.setDeviceMetricsOverride", width=width, height=height,
                    deviceScaleFactor=1, mobile=False)
         await call("Page.enable")
-        await call("Page.navigate", url=page_url)
-        state: dict = {}
-        deadline = time.monotonic() + RENDER_TIMEOUT_S
-        while time.monotonic() < deadline:
-            result = await call("Runtime.evaluate", expression=PROBE, returnByValue=True)
-            value = result.get("result", {}).get("value")
-            state = json.loads(value) if value else {}
-            if state.get("traceback") or state.get("apiError") or state.get("exception"):
-                break
-            # Four charts on the overview; wait for all so the screenshot is complete.
-            if state.get("charts", 0) >= 4 and state.get("metrics", 0) >= 5:
-                await asyncio.sleep(1.0)  # let the last canvas paint before the screenshot
-                break
-            await asyncio.sleep(0.5)
-        shot = await call("Page.captureScreenshot", format="png")
-        screenshot.write_bytes(base64.b64decode(shot["data"]))
-        dom = await call("Runtime.evaluate", expression="document.documentElement.outerHTML",
-                         returnByValue=True)
-        state["dom"] = dom.get("result", {}).get("value", "")
-        return state
+        states = []
+        for url, screenshot in pages:
+            await call("Page.navigate", url=url)
+            state = await _wait_drawn(call, min_charts)
+            shot = await call("Page.captureScreenshot", format="png")
+            screenshot.write_bytes(base64.b64decode(shot["data"]))
+            dom = await call("Runtime.evaluate", expression="document.documentElement.outerHTML",
+                             returnByValue=True)
+            state["dom"] = dom.get("result", {}).get("value", "")
+            state["url"] = url
+            states.append(state)
+        return states
 
 
-def open_in_chromium(chromium: str, url: str, profile: Path, screenshot: Path) -> dict:
-    """Load `url` at 1366x768, wait for charts, save a screenshot; returns what was drawn."""
+async def _wait_drawn(call, min_charts: int) -> dict:
+    """Poll the page until it stopped running with at least ``min_charts`` charts drawn and
+    the count steady, an exception shows, or the deadline passes."""
+    state: dict = {}
+    steady = 0
+    last_charts = -1
+    deadline = time.monotonic() + RENDER_TIMEOUT_S
+    await asyncio.sleep(0.3)  # let the navigation replace the previous page
+    while time.monotonic() < deadline:
+        result = await call("Runtime.evaluate", expression=PROBE, returnByValue=True)
+        value = result.get("result", {}).get("value")
+        state = json.loads(value) if value else {}
+        if state.get("traceback") or state.get("apiError") or state.get("exception"):
+            break
+        charts = state.get("charts", 0)
+        steady = steady + 1 if charts == last_charts and not state.get("running") else 0
+        last_charts = charts
+        if charts >= min_charts and steady >= 3:
+            await asyncio.sleep(0.3)  # let the last canvas paint before the screenshot
+            break
+        await asyncio.sleep(0.25)
+    return state
+
+
+def open_pages_in_chromium(chromium: str, pages: list[tuple[str, Path]], profile: Path,
+                           min_charts: int = 1, viewport: tuple[int, int] = (1366, 768)
+                           ) -> list[dict]:
+    """Load each url at ``viewport`` in one headless Chromium, wait until it is drawn, save a
+    screenshot per page; returns what was drawn on each (charts, metrics, title, errors, dom)."""
     profile.mkdir(parents=True, exist_ok=True)
     browser = subprocess.Popen(
         [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
          "--no-first-run", "--disable-background-networking", "--disable-component-update",
          "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}",
-         "--remote-debugging-port=0", "--window-size=1366,768", "about:blank"],
+         "--remote-debugging-port=0", f"--window-size={viewport[0]},{viewport[1]}",
+         "about:blank"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
         ws_url = _devtools_ws(profile, browser)
-        return asyncio.run(_render(ws_url, url, screenshot))
+        return asyncio.run(_render(ws_url, pages, min_charts, viewport))
     finally:
         _stop(browser)
+
+
+def open_in_chromium(chromium: str, url: str, profile: Path, screenshot: Path,
+                     min_charts: int = 4) -> dict:
+    """Load one url at 1366x768, wait for its charts, save a screenshot; what was drawn."""
+    return open_pages_in_chromium(chromium, [(url, screenshot)], profile, min_charts)[0]

@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data
+from dashboards import cache, charts, data, ui
+from dashboards.ui import compact_usd
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
 metrics = cache.query(db, "headline_metrics", filters)
 
 st.title("GPU cost overview")
-scope = ", ".join(filters.tenants) if filters.tenants else "all teams"
-st.caption(
-    f"Run `{filters.run_id}` · {filters.date_from} to {filters.date_to} (UTC) · {scope}"
-    + (f" · {', '.join(filters.gpu_models)}" if filters.gpu_models else "")
-)
+ui.scope_caption(filters)
 
 if metrics["capacity_gpu_hours"] == 0:
     st.info("No cost records for these filters. Widen the dates or clear the GPU model filter.",
             icon=":material/filter_alt_off:")
     st.stop()
-
-def compact_usd(value: float) -> str:
-    """$648.3k rather than $648,347.84: five metrics share a 1366-pixel-wide row."""
-    for limit, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= limit:
-            return f"${value / limit:,.1f}{suffix}"
-    return f"${value:,.2f}"
-
 
 total, alloc, idle_pct, idle_cost, partial = st.columns(5)
 total.metric("Total cost", compact_usd(metrics["total_cost"]),
@@ -79,7 +68,6 @@ else:
         cache.table(usage)
         cache.csv_download(usage, "usage_class_over_time.csv", key="overview.usage.csv")
 
-st.subheader("Costliest workloads")
 costliest = cache.query(db, "costliest_workloads", filters)
 if costliest.empty:
     st.info("No workload held GPUs in this selection.")

@@ -4,15 +4,21 @@ with records as (
 ),
 
 final as (
-    select x_RunId, x_Node, x_Workload, ChargeCategory, PricingCategory, x_UsageClass, x_IdleReason
+    select x_RunId, x_Node, x_Workload, ChargeCategory, ChargeFrequency, PricingCategory,
+        CommitmentDiscountStatus, x_UsageClass, x_IdleReason, x_Resource
     from records
     where ChargeCategory is null
         or ChargeCategory not in ('Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment')
+        or ChargeFrequency is null
+        or ChargeFrequency not in ('One-Time', 'Recurring', 'Usage-Based')
         or PricingCategory is null
         or PricingCategory not in ('Standard', 'Dynamic', 'Committed', 'Other')
+        or CommitmentDiscountStatus not in ('Used', 'Unused')
         or x_UsageClass is null
-        or x_UsageClass not in ('productive', 'gang_wait', 'lost_to_preemption', 'idle')
-        or x_IdleReason not in ('fragmentation', 'no_demand', 'quota', 'gang_barrier')
+        or x_UsageClass not in ('productive', 'gang_wait', 'lost_to_preemption', 'idle', 'commitment_purchase')
+        or x_IdleReason not in ('gang_barrier', 'quota', 'fragmentation', 'no_demand', 'unallocated')
+        or x_Resource is null
+        or x_Resource not in ('gpu', 'cpu', 'memory')
 )
 
 select * from final

@@ -1,10 +1,11 @@
--- every node and charge period: Σ ConsumedQuantity = node GPUs × period hours (tolerance 1e-9)
+-- every node, charge period and priced resource: Σ PricingQuantity of the Usage rows = capacity × period hours (tolerance 1e-9)
 with records as (
     select * from focus_cost_records
+    where ChargeCategory = 'Usage'
 ),
 
-nodes as (
-    select * from dim_nodes
+node_prices as (
+    select * from int_node_prices
 ),
 
 runs as (
@@ -23,23 +24,23 @@ periods as (
 ),
 
 expected as (
-    select p.run_id, n.node, p.period_start, n.gpus * p.period_s / 3600.0 as capacity_gpu_hours
+    select p.run_id, n.node, n.resource, p.period_start, n.units * p.period_s / 3600.0 as capacity
     from periods as p
-    inner join nodes as n using (run_id)
+    inner join node_prices as n using (run_id)
 ),
 
 actual as (
-    select x_RunId as run_id, x_Node as node, ChargePeriodStart as period_start,
-        sum(ConsumedQuantity) as consumed_gpu_hours
+    select x_RunId as run_id, x_Node as node, x_Resource as resource, ChargePeriodStart as period_start,
+        sum(PricingQuantity) as consumed
     from records
     group by all
 ),
 
 final as (
-    select e.*, coalesce(a.consumed_gpu_hours, 0) as consumed_gpu_hours
+    select e.*, coalesce(a.consumed, 0) as consumed
     from expected as e
-    full outer join actual as a using (run_id, node, period_start)
-    where abs(coalesce(e.capacity_gpu_hours, 0) - coalesce(a.consumed_gpu_hours, 0)) > 1e-9
+    full outer join actual as a using (run_id, node, resource, period_start)
+    where abs(coalesce(e.capacity, 0) - coalesce(a.consumed, 0)) > 1e-9 * greatest(1, abs(coalesce(e.capacity, 0)))
 )
 
 select * from final

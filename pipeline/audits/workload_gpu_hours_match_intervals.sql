@@ -1,6 +1,7 @@
 -- Σ held GPU-hours per workload in the cost records = Σ over its pod intervals
 with records as (
     select * from focus_cost_records
+    where x_Resource = 'gpu' and x_Workload is not null
 ),
 
 intervals as (
@@ -8,9 +9,8 @@ intervals as (
 ),
 
 from_records as (
-    select x_RunId as run_id, x_Workload as workload_id, sum(ConsumedQuantity) as gpu_hours
+    select x_RunId as run_id, x_Workload as workload_id, sum(PricingQuantity) as gpu_hours
     from records
-    where x_Workload is not null
     group by all
 ),
 
@@ -18,6 +18,7 @@ from_intervals as (
     select run_id, workload_id,
         sum(gpus * (epoch_us(end_ts) - epoch_us(start_ts)) / 3600e6) as gpu_hours
     from intervals
+    where gpus > 0
     group by all
 ),
 

@@ -1,8 +1,14 @@
-"""Registry of the columns of `focus_cost_records`: the 49 FOCUS 1.2 columns we emit, then ours.
+"""Registry of the columns of `focus_cost_records`: the FOCUS columns we emit, then ours.
 
 One entry per column, mirroring the spec's column skeleton (name, feature level, data type,
-nullability, allowed values). The row-level checks in `pipeline.focus.checks` are generated from
-it. Order matters: it is the column order of the table (FOCUS columns first, `x_` after).
+nullability, allowed values). The row-level checks in `pipeline.focus.checks` and the export's
+metadata are generated from it. Order matters: it is the column order of the table (FOCUS
+columns first, alphabetically as in the spec, then `x_`).
+
+Two layouts: FOCUS 1.2 (the default: 55 of the 57 columns; CapacityReservationId/Status are left
+out because committed nodes are modelled as commitment discounts) and FOCUS 1.3 with split cost
+allocation (`build --focus-split`), which adds ServiceProviderName, HostProviderName and the
+Allocated* columns.
 """
 
 from __future__ import annotations
@@ -27,8 +33,11 @@ SERVICE_SUBCATEGORIES = (
     "Machine Learning", "Natural Language Processing", "Other (AI and Machine Learning)",
 )
 # ours
-USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle")
-IDLE_REASONS = ("fragmentation", "no_demand", "quota", "gang_barrier")
+USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle", "commitment_purchase")
+# GPU idle causes, then the one reason of unrequested CPU and memory
+IDLE_REASONS = ("gang_barrier", "quota", "fragmentation", "no_demand", "unallocated")
+RESOURCES = ("gpu", "cpu", "memory")
+COMMITMENT_DISCOUNT_CATEGORIES = ("Spend", "Usage")
 
 
 @dataclass(frozen=True)
@@ -63,7 +72,13 @@ FOCUS_COLUMNS: tuple[Column, ...] = (
     _c("ChargeFrequency", "R", nullable=False, allowed=CHARGE_FREQUENCIES),
     _c("ChargePeriodEnd", "M", "Date/Time", False),
     _c("ChargePeriodStart", "M", "Date/Time", False),
+    _c("CommitmentDiscountCategory", "C", allowed=COMMITMENT_DISCOUNT_CATEGORIES),
+    _c("CommitmentDiscountId", "C"),
+    _c("CommitmentDiscountName", "C"),
+    _c("CommitmentDiscountQuantity", "C", "Decimal"),
     _c("CommitmentDiscountStatus", "C", allowed=COMMITMENT_DISCOUNT_STATUSES),
+    _c("CommitmentDiscountType", "C"),
+    _c("CommitmentDiscountUnit", "C"),
     _c("ConsumedQuantity", "C", "Decimal"),
     _c("ConsumedUnit", "C"),
     _c("ContractedCost", "M", "Decimal", False),
@@ -100,10 +115,21 @@ FOCUS_COLUMNS: tuple[Column, ...] = (
     _c("Tags", "C", "JSON"),
 )
 
+# FOCUS 1.3: the columns split cost allocation and the provider rename add
+SPLIT_COLUMNS: tuple[Column, ...] = (
+    _c("AllocatedMethodDetails", "R", "JSON"),
+    _c("AllocatedMethodId", "C"),
+    _c("AllocatedResourceId", "C"),
+    _c("AllocatedResourceName", "C"),
+    _c("AllocatedTags", "C", "JSON"),
+    _c("HostProviderName", "M"),
+    _c("ServiceProviderName", "M", nullable=False),
+)
+
 CUSTOM_COLUMNS: tuple[Column, ...] = (
     _c("x_RunId", "x", nullable=False),
     _c("x_Node", "x", nullable=False),
-    _c("x_GpuModel", "x", nullable=False),
+    _c("x_GpuModel", "x"),  # null on CPU-only nodes
     _c("x_Rack", "x"),
     _c("x_Tenant", "x", nullable=False),
     _c("x_Workload", "x"),
@@ -112,6 +138,28 @@ CUSTOM_COLUMNS: tuple[Column, ...] = (
     _c("x_Priority", "x", "Integer"),
     _c("x_UsageClass", "x", nullable=False, allowed=USAGE_CLASSES),
     _c("x_IdleReason", "x", allowed=IDLE_REASONS),
+    _c("x_Resource", "x", nullable=False, allowed=RESOURCES),
+    _c("x_Borrowed", "x", "Boolean", False),
 )
 
 ALL_COLUMNS: tuple[Column, ...] = FOCUS_COLUMNS + CUSTOM_COLUMNS
+"""The FOCUS 1.2 layout (the default)."""
+
+
+def focus_columns(split: bool) -> tuple[Column, ...]:
+    """The FOCUS columns of a layout, alphabetically (the spec's order)."""
+    if not split:
+        return FOCUS_COLUMNS
+    return tuple(sorted(FOCUS_COLUMNS + SPLIT_COLUMNS, key=lambda column: column.name))
+
+
+def table_columns(split: bool) -> tuple[Column, ...]:
+    """Every column of `focus_cost_records` in a layout: FOCUS columns, then ours."""
+    return focus_columns(split) + CUSTOM_COLUMNS
+
+
+def focus_version(split: bool) -> str:
+    return "1.3" if split else "1.2"
+
+
+REGISTRY: dict[str, Column] = {c.name: c for c in (*FOCUS_COLUMNS, *SPLIT_COLUMNS, *CUSTOM_COLUMNS)}

@@ -23,3 +23,16 @@ create or replace temp macro last_checkpoint_s(progress_start_s, end_s, checkpoi
         else progress_start_s
             + floordiv_py(end_s - progress_start_s, checkpoint_interval_s) * checkpoint_interval_s
     end;
+
+-- SkuPriceDetails of one unit of a priced resource: FOCUS keys, then ours with the x_ prefix.
+create or replace temp macro sku_price_details(resource, gpu_model, pricing_category) as
+    (case resource
+        when 'gpu' then json_object(
+            'GpuCount', 1, 'x_GpuModel', gpu_model, 'x_PricingCategory', pricing_category)
+        when 'cpu' then json_object('CoreCount', 1, 'x_PricingCategory', pricing_category)
+        else json_object('MemorySize', 1, 'x_MemoryUnit', 'GiB', 'x_PricingCategory', pricing_category)
+    end)::varchar;
+
+-- The tags of a workload's charges (FOCUS 1.2 Tags; FOCUS 1.3 AllocatedTags in split mode).
+create or replace temp macro workload_tags(tenant, workload_id, kind, usage_class) as
+    json_object('tenant', tenant, 'workload', workload_id, 'kind', kind, 'usage_class', usage_class)::varchar;

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from scheduler.admission.fair_sharing import FairShares
 from scheduler.admission.flavor_assignment import GPU_PRODUCT_LABEL, Assignment
+from scheduler.admission.holders import Holders
 from scheduler.admission.manifests import QueueConfig
 from scheduler.admission.preemption import HUMAN_REASONS, Preemptor
 from scheduler.admission.queues import PendingQueue
@@ -71,14 +72,13 @@ class KueueAdmission:
         self.fair_sharing = config.configuration.fair_sharing
         self.queues = {name: PendingQueue(name, cq.queueing_strategy) for name, cq in config.cluster_queues.items()}
         # Workloads holding quota per ClusterQueue (admitted, or evicted and terminating).
-        self.holding: dict[str, dict[str, AdmissionWorkload]] = {name: {} for name in config.cluster_queues}
-        self.preemptor = Preemptor(self.tree, config.cluster_queues, lambda q: list(self.holding[q].values()),
-                                   self.fair_sharing, self.shares)
+        self.holders = Holders(config.cluster_queues)
+        self.preemptor = Preemptor(self.tree, config.cluster_queues, self.holders, self.fair_sharing, self.shares)
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
-        self.preempting: dict[str, tuple[AdmissionWorkload, str]] = {}  # victim -> (preemptor, reason)
+        self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
         self._cycle_at: float | None = None
         self.commits = 0
@@ -129,8 +129,9 @@ class KueueAdmission:
         if wl is None or wl.state is not State.ADMITTED:
             return
         self.pods_ready_tracker.released(wl)
-        victim_of = self.preempting.pop(wl.name, None)
-        if victim_of is not None and not run.done:
+        evicted_by_kueue = wl.name in self.preempting
+        self.preempting.discard(wl.name)
+        if evicted_by_kueue and not run.done:
             # Kueue frees the quota when the job's pods are gone, not at the eviction.
             wl.state = State.EVICTING
             self.env.at(self.now + self.eviction_grace_s, Phase.FINISH, lambda: self._eviction_done(wl))
@@ -233,7 +234,7 @@ class KueueAdmission:
         self.commit()
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
-        self.holding[node.name][wl.name] = wl
+        self.holders.add(node.name, wl)
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         product = dict(self.config.flavors[flavor].node_labels).get(GPU_PRODUCT_LABEL) if flavor else None
@@ -253,7 +254,8 @@ class KueueAdmission:
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: str) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
-        self.preempting[victim.name] = (preemptor, reason)
+        self.preempting.add(victim.name)
+        self.holders.mark_evicting(victim)
         self.commit()  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
@@ -268,7 +270,7 @@ class KueueAdmission:
         node = self.node_of(wl)
         self.tree.remove(node, wl.usage)
         self.commit()
-        self.holding[node.name].pop(wl.name, None)
+        self.holders.remove(node.name, wl)
         wl.usage, wl.flavors = {}, {}
         wl.run.spec, wl.run.request = wl.original_spec, wl.original_request
         self._schedule_requeue(node)

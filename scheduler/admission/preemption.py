@@ -26,12 +26,14 @@ nominal quota on the contested resources preempt unconditionally.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
 from scheduler.admission.configuration import LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, FairSharing
 from scheduler.admission.fair_sharing import FairShares, Share
+from scheduler.admission.holders import Holders, order_key
 from scheduler.admission.manifests import ClusterQueue
 from scheduler.admission.quota import (
     FlavorResource,
@@ -61,6 +63,15 @@ class Possibility(Enum):
     NO_CANDIDATES = "NoCandidates"
     PREEMPT = "Preempt"  # some victim in the preemptor's own queue
     RECLAIM = "Reclaim"  # victims only in other queues of the cohort
+
+
+_Source = tuple[QuotaNode, "QuotaNode | None", bool]  # (queue holding candidates, LCA, hierarchical advantage)
+
+
+class _Validity(Enum):
+    VALID = "valid"
+    SKIP = "skip"  # this candidate only
+    QUEUE_DONE = "queue done"  # its queue (or subtree) is back within quota: none of it is valid
 
 
 class Variant(IntEnum):
@@ -95,14 +106,14 @@ class _Candidate:
 class Preemptor:
     """Finds preemption targets against the live quota tree (restored before returning).
 
-    `holders(queue_name)` lists the workloads holding quota in a ClusterQueue (admitted, or
-    evicted and still terminating)."""
+    `holders` indexes the workloads holding quota in each ClusterQueue (admitted, or evicted
+    and still terminating)."""
 
     def __init__(
         self,
         tree: QuotaTree,
         specs: Mapping[str, ClusterQueue],
-        holders: Callable[[str], list[AdmissionWorkload]],
+        holders: Holders,
         fair_sharing: FairSharing | None,
         shares: FairShares,
     ) -> None:
@@ -157,94 +168,156 @@ class Preemptor:
 
     def _order_key(self, preemptor_queue: str) -> Callable[[AdmissionWorkload], tuple[object, ...]]:
         """Kueue's CandidatesOrdering (evicted first is applied by the callers)."""
-        return lambda c: (c.cluster_queue == preemptor_queue, c.priority, -(c.admitted_s or 0.0), c.seq)
+        return lambda c: (c.cluster_queue == preemptor_queue, *order_key(c))
 
     # -- classical -----------------------------------------------------------------------
 
     def _classical_targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
         spec = self.specs[queue.name]
-        same: list[_Candidate] = []
-        if spec.preemption.within_cluster_queue != "Never":
-            same = self._candidates_of(wl, queue, queue, None, False, frs_need)
-        hierarchy, by_priority = self._cohort_candidates(wl, queue, usage, frs_need)
-        key = self._order_key(queue.name)
-        for group in (same, hierarchy, by_priority):
-            group.sort(key=lambda c: key(c.workload))
-        groups = (hierarchy, by_priority, same)
-        ordered = [c for g in groups for c in g if c.workload.evicted] + [c for g in groups for c in g if not c.workload.evicted]
+        same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue != "Never" else []
+        hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
+        if not self._could_fit(wl, queue, usage, frs_need, [q for q, _, _ in (*same, *hierarchy, *by_priority)]):
+            return []
+        evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same))
+
+        def ordered(done: set[str]) -> Iterator[_Candidate]:
+            yield from evicted
+            for sources in (hierarchy, by_priority, same):
+                yield from self._stream(wl, queue, sources, frs_need, done)
+
+        def exists(sources: list[_Source]) -> bool:
+            return next(self._stream(wl, queue, sources, frs_need, set()), None) is not None
+
+        has_hierarchy = any(c.variant is Variant.HIERARCHICAL_RECLAIM for c in evicted) or exists(hierarchy)
+        has_other = has_hierarchy or any(c.workload.cluster_queue != queue.name for c in evicted) or exists(by_priority)
         forbidden = spec.preemption.borrow_within_cohort == "Never"
         runs: tuple[bool, ...]
-        if (not hierarchy and not by_priority) or (forbidden and not _under_nominal(queue, frs_need)):
+        if not has_other or (forbidden and not _under_nominal(queue, frs_need)):
             runs = (True,)
-        elif forbidden and not hierarchy:
+        elif forbidden and not has_hierarchy:
             runs = (False, True)
         else:
             runs = (True, False)
         for allow_borrowing in runs:
             search = _Search(self, queue, usage, allow_borrowing)
+            # Queues back within their quota give up no more victims in this run (removals
+            # only lower usage): their remaining candidates are not even looked at.
+            done: set[str] = set()
             try:
-                for candidate in ordered:
-                    if self._valid(candidate, queue, allow_borrowing, frs_need) and search.take(
-                        Target(candidate.workload, candidate.variant.reason)
-                    ):
+                for candidate in ordered(done):
+                    validity = self._valid(candidate, queue, allow_borrowing, frs_need)
+                    if validity is _Validity.QUEUE_DONE:
+                        done.add(candidate.workload.cluster_queue or "")
+                    elif validity is _Validity.VALID and search.take(Target(candidate.workload, candidate.variant.reason)):
                         return search.result
             finally:
                 search.restore()
         return []
 
-    def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource]) -> bool:
+    def _could_fit(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
+                   sources: list[QuotaNode]) -> bool:
+        """A necessary condition, cheap: the preemptor's available quota grows by at most what
+        the victims hold, so if even all candidates together cannot make room, none can.
+        (Kueue would try them one by one and find out; the answer is the same.)"""
+        for fr, value in usage.items():
+            room = queue.available(fr)
+            for source in sources:
+                freeable = self.holders.held_below(source.name, fr, self._priority_bound(wl, queue, source))
+                if source is not queue and len(frs_need) == 1:  # it stops giving at its quota
+                    freeable = min(freeable, max(0, source.usage.get(fr, 0) - source.subtree.get(fr, 0)))
+                room += freeable
+                if room >= value:
+                    break
+            if room < value:
+                return False
+        return True
+
+    def _priority_bound(self, wl: AdmissionWorkload, queue: QuotaNode, holder: QuotaNode) -> int | None:
+        """Candidates of `holder` have a priority below this (None: any priority)."""
+        preemption = self.specs[queue.name].preemption
+        policy = preemption.within_cluster_queue if holder is queue else preemption.reclaim_within_cohort
+        return {"LowerPriority": wl.priority, "LowerOrNewerEqualPriority": wl.priority + 1}.get(policy)
+
+    def _stream(self, wl: AdmissionWorkload, queue: QuotaNode, sources: list[_Source],
+                frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
+        """The (not evicted) candidates of some queues, merged in candidate order."""
+        streams = [self._candidates_of(wl, queue, holder, lca, advantage, frs_need, done) for holder, lca, advantage in sources]
+        if len(streams) == 1:
+            return streams[0]
+        return heapq.merge(*streams, key=lambda c: order_key(c.workload))
+
+    def _evicted_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource],
+                            groups: tuple[list[_Source], ...]) -> list[_Candidate]:
+        """Victims already being evicted come first, class by class (their quota is coming back)."""
+        found = []
+        for sources in groups:
+            where = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
+            in_group = []
+            for candidate in self.holders.evicting.values():
+                if candidate.cluster_queue in where and candidate.uses(frs_need):
+                    lca, advantage = where[candidate.cluster_queue or ""]
+                    variant = self._classify(wl, queue, candidate, advantage, frs_need)
+                    if variant is not Variant.NEVER:
+                        in_group.append(_Candidate(candidate, lca, variant))
+            found.extend(sorted(in_group, key=lambda c: order_key(c.workload)))
+        return found
+
+    def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource]) -> _Validity:
         """Kueue's candidateIsValid, checked as victims are removed one by one."""
         if candidate.workload.cluster_queue == queue.name:
-            return True
+            return _Validity.VALID
         if allow_borrowing and candidate.variant is Variant.RECLAIM_WITHOUT_BORROWING:
-            return False
+            return _Validity.SKIP
         node = self.tree.queue(candidate.workload.cluster_queue or "")
         if node.within_nominal(frs_need):
-            return False
+            return _Validity.QUEUE_DONE
         for ancestor in node.ancestors():
             if ancestor is candidate.lca:
                 break
             if ancestor.within_nominal(frs_need):
-                return False
-        return True
+                return _Validity.QUEUE_DONE
+        return _Validity.VALID
 
-    def _cohort_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> tuple[list[_Candidate], list[_Candidate]]:
-        hierarchy: list[_Candidate] = []
-        by_priority: list[_Candidate] = []
+    def _cohort_sources(self, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> tuple[
+            list[_Source], list[_Source]]:
+        """Queues of the cohort tree above their quota on a needed flavor-resource: those
+        the preemptor has a hierarchical advantage over, and the rest (by priority)."""
+        hierarchy: list[_Source] = []
+        by_priority: list[_Source] = []
         if queue.parent is None or self.specs[queue.name].preemption.reclaim_within_cohort == "Never":
             return hierarchy, by_priority
         advantage, remaining = queue.fits_in_quota(usage)
         previous: QuotaNode | None = None
         for subtree_root in queue.ancestors():
             found = hierarchy if advantage else by_priority
-            self._collect_in_subtree(wl, queue, subtree_root, subtree_root, previous, advantage, frs_need, found)
+            self._collect_in_subtree(queue, subtree_root, subtree_root, previous, advantage, frs_need, found)
             fits, remaining = subtree_root.fits_in_quota(remaining)
             advantage = advantage or fits
             previous = subtree_root
         return hierarchy, by_priority
 
-    def _collect_in_subtree(self, wl: AdmissionWorkload, queue: QuotaNode, current: QuotaNode, subtree_root: QuotaNode,
-                            skip: QuotaNode | None, advantage: bool, frs_need: frozenset[FlavorResource], found: list[_Candidate]) -> None:
+    def _collect_in_subtree(self, queue: QuotaNode, current: QuotaNode, subtree_root: QuotaNode, skip: QuotaNode | None,
+                            advantage: bool, frs_need: frozenset[FlavorResource], found: list[_Source]) -> None:
         for child in current.child_cohorts:
             if child is skip or child.within_nominal(frs_need):
                 continue
-            self._collect_in_subtree(wl, queue, child, subtree_root, skip, advantage, frs_need, found)
+            self._collect_in_subtree(queue, child, subtree_root, skip, advantage, frs_need, found)
         for child in current.child_queues:
             if child is not queue and not child.within_nominal(frs_need):
-                found.extend(self._candidates_of(wl, queue, child, subtree_root, advantage, frs_need))
+                found.append((child, subtree_root, advantage))
 
     def _candidates_of(self, wl: AdmissionWorkload, queue: QuotaNode, holder: QuotaNode, lca: QuotaNode | None,
-                       advantage: bool, frs_need: frozenset[FlavorResource]) -> list[_Candidate]:
-        found = []
-        for candidate in self.holders(holder.name):
+                       advantage: bool, frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
+        for candidate in self.holders.ordered(holder.name, frs_need, self._priority_bound(wl, queue, holder)):
+            if holder.name in done:
+                return
             variant = self._classify(wl, queue, candidate, advantage, frs_need)
             if variant is not Variant.NEVER:
-                found.append(_Candidate(candidate, lca, variant))
-        return found
+                yield _Candidate(candidate, lca, variant)
 
     def _classify(self, wl: AdmissionWorkload, queue: QuotaNode, candidate: AdmissionWorkload, advantage: bool,
                   frs_need: frozenset[FlavorResource]) -> Variant:
-        if not candidate.uses(frs_need) or self._priority_too_high(wl, queue, candidate):
+        if self._priority_too_high(wl, queue, candidate):
             return Variant.NEVER
         if candidate.cluster_queue == queue.name:
             return Variant.WITHIN_CQ
@@ -277,7 +350,7 @@ class Preemptor:
         if not candidates:
             return []
         key = self._order_key(queue.name)
-        candidates.sort(key=lambda c: (not c.evicted, *key(c)))
+        candidates.sort(key=lambda c: (c.name not in self.holders.evicting, *key(c)))
         strategies = self.fair_sharing.preemption_strategies if self.fair_sharing else ()
         first_strategy = _STRATEGIES[strategies[0]]
         search = _Search(self, queue, usage, allow_borrowing=True, preemptor_usage_simulated=True)
@@ -293,15 +366,14 @@ class Preemptor:
 
     def _fair_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource]) -> list[AdmissionWorkload]:
         preemption = self.specs[queue.name].preemption
-        found = []
-        if preemption.within_cluster_queue != "Never":
-            found = [c for c in self.holders(queue.name) if c.uses(frs_need) and not self._priority_too_high(wl, queue, c)]
+        queues = [queue] if preemption.within_cluster_queue != "Never" else []
         if queue.parent is not None and preemption.reclaim_within_cohort != "Never":
-            for other in self.tree.queues_of_tree(queue):
-                if other is queue or not any(other.borrowing_with(fr) for fr in frs_need):
-                    continue
-                found.extend(c for c in self.holders(other.name) if c.uses(frs_need) and not self._priority_too_high(wl, queue, c))
-        return found
+            queues += [q for q in self.tree.queues_of_tree(queue) if q is not queue and any(q.borrowing_with(fr) for fr in frs_need)]
+        names = {q.name for q in queues}
+        found = [c for c in self.holders.evicting.values() if c.cluster_queue in names and c.uses(frs_need)]
+        for holder in queues:
+            found.extend(self.holders.ordered(holder.name, frs_need, None))
+        return [c for c in found if not self._priority_too_high(wl, queue, c)]
 
     def _first_fair_pass(self, queue: QuotaNode, candidates: list[AdmissionWorkload], frs_need: frozenset[FlavorResource],
                          strategy: Callable[[Share, Share, Share], bool], search: _Search) -> list[AdmissionWorkload] | None:

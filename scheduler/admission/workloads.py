@@ -76,10 +76,6 @@ class AdmissionWorkload:
         """Scheduling-equivalence hash: workloads equal here get the same assignment."""
         return (tuple(sorted(self.requests.items())), self.models, self.priority)
 
-    @property
-    def evicted(self) -> bool:
-        return self.state is State.EVICTING
-
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)
 

@@ -9,6 +9,8 @@ Event semantics (DESIGN.md section 4.3):
 - ``submitted``: the workload (pod group) arrived. One row per workload, ``pod_index`` null.
 - ``pending``: an admission or placement attempt failed. ``reason`` is a short code from
   `PendingReason`, ``message`` the human sentence with the numbers. ``pod_index`` null.
+  With an admission layer, ``cluster_queue`` is the ClusterQueue the workload waits in, and
+  Kueue's messages end with its place in that queue ("; position 3 of 12 in ClusterQueue q").
 - ``admitted``: the admission layer (Kueue) admitted the workload; ``cluster_queue`` and
   ``flavor`` (the ResourceFlavor assigned to its GPUs) are set; ``reason`` is ``Borrowing``
   when the admission uses quota borrowed from the cohort, else null. The workload holds

@@ -20,6 +20,9 @@ request classes on it) are interchangeable for every filter and score, so the fr
 scores one representative per state (its lowest node index). For the deterministic
 scores this picks exactly the node a scan of every node would (ties go to the lowest
 index); Random draws a feasible node uniformly, by state weighted by its node count.
+With ``tie_break="random"`` the candidates come in a weighted random order instead, so a
+tie goes to a node drawn uniformly among the tied ones, as kube-scheduler breaks ties.
+Where this and the paper differ: docs/traces.md.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ POLICIES: dict[str, str] = {
 DEFAULT_TARGET_SHARE = 1.3
 DEFAULT_STEP = 0.01
 REPORT_SHARES = (1.0, 1.3)
+# How a score tie between nodes is broken: the scheduler's own rule (the lowest node
+# index, deterministic), or kube-scheduler's selectHost (a tied node drawn uniformly).
+TIE_BREAKS = ("lowest-index", "random")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +131,7 @@ def resample_arrivals(
     return drawn
 
 
-def target_workload(arrivals: Sequence[Arrival], popularity_threshold: float = 0.95) -> TargetWorkload:
+def target_workload(arrivals: Sequence[Arrival], popularity_threshold: float = 1.0) -> TargetWorkload:
     return TargetWorkload.from_tasks(
         (TaskType.of_request(a.request) for a in arrivals), popularity_threshold=popularity_threshold
     )
@@ -151,6 +157,8 @@ def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
 
 
 GpuShape = tuple[str, int, tuple[int, ...]]  # (GPU model, GPU count, sorted free shares)
+# (CPU capacity, memory capacity, free CPU, free memory, GPU request classes on the node)
+GroupKey = tuple[int, int, int, int, frozenset[str]]
 
 
 # What each policy's score reads of a node besides its GPU shape (model, GPU count, sorted
@@ -178,14 +186,14 @@ class _StateClasses:
     def __init__(self, state: ClusterState, policy: str) -> None:
         self.state = state
         self.score_reads = _SCORE_READS[policy]
-        self.by_shape: dict[GpuShape, dict[tuple[object, ...], list[int]]] = {}
-        self.key_of: list[tuple[GpuShape, tuple[object, ...]]] = []
+        self.by_shape: dict[GpuShape, dict[GroupKey, list[int]]] = {}
+        self.key_of: list[tuple[GpuShape, GroupKey]] = []
         for node in range(len(state.nodes)):
             shape, rest = self._key(node)
             self.key_of.append((shape, rest))
             self.by_shape.setdefault(shape, {}).setdefault(rest, []).append(node)
 
-    def _key(self, node: int) -> tuple[GpuShape, tuple[object, ...]]:
+    def _key(self, node: int) -> tuple[GpuShape, GroupKey]:
         state, spec = self.state, self.state.nodes[node]
         shape = (spec.gpu_model, spec.gpus, tuple(sorted(state.device_free[node])))
         rest = (spec.cpu_milli, spec.memory_mib, state.cpu_free[node], state.memory_free[node],
@@ -196,7 +204,7 @@ class _StateClasses:
         shape, rest = self.key_of[node]
         return self.by_shape[shape][rest]
 
-    def feasible_groups(self, request: PodRequest) -> list[tuple[GpuShape, tuple[object, ...], list[int]]]:
+    def feasible_groups(self, request: PodRequest) -> list[tuple[GpuShape, GroupKey, list[int]]]:
         """Every group whose GPUs, CPU and memory can hold ``request``."""
         found = []
         milli, cpu, memory, models = request.milli, request.cpu_milli, request.memory_mib, request.models
@@ -286,16 +294,18 @@ def run_policy(
     *,
     seed: int = 42,
     step: float = DEFAULT_STEP,
-    tie_break: str = "random",
+    tie_break: str = "lowest-index",
     progress: Callable[[int, int], None] | None = None,
 ) -> PolicyResult:
     """Place ``arrivals`` one by one under ``policy``; the curve on a grid of ``step``."""
+    if tie_break not in TIE_BREAKS:
+        raise ValueError(f"unknown tie break {tie_break!r}; known: {', '.join(TIE_BREAKS)}")
     state = ClusterState(cluster)
     framework = Framework(policy_profile(policy, workload), random.Random(seed))
     measure = FragmentationMeasure(workload)
     classes = _StateClasses(state, policy)
     draw_rng = random.Random(seed)
-    tie_rng = random.Random(seed + 1) if tie_break == "random" else None
+    tie_rng = random.Random(seed + 1) if tie_break == "random" else None  # own stream: Random draws stay put
     capacity = float(cluster.total_gpus)
     if capacity <= 0:
         raise ValueError("the cluster has no GPUs")

@@ -41,7 +41,7 @@ from scheduler.model.workload import MILLI
 from scheduler.plugins import names
 from scheduler.state import ClusterState, PodRequest
 
-DEFAULT_POPULARITY_THRESHOLD = 0.95
+DEFAULT_POPULARITY_THRESHOLD = 1.0
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -90,7 +90,6 @@ class GpuClustering:
             return 0.0
         present = node_classes(state, node)
         if wanted in present:
-            tier = 3 if len(present) == 1 else 2
-        else:
-            tier = 1 if not present else 0
+            return 25.0 * (3 if len(present) == 1 else 2) + 25.0 * _used_fraction(state, node)
+        tier = 0 if present else 1  # only other classes: last; a node without GPU pods: third
         return 25.0 * tier + 25.0 * _used_fraction(state, node)

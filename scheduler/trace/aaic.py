@@ -59,6 +59,7 @@ DEFAULT_GPUS_PER_NODE = 8
 DEFAULT_GPU_MODEL = "P100"
 DEFAULT_CPU_MILLI = 20_000
 DEFAULT_MEMORY_MIB = 256 * 1024
+LAST_UNIX_TIME = 4_102_444_800  # 2100-01-01T00:00:00Z: later times are not a job log
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,14 +224,14 @@ def _parse_job(values: list[str], position: dict[str, int], width: int, row: int
         if not text:
             raise _RowProblem(column, "missing: a whole number is required")
         try:
-            number = float(text)
+            number = int(text)  # the fast path: every cell of the real logs
         except ValueError:
-            raise _RowProblem(column, f"not a number: {text!r}") from None
-        if not math.isfinite(number) or not number.is_integer():
-            raise _RowProblem(column, f"must be a whole number, got {text!r}")
+            number = _whole_from_text(column, text)
         if number < 0:
             raise _RowProblem(column, f"must be >= 0, got {text}")
-        numbers[column] = int(number)
+        if column.startswith("time_") and number >= LAST_UNIX_TIME:
+            raise _RowProblem(column, f"must be a Unix time before 2100-01-01, got {text}")
+        numbers[column] = number
     if numbers["nodes"] < 1:
         raise _RowProblem("nodes", f"must be >= 1, got {numbers['nodes']}")
     if not 1 <= numbers["gpus"] <= DEFAULT_GPUS_PER_NODE:
@@ -242,6 +243,17 @@ def _parse_job(values: list[str], position: dict[str, int], width: int, row: int
     if numbers["time_end"] < numbers["time_start"]:
         raise _RowProblem("time_end", "before time_start")
     return AaicJob(row=row, **numbers)
+
+
+def _whole_from_text(column: str, text: str) -> int:
+    """A whole number written as a float ("3.0", "1e3"), or the row's problem."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise _RowProblem(column, f"not a number: {text!r}") from None
+    if not math.isfinite(number) or not number.is_integer():
+        raise _RowProblem(column, f"must be a whole number, got {text!r}")
+    return int(number)
 
 
 def _job_to_workload(job: AaicJob, epoch: float, start: datetime) -> Workload:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from scheduler.errors import InputError
 from scheduler.trace.aaic import open_text, read_aaic_trace
-from scheduler.trace.generic import TraceLoad, read_generic_trace
+from scheduler.trace.generic import TraceLoad, quarantine_out_of_range, read_generic_trace
 from scheduler.trace.io import is_parquet
 from scheduler.trace.openb import read_openb_trace
 
@@ -62,8 +62,8 @@ def load_trace(
     chosen = detect_trace_format(path) if trace_format == "auto" else trace_format
     if chosen == "aaic":
         loaded, anchor = read_aaic_trace(path, start)
-        return loaded, anchor, chosen
+        return quarantine_out_of_range(loaded), anchor, chosen
     anchor = start or default_start
     if chosen == "openb":
-        return read_openb_trace(path, anchor), anchor, chosen
+        return quarantine_out_of_range(read_openb_trace(path, anchor)), anchor, chosen
     return read_generic_trace(path, anchor), anchor, chosen

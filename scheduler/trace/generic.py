@@ -165,6 +165,44 @@ def iter_generic_trace(
         yield TraceBatch(tuple(accepted), tuple(rejected), input_rows)
 
 
+def quarantine_out_of_range(load: TraceLoad) -> TraceLoad:
+    """Move workloads whose values the run directory cannot hold into the rejected rows.
+
+    The generic reader never accepts such a workload; adapters that build workloads
+    themselves (openb, AAIC) go through this check so that every trace obeys the same
+    limits (`MAX_PODS`, `MAX_SECONDS`, 32-bit priority, ...). Counts still add up.
+    """
+    kept: list[Workload] = []
+    moved: list[RejectedRow] = []
+    for workload in load.workloads:
+        problem = _out_of_range(workload)
+        if problem is None:
+            kept.append(workload)
+        else:
+            moved.append(RejectedRow(workload.source_row, workload.workload_id, *problem))
+    if not moved:
+        return load
+    rejected = sorted((*load.rejected, *moved), key=lambda r: r.row)
+    return TraceLoad(tuple(kept), tuple(rejected), load.input_rows)
+
+
+def _out_of_range(workload: Workload) -> tuple[str, str] | None:
+    checks = (
+        ("submit_time", workload.submit_time_s, 0, MAX_SECONDS),
+        ("duration_s", workload.duration_s, 0, MAX_SECONDS),
+        ("pods", workload.pods, 1, MAX_PODS),
+        ("min_count", workload.min_count, 1, workload.pods),
+        ("gpus_per_pod", workload.gpus_per_pod, 0.001, MAX_GPUS_PER_POD),
+        ("cpu_milli_per_pod", workload.cpu_milli_per_pod, 0, MAX_RESOURCE_PER_POD),
+        ("memory_mib_per_pod", workload.memory_mib_per_pod, 0, MAX_RESOURCE_PER_POD),
+        ("priority", workload.priority, -MAX_PRIORITY, MAX_PRIORITY),
+    )
+    for column, value, low, high in checks:
+        if not (math.isfinite(value) and low <= value <= high):
+            return column, f"must be between {low:,} and {high:,}, got {_show(value) if math.isfinite(value) else value}"
+    return None
+
+
 # ----------------------------------------------------------------------------------- rows
 
 
@@ -180,7 +218,7 @@ def _parse_row(
     if workload_id is None:
         raise _RowProblem("workload_id", "missing: every row needs a workload_id")
     submit_time_s = _submit_seconds(record.get("submit_time"), start)
-    duration_s = _number(record, "duration_s", required=True)
+    duration_s = _required_number(record, "duration_s")
     if duration_s <= 0:
         raise _RowProblem("duration_s", f"must be > 0, got {_show(duration_s)}")
     _at_most("duration_s", duration_s, MAX_SECONDS, "s (ten years)")
@@ -191,7 +229,7 @@ def _parse_row(
     min_count = _integer(record, "min_count", default=pods)
     if not 1 <= min_count <= pods:
         raise _RowProblem("min_count", f"must be between 1 and pods ({pods}), got {min_count}")
-    gpus_per_pod = _number(record, "gpus_per_pod", required=True)
+    gpus_per_pod = _required_number(record, "gpus_per_pod")
     if gpus_per_pod <= 0:
         raise _RowProblem("gpus_per_pod", f"must be > 0, got {_show(gpus_per_pod)}")
     if gpus_per_pod >= 1 and not float(gpus_per_pod).is_integer():
@@ -261,6 +299,8 @@ def _parent_min_groups(record: dict[str, Any]) -> int | None:
 
 def _text(value: Any, column: str = "(row)") -> str | None:
     """Strip text; empty or missing is None. A list or map (nested Parquet) is a problem."""
+    if type(value) is str:  # every CSV cell: the fast path, millions of times per trace
+        return value.strip() or None
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -315,8 +355,16 @@ def _show(value: float) -> str:
 
 def _number(record: dict[str, Any], column: str, *, required: bool) -> float | None:
     value = record.get(column)
-    if isinstance(value, str):
+    if type(value) is str:  # every CSV cell: the fast path
         value = value.strip()
+        if value:
+            try:
+                number = float(value)
+            except ValueError:
+                raise _RowProblem(column, f"not a number: {_shown(value)}") from None
+            if not math.isfinite(number):
+                raise _RowProblem(column, f"not a finite number: {_shown(value)}")
+            return number
     if value is None or value == "":
         if required:
             raise _RowProblem(column, "missing: a number is required")
@@ -329,6 +377,12 @@ def _number(record: dict[str, Any], column: str, *, required: bool) -> float | N
         raise _RowProblem(column, f"not a number: {_shown(value)}") from None
     if not math.isfinite(number):
         raise _RowProblem(column, f"not a finite number: {_shown(value)}")
+    return number
+
+
+def _required_number(record: dict[str, Any], column: str) -> float:
+    number = _number(record, column, required=True)
+    assert number is not None  # required: _number raised otherwise
     return number
 
 
@@ -380,6 +434,7 @@ def _submit_seconds(value: Any, start: datetime) -> float:
                 raise _RowProblem(column, f"must be >= 0 seconds after the start, got {_show(seconds)}")
             _at_most(column, seconds, MAX_SECONDS, "s after the start (ten years)")
             return seconds
+    assert moment is not None  # a number returned above
     try:
         moment_utc = _as_utc(moment)
     except OverflowError:  # e.g. 0001-01-01T00:00+14:00 is before year 1 in UTC

@@ -37,6 +37,7 @@ PAI_MACHINE_COLUMNS = ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu")
 SPOT_NODE_COLUMNS = ("gpu_model", "gpu_capacity_num", "cpu_num", "node_name")
 PAI_CPU_ONLY = "CPU"
 CLUSTER_FORMATS = ("nodes", "openb-nodes", "pai-machines", "spot-nodes")
+MAX_WHOLE = 2**31 - 1  # GPUs, cores, GB or millicores of one node: far above any real one
 
 
 def detect_cluster_format(path: Path) -> str:
@@ -138,6 +139,8 @@ class _Field:
             raise InputError(self.path, f"not a number: {value!r}", row=self.row, field=column) from None
         if not math.isfinite(number) or not number.is_integer() or number < 0:
             raise InputError(self.path, f"must be a whole number >= 0, got {value!r}", row=self.row, field=column)
+        if number > MAX_WHOLE:  # cluster.parquet holds GPUs as 32-bit integers
+            raise InputError(self.path, f"must be at most {MAX_WHOLE:,}, got {value!r}", row=self.row, field=column)
         return int(number)
 
 

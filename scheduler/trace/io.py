@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import codecs
 import csv
+import ctypes
+import errno
 import io
 import os
+import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -43,6 +47,44 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def replace_folder(staging: Path, out: Path) -> None:
+    """Put the finished folder ``staging`` at ``out``; ``out`` is never missing or half.
+
+    On Linux the two names are swapped in one step (``renameat2(RENAME_EXCHANGE)``) and the
+    old folder, now under the staging name, is deleted: a reader, or a process killed at any
+    moment, sees the old folder or the new one. Where the swap is not available (another
+    system, or a file system without it) the old folder is moved aside first, which leaves
+    an instant without ``out``.
+    """
+    staging, out = Path(staging), Path(out)
+    if out.exists() and _exchange_names(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # the old folder, after the swap
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        os.replace(out, old)
+    os.replace(staging, out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange_names(first: Path, second: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # no libc symbol (glibc < 2.28, musl)
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE from <fcntl.h> and <linux/fs.h>
+    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -58,9 +100,14 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def neutralise_formula(value: Any) -> Any:
-    """Prefix text a spreadsheet would evaluate as a formula with a single quote."""
-    if isinstance(value, str) and value.startswith(FORMULA_PREFIXES):
-        return "'" + value
+    """Prefix text a spreadsheet would evaluate as a formula with a single quote. A carriage
+    return becomes a line feed first: the CSV writer quotes a value with a line feed, not one
+    with a lone carriage return, which a spreadsheet reads as the start of a new row."""
+    if isinstance(value, str):
+        if "\r" in value:
+            value = value.replace("\r\n", "\n").replace("\r", "\n")
+        if value.startswith(FORMULA_PREFIXES):
+            return "'" + value
     return value
 
 

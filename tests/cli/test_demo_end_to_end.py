@@ -81,14 +81,17 @@ def test_records_conserve_capacity_money_and_the_event_log(demo, folder):
     run_id, horizon_s = manifest["run_id"], manifest["horizon_s"]
     con = duckdb.connect(str(out / "gpu-finops.duckdb"), read_only=True)
 
-    # Per node and charge period: Σ ConsumedQuantity = GPUs × hours.
+    # GPU usage rows (CPU and memory rows, and commitment purchases, are costed apart).
+    gpu_usage = "f.ChargeCategory = 'Usage' AND coalesce(f.x_Resource, 'gpu') = 'gpu'"
+    # Per node and charge period: Σ PricingQuantity (GPU-hours; unused commitment rows have
+    # no ConsumedQuantity) = GPUs × hours.
     worst = con.execute(
-        """
+        f"""
         SELECT MAX(ABS(q - gpus * hours)) FROM (
-          SELECT f.x_Node, f.ChargePeriodStart, SUM(f.ConsumedQuantity) AS q, ANY_VALUE(n.gpus) AS gpus,
+          SELECT f.x_Node, f.ChargePeriodStart, SUM(f.PricingQuantity) AS q, ANY_VALUE(n.gpus) AS gpus,
                  date_diff('second', f.ChargePeriodStart, f.ChargePeriodEnd) / 3600.0 AS hours
           FROM focus_cost_records f JOIN dim_nodes n ON n.run_id = f.x_RunId AND n.node = f.x_Node
-          WHERE f.x_RunId = ? GROUP BY f.x_Node, f.ChargePeriodStart, f.ChargePeriodEnd)
+          WHERE f.x_RunId = ? AND {gpu_usage} GROUP BY f.x_Node, f.ChargePeriodStart, f.ChargePeriodEnd)
         """,
         [run_id],
     ).fetchone()[0]
@@ -103,13 +106,15 @@ def test_records_conserve_capacity_money_and_the_event_log(demo, folder):
         node["gpus"] * horizon_s / 3600 * float(prices[node["gpu_model"]][column[node["pricing_category"]]])
         for node in pq.read_table(run_dir / "cluster.parquet").to_pylist()
     )
-    billed = con.execute("SELECT SUM(EffectiveCost) FROM focus_cost_records WHERE x_RunId = ?", [run_id]).fetchone()[0]
+    billed = con.execute(
+        "SELECT SUM(EffectiveCost) FROM focus_cost_records f WHERE x_RunId = ? AND coalesce(f.x_Resource, 'gpu') = 'gpu'",
+        [run_id]).fetchone()[0]
     assert round(billed, 2) == round(expected, 2)
 
     # Allocated GPU-hours per workload in the records = those read off the event log.
     from_records = dict(con.execute(
-        "SELECT x_Workload, SUM(ConsumedQuantity) FROM focus_cost_records "
-        "WHERE x_RunId = ? AND x_Workload IS NOT NULL GROUP BY 1", [run_id]).fetchall())
+        f"SELECT x_Workload, SUM(ConsumedQuantity) FROM focus_cost_records f "
+        f"WHERE x_RunId = ? AND x_Workload IS NOT NULL AND {gpu_usage} GROUP BY 1", [run_id]).fetchall())
     from_events = _held_gpu_hours_from_events(run_dir, horizon_s)
     assert set(from_records) == {w for w, h in from_events.items() if h > 0}
     assert max(abs(from_records[w] - from_events[w]) for w in from_records) < 1e-6

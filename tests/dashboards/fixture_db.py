@@ -11,7 +11,15 @@ Two runs. ``demo-a`` (48 h, two nodes: 8x H100 Committed, 4x A100 Standard) hold
 - ``reject-5``: rejected (bigger than the cluster);
 - ``infer-6``: platform, 1 pod x 1 GPU on the H100 node, hours 24-40.
 Idle capacity is split between ``fragmentation`` (first day) and ``no_demand`` (second day).
-``demo-b`` (24 h, one H100 node) has one productive workload.
+Kueue (``fct_queue_usage``, one row per ClusterQueue × flavor × hour of ``demo-a``): ``cq-ml``
+(flavor h100: nominal 4, borrowing limit 4; flavor a100: nominal 2, limit 0) admits train-1's 8
+GPUs for hours 0-10, 4 of them borrowed (pod 1's records carry ``x_Borrowed``), and =SUM(A1)'s
+2 A100 GPUs for hours 8-20; ``cq-ob`` (a100: nominal 4, no borrowing limit) admits gang-2's 4
+GPUs for hours 2-6; ``cq-pl`` (h100: nominal 4, limit 0) admits infer-6 for hours 24-40.
+``demo-b`` (24 h, one H100 node) has one productive workload and no queues; its pod also
+uses 32 CPU cores ($0.01 a core-hour: $3.84), so GPU-hours must be counted on GPU rows only.
+The Committed H100 node of ``demo-a`` has a commitment ``Purchase`` row (no usage, no
+effective cost: the usage rows carry it), as the pipeline writes one per billing period.
 Costs: list 4.0 / contracted 3.0 per H100 GPU-hour, 2.0 / 1.5 per A100 GPU-hour; Committed
 nodes pay the contracted price, Standard nodes the list price.
 """
@@ -23,6 +31,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 
 FOCUS_COLUMNS = [
     "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName",
@@ -42,7 +51,7 @@ FOCUS_COLUMNS = [
 ]
 X_COLUMNS = [
     "x_RunId", "x_Node", "x_GpuModel", "x_Rack", "x_Tenant", "x_Workload", "x_Queue",
-    "x_ClusterQueue", "x_Priority", "x_UsageClass", "x_IdleReason",
+    "x_ClusterQueue", "x_Priority", "x_UsageClass", "x_IdleReason", "x_Resource", "x_Borrowed",
 ]
 _DECIMAL_FOCUS = {
     "BilledCost", "CommitmentDiscountQuantity", "ConsumedQuantity", "ContractedCost",
@@ -51,6 +60,11 @@ _DECIMAL_FOCUS = {
     "PricingCurrencyListUnitPrice", "PricingQuantity",
 }
 _TIMESTAMP_FOCUS = {"BillingPeriodEnd", "BillingPeriodStart", "ChargePeriodEnd", "ChargePeriodStart"}
+
+X_TYPES = {"x_Priority": "BIGINT", "x_Borrowed": "BOOLEAN"}
+
+CPU_PRICE = 0.01  # per core-hour, list = contracted
+CPU_CORES = {("demo-b", "b-1"): 32}  # CPU cores a pod uses besides its GPUs
 
 PRICES = {"H100": (4.0, 3.0), "A100": (2.0, 1.5)}  # (list, contracted) per GPU-hour
 
@@ -71,9 +85,12 @@ CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIG
 CREATE TABLE fct_pod_intervals (run_id VARCHAR, workload_id VARCHAR, pod_index BIGINT,
     node VARCHAR, gpu_model VARCHAR, gpus DOUBLE, start_ts TIMESTAMP, end_ts TIMESTAMP,
     usage_class VARCHAR);
+CREATE TABLE fct_queue_usage (run_id VARCHAR, cluster_queue VARCHAR, cohort VARCHAR,
+    flavor VARCHAR, charge_period_start TIMESTAMP, admitted_gpus DOUBLE, nominal_quota DOUBLE,
+    borrowing_limit DOUBLE, borrowed_gpus DOUBLE);
 CREATE TABLE fct_usage_hourly (run_id VARCHAR, charge_period_start TIMESTAMP, tenant VARCHAR,
     gpu_model VARCHAR, usage_class VARCHAR, idle_reason VARCHAR, gpu_hours DOUBLE,
-    effective_cost DOUBLE, list_cost DOUBLE);
+    effective_cost DOUBLE, list_cost DOUBLE, resource VARCHAR, quantity DOUBLE, unit VARCHAR);
 """
 
 # (run, node, gpu_model, gpus, rack, pricing_category)
@@ -93,8 +110,14 @@ WORKLOADS = [
     ("demo-a", "big-4", "team-o'brien", "lq-ob", "training", 4, 4, 8.0, "H100", 3, "pending_at_end", 0, 0, False),
     ("demo-a", "reject-5", "platform", "lq-pl", "batch", 16, 16, 8.0, "", 0, "rejected", 0, 0, False),
     ("demo-a", "infer-6", "platform", "lq-pl", "inference", 1, 1, 1.0, "", 23, "running_at_end", 0, 0, False),
-    ("demo-b", "b-1", "ml-research", "lq-ml", "training", 1, 1, 8.0, "H100", 0, "finished", 0, 0, False),
+    ("demo-b", "b-1", "ml-research", "", "training", 1, 1, 8.0, "H100", 0, "finished", 0, 0, False),
 ]
+
+# ClusterQueue quotas of demo-a: (cluster_queue, flavor, nominal_quota, borrowing_limit)
+QUOTAS = [("cq-ml", "h100", 4.0, 4.0), ("cq-ml", "a100", 2.0, 0.0), ("cq-ob", "a100", 4.0, None),
+          ("cq-pl", "h100", 4.0, 0.0)]
+FLAVOR_OF_MODEL = {"H100": "h100", "A100": "a100"}
+BORROWED_PODS = {("demo-a", "train-1", 1)}  # admitted on quota borrowed from the cohort
 
 # pod intervals: (run, workload, pod, node, gpus, start_h, end_h, usage_class)
 INTERVALS = [
@@ -126,7 +149,7 @@ TIMELINE = [
      "0/2 nodes are available: 2 Insufficient nvidia.com/gpu (requested 4 x 2 pods)."),
     ("demo-a", "=SUM(A1)", 7, "submitted", None, None, None, None, None),
     ("demo-a", "=SUM(A1)", 8, "started", 0, "node-a100-0", 2, None, None),
-    ("demo-a", "=SUM(A1)", 20, "preempted", 0, "node-a100-0", 2, "PreemptedBy",
+    ("demo-a", "=SUM(A1)", 20, "preempted", 0, "node-a100-0", 2, "preempted-by:gang-2",
      "preempted by workload gang-2 (priority 100 > 0)"),
     ("demo-a", "=SUM(A1)", 20.5, "pending", None, None, None, "QuotaExceeded",
      "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor a100, 2 more needed"),
@@ -134,7 +157,8 @@ TIMELINE = [
     ("demo-a", "big-4", 3, "pending", None, None, None, "Unschedulable",
      "0/2 nodes are available: 2 Insufficient nvidia.com/gpu (requested 8 x 4 pods)."),
     ("demo-a", "big-4", 30, "pending", None, None, None, "QuotaExceeded",
-     "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor h100, 24 more needed"),
+     "couldn't assign flavors: insufficient quota for nvidia.com/gpu in flavor h100, 24 more needed; "
+     "position 2 of 2 in ClusterQueue cq-ob"),
     ("demo-a", "reject-5", 0, "rejected", None, None, None, "TooLarge",
      "needs 128 GPUs, the cluster has 12"),
     ("demo-a", "infer-6", 23, "submitted", None, None, None, None, None),
@@ -144,6 +168,11 @@ TIMELINE = [
     ("demo-b", "b-1", 0, "started", 0, "node-h100-0", 8, None, None),
     ("demo-b", "b-1", 12, "finished", 0, "node-h100-0", 8, None, None),
 ]
+
+
+def _cluster_queue(local_queue: str | None) -> str | None:
+    """LocalQueue lq-ml feeds ClusterQueue cq-ml; no queue, no ClusterQueue."""
+    return f"cq-{local_queue[3:]}" if local_queue else None
 
 
 def _node_info(run: str, node: str) -> tuple[str, int, str, str]:
@@ -160,32 +189,70 @@ def _prices(model: str, category: str) -> tuple[float, float, float]:
 
 
 def _focus_row(run, period, node, model, rack, category, tenant, workload, queue, usage_class,
-               idle_reason, gpu_hours) -> dict:
-    list_price, contracted, effective = _prices(model, category)
+               idle_reason, gpu_hours, borrowed=False, resource="gpu") -> dict:
+    list_price, contracted, effective = _prices(model, category) if resource == "gpu" else (
+        CPU_PRICE, CPU_PRICE, CPU_PRICE)
+    unit = "GPU-Hours" if resource == "gpu" else "Core-Hours"
     row = dict.fromkeys(FOCUS_COLUMNS)
     row.update(
         BilledCost=round(gpu_hours * effective, 6), BillingAccountId="acct-1",
         BillingAccountName="GPU cluster", BillingCurrency="USD",
         BillingPeriodStart=datetime(period.year, period.month, 1),
         BillingPeriodEnd=datetime(period.year, period.month + 1, 1),
-        ChargeCategory="Usage", ChargeDescription=f"{model} GPU-hours ({usage_class})",
+        ChargeCategory="Usage", ChargeDescription=f"{model} {unit} ({usage_class})",
         ChargeFrequency="Usage-Based", ChargePeriodStart=period,
         ChargePeriodEnd=period + timedelta(hours=1), ConsumedQuantity=gpu_hours,
-        ConsumedUnit="GPU-Hours", ContractedCost=round(gpu_hours * contracted, 6),
+        ConsumedUnit=unit, ContractedCost=round(gpu_hours * contracted, 6),
         ContractedUnitPrice=contracted, EffectiveCost=round(gpu_hours * effective, 6),
         InvoiceIssuerName="gpu-finops", ListCost=round(gpu_hours * list_price, 6),
         ListUnitPrice=list_price, PricingCategory=category, PricingCurrency="USD",
-        PricingQuantity=gpu_hours, PricingUnit="GPU-Hours", ProviderName="gpu-finops",
+        PricingQuantity=gpu_hours, PricingUnit=unit, ProviderName="gpu-finops",
         PublisherName="gpu-finops", ResourceId=node, ResourceName=node, ResourceType="GPU node",
         ServiceCategory="AI and Machine Learning", ServiceName="GPU cluster",
         SkuId=model, SkuPriceId=f"{model}-{category}",
     )
     row.update(
         x_RunId=run, x_Node=node, x_GpuModel=model, x_Rack=rack, x_Tenant=tenant,
-        x_Workload=workload, x_Queue=queue, x_ClusterQueue=queue and f"cq-{queue[3:]}",
-        x_Priority=0, x_UsageClass=usage_class, x_IdleReason=idle_reason,
+        x_Workload=workload, x_Queue=queue or None, x_ClusterQueue=_cluster_queue(queue),
+        x_Priority=0, x_UsageClass=usage_class, x_IdleReason=idle_reason, x_Resource=resource,
+        x_Borrowed=borrowed,
     )
     return row
+
+
+def _commitment_purchase(run: str, node: str) -> dict:
+    """The month's commitment Purchase row of a Committed node: billed, never consumed."""
+    start, hours = RUNS[run]
+    model, gpus, rack, category = _node_info(run, node)
+    row = _focus_row(run, start, node, model, rack, category, "__commitment__", None, None,
+                     "commitment_purchase", None, float(gpus * hours))
+    contracted = PRICES[model][1]
+    row.update(ChargeCategory="Purchase", ChargeFrequency="Recurring", ConsumedQuantity=None,
+               ConsumedUnit=None, EffectiveCost=0.0, BilledCost=gpus * hours * contracted,
+               ChargePeriodEnd=start + timedelta(hours=hours), PricingCategory="Standard",
+               ResourceType="Commitment")
+    return row
+
+
+def _queue_usage_rows() -> list[list]:
+    """demo-a's hourly admitted and borrowed GPUs per ClusterQueue × flavor (see the module doc)."""
+    run = "demo-a"
+    start, hours = RUNS[run]
+    workloads = {w[1]: w for w in WORKLOADS if w[0] == run}
+    rows = []
+    for cluster_queue, flavor, nominal, limit in QUOTAS:
+        for hour in range(hours):
+            admitted = borrowed = 0.0
+            for ir, wid, pod, node, gpus, h0, h1, _usage in INTERVALS:
+                w = workloads.get(wid)
+                if ir != run or w is None or _cluster_queue(w[3]) != cluster_queue:
+                    continue
+                if FLAVOR_OF_MODEL[_node_info(run, node)[0]] == flavor and h0 <= hour < h1:
+                    admitted += gpus
+                    borrowed += gpus if (run, wid, pod) in BORROWED_PODS else 0.0
+            rows.append([run, cluster_queue, flavor, start + timedelta(hours=hour), admitted,
+                         nominal, limit, borrowed])
+    return rows
 
 
 def build_fixture_db(path: Path) -> Path:
@@ -201,40 +268,47 @@ def build_fixture_db(path: Path) -> Path:
             for hour in range(hours):
                 period = start + timedelta(hours=hour)
                 used = 0
-                for ir, wid, _pod, inode, gpus, h0, h1, usage_class in INTERVALS:
+                for ir, wid, pod, inode, gpus, h0, h1, usage_class in INTERVALS:
                     if (ir, inode) == (run, node) and h0 <= hour < h1:
                         w = workloads[(run, wid)]
                         focus_rows.append(_focus_row(run, period, node, model, rack, category,
-                                                     w[2], wid, w[3], usage_class, None, float(gpus)))
+                                                     w[2], wid, w[3], usage_class, None, float(gpus),
+                                                     (run, wid, pod) in BORROWED_PODS))
+                        if (run, wid) in CPU_CORES:
+                            focus_rows.append(_focus_row(
+                                run, period, node, model, rack, category, w[2], wid, w[3],
+                                usage_class, None, float(CPU_CORES[(run, wid)]), resource="cpu"))
                         used += gpus
                 if capacity > used:
                     reason = "fragmentation" if hour < 24 else "no_demand"
                     focus_rows.append(_focus_row(run, period, node, model, rack, category,
                                                  "__idle__", None, None, "idle", reason,
                                                  float(capacity - used)))
+    focus_rows.append(_commitment_purchase("demo-a", "node-h100-0"))
     con = duckdb.connect(str(path))
     try:
+        con.execute("BEGIN")  # one commit: a commit per INSERT costs seconds of fsync
         con.execute(DDL)
         focus_types = [
             f'"{c}" ' + ("DOUBLE" if c in _DECIMAL_FOCUS else
                          "TIMESTAMP" if c in _TIMESTAMP_FOCUS else "VARCHAR")
             for c in FOCUS_COLUMNS
         ]
-        x_types = [f"{c} {'BIGINT' if c == 'x_Priority' else 'VARCHAR'}" for c in X_COLUMNS]
+        x_types = [f"{c} {X_TYPES.get(c, 'VARCHAR')}" for c in X_COLUMNS]
         con.execute(f"CREATE TABLE focus_cost_records ({', '.join(focus_types + x_types)})")
-        columns = FOCUS_COLUMNS + X_COLUMNS
-        placeholders = ", ".join("?" for _ in columns)
-        con.executemany(
-            f"INSERT INTO focus_cost_records VALUES ({placeholders})",
-            [[row[c] for c in columns] for row in focus_rows],
-        )
+        # From a DataFrame: executemany with ~70 parameters a row takes seconds.
+        focus_frame = pd.DataFrame(  # noqa: F841 (read by the INSERT below)
+            focus_rows, columns=FOCUS_COLUMNS + X_COLUMNS)
+        con.execute("INSERT INTO focus_cost_records SELECT * FROM focus_frame")
         # fct_usage_hourly is the focus records rolled up, as the pipeline does.
         con.execute(
             """
             INSERT INTO fct_usage_hourly
             SELECT x_RunId, ChargePeriodStart, x_Tenant, x_GpuModel, x_UsageClass, x_IdleReason,
-                   sum(ConsumedQuantity), sum(EffectiveCost), sum(ListCost)
-            FROM focus_cost_records GROUP BY ALL
+                   coalesce(sum(PricingQuantity) FILTER (WHERE x_Resource = 'gpu'), 0),
+                   sum(EffectiveCost), sum(ListCost), x_Resource, sum(PricingQuantity),
+                   any_value(PricingUnit)
+            FROM focus_cost_records WHERE ChargeCategory = 'Usage' GROUP BY ALL
             """
         )
         for run, (start, hours) in RUNS.items():
@@ -275,7 +349,7 @@ def build_fixture_db(path: Path) -> Path:
             con.execute(
                 "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " ?, ?, ?, ?, ?, ?, ?)",
-                [run, wid, tenant, queue, f"cq-{queue[3:]}", kind, pods, min_count, gpp, model,
+                [run, wid, tenant, queue or None, _cluster_queue(queue), kind, pods, min_count, gpp, model,
                  start + timedelta(hours=submit_h),
                  None if first is None else start + timedelta(hours=first), end, state,
                  0.0 if state == "rejected" else wait_h * 3600.0, preemptions, timeouts, partial,
@@ -289,6 +363,11 @@ def build_fixture_db(path: Path) -> Path:
                 [run, wid, pod, node, _node_info(run, node)[0], gpus,
                  start + timedelta(hours=h0), start + timedelta(hours=h1), usage_class],
             )
+        queue_frame = pd.DataFrame(  # noqa: F841 (read by the INSERT below)
+            _queue_usage_rows(), columns=["run_id", "cluster_queue", "flavor", "ts", "admitted",
+                                          "nominal", "limit", "borrowed"])
+        con.execute("INSERT INTO fct_queue_usage SELECT run_id, cluster_queue, 'cohort-a', flavor, "
+                    "ts, admitted, nominal, \"limit\", borrowed FROM queue_frame")
         for seq, (run, wid, hour, event, pod, node, gpus, reason, message) in enumerate(TIMELINE):
             start = RUNS[run][0]
             con.execute(
@@ -296,6 +375,7 @@ def build_fixture_db(path: Path) -> Path:
                 [run, wid, seq, start + timedelta(hours=hour), hour * 3600.0, event, pod, node,
                  gpus, reason, message],
             )
+        con.execute("COMMIT")
     finally:
         con.close()
     return path

@@ -25,6 +25,19 @@ def test_every_builder_produces_a_vega_lite_spec(con):
         charts.costliest_workloads_chart(data.costliest_workloads(con, filters)),
         charts.workload_timeline_chart(data.workload_timeline(con, "demo-a", "gang-2")),
         charts.pending_by_reason_chart(data.pending_by_reason(pending)),
+        charts.team_chargeback_chart(data.team_showback(con, filters, "shared")),
+        charts.team_cost_over_time_chart(data.team_cost_over_time(con, filters)),
+        charts.idle_by_cause_over_time_chart(data.idle_by_cause_over_time(con, filters)),
+        charts.idle_heatmap_chart(data.idle_heatmap(con, filters)),
+        charts.fragmentation_by_model_chart(data.fragmentation_by_model(con, filters)),
+        charts.queue_usage_chart(data.queue_usage_over_time(con, filters), "cq-ml"),
+        charts.cluster_queue_holdings_chart(data.cluster_queue_holdings(con, filters)),
+        charts.queue_position_chart(data.queue_position(con, "demo-a", "big-4")),
+        charts.preemption_over_time_chart(data.preemption_over_time(con, filters)),
+        charts.preemption_victims_chart(data.preemption_victims(con, filters)),
+        charts.scenario_by_team_chart(data.scenario_by_team(con, filters, "demo-b")),
+        charts.runs_compared_chart(data.scenario_usage(con, filters, "demo-b")),
+        charts.workload_gantt_chart(data.workload_pods(con, "demo-a", "=SUM(A1)")),
     ]
     for chart in built:
         spec = chart.to_dict()
@@ -42,3 +55,36 @@ def test_usage_class_colours_are_fixed_whatever_the_data():
 def test_empty_frames_still_build():
     empty = pd.DataFrame({"tenant": [], "effective_cost": []})
     assert charts.spend_by_team_chart(empty).to_dict()["mark"]["type"] == "bar"
+
+
+def test_idle_team_is_always_grey_and_bars_span_their_period(con):
+    frame = data.team_cost_over_time(con, data.Filters("demo-a"), "day")
+    spec = charts.team_cost_over_time_chart(frame).to_dict()
+    scale = spec["encoding"]["color"]["scale"]
+    assert dict(zip(scale["domain"], scale["range"], strict=True))["__idle__"] == "#9e9e9e"
+    assert spec["encoding"]["x2"]["field"] == "period_end"  # a day-wide bar, not a hairline
+
+
+def test_timeline_labels_only_where_the_reason_changes():
+    events = pd.DataFrame({
+        "ts": pd.date_range("2026-11-02", periods=5, freq="h"),
+        "event": ["submitted", "pending", "pending", "pending", "started"],
+        "reason": [None, "GangNotSatisfiable", "GangNotSatisfiable", "Unschedulable", None],
+        "message": [""] * 5,
+    })
+    values = charts.workload_timeline_chart(events).to_dict()["datasets"]
+    labels = [row["label"] for row in next(iter(values.values()))]
+    assert labels == ["submitted", "GangNotSatisfiable", "", "Unschedulable", "started"]
+
+
+@pytest.mark.parametrize(("frame", "mark", "x_field"), [
+    (pd.DataFrame({"week": pd.to_datetime(["2026-11-02", "2026-11-09"]), "team": ["a", "b"],
+                   "gpu_hours": [1.0, 2.0], "effective_cost": [3.0, 4.0]}), "line", "label"),
+    (pd.DataFrame({"run_id": ["r", "r"], "team": ["a", "b"], "usd": [1.0, 2.0]}), "bar", "value"),
+])
+def test_auto_chart_for_ad_hoc_results(frame, mark, x_field):
+    spec = charts.auto_chart(frame).to_dict()
+    assert spec["mark"]["type"] == mark
+    assert spec["encoding"]["x"]["field"] == x_field
+    assert charts.auto_chart(pd.DataFrame({"only_text": ["a"]})) is None
+    assert charts.auto_chart(pd.DataFrame({"a": ["x"], "b": ["y"]})) is None

@@ -115,3 +115,182 @@ def test_missing_db_is_a_dashboard_error(tmp_path, monkeypatch):
 def test_connection_is_read_only(con):
     with pytest.raises(Exception, match="(?i)read-only|read only"):
         con.execute("DELETE FROM dim_runs")
+
+
+# --- Teams: showback and chargeback -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["separate", "shared"])
+def test_chargeback_conserves_the_total_cost(con, policy):
+    for filters in (data.Filters("demo-a"), data.Filters("demo-a", date(2026, 11, 2), date(2026, 11, 2)),
+                    data.Filters("demo-a", gpu_models=("A100",))):
+        total = data.headline_metrics(con, filters)["total_cost"]
+        assert data.team_showback(con, filters, policy)["charged_cost"].sum() == pytest.approx(total)
+        over_time = data.team_cost_over_time(con, filters, "hour", policy)
+        assert over_time["charged_cost"].sum() == pytest.approx(total)
+
+
+def test_shared_idle_is_weighted_by_each_teams_cost_of_the_resource(con):
+    # $1,168 of idle GPU cost, shared 288 : 48 : 32 (the teams' own GPU cost in the window)
+    shared = data.team_showback(con, data.Filters("demo-a"), "shared").set_index("tenant")
+    assert shared.loc["ml-research", "idle_share_cost"] == pytest.approx(1168 * 288 / 368)
+    assert shared.loc["platform", "idle_share_cost"] == pytest.approx(1168 * 48 / 368)
+    assert shared.loc["team-o'brien", "idle_share_gpu_hours"] == pytest.approx(440 * 32 / 368)
+    assert "__idle__" not in shared.index  # every resource had users: nothing left over
+    # demo-b: CPU costs are shared by CPU cost, GPU idle by GPU cost; GPU-hours stay GPU-hours
+    b = data.team_showback(con, data.Filters("demo-b"), "shared").set_index("tenant")
+    assert b.loc["ml-research", "usage_cost"] == pytest.approx(288.0 + 3.84)
+    assert b.loc["ml-research", "gpu_hours"] == 96.0
+    # nobody used an A100 on day 2: its idle stays unallocated under either policy
+    day2_a100 = data.Filters("demo-a", date(2026, 11, 3), date(2026, 11, 3), gpu_models=("A100",))
+    for policy in data.IDLE_POLICIES:
+        rows = data.team_showback(con, day2_a100, policy)
+        assert rows[["tenant", "charged_cost"]].values.tolist() == [["__idle__", 192.0]]
+    separate = data.team_showback(con, data.Filters("demo-a"), "separate").set_index("tenant")
+    assert separate["idle_share_cost"].drop("__idle__").eq(0).all()
+    assert separate.loc["__idle__", "charged_cost"] == 1168.0
+    with pytest.raises(DashboardError, match="idle policy"):
+        data.team_showback(con, data.Filters("demo-a"), "split'; DROP TABLE x")
+
+
+# --- Idle GPUs --------------------------------------------------------------------------------
+
+
+def test_idle_over_time_heatmap_and_fragmentation(con):
+    filters = data.Filters("demo-a")
+    over_time = data.idle_by_cause_over_time(con, filters, "day")
+    assert over_time.groupby("cause")["gpu_hours"].sum().to_dict() == {
+        "fragmentation": 168.0, "gang_wait (partial placement)": 16.0, "no_demand": 272.0}
+    racks = data.idle_heatmap(con, filters, "rack", "day")
+    assert racks["idle_gpu_hours"].sum() == 440.0 and racks["capacity_gpu_hours"].sum() == 576.0
+    assert racks["places_total"].unique().tolist() == [2]
+    a100_day2 = racks[(racks["place"] == "rack-2") & (racks["period_start"].dt.day == 3)]
+    assert a100_day2["idle_pct"].tolist() == [1.0]
+    top_node = data.idle_heatmap(con, filters, "node", "day", limit=1)
+    assert top_node["place"].unique().tolist() == ["node-h100-0"]  # 288 idle GPU-h vs 152
+    with pytest.raises(DashboardError, match="heatmap level"):
+        data.idle_heatmap(con, filters, "x_Node; DROP TABLE x")
+    fragmentation = data.fragmentation_by_model(con, filters).set_index("gpu_model")
+    assert fragmentation.loc["H100", "fragmentation_gpu_hours"] == 112.0
+    assert fragmentation.loc["A100", "fragmentation_cost"] == 112.0  # 56 GPU-h x $2
+
+
+# --- Queues and preemption --------------------------------------------------------------------
+
+
+def test_queue_usage_against_quota(con):
+    filters = data.Filters("demo-a")
+    assert data.list_cluster_queues(con, filters)[["cluster_queue", "flavor"]].values.tolist() == [
+        ["cq-ml", "a100"], ["cq-ml", "h100"], ["cq-ob", "a100"], ["cq-pl", "h100"]]
+    hourly = data.queue_usage_over_time(con, filters, "hour")
+    ml_hour0 = hourly[(hourly["cluster_queue"] == "cq-ml")].iloc[0]
+    # flavors added up: nominal 4 + 2, ceiling (4 + 4) + (2 + 0), train-1's 8 GPUs, 4 borrowed
+    assert (ml_hour0["nominal_quota"], ml_hour0["borrowing_ceiling"], ml_hour0["admitted_gpus"],
+            ml_hour0["borrowed_gpus"]) == (6, 10, 8, 4)
+    ob = hourly[hourly["cluster_queue"] == "cq-ob"]
+    assert ob["borrowing_ceiling"].isna().all()  # no borrowing limit: no ceiling
+    daily = data.queue_usage_over_time(con, filters, "day", flavor="h100")
+    assert set(daily["cluster_queue"]) == {"cq-ml", "cq-pl"}
+    summary = data.queue_usage_summary(con, filters).set_index(["cluster_queue", "flavor"])
+    assert summary.loc[("cq-ml", "h100"), "borrowed_gpu_hours"] == 40.0
+    assert summary.loc[("cq-pl", "h100"), "peak_admitted_gpus"] == 1.0
+    teams = data.queue_usage_over_time(con, data.Filters("demo-a", tenants=("platform",)))
+    assert set(teams["cluster_queue"]) == {"cq-pl"}
+    assert data.borrowed_by_team(con, filters)["borrowed_gpu_hours"].tolist() == [40.0]
+    assert data.queue_usage_over_time(con, data.Filters("demo-b")).empty  # no queues
+    holdings = data.cluster_queue_holdings(con, filters, "day")
+    assert holdings.groupby("cluster_queue")["gpu_hours"].sum().to_dict() == {
+        "cq-ml": 104.0, "cq-ob": 16.0, "cq-pl": 16.0}
+
+
+def test_queue_pages_survive_a_database_without_the_queue_mart(con, tmp_path, fixture_db):
+    import shutil
+
+    import duckdb
+
+    older = tmp_path / "older.duckdb"
+    shutil.copy(fixture_db, older)
+    with duckdb.connect(str(older)) as rw:
+        rw.execute("DROP TABLE fct_queue_usage")
+        rw.execute("ALTER TABLE focus_cost_records DROP COLUMN x_Borrowed")
+    old = data.connect_read_only(older)
+    try:
+        filters = data.Filters("demo-a")
+        for query in (data.list_cluster_queues, data.queue_usage_summary, data.borrowed_by_team):
+            assert query(old, filters).empty
+        assert data.queue_usage_over_time(old, filters).empty
+        assert not data.cluster_queue_holdings(old, filters).empty
+    finally:
+        old.close()
+
+
+def test_preemption_victims_and_loss(con):
+    filters = data.Filters("demo-a")
+    victims = data.preemption_victims(con, filters)
+    assert data.preemption_summary(victims, data.preemption_loss(con, filters)) == {
+        "evicted_pods": 1, "victim_workloads": 1, "preemptors": 1, "lost_gpu_hours": 4.0,
+        "lost_cost": 8.0}
+    assert victims[["workload_id", "tenant", "evicted_pods", "preempted_by", "lost_gpu_hours",
+                    "lost_cost"]].to_dict("records") == [
+        {"workload_id": "=SUM(A1)", "tenant": "ml-research", "evicted_pods": 1,
+         "preempted_by": "gang-2", "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
+    assert data.preemption_over_time(con, filters, "day")["lost_cost"].tolist() == [8.0]
+    assert data.preemption_victims(con, data.Filters("demo-a", tenants=("platform",))).empty
+    none = data.Filters("demo-b")
+    assert data.preemption_summary(data.preemption_victims(con, none),
+                                   data.preemption_loss(con, none))["evicted_pods"] == 0
+
+
+# --- Scenarios, queue position, pods ----------------------------------------------------------
+
+
+def test_scenarios_side_by_side(con):
+    compared = data.scenario_compare(con, data.Filters("demo-a"), "demo-b").set_index("metric")
+    assert compared.loc["Total cost", ["baseline", "scenario", "change"]].tolist() == pytest.approx(
+        [1536.0, 579.84, -956.16])  # demo-b's CPU cores cost $3.84
+    assert compared.loc["Preemptions", "baseline"] == 1.0
+    by_team = data.scenario_by_team(con, data.Filters("demo-a"), "demo-b")
+    assert by_team.groupby("run_id")["effective_cost"].sum().to_dict() == pytest.approx({
+        "demo-a": 368.0, "demo-b": 291.84})
+    assert by_team.groupby("run_id")["gpu_hours"].sum().to_dict() == {"demo-a": 136.0,
+                                                                     "demo-b": 96.0}
+    usage = data.scenario_usage(con, data.Filters("demo-a"), "demo-b")
+    assert usage.groupby("run_id")["gpu_hours"].sum().to_dict() == {"demo-a": 576.0,
+                                                                     "demo-b": 192.0}
+
+
+def test_queue_position_golden(con):
+    # gang-2 (cq-ob, submitted hour 1) waits alone at 01:30; at 06:30 big-4 (hour 3, same
+    # priority) queues behind it.
+    position = data.queue_position(con, "demo-a", "gang-2")
+    assert position[["position", "queued"]].values.tolist() == [[1, 1], [1, 2]]
+    # big-4's Kueue message says where it stands: that is the answer, not a derivation
+    assert data.queue_position(con, "demo-a", "big-4")[["position", "queued", "source"]
+                                                        ].values.tolist() == [[2, 2, "kueue"]]
+    assert set(position["source"]) == {"derived"}
+    assert data.queue_position(con, "demo-a", "train-1").empty  # never pending
+
+
+def test_workload_pods(con):
+    pods = data.workload_pods(con, "demo-a", "=SUM(A1)")
+    assert pods[["node", "usage_class", "gpu_hours"]].values.tolist() == [
+        ["node-a100-0", "productive", 20.0], ["node-a100-0", "lost_to_preemption", 4.0]]
+
+
+@pytest.mark.parametrize("value", HOSTILE)
+def test_quotes_in_filter_values_are_harmless_on_every_page_query(con, value):
+    filters = data.Filters(value, date(2026, 11, 2), date(2026, 11, 3), (value,), (value,))
+    for query in (data.idle_by_cause_over_time, data.fragmentation_by_model,
+                  data.list_cluster_queues, data.queue_usage_summary, data.borrowed_by_team,
+                  data.preemption_victims, data.preemption_over_time,
+                  data.cluster_queue_holdings, data.queue_usage_over_time):
+        assert query(con, filters).empty, query.__name__
+    for policy in data.IDLE_POLICIES:
+        assert data.team_showback(con, filters, policy).empty
+    assert data.idle_heatmap(con, filters).empty
+    assert data.preemption_loss(con, filters) == {"lost_gpu_hours": 0.0, "lost_cost": 0.0}
+    assert data.queue_usage_over_time(con, data.Filters("demo-a"), flavor=value).empty
+    assert data.queue_position(con, "demo-a", value).empty
+    assert data.workload_pods(con, value, value).empty
+    assert data.scenario_by_team(con, filters, value)["effective_cost"].sum() == 0
+    assert len(data.list_runs(con)) == 2  # the tables are all still there

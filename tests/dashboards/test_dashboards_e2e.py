@@ -1,8 +1,9 @@
-"""End to end: serve() the fixture db, load the page in headless Chromium, see a chart.
+"""End to end: serve() the fixture db, load EVERY page by its URL path in headless Chromium at
+1366x768, save a screenshot per page, and see charts and no Streamlit exception.
 
-Chromium's --dump-dom returns before Streamlit has rendered over its websocket, so the test
-drives Chromium through the DevTools protocol (with the `websockets` package Streamlit already
-depends on) and polls the live DOM until the charts are drawn or a deadline passes.
+Chromium's --dump-dom returns before Streamlit has rendered over its websocket, so the pages
+are driven through the DevTools protocol (tests/browser.py) and the live DOM is polled until
+the charts are drawn or a deadline passes.
 """
 
 from __future__ import annotations
@@ -12,31 +13,50 @@ import sys
 import pytest
 
 from dashboards.serve import serve
-from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, open_in_chromium
+from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, open_pages_in_chromium
 
 pytestmark = pytest.mark.e2e
+
+# URL path → (page title, charts at least). demo-a is the fixture run with queues, a
+# preemption and waiting workloads, so every page has something to draw.
+PAGES = {
+    "": ("GPU cost overview", 4),
+    "teams": ("Cost per team", 2),
+    "idle": ("Idle GPUs", 3),
+    "queues": ("Queues: quota use and borrowing", 3),
+    "pending": ("Why is it pending?", 3),
+    "preemption": ("Preemption", 2),
+    "scenarios": ("Scenarios side by side", 3),
+    "workload": ("Workload detail", 2),
+    "sql": ("SQL", 1),
+}
+
 
 @pytest.fixture(scope="module")
 def chromium() -> str:
     return chromium_or_skip()
 
 
-def test_dashboard_renders_in_a_real_browser(fixture_db, chromium, tmp_path, capsys):
+def test_every_page_renders_in_a_real_browser(fixture_db, chromium, tmp_path, capsys):
     port = _free_port()
     server = serve(fixture_db, port=port, host="127.0.0.1", block=False)
     assert server is not None
     try:
         assert f"http://127.0.0.1:{port}/" in capsys.readouterr().out
         _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server)
-        screenshot = tmp_path / "overview.png"
-        state = open_in_chromium(chromium, f"http://127.0.0.1:{port}/", tmp_path / "chromium-profile", screenshot)
-        summary = {k: v for k, v in state.items() if k != "dom"}
-        assert not state.get("traceback") and not state.get("apiError"), summary
-        assert not state.get("exception"), summary
-        assert state.get("title") == "GPU cost overview", summary
-        assert state.get("charts", 0) >= 4, summary
-        assert "vega-embed" in state["dom"]
-        assert screenshot.read_bytes().startswith(b"\x89PNG")
+        pages = [(f"http://127.0.0.1:{port}/{path}?run=demo-a", tmp_path / f"{path or 'overview'}.png")
+                 for path in PAGES]
+        states = open_pages_in_chromium(chromium, pages, tmp_path / "chromium-profile",
+                                        min_charts=1)
+        for (path, (title, charts)), state, (_, screenshot) in zip(
+                PAGES.items(), states, pages, strict=True):
+            summary = {k: v for k, v in state.items() if k != "dom"}
+            assert not state.get("traceback") and not state.get("apiError"), summary
+            assert not state.get("exception") and not state.get("errors"), summary
+            assert state.get("title") == title, summary
+            assert state.get("charts", 0) >= charts, summary
+            assert "vega-embed" in state["dom"], path
+            assert screenshot.read_bytes().startswith(b"\x89PNG"), path
     finally:
         _stop(server)
 

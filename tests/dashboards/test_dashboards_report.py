@@ -122,3 +122,19 @@ def test_latest_run_is_the_default_and_png_charts(fixture_db, tmp_path):
     assert "demo-b" in (tmp_path / "index.html").read_text()
     pngs = [p for p in written if p.suffix == ".png"]
     assert pngs and all(p.read_bytes().startswith(b"\x89PNG") for p in pngs)
+
+
+def test_one_teams_report_from_the_command_line(fixture_db, tmp_path, capsys):
+    from gpu_finops.cli import main
+
+    out = tmp_path / "obrien"
+    assert main(["report", "--db", str(fixture_db), "--out", str(out), "--format", "md",
+                 "--run-id", "demo-a", "--team", "team-o'brien", "--from", "2026-11-02",
+                 "--to", "2026-11-02"]) == 0
+    text = (out / "report.md").read_text(encoding="utf-8")
+    assert "run demo-a, 2026-11-02 to 2026-11-02 (UTC), team-o'brien" in text
+    assert "- **Total cost**: $32.00" in text
+    assert "| ml-research |" not in text.split("## Spend by team")[1].split("##")[0]
+    assert main(["report", "--db", str(fixture_db), "--out", str(tmp_path / "x"),
+                 "--run-id", "demo-a", "--team", "nobody"]) == 2
+    assert "team 'nobody' has no workloads in run demo-a" in capsys.readouterr().err

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 
 from dashboards.errors import DashboardError
-from dashboards.sql import run_sql
+from dashboards.sql import query_frame, run_sql, saved_queries
 
 QUERY = "SELECT tenant, count(*) AS n FROM fct_workloads WHERE run_id = 'demo-a' GROUP BY 1 ORDER BY 1"
 
@@ -88,3 +90,85 @@ def test_bad_format_and_missing_db(fixture_db, tmp_path):
         run_sql(tmp_path / "missing.duckdb", QUERY)
     with pytest.raises(DashboardError, match="query failed"):
         run_sql(fixture_db, "SELECT * FROM no_such_table")
+
+
+# --- Saved queries and the `sql` command ------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "sql.md"
+
+
+def test_every_saved_query_runs_and_has_a_title(fixture_db):
+    saved = saved_queries()
+    assert len(saved) >= 10
+    for query in saved:
+        assert query.title and query.question, query.name
+        rows = json.loads(run_sql(fixture_db, fmt="json", name=query.name))
+        assert rows, f"{query.name} returned no row on the fixture"
+
+
+def test_saved_query_answers_on_the_fixture(fixture_db):
+    def rows(name):
+        return json.loads(run_sql(fixture_db, fmt="json", name=name))
+
+    lost = rows("preemption_waste")
+    assert lost == [{"run_id": "demo-a", "team": "ml-research", "victim_workloads": 1,
+                     "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
+    charged = {(r["run_id"], r["team"]): r["charged_cost"] for r in rows("chargeback_idle_shared")}
+    # the dashboard's shared policy: $1,168 of idle GPUs shared by GPU cost (288 : 48 : 32)
+    assert charged[("demo-a", "ml-research")] == round(288 + 1168 * 288 / 368, 2)
+    assert charged[("demo-a", "platform")] == round(48 + 1168 * 48 / 368, 2)
+    assert sum(v for (run, _), v in charged.items() if run == "demo-a") == pytest.approx(1536.0, abs=0.02)
+    committed = {r["run_id"]: r for r in rows("commitment_utilization")}
+    assert committed["demo-a"]["utilization_pct"] == 25.0  # 96 of 384 H100 GPU-hours
+    quota = {(r["cluster_queue"], r["flavor"]): r for r in rows("queue_quota_use")}
+    assert quota[("cq-ml", "h100")]["peak_borrowed_gpus"] == 4.0
+
+
+def test_sql_command_with_a_saved_query(fixture_db, capsys):
+    from gpu_finops.cli import main
+
+    assert main(["sql", "--db", str(fixture_db), "--query", "preemption_waste", "--format",
+                 "csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "run_id,team,victim_workloads,lost_gpu_hours,lost_cost", "demo-a,ml-research,1,4.0,8.0"]
+    assert main(["sql", "--db", str(fixture_db), "--query", "nope"]) == 2
+    assert "no saved query 'nope'; known: allocation_rate_daily" in capsys.readouterr().err
+    assert main(["sql", "--db", str(fixture_db)]) == 2
+    assert main(["sql", "--db", str(fixture_db), "SELECT 1", "--query", "preemption_waste"]) == 2
+    assert "give a query or --query NAME" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("statement", ["INSERT INTO dim_runs SELECT * FROM dim_runs",
+                                       "DROP TABLE dim_runs", "COPY dim_runs TO 'x.csv'",
+                                       "ATTACH 'x.duckdb' AS x"])
+def test_sql_command_refuses_writes_with_one_line(fixture_db, capsys, statement, tmp_path,
+                                                  monkeypatch):
+    from gpu_finops.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["sql", "--db", str(fixture_db), statement]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("gpu-finops sql: refused") and err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []  # nothing written, nothing attached
+
+
+def test_query_frame_for_the_sql_page(fixture_db):
+    frame, cut = query_frame(fixture_db, "SELECT run_id, start_ts::DATE AS day FROM dim_runs "
+                                         "ORDER BY 1", max_rows=1)
+    assert cut and len(frame) == 1 and str(frame["day"].dtype).startswith("datetime64")
+    frame, cut = query_frame(fixture_db, "SELECT 1 AS x, 2 AS x")
+    assert list(frame.columns) == ["x", "x_2"] and not cut
+    with pytest.raises(DashboardError, match="refused"):
+        query_frame(fixture_db, "DELETE FROM dim_runs")
+
+
+def test_docs_answer_the_saved_questions_and_list_every_mart():
+    text = DOCS.read_text(encoding="utf-8")
+    blocks = re.findall(r"```sql\n(.*?)```", text, re.DOTALL)
+    saved = {q.name: q for q in saved_queries()}
+    for query in saved.values():  # each saved query appears verbatim, under its name
+        assert f"`{query.name}`" in text, query.name
+        assert any(block.strip() == query.sql.strip() for block in blocks), query.name
+    marts = Path(__file__).resolve().parents[2] / "pipeline" / "models" / "marts"
+    for model in sorted(marts.glob("*.sql")):
+        assert f"`{model.stem}`" in text, f"docs/sql.md does not list the mart {model.stem}"

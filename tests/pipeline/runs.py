@@ -8,6 +8,9 @@
     run_dir = run.write(tmp_path)
 
 `seq` is assigned in the order events are added; events must be added in time order.
+`.cluster_queue(...)` rows go to `cluster_queues.parquet` (written only when there are some).
+Nodes model no CPU or memory unless given (`cpu_milli`, `memory_mib`), so the default price
+book's CPU and memory rows only cost the nodes of the scenarios that ask for them.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
+    QUEUE_SCHEMA,
     SCHEMA_VERSION,
     WORKLOAD_SCHEMA,
 )
@@ -31,12 +35,29 @@ DEFAULT_PRICES = {
     "H100": (4.0, 3.0, 1.25),
     "T4": (0.5, 0.4, 0.2),
 }
+# per core-hour and per GiB-hour, for every node that models CPU or memory (the default row)
+DEFAULT_CPU_MEMORY_PRICES = {
+    ("cpu", ""): (0.04, 0.03, 0.01),
+    ("memory", ""): (0.005, 0.004, 0.002),
+}
 
 
-def write_prices(path: Path, prices: dict[str, tuple[float, float, float]] | None = None) -> Path:
-    rows = ["gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour"]
+def write_prices(
+    path: Path,
+    prices: dict[str, tuple[float, float, float]] | None = None,
+    other: dict[tuple[str, str], tuple[float, float, float]] | None = None,
+) -> Path:
+    """A price book: GPU rows per model, then `other` rows keyed by (resource, gpu_model).
+
+    With `prices` given and `other` not, the book has GPU rows only (the original format).
+    """
+    if other is None:
+        other = DEFAULT_CPU_MEMORY_PRICES if prices is None else {}
+    rows = ["resource,gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour"]
     for model, (list_price, contracted, spot) in (prices or DEFAULT_PRICES).items():
-        rows.append(f"{model},{list_price},{contracted},{spot}")
+        rows.append(f"gpu,{model},{list_price},{contracted},{spot}")
+    for (resource, model), (list_price, contracted, spot) in other.items():
+        rows.append(f"{resource},{model},{list_price},{contracted},{spot}")
     path.write_text("\n".join(rows) + "\n")
     return path
 
@@ -58,24 +79,27 @@ class RunBuilder:
         self.nodes: list[dict] = []
         self.workloads: dict[str, dict] = {}
         self.events: list[dict] = []
+        self.queues: list[dict] = []
 
     def node(
         self,
         name: str,
-        gpu_model: str = "A100",
+        gpu_model: str | None = "A100",
         gpus: int = 8,
         pricing_category: str = "Standard",
         zone: str = "z1",
         block: str = "b1",
         rack: str = "r1",
+        cpu_milli: int = 0,
+        memory_mib: int = 0,
     ) -> RunBuilder:
         self.nodes.append(
             {
                 "node": name,
                 "gpu_model": gpu_model,
                 "gpus": gpus,
-                "cpu_milli": 64000,
-                "memory_mib": 512000,
+                "cpu_milli": cpu_milli,
+                "memory_mib": memory_mib,
                 "zone": zone,
                 "block": block,
                 "rack": rack,
@@ -98,6 +122,8 @@ class RunBuilder:
         submit_time_s: float = 0.0,
         duration_s: float = 3600.0,
         kind: str = "training",
+        cpu_milli_per_pod: int = 0,
+        memory_mib_per_pod: int = 0,
     ) -> RunBuilder:
         self.workloads[workload_id] = {
             "workload_id": workload_id,
@@ -107,8 +133,8 @@ class RunBuilder:
             "min_count": pods if min_count is None else min_count,
             "gpus_per_pod": gpus_per_pod,
             "gpu_model": gpu_model,
-            "cpu_milli_per_pod": 0,
-            "memory_mib_per_pod": 0,
+            "cpu_milli_per_pod": cpu_milli_per_pod,
+            "memory_mib_per_pod": memory_mib_per_pod,
             "tenant": tenant,
             "queue": queue,
             "priority": priority,
@@ -155,9 +181,38 @@ class RunBuilder:
         )
         return self
 
+    def cluster_queue(
+        self,
+        name: str,
+        flavor: str,
+        nominal_quota: float,
+        borrowing_limit: float | None = None,
+        cohort: str | None = "cohort-1",
+        lending_limit: float | None = None,
+        resource: str = "nvidia.com/gpu",
+    ) -> RunBuilder:
+        self.queues.append(
+            {
+                "cluster_queue": name,
+                "cohort": cohort,
+                "flavor": flavor,
+                "resource": resource,
+                "nominal_quota": nominal_quota,
+                "borrowing_limit": borrowing_limit,
+                "lending_limit": lending_limit,
+                "fair_sharing_weight": None,
+            }
+        )
+        return self
+
     def tables(self) -> dict[str, pa.Table]:
         metadata = {METADATA_KEY: SCHEMA_VERSION.encode()}
-        return {
+        queues = (
+            {"cluster_queues.parquet": pa.Table.from_pylist(self.queues, schema=QUEUE_SCHEMA)}
+            if self.queues
+            else {}
+        )
+        return queues | {
             "events.parquet": pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA),
             "workloads.parquet": pa.Table.from_pylist(
                 list(self.workloads.values()), schema=WORKLOAD_SCHEMA

@@ -1,4 +1,4 @@
-"""Hand-made runs, one behaviour each (horizon 2 h, hourly charge periods).
+"""Hand-made runs, one behaviour each (horizon 2 h unless said, hourly charge periods).
 
 Every scenario is its own run id, so one build holds them all (and doubles as the
 "several runs in one database" case).
@@ -106,6 +106,76 @@ def past_horizon() -> RunBuilder:
     )
 
 
+
+
+def kueue_quota_and_borrowing() -> RunBuilder:
+    # One 8-GPU A100 node, Kueue queues cq-a (nominal 4, may borrow 4) and cq-b (nominal 4).
+    # w1 (cq-a, 4 GPUs) runs 0..3600 on nominal quota. w2 (cq-a, 4 GPUs) waits for quota
+    # 0..600 while 4 GPUs are free (idle: quota), is admitted Borrowing at 600 and runs to 4200.
+    # w3 (cq-b, 2 GPUs) waits for quota from 1200 to the end: 2 of the free GPUs are `quota`.
+    return (
+        RunBuilder(START, 7200, run_id="kueue")
+        .node("n1", "A100", 8)
+        .cluster_queue("cq-a", "a100", 4, borrowing_limit=4)
+        .cluster_queue("cq-b", "a100", 4, borrowing_limit=0)
+        .workload("w1", pods=1, gpus_per_pod=4, tenant="team-a", queue="lq-a")
+        .workload("w2", pods=1, gpus_per_pod=4, tenant="team-a", queue="lq-a")
+        .workload("w3", pods=1, gpus_per_pod=2, tenant="team-b", queue="lq-b", submit_time_s=1200)
+        .event(0, "submitted", "w1", cluster_queue="cq-a")
+        .event(0, "admitted", "w1", cluster_queue="cq-a", flavor="a100")
+        .event(0, "started", "w1", pod=0, node="n1", gpus=4)
+        .event(0, "submitted", "w2", cluster_queue="cq-a")
+        .event(0, "pending", "w2", reason="WaitingForQuota", cluster_queue="cq-a",
+               message="insufficient unused quota for nvidia.com/gpu in flavor a100, 4 more needed")
+        .event(600, "admitted", "w2", reason="Borrowing", cluster_queue="cq-a", flavor="a100")
+        .event(600, "started", "w2", pod=0, node="n1", gpus=4)
+        .event(1200, "submitted", "w3", cluster_queue="cq-b")
+        .event(1200, "pending", "w3", reason="WaitingForQuota", cluster_queue="cq-b")
+        .event(3600, "finished", "w1", pod=0, node="n1", gpus=4)
+        .event(4200, "finished", "w2", pod=0, node="n1", gpus=4)
+    )
+
+
+def cpu_and_memory() -> RunBuilder:
+    # An A100 node with 32 cores and 256 GiB, and a CPU-only node with 16 cores and 64 GiB.
+    # w1 (2 GPUs, 8 cores, 64 GiB) runs on the GPU node for the first hour. The price book's
+    # default CPU and memory rows cost both nodes.
+    return (
+        RunBuilder(START, 7200, run_id="cpu-memory")
+        .node("g1", "A100", 8, cpu_milli=32000, memory_mib=262144)
+        .node("c1", None, 0, cpu_milli=16000, memory_mib=65536, rack="r2")
+        .workload("w1", pods=1, gpus_per_pod=2, cpu_milli_per_pod=8000, memory_mib_per_pod=65536)
+        .event(0, "submitted", "w1")
+        .event(0, "started", "w1", pod=0, node="g1", gpus=2)
+        .event(3600, "finished", "w1", pod=0, node="g1", gpus=2)
+    )
+
+
+def mixed_idle_causes() -> RunBuilder:
+    # One hour on one 8-GPU node. Gang g (2 × 2 GPUs) reserves pod 0 at 0 and waits for pod 1
+    # until its time-out at 1800, then queues again. wq (4 GPUs) waits for quota all hour;
+    # wp (8 GPUs) cannot be placed all hour. Free GPUs go to the gang's missing pod first
+    # (2), then quota (4), then placement: 0..1800 6 free = 2 + 4 + 0; 1800..3600 8 free =
+    # 0 + 4 + 4 (g and wp want 12).
+    return (
+        RunBuilder(START, 3600, run_id="mixed-causes")
+        .node("n1", "A100", 8)
+        .workload("g", pods=2, gpus_per_pod=2, tenant="team-a")
+        .workload("wq", pods=1, gpus_per_pod=4, tenant="team-b")
+        .workload("wp", pods=1, gpus_per_pod=8, tenant="team-c")
+        .event(0, "submitted", "g")
+        .event(0, "reserved", "g", pod=0, node="n1", gpus=2)
+        .event(0, "pending", "g", reason="WaitingForGang", message="1/2 pods reserved")
+        .event(0, "submitted", "wq")
+        .event(0, "pending", "wq", reason="WaitingForQuota")
+        .event(0, "submitted", "wp")
+        .event(0, "pending", "wp", reason="Unschedulable")
+        .event(1800, "timed_out", "g", pod=0, node="n1", gpus=2, reason="GangTimeout")
+        .event(1800, "requeued", "g")
+        .event(1800, "pending", "g", reason="GangNotSatisfiable")
+    )
+
+
 ALL = (
     finished_gang,
     preempted_with_checkpoints,
@@ -113,4 +183,7 @@ ALL = (
     reserved_then_started,
     fractional_sharing,
     past_horizon,
+    kueue_quota_and_borrowing,
+    cpu_and_memory,
+    mixed_idle_causes,
 )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-import duckdb
 import pytest
 import scenarios
 from runs import DEFAULT_PRICES
@@ -26,36 +25,44 @@ def held_gpu_hours_from_events(builder) -> dict[str, float]:
     return dict(totals)
 
 
-@pytest.fixture(scope="module")
-def con(built):
-    connection = duckdb.connect(str(built.db), read_only=True)
-    yield connection
-    connection.close()
-
-
 def test_every_node_period_sums_to_capacity(con):
     sums = con.execute(
-        """select x_RunId, x_Node, ChargePeriodStart, sum(ConsumedQuantity), any_value(n.gpus)
+        """select x_RunId, x_Node, ChargePeriodStart, sum(PricingQuantity), any_value(n.gpus)
            from focus_cost_records as r
            join dim_nodes as n on n.run_id = r.x_RunId and n.node = r.x_Node
+           where r.ChargeCategory = 'Usage' and r.x_Resource = 'gpu'
            group by all"""
     ).fetchall()
-    assert len(sums) == 6 * 2  # 6 runs × 1 node × 2 hours
+    # every GPU node of every run, every period (mixed-causes lasts one hour, c1 has no GPU)
+    assert len(sums) == 8 * 2 + 1
     for run_id, node, period, consumed, gpus in sums:
         assert abs(consumed - gpus * 1.0) <= 1e-9, (run_id, node, period)
 
 
+def test_cpu_and_memory_capacity_is_conserved_too(con):
+    sums = con.execute(
+        """select x_Node, x_Resource, ChargePeriodStart, sum(PricingQuantity)
+           from focus_cost_records
+           where x_RunId = 'cpu-memory' and x_Resource <> 'gpu' group by all order by all"""
+    ).fetchall()
+    capacity = {("c1", "cpu"): 16.0, ("c1", "memory"): 64.0, ("g1", "cpu"): 32.0, ("g1", "memory"): 256.0}
+    assert len(sums) == 4 * 2
+    for node, resource, _, quantity in sums:
+        assert quantity == pytest.approx(capacity[(node, resource)])
+
+
 def test_total_effective_cost_equals_capacity_times_price_to_the_cent(con):
-    for run_id, gpu_model, category, cost in con.execute(
-        """select x_RunId, x_GpuModel, PricingCategory, sum(EffectiveCost)
-           from focus_cost_records group by all"""
+    for run_id, gpu_model, category, cost, hours in con.execute(
+        """select x_RunId, x_GpuModel, PricingCategory, sum(EffectiveCost), any_value(r.horizon_s) / 3600
+           from focus_cost_records join dim_runs as r on r.run_id = x_RunId
+           where ChargeCategory = 'Usage' and x_Resource = 'gpu' group by all"""
     ).fetchall():
         list_price, contracted, spot = DEFAULT_PRICES[gpu_model]
         unit = {"Standard": list_price, "Committed": contracted, "Dynamic": spot}[category]
         gpus = con.execute(
             "select sum(gpus) from dim_nodes where run_id = ?", [run_id]
         ).fetchone()[0]
-        assert round(cost, 2) == round(gpus * 2 * unit, 2), run_id
+        assert round(cost, 2) == round(gpus * hours * unit, 2), run_id
 
 
 def test_allocated_hours_match_an_independent_computation(con):
@@ -65,7 +72,8 @@ def test_allocated_hours_match_an_independent_computation(con):
         actual = dict(
             con.execute(
                 """select x_Workload, sum(ConsumedQuantity) from focus_cost_records
-                   where x_RunId = ? and x_Workload is not null group by all""",
+                   where x_RunId = ? and x_Workload is not null and x_Resource = 'gpu'
+                   group by all""",
                 [builder.run_id],
             ).fetchall()
         )
@@ -79,13 +87,21 @@ def test_cost_identities_hold_exactly(con):
         """select count(*) from focus_cost_records
            where ListCost != ListUnitPrice * PricingQuantity
               or ContractedCost != ContractedUnitPrice * PricingQuantity
-              or BilledCost != ContractedCost or EffectiveCost != ContractedCost
-              or ConsumedQuantity != PricingQuantity"""
+              or ConsumedQuantity != PricingQuantity
+              or (ChargeCategory = 'Usage' and EffectiveCost != ContractedCost)
+              or (CommitmentDiscountId is null and BilledCost != ContractedCost)"""
     ).fetchone()[0]
     assert bad == 0
+    # the invoice: what Standard and spot nodes used, plus the commitments' purchases
+    billed, purchases = con.execute(
+        """select sum(BilledCost), sum(BilledCost) filter (where ChargeCategory = 'Purchase')
+           from focus_cost_records where x_RunId = 'reserved'"""
+    ).fetchone()
+    assert billed == purchases == 48.0
 
 
 def test_no_negative_quantities(con):
     assert con.execute(
-        "select count(*) from focus_cost_records where ConsumedQuantity < 0 or EffectiveCost < 0"
+        """select count(*) from focus_cost_records
+           where ConsumedQuantity < 0 or PricingQuantity < 0 or EffectiveCost < 0 or BilledCost < 0"""
     ).fetchone()[0] == 0

@@ -1,4 +1,4 @@
-"""Input checks, atomic rebuilds, several runs in one database, export."""
+"""Input checks, atomic and deterministic rebuilds, several runs in one database, export."""
 
 from __future__ import annotations
 
@@ -11,30 +11,50 @@ import pytest
 import scenarios
 from runs import write_prices
 
-from pipeline.build import build
+from pipeline.build import MART_TABLES, build
 from pipeline.errors import PipelineError
+from pipeline.runner import MODELS
 
 
 def table_contents(db) -> dict[str, list]:
+    """Every model's rows and every raw table's, in a stable order."""
     con = duckdb.connect(str(db), read_only=True)
     try:
-        return {
-            table: con.execute(f"select * from {table} order by all").fetchall()
-            for table in ("focus_cost_records", "fct_workloads", "fct_pod_intervals", "dim_runs")
-        }
+        tables = [m.name for m in MODELS] + [
+            "raw_events", "raw_workloads", "raw_nodes", "raw_cluster_queues", "raw_runs", "raw_prices",
+        ]
+        return {table: con.execute(f"select * from {table} order by all").fetchall() for table in tables}
     finally:
         con.close()
 
 
-def test_rebuilding_a_run_replaces_it(tmp_path, prices_csv):
-    run_dir = scenarios.preempted_with_checkpoints().write(tmp_path / "runs")
-    db = tmp_path / "f.duckdb"
-    first = build([run_dir], prices_csv, db, show_progress=False)
-    before = table_contents(db)
-    second = build([run_dir], prices_csv, db, show_progress=False)
+def export_contents(export) -> dict[str, object]:
+    """The export's files, each read back as rows, and its metadata."""
+    files = sorted(export.rglob("*.parquet"))
+    return {
+        "files": [p.relative_to(export).as_posix() for p in files],
+        "rows": [pq.read_table(p).to_pylist() for p in files],
+        "metadata": (export / "focus_metadata.json").read_text(),
+    }
+
+
+def test_building_the_same_runs_twice_gives_identical_content(tmp_path, prices_csv):
+    runs = tmp_path / "runs"
+    run_dirs = [
+        make().write(runs)
+        for make in (scenarios.preempted_with_checkpoints, scenarios.kueue_quota_and_borrowing,
+                     scenarios.reserved_then_started)
+    ]
+    db, export = tmp_path / "f.duckdb", tmp_path / "export"
+    first = build(run_dirs, prices_csv, db, export=export, show_progress=False)
+    before, exported = table_contents(db), export_contents(export)
+    # the same runs again, into the same database and export: replaced, not duplicated
+    second = build(run_dirs, prices_csv, db, export=export, show_progress=False)
     assert table_contents(db) == before
+    assert export_contents(export) == exported
     assert first.row_counts == second.row_counts
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".f.duckdb")]
+    assert set(first.row_counts) == set(MART_TABLES)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".f.duckdb", ".export"))]
 
 
 def test_two_runs_in_one_db_are_kept_apart(tmp_path, prices_csv):
@@ -53,6 +73,7 @@ def test_two_runs_in_one_db_are_kept_apart(tmp_path, prices_csv):
     assert con.execute(
         "select x_RunId, count(*) from focus_cost_records group by all order by 1"
     ).fetchall() == [("finished-gang", 3), ("fractional", 4)]
+
     con.close()
 
 
@@ -77,6 +98,11 @@ def test_failed_build_leaves_the_old_db_untouched(tmp_path, prices_csv):
          "A100,2,1,1\nH100,two,1,1\n", r"row 3: field 'list_usd_per_gpu_hour' is not a number"),
         ("gpu_model,list_usd_per_gpu_hour,spot_usd_per_gpu_hour\nA100,2,1\n",
          r"field 'contracted_usd_per_gpu_hour' missing from the header"),
+        ("resource,gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\n"
+         "gpu,A100,2,1,1\ndisk,,1,1,1\n", r"row 3: field 'resource' is 'disk', expected one of gpu, cpu, memory"),
+        ("resource,gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\n"
+         "gpu,A100,2,1,1\ncpu,,0.04,0.03,0.01\ncpu,,0.05,0.03,0.01\n",
+         r"row 4: field 'gpu_model' \(default\) listed twice for resource 'cpu'"),
     ],
 )
 def test_price_book_errors_name_row_and_field(tmp_path, content, message):
@@ -85,6 +111,29 @@ def test_price_book_errors_name_row_and_field(tmp_path, content, message):
     prices.write_text(content)
     with pytest.raises(PipelineError, match=message):
         build([run_dir], prices, tmp_path / "f.duckdb", show_progress=False)
+
+
+def test_a_priced_resource_must_price_every_node_that_has_it(tmp_path):
+    run_dir = scenarios.cpu_and_memory().write(tmp_path / "runs")
+    prices = write_prices(tmp_path / "p.csv", {"A100": (2.0, 1.5, 0.8)}, {("cpu", "A100"): (0.04, 0.03, 0.01)})
+    with pytest.raises(PipelineError, match=r"p.csv: field 'gpu_model': no cpu price for CPU-only nodes"):
+        build([run_dir], prices, tmp_path / "f.duckdb", show_progress=False)
+    # without CPU rows at all, CPU is simply not costed
+    gpu_only = write_prices(tmp_path / "g.csv", {"A100": (2.0, 1.5, 0.8)})
+    build([run_dir], gpu_only, tmp_path / "f.duckdb", show_progress=False)
+    con = duckdb.connect(str(tmp_path / "f.duckdb"), read_only=True)
+    assert con.execute("select distinct x_Resource from focus_cost_records").fetchall() == [("gpu",)]
+    con.close()
+
+
+def test_cluster_queues_file_is_checked(tmp_path, prices_csv):
+    run_dir = scenarios.kueue_quota_and_borrowing().write(tmp_path / "runs")
+    queues = pq.read_table(run_dir / "cluster_queues.parquet")
+    index = queues.schema.get_field_index("nominal_quota")
+    pq.write_table(queues.set_column(index, "nominal_quota", queues.column(index).cast(pa.string())),
+                   run_dir / "cluster_queues.parquet")
+    with pytest.raises(PipelineError, match=r"cluster_queues.parquet: field 'nominal_quota' has type string"):
+        build([run_dir], prices_csv, tmp_path / "f.duckdb", show_progress=False)
 
 
 def test_schema_version_mismatch(tmp_path, prices_csv):
@@ -110,20 +159,14 @@ def test_missing_file_and_wrong_field_type(tmp_path, prices_csv):
         build([run_dir], prices_csv, tmp_path / "f.duckdb", show_progress=False)
 
 
-def test_export_is_hive_partitioned_with_reproducible_metadata(tmp_path, prices_csv):
-    run_dir = scenarios.reserved_then_started().write(tmp_path / "runs")
+def test_export_replaces_the_previous_one_atomically(tmp_path, prices_csv):
+    runs = tmp_path / "runs"
     export = tmp_path / "export"
-    build([run_dir], prices_csv, tmp_path / "f.duckdb", export=export, show_progress=False)
-    files = sorted(p.relative_to(export).as_posix() for p in export.rglob("*.parquet"))
-    assert files == [
-        "focus_cost_records/billing_period=2026-11/charge_date=2026-11-02/data_0.parquet"
-    ]
-    metadata = json.loads((export / "focus_metadata.json").read_text())
-    schema = metadata["Schema"][0]
-    assert metadata["DataGenerator"]["DataGenerator"] == "gpu-finops"
-    assert schema["FocusVersion"] == "1.2"
-    assert schema["CreationDate"] == "2026-11-02T02:00:00Z"  # the run's end, not the wall clock
-    assert len(schema["ColumnDefinition"]) == 60
-    first = (export / "focus_metadata.json").read_text()
-    build([run_dir], prices_csv, tmp_path / "f.duckdb", export=export, show_progress=False)
-    assert (export / "focus_metadata.json").read_text() == first
+    build([scenarios.reserved_then_started().write(runs)], prices_csv, tmp_path / "f.duckdb",
+          export=export, show_progress=False)
+    build([scenarios.finished_gang().write(runs)], prices_csv, tmp_path / "f.duckdb",
+          export=export, show_progress=False)
+    # the export holds the runs of the latest build; nothing temporary is left behind
+    table = pq.ParquetDataset(export / "focus_cost_records").read(columns=["x_RunId"])
+    assert set(table.column("x_RunId").to_pylist()) == {"finished-gang"}
+    assert sorted(p.name for p in export.iterdir()) == ["focus_cost_records", "focus_metadata.json"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ def test_timeline_of_one_run(built):
 
 
 def test_ambiguous_and_unknown_workloads(built):
-    with pytest.raises(PipelineError, match=r"several runs \(finished-gang, .*\); name one"):
+    with pytest.raises(PipelineError, match=r"several runs \(cpu-memory, finished-gang, .*\); name one"):
         workload_timeline(built.db, "w1")
     with pytest.raises(PipelineError, match="unknown workload 'nope'"):
         workload_timeline(built.db, "nope")
@@ -41,4 +40,10 @@ def test_committed_tables_md_is_current(built):
         TABLES_MD.write_text(generated)
     assert "### `focus_cost_records` (table)" in generated
     assert "Grain: one row per run × workload (pod group)" in generated
+    # every model is documented, with what it reads
+    from pipeline.runner import MODELS
+
+    for model in MODELS:
+        assert f"### `{model.name}` ({model.materialization})" in generated
+    assert "Reads: `focus_cost_records`, `stg_workloads`" in generated  # fct_unit_economics
     assert TABLES_MD.read_text() == generated, "regenerate docs/tables.md with pipeline.docs"

@@ -1,54 +1,64 @@
-"""Each intermediate and mart model against hand-computed rows for the scenarios."""
+"""Each intermediate model against hand-computed tables for the scenarios (tests/pipeline/scenarios.py)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from pathlib import Path
 
-import duckdb
 import pytest
+from tables import approx_rows, as_dict, rows
+
+from pipeline.runner import MODELS
 
 
-@pytest.fixture(scope="module")
-def con(built):
-    connection = duckdb.connect(str(built.db), read_only=True)
-    yield connection
-    connection.close()
+def test_models_are_listed_after_everything_they_read():
+    position = {model.name: index for index, model in enumerate(MODELS)}
+    for model in MODELS:
+        for dependency in model.dependencies():
+            if not dependency.startswith("raw_"):
+                assert position[dependency] < position[model.name], (model.name, dependency)
 
 
-def rows(con, sql, params=None):
-    return con.execute(sql, params or []).fetchall()
-
-
-def approx_rows(actual, expected):
-    assert len(actual) == len(expected), actual
-    for got, want in zip(actual, expected, strict=True):
-        assert got == tuple(pytest.approx(v) if isinstance(v, float) else v for v in want)
+def test_every_intermediate_and_mart_model_has_a_table_test():
+    here = Path(__file__).parent
+    tested = "".join(
+        (here / name).read_text()
+        for name in ("test_pipeline_models.py", "test_pipeline_marts.py", "test_pipeline_focus.py")
+    )
+    for model in MODELS:
+        if model.layer != "staging":
+            assert f"from {model.name}" in tested, f"no table test reads {model.name}"
 
 
 def test_int_pod_intervals_classify_every_held_second(con):
     actual = rows(
         con,
-        """select run_id, workload_id, pod_index, start_s, end_s, usage_class, gpus
+        """select run_id, workload_id, pod_index, start_s, end_s, usage_class, gpus, borrowed
            from int_pod_intervals order by run_id, workload_id, pod_index, start_s""",
     )
     assert actual == [
-        ("finished-gang", "w1", 0, 0.0, 1800.0, "productive", 4.0),
-        ("finished-gang", "w1", 1, 0.0, 1800.0, "productive", 4.0),
-        ("fractional", "w1", 0, 0.0, 3600.0, "productive", 0.25),
-        ("fractional", "w2", 0, 0.0, 3600.0, "productive", 0.5),
+        ("cpu-memory", "w1", 0, 0.0, 3600.0, "productive", 2.0, False),
+        ("finished-gang", "w1", 0, 0.0, 1800.0, "productive", 4.0, False),
+        ("finished-gang", "w1", 1, 0.0, 1800.0, "productive", 4.0, False),
+        ("fractional", "w1", 0, 0.0, 3600.0, "productive", 0.25, False),
+        ("fractional", "w2", 0, 0.0, 3600.0, "productive", 0.5, False),
+        ("kueue", "w1", 0, 0.0, 3600.0, "productive", 4.0, False),
+        # admitted with reason Borrowing
+        ("kueue", "w2", 0, 600.0, 4200.0, "productive", 4.0, True),
+        # reserved at the barrier until the gang's time-out
+        ("mixed-causes", "g", 0, 0.0, 1800.0, "gang_wait", 2.0, False),
         # cut at the horizon
-        ("past-horizon", "w1", 0, 3600.0, 7200.0, "productive", 8.0),
+        ("past-horizon", "w1", 0, 3600.0, 7200.0, "productive", 8.0, False),
         # the gang never reached min_count: all partial-placement waste
-        ("pod-by-pod", "w1", 0, 100.0, 1300.0, "gang_wait", 4.0),
-        ("pod-by-pod", "w1", 1, 200.0, 1300.0, "gang_wait", 4.0),
+        ("pod-by-pod", "w1", 0, 100.0, 1300.0, "gang_wait", 4.0, False),
+        ("pod-by-pod", "w1", 1, 200.0, 1300.0, "gang_wait", 4.0, False),
         # checkpoint every 600 s: the last before the eviction at 2000 is 1800
-        ("preempted", "w1", 0, 0.0, 1800.0, "productive", 2.0),
-        ("preempted", "w1", 0, 1800.0, 2000.0, "lost_to_preemption", 2.0),
-        ("preempted", "w2", 0, 2000.0, 5000.0, "productive", 6.0),
+        ("preempted", "w1", 0, 0.0, 1800.0, "productive", 2.0, False),
+        ("preempted", "w1", 0, 1800.0, 2000.0, "lost_to_preemption", 2.0, False),
+        ("preempted", "w2", 0, 2000.0, 5000.0, "productive", 6.0, False),
         # reserved at 0, gang complete at 600
-        ("reserved", "w1", 0, 0.0, 600.0, "gang_wait", 2.0),
-        ("reserved", "w1", 0, 600.0, 4200.0, "productive", 2.0),
-        ("reserved", "w1", 1, 600.0, 4200.0, "productive", 2.0),
+        ("reserved", "w1", 0, 0.0, 600.0, "gang_wait", 2.0, False),
+        ("reserved", "w1", 0, 600.0, 4200.0, "productive", 2.0, False),
+        ("reserved", "w1", 1, 600.0, 4200.0, "productive", 2.0, False),
     ]
 
 
@@ -60,15 +70,31 @@ def test_int_pod_holdings_cut_open_pods_at_horizon(con):
     ) == [(3600.0, 7200.0, None, True)]
 
 
+def test_int_admissions_hold_quota_until_the_last_finish(con):
+    assert rows(
+        con,
+        """select run_id, workload_id, attempt, cluster_queue, flavor, borrowed, gpus, start_s, end_s
+           from int_admissions order by all""",
+    ) == [
+        # admitted without a flavor (a hand-made log): kept, flavor null
+        ("finished-gang", "w1", 0, "cq-a", None, False, 8.0, 0.0, 1800.0),
+        ("kueue", "w1", 0, "cq-a", "a100", False, 4.0, 0.0, 3600.0),
+        ("kueue", "w2", 0, "cq-a", "a100", True, 4.0, 600.0, 4200.0),
+    ]
+
+
 def test_int_gang_progress(con):
     assert rows(
         con,
         """select run_id, workload_id, attempt, min_count, first_start_s, progress_start_s
            from int_gang_progress order by all""",
     ) == [
+        ("cpu-memory", "w1", 0, 1, 0.0, 0.0),
         ("finished-gang", "w1", 0, 2, 0.0, 0.0),
         ("fractional", "w1", 0, 1, 0.0, 0.0),
         ("fractional", "w2", 0, 1, 0.0, 0.0),
+        ("kueue", "w1", 0, 1, 0.0, 0.0),
+        ("kueue", "w2", 0, 1, 600.0, 600.0),
         ("past-horizon", "w1", 0, 1, 3600.0, 3600.0),
         ("pod-by-pod", "w1", 0, 3, 100.0, None),
         ("preempted", "w1", 0, 1, 0.0, 0.0),
@@ -92,9 +118,15 @@ def test_int_hourly_usage_splits_at_the_hour(con):
             (1, 1, "productive", 600.0, 2 * 600 / 3600),
         ],
     )
+    # the pod's CPU and memory requests, per hour held
+    assert rows(
+        con,
+        """select cpu_cores, memory_gib, cpu_core_hours, memory_gib_hours
+           from int_hourly_usage where run_id = 'cpu-memory'""",
+    ) == [(8.0, 64.0, 8.0, 64.0)]
 
 
-def test_int_node_capacity_periods_fractional_sharing(con):
+def test_int_node_capacity_periods(con):
     approx_rows(
         rows(
             con,
@@ -103,152 +135,170 @@ def test_int_node_capacity_periods_fractional_sharing(con):
         ),
         [(0, 1.0, 0.75, 0.25), (1, 1.0, 0.0, 1.0)],
     )
-
-
-def test_int_pending_demand(con):
     assert rows(
         con,
-        """select run_id, workload_id, gpu_model, start_s, end_s, demand_gpus
-           from int_pending_demand where run_id in ('preempted', 'pod-by-pod') order by all""",
+        """select node, period_index, capacity_gpu_hours, idle_gpu_hours,
+                  capacity_cpu_core_hours, held_cpu_core_hours, idle_cpu_core_hours,
+                  capacity_memory_gib_hours, held_memory_gib_hours, idle_memory_gib_hours
+           from int_node_capacity_periods where run_id = 'cpu-memory' order by all""",
     ) == [
-        ("pod-by-pod", "w1", "A100", 0.0, 100.0, 12.0),
-        ("pod-by-pod", "w1", "A100", 1300.0, 7200.0, 12.0),
-        # w1 submitted and started at 0: a zero-length wait is no wait
-        ("preempted", "w1", "A100", 2000.0, 7200.0, 2.0),
-        ("preempted", "w2", "A100", 1990.0, 2000.0, 6.0),
+        # the CPU-only node has no GPUs
+        ("c1", 0, 0.0, 0.0, 16.0, 0.0, 16.0, 64.0, 0.0, 64.0),
+        ("c1", 1, 0.0, 0.0, 16.0, 0.0, 16.0, 64.0, 0.0, 64.0),
+        ("g1", 0, 8.0, 6.0, 32.0, 8.0, 24.0, 256.0, 64.0, 192.0),
+        ("g1", 1, 8.0, 8.0, 32.0, 0.0, 32.0, 256.0, 0.0, 256.0),
     ]
 
 
-def test_int_idle_by_cause_fragmentation_vs_no_demand(con):
-    actual = {
-        (run, period, reason): hours
-        for run, period, reason, hours in rows(
-            con,
-            "select run_id, period_index, idle_reason, gpu_hours from int_idle_by_cause",
-        )
-    }
+def test_int_workload_gpu_models(con):
+    assert rows(
+        con,
+        """select run_id, workload_id, gpu_model from int_workload_gpu_models
+           where run_id in ('cpu-memory', 'fractional') order by all""",
+    ) == [
+        # no model asked: every GPU model of the cluster (the CPU-only node has none)
+        ("cpu-memory", "w1", "A100"),
+        ("fractional", "w1", "T4"),
+        ("fractional", "w2", "T4"),
+    ]
+
+
+def test_int_pending_demand_blocked_by_quota_or_placement(con):
+    assert rows(
+        con,
+        """select run_id, workload_id, gpu_model, blocked_by, start_s, end_s, demand_gpus
+           from int_pending_demand
+           where run_id in ('preempted', 'pod-by-pod', 'kueue', 'mixed-causes') order by all""",
+    ) == [
+        # WaitingForQuota until admitted (Borrowing) and started at 600
+        ("kueue", "w2", "A100", "quota", 0.0, 600.0, 4.0),
+        ("kueue", "w3", "A100", "quota", 1200.0, 7200.0, 2.0),
+        # requeued after the gang's time-out: GangNotSatisfiable is a placement reason
+        ("mixed-causes", "g", "A100", "placement", 1800.0, 3600.0, 4.0),
+        ("mixed-causes", "wp", "A100", "placement", 0.0, 3600.0, 8.0),
+        ("mixed-causes", "wq", "A100", "quota", 0.0, 3600.0, 4.0),
+        # no pending row yet counts as placement demand
+        ("pod-by-pod", "w1", "A100", "placement", 0.0, 100.0, 12.0),
+        ("pod-by-pod", "w1", "A100", "placement", 1300.0, 7200.0, 12.0),
+        # w1 submitted and started at 0: a zero-length wait is no wait
+        ("preempted", "w1", "A100", "placement", 2000.0, 7200.0, 2.0),
+        ("preempted", "w2", "A100", "placement", 1990.0, 2000.0, 6.0),
+    ]
+
+
+def test_int_gang_barrier_demand_counts_the_missing_pods(con):
+    assert rows(
+        con,
+        """select run_id, workload_id, attempt, gpu_model, start_s, end_s, missing_gpus
+           from int_gang_barrier_demand order by all""",
+    ) == [
+        ("mixed-causes", "g", 0, "A100", 0.0, 1800.0, 2.0),
+        # kube-default: one pod of three running misses two, then two miss one
+        ("pod-by-pod", "w1", 0, "A100", 100.0, 200.0, 8.0),
+        ("pod-by-pod", "w1", 0, "A100", 200.0, 1300.0, 4.0),
+        # until the gang completes at 600
+        ("reserved", "w1", 0, "H100", 0.0, 600.0, 2.0),
+    ]
+
+
+def test_int_shared_device_slack(con):
+    # 0.25 + 0.5 share one T4 for the first hour: 0.25 of it nobody can use but a fraction
+    assert rows(
+        con,
+        """select run_id, node, gpu_model, period_index, start_s, end_s, fractional_gpus, slack_gpus
+           from int_shared_device_slack order by all""",
+    ) == [("fractional", "n1", "T4", 0, 0.0, 3600.0, 0.75, 0.25)]
+
+
+def test_int_idle_by_cause(con):
+    actual = as_dict(con, "select run_id, node, period_index, idle_reason, gpu_hours from int_idle_by_cause")
     expected = {
         # nobody waits: all idle is no_demand
-        ("finished-gang", 0, "fragmentation"): 0.0,
-        ("finished-gang", 0, "no_demand"): 4.0,
+        ("finished-gang", "n1", 0, "no_demand"): 4.0,
+        ("finished-gang", "n1", 1, "no_demand"): 8.0,
         # w2 waits 10 s for 6 free GPUs, then w1 waits for 2 with 2 free until w2 ends
-        ("preempted", 0, "fragmentation"): (6 * 10 + 2 * 1600) / 3600,
-        ("preempted", 0, "no_demand"): 8 - 2 * 2000 / 3600 - 6 * 1600 / 3600 - (6 * 10 + 2 * 1600) / 3600,
-        ("preempted", 1, "fragmentation"): (2 * 1400 + 2 * 2200) / 3600,
-        # the 3-pod gang waits for 12 GPUs: 8 free before it starts and after it times out
-        ("pod-by-pod", 0, "fragmentation"): (8 * 100 + 8 * 2300) / 3600,
-        ("pod-by-pod", 0, "no_demand"): 4 * 100 / 3600,
-        ("pod-by-pod", 1, "fragmentation"): 8.0,
-        ("pod-by-pod", 1, "no_demand"): 0.0,
-        ("past-horizon", 0, "fragmentation"): 8 * 600 / 3600,
-        ("fractional", 0, "no_demand"): 0.25,
+        ("preempted", "n1", 0, "fragmentation"): (6 * 10 + 2 * 1600) / 3600,
+        ("preempted", "n1", 0, "no_demand"): 8 - 2 * 2000 / 3600 - 6 * 1600 / 3600 - (6 * 10 + 2 * 1600) / 3600,
+        ("preempted", "n1", 1, "fragmentation"): (2 * 1400 + 2 * 2200) / 3600,
+        # the 3-pod gang: 8 free before it starts and after its time-out (placement), and
+        # 4 free while one pod runs and misses two (gang_barrier)
+        ("pod-by-pod", "n1", 0, "gang_barrier"): 4 * 100 / 3600,
+        ("pod-by-pod", "n1", 0, "fragmentation"): (8 * 100 + 8 * 2300) / 3600,
+        ("pod-by-pod", "n1", 0, "no_demand"): 0.0,
+        ("pod-by-pod", "n1", 1, "fragmentation"): 8.0,
+        ("pod-by-pod", "n1", 1, "no_demand"): 0.0,
+        ("past-horizon", "n1", 0, "fragmentation"): 8 * 600 / 3600,
+        # the unshared quarter of the shared T4 is fragmentation
+        ("fractional", "n1", 0, "fragmentation"): 0.25,
+        ("fractional", "n1", 0, "no_demand"): 0.0,
+        ("fractional", "n1", 1, "no_demand"): 1.0,
+        ("reserved", "n1", 0, "gang_barrier"): 2 * 600 / 3600,
+        ("reserved", "n1", 0, "no_demand"): 4.0,
+        # Kueue holds w2 back 0..600 (4 free), w3 from 1200 (2 of the free GPUs)
+        ("kueue", "n1", 0, "quota"): 4 * 600 / 3600,
+        ("kueue", "n1", 0, "no_demand"): 0.0,
+        ("kueue", "n1", 1, "quota"): 2.0,
+        ("kueue", "n1", 1, "no_demand"): 8 - 4 * 600 / 3600 - 2.0,
+        # claimed in order: the gang's missing pod, then quota, then placement
+        ("mixed-causes", "n1", 0, "gang_barrier"): 2 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "quota"): 4.0,
+        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "no_demand"): 0.0,
+        ("cpu-memory", "g1", 0, "no_demand"): 6.0,
+        ("cpu-memory", "c1", 0, "no_demand"): 0.0,
     }
     for key, hours in expected.items():
         assert actual[key] == pytest.approx(hours, abs=1e-12), key
 
 
-def test_dim_runs_and_dim_nodes(con):
-    assert rows(con, "select * from dim_runs where run_id = 'reserved'") == [
-        ("reserved", "kube-default", 1, datetime(2026, 11, 2), datetime(2026, 11, 2, 2), 7200.0, 1, 8, 1, 2)
-    ]
-    assert rows(con, "select * from dim_nodes where run_id = 'fractional'") == [
-        ("fractional", "n1", "T4", 1, "z1", "b1", "r1", "Dynamic")
-    ]
-
-
-def test_fct_workloads(con):
-    actual = rows(
-        con,
-        """select run_id, workload_id, final_state, wait_s, preemptions, timeouts,
-                  partial_placement, gpu_hours_productive, gpu_hours_gang_wait, gpu_hours_lost,
-                  effective_cost, cluster_queue
-           from fct_workloads order by run_id, workload_id""",
-    )
-    approx_rows(
-        actual,
-        [
-            ("finished-gang", "w1", "finished", 0.0, 0, 0, False, 4.0, 0.0, 0.0, 8.0, "cq-a"),
-            ("fractional", "w1", "finished", 0.0, 0, 0, False, 0.25, 0.0, 0.0, 0.25 * 0.2, None),
-            ("fractional", "w2", "finished", 0.0, 0, 0, False, 0.5, 0.0, 0.0, 0.5 * 0.2, None),
-            ("past-horizon", "w1", "running_at_end", 600.0, 0, 0, False, 8.0, 0.0, 0.0, 16.0, None),
-            ("pod-by-pod", "w1", "pending_at_end", 100.0, 0, 1, True, 0.0, 4 * 2300 / 3600, 0.0,
-             2 * 4 * 2300 / 3600, None),
-            ("preempted", "w1", "pending_at_end", 0.0, 1, 0, False, 1.0, 0.0, 400 / 3600,
-             2 * (1.0 + 400 / 3600), None),
-            ("preempted", "w2", "finished", 10.0, 0, 0, False, 6 * 3000 / 3600, 0.0, 0.0,
-             2 * 6 * 3000 / 3600, None),
-            # Committed H100: contracted price 3.0
-            ("reserved", "w1", "finished", 600.0, 0, 0, False, 4.0, 2 * 600 / 3600, 0.0,
-             3.0 * (4.0 + 2 * 600 / 3600), None),
-        ],
-    )
-
-
-def test_fct_workload_timeline(con):
-    timeline = rows(
-        con,
-        """select seq, ts, event, pod_index, node, reason from fct_workload_timeline
-           where run_id = 'preempted' and workload_id = 'w1' order by seq""",
-    )
-    assert timeline == [
-        (0, datetime(2026, 11, 2, 0, 0), "submitted", None, None, None),
-        (1, datetime(2026, 11, 2, 0, 0), "started", 0, "n1", None),
-        (4, datetime(2026, 11, 2, 0, 33, 20), "preempted", 0, "n1", "preempted-by:w2"),
-        (5, datetime(2026, 11, 2, 0, 33, 20), "requeued", None, None, None),
-        (7, datetime(2026, 11, 2, 0, 33, 20), "pending", None, None, "Unschedulable"),
-    ]
-
-
-def test_fct_pod_intervals_timestamps(con):
+def test_int_node_prices_resolve_the_price_book(con):
     assert rows(
         con,
-        "select * from fct_pod_intervals where run_id = 'preempted' and workload_id = 'w1' "
-        "order by start_ts",
+        """select run_id, node, resource, units, unit, list_unit_price, contracted_unit_price,
+                  sku_id, sku_price_id
+           from int_node_prices where run_id in ('cpu-memory', 'reserved', 'fractional')
+           order by all""",
     ) == [
-        ("preempted", "w1", 0, "n1", "A100", 2.0, datetime(2026, 11, 2), datetime(2026, 11, 2, 0, 30),
-         "productive"),
-        ("preempted", "w1", 0, "n1", "A100", 2.0, datetime(2026, 11, 2, 0, 30),
-         datetime(2026, 11, 2, 0, 33, 20), "lost_to_preemption"),
+        ("cpu-memory", "c1", "cpu", 16.0, "Core-Hours", 0.04, 0.04, "cpu-core", "cpu-core-standard"),
+        ("cpu-memory", "c1", "memory", 64.0, "GiB-Hours", 0.005, 0.005, "memory-gib", "memory-gib-standard"),
+        ("cpu-memory", "g1", "cpu", 32.0, "Core-Hours", 0.04, 0.04, "cpu-core", "cpu-core-standard"),
+        ("cpu-memory", "g1", "gpu", 8.0, "GPU-Hours", 2.0, 2.0, "gpu-a100", "gpu-a100-standard"),
+        ("cpu-memory", "g1", "memory", 256.0, "GiB-Hours", 0.005, 0.005, "memory-gib", "memory-gib-standard"),
+        # spot node: pays the spot price
+        ("fractional", "n1", "gpu", 1.0, "GPU-Hours", 0.5, 0.2, "gpu-t4", "gpu-t4-dynamic"),
+        # committed node: pays the contracted price
+        ("reserved", "n1", "gpu", 8.0, "GPU-Hours", 4.0, 3.0, "gpu-h100", "gpu-h100-committed"),
     ]
 
 
-def test_fct_usage_hourly(con):
-    approx_rows(
-        rows(
-            con,
-            """select charge_period_start, tenant, gpu_model, usage_class, idle_reason, gpu_hours,
-                      effective_cost, list_cost
-               from fct_usage_hourly where run_id = 'fractional' order by all""",
-        ),
-        [
-            (datetime(2026, 11, 2, 0), "__idle__", "T4", "idle", "no_demand", 0.25, 0.05, 0.125),
-            (datetime(2026, 11, 2, 0), "team-a", "T4", "productive", None, 0.25, 0.05, 0.125),
-            (datetime(2026, 11, 2, 0), "team-b", "T4", "productive", None, 0.5, 0.1, 0.25),
-            (datetime(2026, 11, 2, 1), "__idle__", "T4", "idle", "no_demand", 1.0, 0.2, 0.5),
-        ],
-    )
+def test_int_cost_lines_cover_requests_and_idle_per_resource(con):
+    assert rows(
+        con,
+        """select node, resource, period_index, workload_id, usage_class, idle_reason, quantity
+           from int_cost_lines where run_id = 'cpu-memory' order by all""",
+    ) == [
+        ("c1", "cpu", 0, None, "idle", "unallocated", 16.0),
+        ("c1", "cpu", 1, None, "idle", "unallocated", 16.0),
+        ("c1", "memory", 0, None, "idle", "unallocated", 64.0),
+        ("c1", "memory", 1, None, "idle", "unallocated", 64.0),
+        # nulls sort last
+        ("g1", "cpu", 0, "w1", "productive", None, 8.0),
+        ("g1", "cpu", 0, None, "idle", "unallocated", 24.0),
+        ("g1", "cpu", 1, None, "idle", "unallocated", 32.0),
+        ("g1", "gpu", 0, "w1", "productive", None, 2.0),
+        ("g1", "gpu", 0, None, "idle", "no_demand", 6.0),
+        ("g1", "gpu", 1, None, "idle", "no_demand", 8.0),
+        ("g1", "memory", 0, "w1", "productive", None, 64.0),
+        ("g1", "memory", 0, None, "idle", "unallocated", 192.0),
+        ("g1", "memory", 1, None, "idle", "unallocated", 256.0),
+    ]
 
 
-def test_focus_cost_records_values(con):
-    record = con.execute(
-        """select * from focus_cost_records
-           where x_RunId = 'reserved' and x_UsageClass = 'gang_wait'"""
-    ).fetchone()
-    columns = [d[0] for d in con.description]
-    row = dict(zip(columns, record, strict=True))
-    assert row["ConsumedQuantity"] == pytest.approx(2 * 600 / 3600)
-    assert row["PricingCategory"] == "Committed"
-    assert row["ListUnitPrice"] == 4.0 and row["ContractedUnitPrice"] == 3.0
-    assert row["ListCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
-    assert row["BilledCost"] == row["EffectiveCost"] == row["ContractedCost"]
-    assert row["ResourceId"] == "k8s://reserved/node/n1"
-    assert row["SkuId"] == "gpu-h100" and row["SkuPriceId"] == "gpu-h100-committed"
-    assert row["SubAccountId"] == "k8s://reserved/namespace/team-c"
-    assert row["ChargePeriodStart"] == datetime(2026, 11, 2, 0)
-    assert row["ChargePeriodEnd"] == datetime(2026, 11, 2, 1)
-    assert row["BillingPeriodStart"] == datetime(2026, 11, 1)
-    assert row["BillingPeriodEnd"] == datetime(2026, 12, 1)
-    assert row["InvoiceId"] == "INV-reserved-2026-11"
-    assert row["x_Workload"] == "w1" and row["x_Tenant"] == "team-c"
-    assert row["x_IdleReason"] is None and row["CommitmentDiscountStatus"] is None
-    assert columns[49] == "x_RunId" and len(columns) == 60
+def test_int_commitments_one_per_committed_node_resource_and_month(con):
+    assert rows(con, "select * exclude (charge_period_start, charge_period_end, billing_period_start) from int_commitments") == [
+        ("reserved", "n1", "gpu", "k8s://reserved/commitment/n1/gpu", "H100", "GPU-Hours", 4.0, 3.0,
+         "gpu-h100", 16.0),
+    ]
+    assert [tuple(str(v) for v in r) for r in rows(
+        con, "select billing_period_start, charge_period_start, charge_period_end from int_commitments"
+    )] == [("2026-11-01 00:00:00", "2026-11-02 00:00:00", "2026-11-02 02:00:00")]

@@ -7,9 +7,15 @@ runs as (
     select * from stg_runs
 ),
 
+workloads as (
+    select * from stg_workloads
+),
+
 exploded as (
     select
         i.*,
+        w.cpu_cores_per_pod as cpu_cores,
+        w.memory_gib_per_pod as memory_gib,
         r.charge_period_s,
         r.horizon_s,
         unnest(range(
@@ -18,6 +24,7 @@ exploded as (
         )) as period_index
     from intervals as i
     inner join runs as r using (run_id)
+    inner join workloads as w using (run_id, workload_id)
 ),
 
 clipped as (
@@ -41,9 +48,14 @@ final as (
         pod_index,
         holding_no,
         usage_class,
+        borrowed,
         gpus,
+        cpu_cores,
+        memory_gib,
         held_s,
-        gpus * held_s / 3600.0 as gpu_hours
+        gpus * held_s / 3600.0 as gpu_hours,
+        cpu_cores * held_s / 3600.0 as cpu_core_hours,
+        memory_gib * held_s / 3600.0 as memory_gib_hours
     from clipped
     where held_s > 0
 )

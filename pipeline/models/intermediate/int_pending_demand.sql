@@ -1,5 +1,7 @@
--- grain: one row per run × workload × queue-wait interval × GPU model the workload accepts
--- a workload waits from `submitted` or `requeued` until its next reserved/started/rejected row
+-- grain: one row per run × workload × stretch of a queue wait with one blocking reason × GPU model the workload accepts
+-- a workload waits from `submitted` or `requeued` until its next reserved/started/rejected row;
+-- the wait is cut at every `pending` and `admitted` row: while the latest of them is a pending
+-- row with a Kueue admission reason the demand is blocked by `quota`, otherwise by `placement`
 with events as (
     select * from stg_events
 ),
@@ -8,69 +10,67 @@ workloads as (
     select * from stg_workloads
 ),
 
-nodes as (
-    select * from stg_nodes
+accepted_models as (
+    select * from int_workload_gpu_models
 ),
 
 runs as (
     select * from stg_runs
 ),
 
-boundaries as (
+rows_of_interest as (
     select
         run_id,
         workload_id,
         seq,
         time_s,
-        case when event in ('submitted', 'requeued') then 'wait' else 'stop' end as kind
+        event,
+        case
+            when event in ('submitted', 'requeued') then 'wait'
+            when event in ('reserved', 'started', 'rejected') then 'stop'
+        end as boundary,
+        case
+            when event = 'pending' and reason in ('WaitingForQuota', 'ExceedsMaxQuota', 'NoMatchingFlavor')
+                then 'quota'
+            else 'placement'
+        end as blocked_by
     from events
-    where event in ('submitted', 'requeued', 'reserved', 'started', 'rejected')
+    where event in ('submitted', 'requeued', 'pending', 'admitted', 'reserved', 'started', 'rejected')
 ),
 
 marked as (
     select
         *,
-        lag(kind) over (partition by run_id, workload_id order by seq) as previous_kind,
-        min(case when kind = 'stop' then time_s end) over (
+        last_value(boundary ignore nulls) over (
             partition by run_id, workload_id order by seq
-            rows between 1 following and unbounded following
-        ) as next_stop_s
-    from boundaries
+            rows between unbounded preceding and current row
+        ) as state,
+        lead(time_s) over (partition by run_id, workload_id order by seq) as next_time_s
+    from rows_of_interest
 ),
 
-waits as (
-    -- a second wait row before any stop continues the same wait
-    select m.run_id, m.workload_id, m.time_s as start_s,
-        least(coalesce(m.next_stop_s, r.horizon_s), r.horizon_s) as end_s
+stretches as (
+    -- each row of a wait starts a stretch that lasts until the workload's next row of interest
+    select m.run_id, m.workload_id, m.blocked_by, m.time_s as start_s,
+        least(coalesce(m.next_time_s, r.horizon_s), r.horizon_s) as end_s
     from marked as m
     inner join runs as r using (run_id)
-    where m.kind = 'wait' and coalesce(m.previous_kind, 'stop') = 'stop'
-),
-
-accepted_models as (
-    -- gpu_model null = any model of the cluster; "A|B" = either
-    select distinct w.run_id, w.workload_id, n.gpu_model
-    from workloads as w
-    inner join nodes as n
-        on n.run_id = w.run_id
-        and (
-            w.gpu_model is null
-            or list_contains(list_transform(string_split(w.gpu_model, '|'), lambda x: trim(x)), n.gpu_model)
-        )
+    where m.state = 'wait' and m.boundary is distinct from 'stop'
 ),
 
 final as (
     select
-        wt.run_id,
-        wt.workload_id,
+        s.run_id,
+        s.workload_id,
         am.gpu_model,
-        wt.start_s,
-        wt.end_s,
+        s.blocked_by,
+        s.start_s,
+        s.end_s,
         w.pods * w.gpus_per_pod as demand_gpus
-    from waits as wt
+    from stretches as s
     inner join workloads as w using (run_id, workload_id)
     inner join accepted_models as am using (run_id, workload_id)
-    where wt.end_s > wt.start_s
+    where s.end_s > s.start_s
 )
 
 select * from final

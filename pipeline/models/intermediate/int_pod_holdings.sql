@@ -63,7 +63,8 @@ final as (
         h.gpus,
         least(coalesce(h.reserved_s, h.started_s), r.horizon_s) as hold_start_s,
         h.reserved_s,
-        least(h.started_s, r.horizon_s) as started_s,
+        -- least() skips nulls: a pod that never started must keep a null start
+        case when h.started_s is not null then least(h.started_s, r.horizon_s) end as started_s,
         h.started_seq,
         -- pods still holding at the horizon are cut there
         least(coalesce(h.released_s, r.horizon_s), r.horizon_s) as end_s,

@@ -1,4 +1,5 @@
 -- grain: one row per run × pod holding × usage class segment (gang_wait, productive, lost_to_preemption)
+-- borrowed: the attempt was admitted by Kueue on quota borrowed from the cohort
 with holdings as (
     select * from int_pod_holdings
 ),
@@ -11,11 +12,16 @@ workloads as (
     select * from stg_workloads
 ),
 
+admissions as (
+    select * from int_admissions
+),
+
 bounds as (
     select
         h.*,
         g.progress_start_s as group_progress_start_s,
         w.checkpoint_interval_s,
+        coalesce(a.borrowed, false) as borrowed,
         -- the pod's progress starts when both it runs and its group reached min_count
         case
             when h.started_s is null then h.end_s
@@ -25,6 +31,7 @@ bounds as (
     from holdings as h
     inner join workloads as w using (run_id, workload_id)
     left join gang as g using (run_id, workload_id, attempt)
+    left join admissions as a using (run_id, workload_id, attempt)
 ),
 
 with_checkpoint as (
@@ -75,7 +82,8 @@ final as (
         seg_start_s as start_s,
         seg_end_s as end_s,
         usage_class,
-        end_event
+        end_event,
+        borrowed
     from segments
     where seg_end_s > seg_start_s
 )

@@ -4,7 +4,7 @@ with nodes as (
 ),
 
 final as (
-    select run_id, node, gpu_model, gpus, zone, block, rack, pricing_category
+    select run_id, node, gpu_model, gpus, zone, block, rack, pricing_category, cpu_cores, memory_gib
     from nodes
 )
 

@@ -1,6 +1,8 @@
--- grain: one row per run × charge period × tenant × gpu_model × usage_class × idle_reason
+-- grain: one row per run × charge period × tenant × gpu_model × usage_class × idle_reason × resource (Usage rows)
+-- gpu_hours counts GPU rows only (0 on CPU and memory rows); quantity is in the resource's unit
 with records as (
     select * from focus_cost_records
+    where ChargeCategory = 'Usage'
 ),
 
 final as (
@@ -11,9 +13,12 @@ final as (
         x_GpuModel as gpu_model,
         x_UsageClass as usage_class,
         x_IdleReason as idle_reason,
-        sum(ConsumedQuantity) as gpu_hours,
+        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours,
         sum(EffectiveCost) as effective_cost,
-        sum(ListCost) as list_cost
+        sum(ListCost) as list_cost,
+        x_Resource as resource,
+        sum(PricingQuantity) as quantity,
+        any_value(PricingUnit) as unit
     from records
     group by all
     order by all

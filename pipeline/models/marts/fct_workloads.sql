@@ -21,6 +21,7 @@ intervals as (
 
 records as (
     select * from focus_cost_records
+    where ChargeCategory = 'Usage'
 ),
 
 event_facts as (
@@ -75,9 +76,24 @@ interval_facts as (
 ),
 
 cost_facts as (
-    select x_RunId as run_id, x_Workload as workload_id, sum(EffectiveCost) as effective_cost
+    select
+        x_RunId as run_id,
+        x_Workload as workload_id,
+        sum(EffectiveCost) as effective_cost,
+        sum(ListCost) as list_cost,
+        sum(EffectiveCost) filter (where x_UsageClass = 'productive') as productive_cost,
+        sum(EffectiveCost) filter (where x_UsageClass = 'gang_wait') as gang_wait_cost,
+        sum(EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption') as preemption_waste_cost,
+        sum(EffectiveCost) filter (where x_Resource <> 'gpu') as cpu_memory_cost,
+        sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed) as gpu_hours_borrowed
     from records
     where x_Workload is not null
+    group by all
+),
+
+attempt_facts as (
+    select run_id, workload_id, count(distinct attempt) as attempts
+    from holdings
     group by all
 ),
 
@@ -113,13 +129,23 @@ final as (
         coalesce(inf.gpu_hours_productive, 0) as gpu_hours_productive,
         coalesce(inf.gpu_hours_gang_wait, 0) as gpu_hours_gang_wait,
         coalesce(inf.gpu_hours_lost, 0) as gpu_hours_lost,
-        coalesce(cf.effective_cost, 0) as effective_cost
+        coalesce(cf.effective_cost, 0) as effective_cost,
+        coalesce(cf.list_cost, 0) as list_cost,
+        coalesce(cf.productive_cost, 0) as productive_cost,
+        coalesce(cf.gang_wait_cost, 0) as gang_wait_cost,
+        coalesce(cf.preemption_waste_cost, 0) as preemption_waste_cost,
+        coalesce(cf.cpu_memory_cost, 0) as cpu_memory_cost,
+        coalesce(cf.gpu_hours_borrowed, 0) as gpu_hours_borrowed,
+        coalesce(af.attempts, 0) as attempts,
+        -- what the workload paid per GPU-hour that moved it forward
+        cf.effective_cost / nullif(inf.gpu_hours_productive, 0) as cost_per_useful_gpu_hour
     from workloads as w
     inner join runs as r using (run_id)
     left join event_facts as ef using (run_id, workload_id)
     left join holding_facts as hf using (run_id, workload_id)
     left join interval_facts as inf using (run_id, workload_id)
     left join cost_facts as cf using (run_id, workload_id)
+    left join attempt_facts as af using (run_id, workload_id)
     order by w.run_id, w.workload_id
 )
 

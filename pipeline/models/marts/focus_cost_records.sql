@@ -1,18 +1,22 @@
--- grain: one row per run × charge period × node × workload × usage class, plus idle rows per run × charge period × node × idle reason
-with usage as (
-    select * from int_hourly_usage
+-- grain: one Usage row per run × charge period × node × priced resource × workload × usage class × borrowed, plus idle Usage rows per run × charge period × node × priced resource × idle reason, plus one Purchase row per commitment × billing period
+-- one query for both layouts: FOCUS 1.2 rows (the default) and FOCUS 1.3 split cost allocation
+-- (`focus_split()`: each node-period of a resource is an origin charge; workloads are its
+-- allocated parts, idle its unallocated remainder). The build keeps the columns of the chosen
+-- layout (pipeline.focus.columns); the others are computed and dropped.
+with lines as (
+    select * from int_cost_lines
 ),
 
-idle as (
-    select * from int_idle_by_cause
+commitments as (
+    select * from int_commitments
+),
+
+node_prices as (
+    select * from int_node_prices
 ),
 
 nodes as (
     select * from stg_nodes
-),
-
-prices as (
-    select * from stg_prices
 ),
 
 runs as (
@@ -28,79 +32,63 @@ events as (
 ),
 
 cluster_queues as (
-    -- the ClusterQueue that last admitted the workload
+    -- the ClusterQueue that last admitted (or queued) the workload
     select run_id, workload_id, arg_max(cluster_queue, seq) as cluster_queue
     from events
     where cluster_queue is not null
     group by all
 ),
 
-allocated as (
+usage_lines as (
     select
-        u.run_id, u.period_index, u.period_start_s, u.period_end_s, u.node, u.workload_id,
-        u.usage_class, cast(null as varchar) as idle_reason, sum(u.gpu_hours) as gpu_hours
-    from usage as u
-    group by all
-),
-
-unallocated as (
-    -- a remainder below 1e-12 GPU-hours is float noise, not idle capacity
-    select
-        run_id, period_index, period_start_s, period_end_s, node, cast(null as varchar) as workload_id,
-        'idle' as usage_class, idle_reason, gpu_hours
-    from idle
-    where gpu_hours > 1e-12
-),
-
-charges as (
-    select * from allocated
-    union all
-    select * from unallocated
-),
-
-priced as (
-    select
-        c.*,
-        r.start_ts,
-        n.gpu_model,
+        l.*,
+        p.gpu_model,
+        p.pricing_category,
+        p.unit,
+        p.list_unit_price,
+        p.contracted_unit_price,
+        p.sku_id,
+        p.sku_price_id,
         n.zone,
         n.rack,
-        n.pricing_category,
         coalesce(w.tenant, '__idle__') as tenant,
         w.queue,
         w.priority,
         w.kind,
         cq.cluster_queue,
-        p.list_usd_per_gpu_hour as list_unit_price,
-        case n.pricing_category
-            when 'Committed' then p.contracted_usd_per_gpu_hour
-            when 'Dynamic' then p.spot_usd_per_gpu_hour
-            else p.list_usd_per_gpu_hour
-        end as contracted_unit_price,
-        ts_at(r.start_ts, c.period_start_s) as charge_period_start,
-        ts_at(r.start_ts, c.period_end_s) as charge_period_end
-    from charges as c
-    inner join runs as r using (run_id)
+        ts_at(r.start_ts, l.period_start_s) as charge_period_start,
+        ts_at(r.start_ts, l.period_end_s) as charge_period_end,
+        case when p.pricing_category = 'Committed'
+            then format('k8s://{}/commitment/{}/{}', l.run_id, l.node, l.resource) end as commitment_id,
+        case when p.pricing_category = 'Committed'
+            then case when l.usage_class = 'idle' then 'Unused' else 'Used' end end as commitment_status
+    from lines as l
+    inner join node_prices as p using (run_id, node, resource)
     inner join nodes as n using (run_id, node)
-    inner join prices as p on p.run_id = c.run_id and p.gpu_model = n.gpu_model
+    inner join runs as r using (run_id)
     left join workloads as w using (run_id, workload_id)
     left join cluster_queues as cq using (run_id, workload_id)
 ),
 
-costed as (
+usage_costed as (
     select
         *,
         -- one product, computed once: the cost identities hold bit for bit
-        list_unit_price * gpu_hours as list_cost,
-        contracted_unit_price * gpu_hours as contracted_cost,
-        lower(regexp_replace(gpu_model, '[^A-Za-z0-9]+', '-', 'g')) as sku_slug
-    from priced
+        list_unit_price * quantity as list_cost,
+        contracted_unit_price * quantity as contracted_cost,
+        -- the origin charge of a split: the node-period of this resource (a Committed node's
+        -- is two charges, its Used and its Unused part)
+        sum(quantity) over (
+            partition by run_id, period_index, node, resource, commitment_status
+        ) as origin_quantity
+    from usage_lines
 ),
 
-final as (
+usage_rows as (
     select
         zone as AvailabilityZone,
-        contracted_cost as BilledCost,
+        -- a Committed node's usage was paid by the commitment's Purchase rows
+        case when commitment_id is null then contracted_cost else 0.0 end as BilledCost,
         'gpu-finops-internal' as BillingAccountId,
         'GPU Platform (internal chargeback)' as BillingAccountName,
         'Internal Chargeback Account' as BillingAccountType,
@@ -110,18 +98,31 @@ final as (
         'Usage' as ChargeCategory,
         cast(null as varchar) as ChargeClass,
         case
+            when focus_split() then format(
+                '{} on {}{}', unit, node,
+                case commitment_status when 'Unused' then ' (unused commitment)' else '' end
+            )
             when usage_class = 'idle'
-                then format('Idle ({}) {} GPU-hours on {}', idle_reason, gpu_model, node)
-            else format('{} GPU-hours for workload {} ({})', gpu_model, workload_id, usage_class)
+                then format('Idle ({}) {} {} on {}', idle_reason, coalesce(gpu_model, 'CPU node'), unit, node)
+            else format('{} {} for workload {} ({})', coalesce(gpu_model, 'CPU node'), unit, workload_id, usage_class)
         end as ChargeDescription,
         'Usage-Based' as ChargeFrequency,
         charge_period_end as ChargePeriodEnd,
         charge_period_start as ChargePeriodStart,
-        cast(null as varchar) as CommitmentDiscountStatus,
-        gpu_hours as ConsumedQuantity,
-        'GPU-Hours' as ConsumedUnit,
+        case when commitment_id is not null then 'Usage' end as CommitmentDiscountCategory,
+        commitment_id as CommitmentDiscountId,
+        case when commitment_id is not null
+            then format('Committed {} capacity of {}', resource, node) end as CommitmentDiscountName,
+        case when commitment_id is not null then quantity end as CommitmentDiscountQuantity,
+        commitment_status as CommitmentDiscountStatus,
+        case when commitment_id is not null then 'Committed Capacity' end as CommitmentDiscountType,
+        case when commitment_id is not null then unit end as CommitmentDiscountUnit,
+        -- an Unused commitment row consumes nothing (FOCUS); its quantity stays in PricingQuantity
+        case when commitment_status = 'Unused' then null else quantity end as ConsumedQuantity,
+        case when commitment_status = 'Unused' then null else unit end as ConsumedUnit,
         contracted_cost as ContractedCost,
         contracted_unit_price as ContractedUnitPrice,
+        -- amortized: Committed usage carries its share of the commitment at the contracted rate
         contracted_cost as EffectiveCost,
         format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m')) as InvoiceId,
         'Internal GPU Platform' as InvoiceIssuerName,
@@ -132,34 +133,48 @@ final as (
         contracted_unit_price as PricingCurrencyContractedUnitPrice,
         contracted_cost as PricingCurrencyEffectiveCost,
         list_unit_price as PricingCurrencyListUnitPrice,
-        gpu_hours as PricingQuantity,
-        'GPU-Hours' as PricingUnit,
+        quantity as PricingQuantity,
+        unit as PricingUnit,
         'Internal GPU Platform' as ProviderName,
         'Internal GPU Platform' as PublisherName,
         'on-prem' as RegionId,
         'On-premises' as RegionName,
         format('k8s://{}/node/{}', run_id, node) as ResourceId,
         node as ResourceName,
-        'GPU Node' as ResourceType,
+        case when gpu_model is null then 'CPU Node' else 'GPU Node' end as ResourceType,
         'Compute' as ServiceCategory,
         'Kubernetes GPU Cluster' as ServiceName,
         'Containers' as ServiceSubcategory,
-        format('gpu-{}', sku_slug) as SkuId,
-        'GPU Usage' as SkuMeter,
-        json_object(
-            'GpuCount', 1, 'x_GpuModel', gpu_model, 'x_PricingCategory', pricing_category
-        )::varchar as SkuPriceDetails,
-        format('gpu-{}-{}', sku_slug, lower(pricing_category)) as SkuPriceId,
-        format('k8s://{}/namespace/{}', run_id, tenant) as SubAccountId,
-        tenant as SubAccountName,
-        'Kubernetes Namespace' as SubAccountType,
+        sku_id as SkuId,
+        case resource when 'gpu' then 'GPU Usage' when 'cpu' then 'CPU Usage' else 'Memory Usage' end
+            as SkuMeter,
+        sku_price_details(resource, gpu_model, pricing_category) as SkuPriceDetails,
+        sku_price_id as SkuPriceId,
+        case when focus_split() then format('k8s://{}/cluster', run_id)
+            else format('k8s://{}/namespace/{}', run_id, tenant) end as SubAccountId,
+        case when focus_split() then run_id else tenant end as SubAccountName,
+        case when focus_split() then 'Kubernetes Cluster' else 'Kubernetes Namespace' end
+            as SubAccountType,
         case
+            -- split: every part carries the origin charge's tags; the workload's go to AllocatedTags
+            when focus_split()
+                then json_object('zone', zone, 'rack', rack, 'pricing_category', pricing_category)::varchar
             when usage_class = 'idle'
                 then json_object('idle', true, 'idle_reason', idle_reason)::varchar
-            else json_object(
-                'tenant', tenant, 'workload', workload_id, 'kind', kind, 'usage_class', usage_class
-            )::varchar
+            else workload_tags(tenant, workload_id, kind, usage_class)
         end as Tags,
+        -- FOCUS 1.3 split cost allocation
+        json_object('Elements', json_array(json_object(
+            'AllocatedRatio', quantity / origin_quantity, 'UsageUnit', unit, 'UsageQuantity', quantity
+        )))::varchar as AllocatedMethodDetails,
+        resource || '-request-hours' as AllocatedMethodId,
+        case when workload_id is not null
+            then format('k8s://{}/workload/{}', run_id, workload_id) end as AllocatedResourceId,
+        workload_id as AllocatedResourceName,
+        case when workload_id is not null
+            then workload_tags(tenant, workload_id, kind, usage_class) end as AllocatedTags,
+        'Internal GPU Platform' as HostProviderName,
+        'Internal GPU Platform' as ServiceProviderName,
         run_id as x_RunId,
         node as x_Node,
         gpu_model as x_GpuModel,
@@ -170,9 +185,113 @@ final as (
         cluster_queue as x_ClusterQueue,
         priority as x_Priority,
         usage_class as x_UsageClass,
-        idle_reason as x_IdleReason
-    from costed
-    order by x_RunId, ChargePeriodStart, x_Node, x_UsageClass, x_Workload, x_IdleReason
+        idle_reason as x_IdleReason,
+        resource as x_Resource,
+        borrowed as x_Borrowed
+    from usage_costed
+),
+
+purchase_costed as (
+    select
+        c.*,
+        n.zone,
+        n.rack,
+        c.list_unit_price * c.committed_quantity as list_cost,
+        c.contracted_unit_price * c.committed_quantity as contracted_cost
+    from commitments as c
+    inner join nodes as n using (run_id, node)
+),
+
+purchase_rows as (
+    select
+        zone as AvailabilityZone,
+        contracted_cost as BilledCost,
+        'gpu-finops-internal' as BillingAccountId,
+        'GPU Platform (internal chargeback)' as BillingAccountName,
+        'Internal Chargeback Account' as BillingAccountType,
+        'USD' as BillingCurrency,
+        billing_period_start + interval 1 month as BillingPeriodEnd,
+        billing_period_start as BillingPeriodStart,
+        'Purchase' as ChargeCategory,
+        cast(null as varchar) as ChargeClass,
+        format('Monthly commitment: {} {} of {}', coalesce(gpu_model, 'CPU node'), unit, node)
+            as ChargeDescription,
+        'Recurring' as ChargeFrequency,
+        charge_period_end as ChargePeriodEnd,
+        charge_period_start as ChargePeriodStart,
+        'Usage' as CommitmentDiscountCategory,
+        commitment_id as CommitmentDiscountId,
+        format('Committed {} capacity of {}', resource, node) as CommitmentDiscountName,
+        committed_quantity as CommitmentDiscountQuantity,
+        cast(null as varchar) as CommitmentDiscountStatus,
+        'Committed Capacity' as CommitmentDiscountType,
+        unit as CommitmentDiscountUnit,
+        cast(null as double) as ConsumedQuantity,
+        cast(null as varchar) as ConsumedUnit,
+        contracted_cost as ContractedCost,
+        contracted_unit_price as ContractedUnitPrice,
+        -- the purchase covers usage rows, which carry its cost amortized
+        0.0 as EffectiveCost,
+        format('INV-{}-{}', run_id, strftime(billing_period_start, '%Y-%m')) as InvoiceId,
+        'Internal GPU Platform' as InvoiceIssuerName,
+        list_cost as ListCost,
+        list_unit_price as ListUnitPrice,
+        -- FOCUS: `Committed` is for usage a commitment covers, not for its purchase
+        'Standard' as PricingCategory,
+        'USD' as PricingCurrency,
+        contracted_unit_price as PricingCurrencyContractedUnitPrice,
+        0.0 as PricingCurrencyEffectiveCost,
+        list_unit_price as PricingCurrencyListUnitPrice,
+        committed_quantity as PricingQuantity,
+        unit as PricingUnit,
+        'Internal GPU Platform' as ProviderName,
+        'Internal GPU Platform' as PublisherName,
+        'on-prem' as RegionId,
+        'On-premises' as RegionName,
+        commitment_id as ResourceId,
+        format('{} {} commitment', node, resource) as ResourceName,
+        'Commitment' as ResourceType,
+        'Compute' as ServiceCategory,
+        'Kubernetes GPU Cluster' as ServiceName,
+        'Containers' as ServiceSubcategory,
+        'commitment-' || sku_id as SkuId,
+        case resource when 'gpu' then 'GPU Commitment' when 'cpu' then 'CPU Commitment'
+            else 'Memory Commitment' end as SkuMeter,
+        sku_price_details(resource, gpu_model, 'Committed') as SkuPriceDetails,
+        'commitment-' || sku_id || '-monthly' as SkuPriceId,
+        cast(null as varchar) as SubAccountId,
+        cast(null as varchar) as SubAccountName,
+        cast(null as varchar) as SubAccountType,
+        cast(null as varchar) as Tags,
+        -- not part of a split
+        cast(null as varchar) as AllocatedMethodDetails,
+        cast(null as varchar) as AllocatedMethodId,
+        cast(null as varchar) as AllocatedResourceId,
+        cast(null as varchar) as AllocatedResourceName,
+        cast(null as varchar) as AllocatedTags,
+        'Internal GPU Platform' as HostProviderName,
+        'Internal GPU Platform' as ServiceProviderName,
+        run_id as x_RunId,
+        node as x_Node,
+        gpu_model as x_GpuModel,
+        rack as x_Rack,
+        '__commitment__' as x_Tenant,
+        cast(null as varchar) as x_Workload,
+        cast(null as varchar) as x_Queue,
+        cast(null as varchar) as x_ClusterQueue,
+        cast(null as integer) as x_Priority,
+        'commitment_purchase' as x_UsageClass,
+        cast(null as varchar) as x_IdleReason,
+        resource as x_Resource,
+        false as x_Borrowed
+    from purchase_costed
+),
+
+final as (
+    select * from usage_rows
+    union all by name
+    select * from purchase_rows
 )
 
+-- no ORDER BY: sorting a million wide rows is most of this model's time; the export sorts
 select * from final

@@ -14,6 +14,9 @@ final as (
         cast(gpus_per_pod as double) as gpus_per_pod,
         -- empty string and null both mean "any GPU model"
         nullif(cast(gpu_model as varchar), '') as gpu_model,
+        -- requests in the price book's units: cores and GiB
+        coalesce(cast(cpu_milli_per_pod as double), 0) / 1000.0 as cpu_cores_per_pod,
+        coalesce(cast(memory_mib_per_pod as double), 0) / 1024.0 as memory_gib_per_pod,
         cast(tenant as varchar) as tenant,
         nullif(cast(queue as varchar), '') as queue,
         cast(priority as integer) as priority,

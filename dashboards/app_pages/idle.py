@@ -1,0 +1,78 @@
+"""Idle GPUs: how many GPU-hours sat idle and why, where (rack or node) and when, and how much
+of it was fragmentation."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import cache, charts, data, ui
+
+db, filters = cache.current()
+run_range = cache.query(db, "run_date_range", filters.run_id)
+bucket = data.pick_time_bucket(filters, run_range)
+
+st.title("Idle GPUs")
+ui.scope_caption(filters, "idle capacity belongs to no team: the team filter does not apply")
+
+metrics = cache.query(db, "headline_metrics", filters)
+if metrics["capacity_gpu_hours"] == 0:
+    st.info("No cost records for these filters. Widen the dates or clear the GPU model filter.",
+            icon=":material/filter_alt_off:")
+    st.stop()
+
+causes = cache.query(db, "idle_cost_by_cause", filters)
+by_cause = dict(zip(causes["cause"], causes["gpu_hours"], strict=True))
+a, b, c, d = st.columns(4)
+a.metric("Idle", f"{metrics['idle_pct']:.1%}",
+         help=f"{metrics['idle_gpu_hours']:,.1f} of {metrics['capacity_gpu_hours']:,.1f} GPU-hours "
+              "held by nobody.")
+b.metric("Idle cost", ui.compact_usd(metrics["idle_cost"]),
+         help=f"${metrics['idle_cost']:,.2f}")
+c.metric("Fragmentation", ui.compact_number(by_cause.get("fragmentation", 0.0), " GPU-h"),
+         help="Free GPUs while a pending workload asked for that model and could not use them.")
+d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial placement)", 0.0),
+                                                " GPU-h"),
+         help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
+              "ledger, but as wasted.")
+
+over_time = cache.query(db, "idle_by_cause_over_time", filters, bucket)
+if over_time.empty:
+    st.success("No idle GPU-hours in this selection.", icon=":material/check_circle:")
+else:
+    cache.chart(charts.idle_by_cause_over_time_chart(over_time, height=220))
+    with st.expander(f"Idle GPU-hours by cause per {bucket}: table"):
+        ui.table_with_csv(over_time, f"idle_by_cause_per_{bucket}.csv", key="idle.over_time.csv")
+
+st.subheader("Where and when")
+level_col, bucket_col, note_col = st.columns([1, 1, 2])
+with level_col:
+    level = st.segmented_control("Rows", list(data.HEATMAP_LEVELS), key="idle.heatmap.level",
+                                 default="rack", required=True) or "rack"
+with bucket_col:
+    heat_bucket = st.segmented_control("Period", ["hour", "day"], key="idle.heatmap.bucket",
+                                       default="day" if bucket != "hour" else "hour",
+                                       required=True) or "day"
+heatmap = cache.query(db, "idle_heatmap", filters, level, heat_bucket)
+if heatmap.empty:
+    st.info("No capacity records for these filters.")
+else:
+    total = int(heatmap["places_total"].iloc[0])
+    shown = heatmap["place"].nunique()
+    with note_col:
+        which = f"All {total} {level}s" if shown == total else f"The {shown} idlest of {total} {level}s"
+        st.caption(f"{which}, idlest first. Colour: the share of the {level}'s GPU-hours that "
+                   "nobody held.")
+    cache.chart(charts.idle_heatmap_chart(heatmap, level))
+    with st.expander(f"Idle per {level} and {heat_bucket}: table"):
+        ui.table_with_csv(heatmap.drop(columns=["places_total"]),
+                          f"idle_per_{level}_{heat_bucket}.csv", key="idle.heatmap.csv")
+
+st.subheader("Fragmentation")
+fragmentation = cache.query(db, "fragmentation_by_model", filters)
+chart_col, table_col = st.columns([1, 1])
+with chart_col:
+    cache.chart(charts.fragmentation_by_model_chart(fragmentation))
+with table_col:
+    st.caption("GPU-hours that were free while a workload waiting for that GPU model could not use "
+               "them (too few free GPUs on any one node, or a gang needing more).")
+    ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")

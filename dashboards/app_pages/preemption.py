@@ -1,0 +1,55 @@
+"""Preemption: who was evicted, by whom, and what the thrown-away work cost."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import cache, charts, data, ui
+
+db, filters = cache.current()
+run_range = cache.query(db, "run_date_range", filters.run_id)
+bucket = data.pick_time_bucket(filters, run_range)
+
+st.title("Preemption")
+ui.scope_caption(filters)
+
+victims = cache.query(db, "preemption_victims", filters)
+summary = data.preemption_summary(victims, cache.query(db, "preemption_loss", filters))
+a, b, c, d = st.columns(4)
+a.metric("Evicted pods", f"{summary['evicted_pods']:,}")
+b.metric("Victim workloads", f"{summary['victim_workloads']:,}",
+         help=f"Preempted by {summary['preemptors']:,} workload(s).")
+c.metric("Lost GPU-hours", ui.compact_number(summary["lost_gpu_hours"]),
+         help="Work since each victim's last checkpoint (usage class lost_to_preemption).")
+d.metric("Lost cost", ui.compact_usd(summary["lost_cost"]),
+         help=f"${summary['lost_cost']:,.2f}")
+
+over_time = cache.query(db, "preemption_over_time", filters, bucket)
+if victims.empty and over_time.empty:
+    st.success("No workload was preempted in this selection.", icon=":material/check_circle:")
+    st.stop()
+
+left, right = st.columns(2)
+with left:
+    if over_time.empty:
+        st.info("Pods were evicted, but none had unsaved work: nothing was lost.")
+    else:
+        cache.chart(charts.preemption_over_time_chart(over_time))
+with right:
+    if not victims.empty:
+        cache.chart(charts.preemption_victims_chart(victims))
+
+st.subheader("Victims")
+st.caption("Each preempted workload: pods evicted, by whom, and the GPU-hours of work lost since "
+           "its last checkpoint, with their cost.")
+ui.table_with_csv(victims, "preemption_victims.csv", key="preemption.victims.csv")
+if not victims.empty:
+    pick = st.selectbox("Open a victim in Workload detail", victims["workload_id"].tolist(),
+                        key=f"preemption.pick.{filters.run_id}")
+    st.page_link("app_pages/workload.py", label=f"Its pods on nodes: {pick}",
+                 icon=":material/view_timeline:",
+                 query_params={"run": filters.run_id, "workload": pick})
+if not over_time.empty:
+    with st.expander(f"Lost GPU-hours per team per {bucket}: table"):
+        ui.table_with_csv(over_time, f"preemption_lost_per_{bucket}.csv",
+                          key="preemption.over_time.csv")

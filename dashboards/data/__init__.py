@@ -1,0 +1,106 @@
+"""The one read-only data layer of the dashboard and the report (docs/contracts.md, marts).
+
+Every public function takes an open DuckDB connection and returns a pandas DataFrame (or plain
+values); nothing here imports Streamlit. The database is opened read-only with external
+(file/network) access switched off, user values reach SQL only as bound parameters, and only
+mart tables are read. The functions live in one module per group of pages and are re-exported
+here, so callers write ``from dashboards import data`` and ``data.<name>(con, …)``.
+"""
+
+from dashboards.data.core import (
+    DB_ENV_VAR,
+    IDLE_TENANT,
+    READ_ONLY_CONFIG,
+    TIME_BUCKETS,
+    USAGE_CLASSES,
+    Filters,
+    check_bucket,
+    connect_read_only,
+    db_fingerprint,
+    db_path_from_env,
+    list_gpu_models,
+    list_runs,
+    list_tenants,
+    pick_time_bucket,
+    require_db,
+    run_date_range,
+    search_workloads,
+    table_columns,
+)
+from dashboards.data.costs import (
+    HEATMAP_LEVELS,
+    IDLE_POLICIES,
+    fragmentation_by_model,
+    idle_by_cause_over_time,
+    idle_heatmap,
+    team_cost_over_time,
+    team_showback,
+)
+from dashboards.data.overview import (
+    costliest_workloads,
+    headline_metrics,
+    idle_cost_by_cause,
+    partial_placement_workloads,
+    runs_compared,
+    runs_waits,
+    spend_by_team,
+    usage_class_over_time,
+)
+from dashboards.data.pending import (
+    pending_by_reason,
+    pending_workloads,
+    queue_position,
+    workload_details,
+    workload_pods,
+    workload_timeline,
+)
+from dashboards.data.queues import (
+    QUEUE_USAGE_COLUMNS,
+    borrowed_by_team,
+    cluster_queue_holdings,
+    list_cluster_queues,
+    preemption_loss,
+    preemption_over_time,
+    preemption_summary,
+    preemption_victims,
+    queue_usage_over_time,
+    queue_usage_summary,
+)
+from dashboards.data.scenarios import (
+    SCENARIO_METRICS,
+    scenario_by_team,
+    scenario_compare,
+    scenario_usage,
+    wait_stats,
+)
+
+# The queries a page may run through dashboards.cache.query (each takes a connection first).
+QUERIES = frozenset({
+    "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
+    "headline_metrics", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
+    "costliest_workloads", "partial_placement_workloads", "runs_compared", "runs_waits",
+    "team_showback", "team_cost_over_time", "idle_by_cause_over_time", "idle_heatmap",
+    "fragmentation_by_model", "pending_workloads", "queue_position", "workload_details",
+    "workload_pods", "workload_timeline", "list_cluster_queues", "queue_usage_over_time",
+    "queue_usage_summary", "borrowed_by_team", "cluster_queue_holdings", "preemption_loss",
+    "preemption_victims", "preemption_over_time", "scenario_compare", "scenario_by_team", "scenario_usage",
+    "wait_stats",
+})
+
+__all__ = [
+    "DB_ENV_VAR", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT", "QUERIES",
+    "QUEUE_USAGE_COLUMNS", "READ_ONLY_CONFIG", "SCENARIO_METRICS", "TIME_BUCKETS",
+    "USAGE_CLASSES", "borrowed_by_team", "check_bucket", "cluster_queue_holdings",
+    "connect_read_only",
+    "costliest_workloads", "db_fingerprint", "db_path_from_env", "fragmentation_by_model",
+    "headline_metrics", "idle_by_cause_over_time", "idle_cost_by_cause", "idle_heatmap",
+    "list_cluster_queues", "list_gpu_models", "list_runs", "list_tenants",
+    "partial_placement_workloads", "pending_by_reason", "pending_workloads", "pick_time_bucket",
+    "preemption_loss", "preemption_over_time", "preemption_summary", "preemption_victims",
+    "queue_position",
+    "queue_usage_over_time", "queue_usage_summary", "require_db", "run_date_range",
+    "runs_compared", "runs_waits", "scenario_by_team", "scenario_compare", "scenario_usage",
+    "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
+    "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
+    "workload_timeline",
+]

@@ -1,0 +1,301 @@
+"""The shared part of the one data layer that reads the DuckDB marts (docs/contracts.md,
+"DuckDB marts"): the read-only connection, the sidebar filters, the pickers.
+
+``dashboards.data`` re-exports every public function of its modules (one per group of pages),
+so pages and reports call ``data.<name>`` and never open the database themselves. Every function
+takes an open DuckDB connection and returns a pandas DataFrame (or plain
+values). Nothing here imports Streamlit, so the functions are testable on their own; the
+dashboard wraps them with caching in ``dashboards/cache.py``.
+
+Rules kept throughout:
+- the database is opened read-only with external (file/network) access switched off;
+- user values reach SQL only as bound parameters (``$name``), never through string formatting;
+- only mart tables are read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from dashboards.errors import DashboardError
+
+DB_ENV_VAR = "GPU_FINOPS_DB"
+
+USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle")
+IDLE_TENANT = "__idle__"
+
+# The same configuration for every read-only connection: DuckDB refuses a second connection to
+# one file with a different configuration, so data.py and sql.py must agree on it.
+READ_ONLY_CONFIG: dict[str, Any] = {
+    "enable_external_access": False,  # no read_csv('/etc/passwd'), COPY TO, ATTACH, INSTALL
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,  # a query cannot SET its way back to external access
+}
+
+
+# --------------------------------------------------------------------------------------------
+# Connection
+# --------------------------------------------------------------------------------------------
+
+
+def db_path_from_env(default: Path | None = None) -> Path | None:
+    """The database path the dashboard reads: $GPU_FINOPS_DB, else ``default``."""
+    value = os.environ.get(DB_ENV_VAR, "").strip()
+    if value:
+        return Path(value).expanduser()
+    return default
+
+
+def require_db(db: Path | str | None) -> Path:
+    """Return ``db`` as a Path, or raise DashboardError when it is unset or missing."""
+    if db is None or str(db).strip() == "":
+        raise DashboardError(
+            f"no database given: set {DB_ENV_VAR} or pass --db (build one with `gpu-finops build`)"
+        )
+    path = Path(db).expanduser()
+    if not path.is_file():
+        raise DashboardError(
+            f"database not found: {path} (build one with `gpu-finops build --db {path}`)"
+        )
+    return path
+
+
+def connect_read_only(db: Path | str) -> duckdb.DuckDBPyConnection:
+    """Open ``db`` read-only, external access off. Raises DashboardError on failure."""
+    path = require_db(db)
+    try:
+        return duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+    except duckdb.Error as exc:
+        first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DashboardError(f"cannot open database {path}: {first_line}") from exc
+
+
+def db_fingerprint(db: Path) -> tuple[str, int]:
+    """(resolved path, mtime in ns): a cache key that changes when the db is rebuilt."""
+    resolved = Path(db).expanduser().resolve()
+    return str(resolved), resolved.stat().st_mtime_ns
+
+
+_PARAM_NAME = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _bind(sql: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """The subset of ``params`` that ``sql`` names: DuckDB refuses unused named parameters."""
+    wanted = set(_PARAM_NAME.findall(sql))
+    return {k: v for k, v in (params or {}).items() if k in wanted}
+
+
+def _execute(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> duckdb.DuckDBPyConnection:
+    return con.execute(sql, _bind(sql, params))
+
+
+def _df(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> pd.DataFrame:
+    return _execute(con, sql, params).df()
+
+
+# --------------------------------------------------------------------------------------------
+# Filters
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Filters:
+    """The sidebar selection. Empty tuples mean "all"; None dates mean "whole run".
+
+    ``date_to`` is inclusive (a whole calendar day, UTC), as a person picks it.
+    """
+
+    run_id: str
+    date_from: date | None = None
+    date_to: date | None = None
+    tenants: tuple[str, ...] = field(default_factory=tuple)
+    gpu_models: tuple[str, ...] = field(default_factory=tuple)
+
+    def params(self) -> dict[str, Any]:
+        """Bound parameters shared by the filtered queries."""
+        start = datetime.combine(self.date_from, time.min) if self.date_from else None
+        end = datetime.combine(self.date_to + timedelta(days=1), time.min) if self.date_to else None
+        return {
+            "run_id": self.run_id,
+            "ts_from": start,
+            "ts_to": end,
+            "tenants": list(self.tenants),
+            "gpu_models": list(self.gpu_models),
+        }
+
+
+# SQL fragments over fct_usage_hourly (alias u). Only parameter names appear in them.
+_USAGE_WHERE = """
+    u.run_id = $run_id
+    AND ($ts_from::TIMESTAMP IS NULL OR u.charge_period_start >= $ts_from::TIMESTAMP)
+    AND ($ts_to::TIMESTAMP IS NULL OR u.charge_period_start < $ts_to::TIMESTAMP)
+    AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], u.gpu_model))
+"""
+# Idle capacity belongs to no team: a team filter keeps that team's rows and drops idle rows.
+_USAGE_TENANT = """
+    AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], u.tenant))
+"""
+
+
+# A workload matches the GPU model filter when one of its "A|B" alternatives is selected, or
+# when it accepts any model. It is in the window when it was submitted before the window ends
+# and had not ended before it starts.
+_WORKLOAD_FILTER = """
+    (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], w.tenant))
+    AND (len($gpu_models::VARCHAR[]) = 0 OR coalesce(w.gpu_model, '') = ''
+         OR len(list_intersect(string_split(w.gpu_model, '|'), $gpu_models::VARCHAR[])) > 0)
+    AND ($ts_to::TIMESTAMP IS NULL OR w.submit_ts < $ts_to::TIMESTAMP)
+    AND ($ts_from::TIMESTAMP IS NULL OR w.end_ts IS NULL OR w.end_ts >= $ts_from::TIMESTAMP)
+"""
+
+
+# The same filters over focus_cost_records (alias r): usage rows only (a commitment's Purchase
+# rows carry no usage), the GPU model filter on the node.
+_FOCUS_WHERE = """
+    r.x_RunId = $run_id AND r.ChargeCategory = 'Usage'
+    AND ($ts_from::TIMESTAMP IS NULL OR r.ChargePeriodStart >= $ts_from::TIMESTAMP)
+    AND ($ts_to::TIMESTAMP IS NULL OR r.ChargePeriodStart < $ts_to::TIMESTAMP)
+    AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], r.x_GpuModel))
+"""
+_FOCUS_TENANT = """
+    AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], r.x_Tenant))
+"""
+
+TIME_BUCKETS = ("hour", "day", "week")
+
+
+def check_bucket(bucket: str) -> str:
+    """``bucket`` if it is a known time bucket; it reaches SQL only as a bound parameter anyway."""
+    if bucket not in TIME_BUCKETS:
+        raise DashboardError(f"unknown time bucket {bucket!r}: use {', '.join(TIME_BUCKETS)}")
+    return bucket
+
+
+def table_columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    """Column names of ``table`` in the main schema; empty when the table does not exist.
+
+    Marts added by later pipeline versions (fct_queue_usage, x_Borrowed) are optional: a
+    database built before them shows an empty state instead of an error.
+    """
+    rows = _execute(
+        con,
+        "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' "
+        "AND table_name = $table",
+        {"table": table},
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def focus_gpu_rows(con: duckdb.DuckDBPyConnection) -> str:
+    """A condition on focus_cost_records (alias r) that keeps GPU rows: GPU-hours are summed
+    over them, while costs add up every priced resource (GPU, CPU, memory). Databases built
+    before CPU and memory were priced have GPU rows only (and no x_Resource column)."""
+    return "r.x_Resource = 'gpu'" if "x_Resource" in table_columns(con, "focus_cost_records") \
+        else "TRUE"
+
+
+def usage_resource(con: duckdb.DuckDBPyConnection) -> str:
+    """fct_usage_hourly's resource column (alias u), or 'gpu' where it predates the column."""
+    return "u.resource" if "resource" in table_columns(con, "fct_usage_hourly") else "'gpu'"
+
+
+# --------------------------------------------------------------------------------------------
+# Pickers
+# --------------------------------------------------------------------------------------------
+
+
+def list_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """All runs, newest first: run_id, profile, seed, start_ts, end_ts, nodes, gpus, workloads."""
+    return _df(
+        con,
+        """
+        SELECT run_id, profile, seed, start_ts, end_ts, horizon_s, nodes, gpus, workloads, pods
+        FROM dim_runs
+        ORDER BY start_ts DESC, run_id
+        """,
+    )
+
+
+def run_date_range(con: duckdb.DuckDBPyConnection, run_id: str) -> tuple[date, date] | None:
+    """First and last calendar day (UTC) the run covers; None for an unknown run."""
+    row = _execute(
+        con,
+        """
+        SELECT start_ts::DATE,
+               -- end_ts is exclusive: a run ending at midnight does not cover that day
+               (end_ts - INTERVAL 1 MICROSECOND)::DATE
+        FROM dim_runs WHERE run_id = $run_id
+        """,
+        {"run_id": run_id},
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    first, last = row
+    return first, max(first, last)
+
+
+def list_tenants(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """Teams that have workloads in the run (the idle pseudo-tenant excluded)."""
+    rows = _execute(
+        con,
+        """
+        SELECT DISTINCT tenant FROM fct_workloads
+        WHERE run_id = $run_id AND tenant IS NOT NULL AND tenant <> $idle
+        ORDER BY tenant
+        """,
+        {"run_id": run_id, "idle": IDLE_TENANT},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def list_gpu_models(con: duckdb.DuckDBPyConnection, run_id: str) -> list[str]:
+    """GPU models of the run's nodes."""
+    rows = _execute(
+        con,
+        "SELECT DISTINCT gpu_model FROM dim_nodes WHERE run_id = $run_id AND gpu_model IS NOT NULL "
+        "ORDER BY gpu_model",
+        {"run_id": run_id},
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def search_workloads(
+    con: duckdb.DuckDBPyConnection, run_id: str, text: str = "", limit: int = 200
+) -> pd.DataFrame:
+    """Workloads whose id contains ``text`` (case-insensitive), longest waits first."""
+    # Escape LIKE wildcards so "%" or "_" typed by a person match literally.
+    escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return _df(
+        con,
+        """
+        SELECT workload_id, tenant, kind, final_state, wait_s, pods, min_count, gpus_per_pod,
+               partial_placement
+        FROM fct_workloads
+        WHERE run_id = $run_id AND workload_id ILIKE $pattern ESCAPE '\\'
+        ORDER BY wait_s DESC NULLS LAST, workload_id
+        LIMIT $limit
+        """,
+        {"run_id": run_id, "pattern": f"%{escaped}%", "limit": int(limit)},
+    )
+
+
+def pick_time_bucket(filters: Filters, run_range: tuple[date, date] | None) -> str:
+    """Hourly points for up to three days, daily beyond: keeps the area chart readable."""
+    first = filters.date_from or (run_range[0] if run_range else None)
+    last = filters.date_to or (run_range[1] if run_range else None)
+    if first is None or last is None:
+        return "hour"
+    return "hour" if (last - first).days < 3 else "day"

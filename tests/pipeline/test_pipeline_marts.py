@@ -1,0 +1,261 @@
+"""Each mart against hand-computed tables for the scenarios (tests/pipeline/scenarios.py).
+
+Prices (tests/pipeline/runs.py): A100 list 2.0 / contracted 1.5 / spot 0.8, H100 4.0 / 3.0 / 1.25,
+T4 0.5 / 0.4 / 0.2 per GPU-hour; CPU 0.04 per core-hour, memory 0.005 per GiB-hour (list).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from tables import approx_rows, rows
+
+ORIGINAL_RUNS = "('finished-gang', 'fractional', 'past-horizon', 'pod-by-pod', 'preempted', 'reserved')"
+H0, H1, H2 = datetime(2026, 11, 2, 0), datetime(2026, 11, 2, 1), datetime(2026, 11, 2, 2)
+NOVEMBER = datetime(2026, 11, 1)
+
+
+def test_dim_runs_and_dim_nodes(con):
+    assert rows(con, "select * from dim_runs where run_id = 'reserved'") == [
+        ("reserved", "kube-default", 1, H0, H2, 7200.0, 1, 8, 1, 2)
+    ]
+    assert rows(con, "select * from dim_nodes where run_id in ('fractional', 'cpu-memory') order by all") == [
+        ("cpu-memory", "c1", None, 0, "z1", "b1", "r2", "Standard", 16.0, 64.0),
+        ("cpu-memory", "g1", "A100", 8, "z1", "b1", "r1", "Standard", 32.0, 256.0),
+        ("fractional", "n1", "T4", 1, "z1", "b1", "r1", "Dynamic", 0.0, 0.0),
+    ]
+
+
+def test_fct_workloads(con):
+    actual = rows(
+        con,
+        f"""select run_id, workload_id, final_state, wait_s, preemptions, timeouts,
+                  partial_placement, gpu_hours_productive, gpu_hours_gang_wait, gpu_hours_lost,
+                  effective_cost, cluster_queue
+           from fct_workloads where run_id in {ORIGINAL_RUNS} order by run_id, workload_id""",
+    )
+    approx_rows(
+        actual,
+        [
+            ("finished-gang", "w1", "finished", 0.0, 0, 0, False, 4.0, 0.0, 0.0, 8.0, "cq-a"),
+            ("fractional", "w1", "finished", 0.0, 0, 0, False, 0.25, 0.0, 0.0, 0.25 * 0.2, None),
+            ("fractional", "w2", "finished", 0.0, 0, 0, False, 0.5, 0.0, 0.0, 0.5 * 0.2, None),
+            ("past-horizon", "w1", "running_at_end", 600.0, 0, 0, False, 8.0, 0.0, 0.0, 16.0, None),
+            ("pod-by-pod", "w1", "pending_at_end", 100.0, 0, 1, True, 0.0, 4 * 2300 / 3600, 0.0,
+             2 * 4 * 2300 / 3600, None),
+            ("preempted", "w1", "pending_at_end", 0.0, 1, 0, False, 1.0, 0.0, 400 / 3600,
+             2 * (1.0 + 400 / 3600), None),
+            ("preempted", "w2", "finished", 10.0, 0, 0, False, 6 * 3000 / 3600, 0.0, 0.0,
+             2 * 6 * 3000 / 3600, None),
+            # Committed H100: contracted price 3.0
+            ("reserved", "w1", "finished", 600.0, 0, 0, False, 4.0, 2 * 600 / 3600, 0.0,
+             3.0 * (4.0 + 2 * 600 / 3600), None),
+        ],
+    )
+
+
+def test_fct_workloads_cost_per_workload(con):
+    approx_rows(
+        rows(
+            con,
+            """select run_id, workload_id, list_cost, productive_cost, gang_wait_cost,
+                      preemption_waste_cost, cpu_memory_cost, gpu_hours_borrowed, attempts,
+                      cost_per_useful_gpu_hour
+               from fct_workloads
+               where (run_id, workload_id) in (('preempted', 'w1'), ('kueue', 'w2'),
+                   ('cpu-memory', 'w1'), ('pod-by-pod', 'w1'), ('reserved', 'w1'))
+               order by all""",
+        ),
+        [
+            # 2 GPUs, 8 cores, 64 GiB for an hour: 4.0 + 0.32 + 0.32
+            ("cpu-memory", "w1", 4.64, 4.64, 0.0, 0.0, 0.64, 0.0, 1, 4.64 / 2.0),
+            # admitted on borrowed quota
+            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4.0, 1, 2.0),
+            # nothing productive: no cost per useful GPU-hour
+            ("pod-by-pod", "w1", 2 * 4 * 2300 / 3600, 0.0, 2 * 4 * 2300 / 3600, 0.0, 0.0, 0.0, 1, None),
+            ("preempted", "w1", 2 * (1.0 + 400 / 3600), 2.0, 0.0, 2 * 400 / 3600, 0.0, 0.0, 1,
+             2 * (1.0 + 400 / 3600)),
+            # list 4.0, contracted 3.0 on the Committed node
+            ("reserved", "w1", 4.0 * (4.0 + 2 * 600 / 3600), 12.0, 3.0 * 2 * 600 / 3600, 0.0, 0.0,
+             0.0, 1, 3.0 * (4.0 + 2 * 600 / 3600) / 4.0),
+        ],
+    )
+
+
+def test_fct_workload_timeline(con):
+    timeline = rows(
+        con,
+        """select seq, ts, event, pod_index, node, reason from fct_workload_timeline
+           where run_id = 'preempted' and workload_id = 'w1' order by seq""",
+    )
+    assert timeline == [
+        (0, datetime(2026, 11, 2, 0, 0), "submitted", None, None, None),
+        (1, datetime(2026, 11, 2, 0, 0), "started", 0, "n1", None),
+        (4, datetime(2026, 11, 2, 0, 33, 20), "preempted", 0, "n1", "preempted-by:w2"),
+        (5, datetime(2026, 11, 2, 0, 33, 20), "requeued", None, None, None),
+        (7, datetime(2026, 11, 2, 0, 33, 20), "pending", None, None, "Unschedulable"),
+    ]
+
+
+def test_fct_pod_intervals_timestamps(con):
+    assert rows(
+        con,
+        "select * from fct_pod_intervals where run_id = 'preempted' and workload_id = 'w1' "
+        "order by start_ts",
+    ) == [
+        ("preempted", "w1", 0, "n1", "A100", 2.0, datetime(2026, 11, 2), datetime(2026, 11, 2, 0, 30),
+         "productive"),
+        ("preempted", "w1", 0, "n1", "A100", 2.0, datetime(2026, 11, 2, 0, 30),
+         datetime(2026, 11, 2, 0, 33, 20), "lost_to_preemption"),
+    ]
+
+
+def test_fct_usage_hourly(con):
+    approx_rows(
+        rows(
+            con,
+            """select * from fct_usage_hourly where run_id = 'fractional' order by all""",
+        ),
+        [
+            ("fractional", H0, "__idle__", "T4", "idle", "fragmentation", 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours"),
+            ("fractional", H0, "team-a", "T4", "productive", None, 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours"),
+            ("fractional", H0, "team-b", "T4", "productive", None, 0.5, 0.1, 0.25, "gpu", 0.5, "GPU-Hours"),
+            ("fractional", H1, "__idle__", "T4", "idle", "no_demand", 1.0, 0.2, 0.5, "gpu", 1.0, "GPU-Hours"),
+        ],
+    )
+    # CPU and memory rows carry no GPU-hours; their quantity is in their own unit
+    approx_rows(
+        rows(
+            con,
+            """select tenant, resource, gpu_hours, effective_cost, quantity, unit from fct_usage_hourly
+               where run_id = 'cpu-memory' and tenant = 'team-a' order by all""",
+        ),
+        [
+            ("team-a", "cpu", 0.0, 0.32, 8.0, "Core-Hours"),
+            ("team-a", "gpu", 2.0, 4.0, 2.0, "GPU-Hours"),
+            ("team-a", "memory", 0.0, 0.32, 64.0, "GiB-Hours"),
+        ],
+    )
+    # commitment purchases are not usage
+    assert rows(con, "select count(*) from fct_usage_hourly where usage_class = 'commitment_purchase'") == [(0,)]
+
+
+def test_fct_queue_usage(con):
+    approx_rows(
+        rows(con, "select * from fct_queue_usage where run_id = 'kueue' order by all"),
+        [
+            # w1 (4) all hour, w2 (4, Borrowing) from 600: above the nominal 4 from 600 on
+            ("kueue", "cq-a", "cohort-1", "a100", H0, (4 * 600 + 8 * 3000) / 3600, 4.0, 4.0,
+             4 * 3000 / 3600, H1, None, 4 * 3000 / 3600, (4 * 600 + 8 * 3000) / 3600, 4 * 3000 / 3600, 2),
+            # w2 alone until 4200: flagged Borrowing, but within the nominal quota now
+            ("kueue", "cq-a", "cohort-1", "a100", H1, 4 * 600 / 3600, 4.0, 4.0, 0.0, H2, None,
+             4 * 600 / 3600, 4 * 600 / 3600, 0.0, 0),
+            # w3 never admitted: the queue holds nothing
+            ("kueue", "cq-b", "cohort-1", "a100", H0, 0.0, 4.0, 0.0, 0.0, H1, None, 0.0, 0.0, 0.0, 0),
+            ("kueue", "cq-b", "cohort-1", "a100", H1, 0.0, 4.0, 0.0, 0.0, H2, None, 0.0, 0.0, 0.0, 0),
+        ],
+    )
+    # without cluster_queues.parquet: admitted GPUs known, quota and borrowing unknown
+    assert rows(
+        con,
+        "select cluster_queue, flavor, admitted_gpus, nominal_quota, borrowed_gpus from fct_queue_usage "
+        "where run_id = 'finished-gang' order by charge_period_start",
+    ) == [("cq-a", None, 4.0, None, None), ("cq-a", None, 0.0, None, None)]
+
+
+def test_fct_showback_idle_separate_or_shared_by_cost(con):
+    approx_rows(
+        rows(
+            con,
+            """select tenant, gpu_hours, list_cost, productive_cost, cost_idle_separate, idle_share,
+                      cost_idle_shared
+               from fct_showback where run_id = 'fractional' order by tenant""",
+        ),
+        [
+            ("__idle__", 1.25, 0.625, 0.0, 0.25, 0.0, 0.0),
+            # 0.25 of idle shared 1:2 like the teams' GPU costs (0.05 and 0.1)
+            ("team-a", 0.25, 0.125, 0.05, 0.05, 0.25 / 3, 0.05 + 0.25 / 3),
+            ("team-b", 0.5, 0.25, 0.1, 0.1, 0.25 * 2 / 3, 0.1 + 0.25 * 2 / 3),
+        ],
+    )
+    # per resource: the only team takes all idle GPU, CPU and memory cost
+    approx_rows(
+        rows(
+            con,
+            """select tenant, cost_idle_separate, idle_share, cost_idle_shared
+               from fct_showback where run_id = 'cpu-memory' order by tenant""",
+        ),
+        [
+            ("__idle__", 28.0 + 88 * 0.04 + 576 * 0.005, 0.0, 0.0),
+            ("team-a", 4.64, 28.0 + 88 * 0.04 + 576 * 0.005, 4.64 + 28.0 + 88 * 0.04 + 576 * 0.005),
+        ],
+    )
+    assert rows(
+        con, "select distinct billing_period_start, billing_period_end from fct_showback"
+    ) == [(NOVEMBER, datetime(2026, 12, 1))]
+
+
+def test_fct_commitment_utilization(con):
+    approx_rows(
+        rows(con, "select * from fct_commitment_utilization"),
+        [
+            ("reserved", "k8s://reserved/commitment/n1/gpu", NOVEMBER, "n1", "H100", "gpu", "GPU-Hours",
+             16.0, 4.0 + 2 * 600 / 3600, 16.0 - 4.0 - 2 * 600 / 3600, 48.0, 3.0 * (4.0 + 2 * 600 / 3600),
+             3.0 * (16.0 - 4.0 - 2 * 600 / 3600), (4.0 + 2 * 600 / 3600) / 16.0),
+        ],
+    )
+
+
+def test_fct_unit_economics(con):
+    used = 4.0 + 2 * 600 / 3600
+    approx_rows(
+        rows(
+            con,
+            """select metric, scope, value, unit from fct_unit_economics
+               where run_id = 'reserved' order by metric, scope""",
+        ),
+        [
+            ("allocated_gpu_hours", "all", used, "GPU-Hours"),
+            ("borrowed_gpu_hours", "all", 0.0, "GPU-Hours"),
+            ("capacity_gpu_hours", "all", 16.0, "GPU-Hours"),
+            ("commitment_utilization", "all", used / 16, "ratio"),
+            ("cost_per_gpu_hour", "all", 3.0, "USD/GPU-Hour"),
+            ("cost_per_training_run", "all", 3.0 * used, "USD"),
+            # the whole 48 USD of the node over the 4 GPU-hours that moved the work forward
+            ("cost_per_useful_gpu_hour", "all", 48.0 / 4.0, "USD/GPU-Hour"),
+            ("cost_per_workload", "all", 3.0 * used, "USD"),
+            ("cost_per_workload", "kind:training", 3.0 * used, "USD"),
+            ("gang_wait_cost", "all", 3.0 * 2 * 600 / 3600, "USD"),
+            ("gang_wait_gpu_hours", "all", 2 * 600 / 3600, "GPU-Hours"),
+            ("gpu_allocation_rate", "all", used / 16, "ratio"),
+            ("idle_cost", "cause:gang_barrier", 3.0 * 2 * 600 / 3600, "USD"),
+            ("idle_cost", "cause:no_demand", 3.0 * (16 - used - 2 * 600 / 3600), "USD"),
+            ("idle_gpu_hours", "cause:gang_barrier", 2 * 600 / 3600, "GPU-Hours"),
+            ("idle_gpu_hours", "cause:no_demand", 16 - used - 2 * 600 / 3600, "GPU-Hours"),
+            ("preemption_waste_cost", "all", 0.0, "USD"),
+            ("preemption_waste_gpu_hours", "all", 0.0, "GPU-Hours"),
+            ("productive_gpu_hours", "all", 4.0, "GPU-Hours"),
+            ("spot_share", "all", 0.0, "ratio"),
+            ("total_effective_cost", "all", 48.0, "USD"),
+            ("total_list_cost", "all", 64.0, "USD"),
+            ("unused_commitment_cost", "all", 3.0 * (16 - used), "USD"),
+        ],
+    )
+    waste = rows(
+        con,
+        """select run_id, metric, value from fct_unit_economics
+           where metric in ('preemption_waste_cost', 'spot_share', 'borrowed_gpu_hours')
+             and run_id in ('preempted', 'fractional', 'kueue') order by all""",
+    )
+    assert waste == [
+        ("fractional", "borrowed_gpu_hours", 0.0),
+        ("fractional", "preemption_waste_cost", 0.0),
+        ("fractional", "spot_share", 1.0),
+        ("kueue", "borrowed_gpu_hours", 4.0),
+        ("kueue", "preemption_waste_cost", 0.0),
+        ("kueue", "spot_share", 0.0),
+        ("preempted", "borrowed_gpu_hours", 0.0),
+        ("preempted", "preemption_waste_cost", pytest.approx(2 * 200 / 3600 * 2.0)),
+        ("preempted", "spot_share", 0.0),
+    ]

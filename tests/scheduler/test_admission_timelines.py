@@ -1,0 +1,280 @@
+"""Kueue admission stories: each test is a small cluster, a few Kueue manifests and a few
+jobs, replayed for real, with the exact timeline (or table) the story must produce."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from rich.console import Console
+
+from scheduler.explain import explain_run_dir
+from tests.scheduler.admission_story import (
+    cluster_queue,
+    job_in,
+    kueue_rows,
+    node,
+    pending_reasons,
+    queues,
+    timeline,
+)
+from tests.scheduler.scenario import job
+
+ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
+
+
+def _placed(rows, event="started"):
+    return [(r["time_s"], r["workload_id"], r["node"]) for r in rows if r["event"] == event]
+
+
+def test_team_a_borrows_idle_quota_then_team_b_reclaims_it_by_preempting_only_enough(tmp_path):
+    # Two teams of 8 A100 quota in one cohort; team A fills all 16 GPUs (6 borrowed).
+    # Team B's 4-GPU job needs 4 back: the newest borrowed job (a4, 2 GPUs) is not enough,
+    # a3 (4 GPUs) is, and adding a4 back still fits: exactly one victim, a3.
+    manifests = queues(
+        cluster_queue("team-a", 8, cohort="org"),
+        cluster_queue("team-b", 8, cohort="org", preemption="{reclaimWithinCohort: Any}"),
+    )
+    jobs = [
+        job_in("team-a", "a1", 0, 10_000, gpus=4),
+        job_in("team-a", "a2", 1, 10_000, gpus=6),
+        job_in("team-a", "a3", 2, 10_000, gpus=4),
+        job_in("team-a", "a4", 3, 10_000, gpus=2),
+        job_in("team-b", "b1", 100, 1_000, gpus=4),
+    ]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION) if t < 2_000] == [
+        (0.0, "admitted", "a1", None),
+        (1.0, "admitted", "a2", "Borrowing"),  # 10 of nominal 8
+        (2.0, "admitted", "a3", "Borrowing"),
+        (3.0, "admitted", "a4", "Borrowing"),
+        (100.0, "requeued", "a3", "Preempted"),  # the one victim
+        (130.0, "admitted", "b1", None),  # its quota came back after the pods' 30 s grace
+        (1131.0, "admitted", "a3", "Borrowing"),  # b1 done at 1130, inadmissible requeue 1 s later
+    ]
+    assert [r["reason"] for r in rows if r["event"] == "preempted"] == ["preempted-by:b1"]
+    preempted = next(r for r in rows if r["event"] == "preempted")
+    assert preempted["message"].startswith(
+        "Preempted to accommodate a workload (UID: b1, JobUID: b1) due to reclamation within the cohort; "
+        "preemptor path: /org/team-b; preemptee path: /org/team-a"
+    )
+    assert pending_reasons(rows, "b1") == [(
+        100.0, "WaitingForPreemptedWorkloads",
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "4 more needed. Pending the preemption of 1 workload(s); position 1 of 1 in ClusterQueue team-b",
+    )]
+    assert pending_reasons(rows, "a3") == [(
+        130.0, "WaitingForQuota",
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "4 more needed; position 1 of 1 in ClusterQueue team-a",
+    )]
+    admitted = {r["workload_id"]: r for r in rows if r["event"] == "admitted"}
+    assert (admitted["a2"]["cluster_queue"], admitted["a2"]["flavor"]) == ("team-a", "a100")
+    assert admitted["a4"]["message"] == (
+        "Quota reserved in ClusterQueue team-a, wait time since queued was 0s; "
+        "borrowing 8 nvidia.com/gpu in flavor a100 from cohort org"
+    )
+
+
+@pytest.mark.parametrize(
+    ("strategy", "want_admitted"),
+    [
+        pytest.param("StrictFIFO", {"w0": 0.0, "big": 1000.0, "small": 1000.0}, id="StrictFIFO: the head blocks the small job"),
+        # big sat in the inadmissible set: it is retried 1 s after w0 frees the quota
+        pytest.param("BestEffortFIFO", {"w0": 0.0, "big": 1001.0, "small": 20.0}, id="BestEffortFIFO: the small job skips ahead"),
+    ],
+)
+def test_queueing_strategy_head_of_line_blocking(tmp_path, strategy, want_admitted):
+    # 8 GPUs of quota, 6 in use until t=1000; "big" (4) arrives first and does not fit,
+    # "small" (2) arrives next and would.
+    manifests = queues(cluster_queue("team-a", 8, strategy=strategy))
+    jobs = [
+        job_in("team-a", "w0", 0, 1000, gpus=6),
+        job_in("team-a", "big", 10, 1000, gpus=4),
+        job_in("team-a", "small", 20, 1000, gpus=2),
+    ]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    assert {r["workload_id"]: r["time_s"] for r in rows if r["event"] == "admitted"} == want_admitted
+    if strategy == "StrictFIFO":
+        assert pending_reasons(rows, "small") == [(
+            20.0, "PendingEvaluation",
+            "Workload is pending evaluation in the scheduling queue; position 2 of 2 in ClusterQueue team-a",
+        )]
+
+
+FAIR_CONFIG = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n"
+ORG_WITH_12_GPUS = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata: {name: org}
+spec:
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 12}]}]
+"""
+
+
+def _usage_over_time(rows):
+    """(time, GPUs held by team-a, by team-b) after every admission or release."""
+    held = {"team-a": 0, "team-b": 0}
+    table = []
+    for r in rows:
+        if r["event"] == "admitted":
+            held[r["cluster_queue"]] += 1
+        elif r["event"] in ("finished", "requeued"):
+            held[r["cluster_queue"]] -= 1
+        else:
+            continue
+        table.append((r["time_s"], held["team-a"], held["team-b"]))
+    return table
+
+
+@pytest.mark.parametrize(
+    ("preemption", "until", "want"),
+    [
+        pytest.param(
+            "{}", 1201.0,
+            # Each GPU team A frees (at 100 s, 200 s, …) goes to team B, whose share after the
+            # admission is lower, until the shares are equal at weights 1:2, i.e. 4:8; from
+            # then on the GPU A frees comes back to A (1 s later: the inadmissible requeue).
+            [(100.0, 11, 0), (101.0, 11, 1), (200.0, 10, 1), (201.0, 10, 2), (300.0, 9, 2), (301.0, 9, 3),
+             (400.0, 8, 3), (401.0, 8, 4), (500.0, 7, 4), (501.0, 7, 5), (600.0, 6, 5), (601.0, 6, 6),
+             (700.0, 5, 6), (701.0, 5, 7), (800.0, 4, 7), (801.0, 4, 8),
+             (900.0, 3, 8), (901.0, 4, 8), (1000.0, 3, 8), (1001.0, 4, 8), (1100.0, 3, 8), (1101.0, 4, 8),
+             (1200.0, 3, 8), (1201.0, 4, 8)],
+            id="without preemption: converges as team A's work finishes",
+        ),
+        pytest.param(
+            "{reclaimWithinCohort: Any}", 250.0,
+            # Team B preempts A's borrowed jobs one at a time (each frees its quota after the
+            # pods' 30 s grace) while B's share with the job <= A's share without the victim.
+            [(10.0, 11, 0), (40.0, 11, 1), (40.0, 10, 1), (70.0, 10, 2), (70.0, 9, 2), (100.0, 9, 3),
+             (100.0, 8, 3), (130.0, 8, 4), (130.0, 7, 4), (160.0, 7, 5), (160.0, 6, 5), (190.0, 6, 6),
+             (190.0, 5, 6), (220.0, 5, 7), (220.0, 4, 7), (250.0, 4, 8)],
+            id="with fair-sharing preemption: converges at once",
+        ),
+    ],
+)
+def test_fair_sharing_converges_to_the_weights_on_a_saturated_cohort(tmp_path, preemption, until, want):
+    # The cohort owns 12 GPUs; team A (weight 1) and team B (weight 2) own none and borrow
+    # everything. A starts alone (12 short jobs, 12 long ones queued); B arrives at t=10 with
+    # more than fits. A queue's share is what it borrows / 12 / its weight.
+    manifests = queues(
+        ORG_WITH_12_GPUS,
+        cluster_queue("team-a", 0, cohort="org", weight=1, preemption=preemption),
+        cluster_queue("team-b", 0, cohort="org", weight=2, preemption=preemption),
+        FAIR_CONFIG,
+    )
+    jobs = [job_in("team-a", f"a{i:02d}", 0, 100 * (i + 1), gpus=1) for i in range(12)]
+    jobs += [job_in("team-a", f"a-backlog{i:02d}", 0, 50_000, gpus=1) for i in range(12)]
+    jobs += [job_in("team-b", f"b{i:02d}", 10, 50_000, gpus=1) for i in range(12)]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    usage = _usage_over_time(rows)
+    assert [row for row in usage if row[0] == 0.0][-1] == (0.0, 12, 0)  # A alone borrows all
+    assert [row for row in usage if 0.0 < row[0] <= until] == want
+    assert all(a + b <= 12 for _, a, b in usage)  # never more than the cohort's quota
+
+
+WAIT_FOR_PODS_READY = """\
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+waitForPodsReady:
+  enable: true
+  timeout: 5m
+  blockAdmission: false
+  requeuingStrategy: {backoffLimitCount: 2, backoffBaseSeconds: 60, backoffMaxSeconds: 3600}
+"""
+
+
+def test_wait_for_pods_ready_evicts_and_backs_off_a_gang_stuck_on_fragmented_nodes(tmp_path):
+    # Quota admits the 2 x 8-GPU gang, but a 1-GPU pod Kueue does not manage sits on each
+    # node: 14 GPUs free, no node with 8. Every 300 s the gang is evicted and requeued after
+    # 60 s, then 120 s; the third time-out exceeds backoffLimitCount 2 and deactivates it.
+    manifests = queues(cluster_queue("team-a", 16), WAIT_FOR_PODS_READY)
+    jobs = [job("sys-0", 0, 100_000, gpus=1), job("sys-1", 0, 100_000, gpus=1), job_in("team-a", "gang", 10, 1000, pods=2)]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    story = [(t, e, r) for t, e, w, r in timeline(rows, *ADMISSION, "pending") if w == "gang"]
+    assert story == [
+        (10.0, "admitted", None),
+        (10.0, "pending", "GangNotSatisfiable"),  # the placement layer's reason, after Kueue's admission
+        (310.0, "requeued", "PodsReadyTimeout"),
+        (310.0, "pending", "PodsReadyTimeout"),
+        (370.0, "admitted", None),  # backoff 60 s
+        (370.0, "pending", "GangNotSatisfiable"),
+        (670.0, "requeued", "PodsReadyTimeout"),
+        (670.0, "pending", "PodsReadyTimeout"),
+        (790.0, "admitted", None),  # backoff 120 s
+        (790.0, "pending", "GangNotSatisfiable"),
+        (1090.0, "requeued", "PodsReadyTimeout"),
+        (1090.0, "rejected", "Deactivated"),
+    ]
+    messages = {(r["time_s"], r["event"]): r["message"] for r in rows if r["workload_id"] == "gang"}
+    assert messages[(310.0, "requeued")] == "Exceeded the PodsReady timeout gang: pods not ready 300s after admission"
+    assert messages[(670.0, "pending")] == (
+        "Evicted by the PodsReady timeout (2 time(s)); requeued after a backoff of 120s"
+    )
+    assert messages[(1090.0, "rejected")] == (
+        "The workload is deactivated due to exceeding the maximum number of re-queuing retries (backoffLimitCount 2)"
+    )
+
+
+def test_why_pending_golden_timeline_with_both_layers_reasons(tmp_path):
+    # One queue of 8 A100 GPUs. "trainer" waits for quota, is admitted when "first" ends,
+    # then waits for placement: a higher-priority pod Kueue does not manage took a GPU on
+    # each A100 node, so no node has 8 free. Its neighbours wait for reasons of their own.
+    manifests = queues(cluster_queue("team-a", 8))
+    jobs = [
+        job_in("team-a", "first", 0, 1000),
+        job("daemon-0", 5, 1000, gpus=1, model="A100", priority=100),
+        job_in("team-a", "trainer", 10, 3000),
+        job_in("team-a", "huge", 20, 100, pods=2),
+        job_in("team-a", "h100-only", 30, 100, model="H100"),
+        job_in("team-z", "typo", 40, 100),
+        job("daemon-1", 1000, 5000, gpus=1, model="A100", priority=100),
+    ]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2"), node("h1", model="H100")], jobs, manifests)
+    trainer = [(r["time_s"], r["event"], r["reason"], r["message"]) for r in rows
+               if r["workload_id"] == "trainer" and r["event"] in ("pending", "admitted", "started")]
+    assert [row[:3] for row in trainer] == [
+        (10.0, "pending", "WaitingForQuota"),
+        (1001.0, "admitted", None),
+        (1001.0, "pending", "Unschedulable"),
+        (1005.0, "started", None),
+    ]
+    assert trainer[0][3] == (
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "8 more needed; position 1 of 1 in ClusterQueue team-a"
+    )
+    assert trainer[1][3] == "Quota reserved in ClusterQueue team-a, wait time since queued was 991s"
+    assert _placed(rows)[-1] == (1005.0, "trainer", "n2")
+    assert pending_reasons(rows, "huge") == [
+        (20.0, "ExceedsMaxQuota", "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+         "flavor a100, previously considered podsets requests (0) + current podset request (16) > maximum capacity (8); "
+         "position 2 of 2 in ClusterQueue team-a"),
+        (1001.0, "ExceedsMaxQuota", "couldn't assign flavors to pod set main: insufficient quota for nvidia.com/gpu in "
+         "flavor a100, previously considered podsets requests (0) + current podset request (16) > maximum capacity (8); "
+         "position 1 of 2 in ClusterQueue team-a"),
+    ]
+    assert pending_reasons(rows, "h100-only")[0] == (
+        30.0, "NoMatchingFlavor",
+        "couldn't assign flavors to pod set main: flavor a100 doesn't match node affinity; position 3 of 3 in ClusterQueue team-a",
+    )
+    assert pending_reasons(rows, "typo") == [(40.0, "Misconfigured", "LocalQueue team-z doesn't exist")]
+    assert not [r for r in rows if r["workload_id"] == "typo" and r["event"] in ("admitted", "rejected")]
+
+
+def test_explain_answers_for_every_waiting_workload_and_the_log_is_byte_identical(tmp_path):
+    manifests = queues(cluster_queue("team-a", 8, strategy="StrictFIFO"))
+    jobs = [job_in("team-a", "w0", 0, 1000, gpus=6), job_in("team-a", "big", 10, 1000, gpus=4),
+            job_in("team-a", "small", 20, 1000, gpus=2), job_in("team-z", "typo", 30, 100)]
+    logs = []
+    for attempt in ("first", "second"):
+        (tmp_path / attempt).mkdir()
+        kueue_rows(tmp_path / attempt, [node("n1")], jobs, manifests)
+        logs.append((tmp_path / attempt / "run-gang-v1.37" / "events.parquet").read_bytes())
+    assert logs[0] == logs[1]
+    for workload, reason in (("small", "PendingEvaluation"), ("typo", "Misconfigured"), ("big", "WaitingForQuota")):
+        out = StringIO()
+        explain_run_dir(tmp_path / "first" / "run-gang-v1.37", workload, Console(file=out, width=400))
+        assert reason in out.getvalue(), workload
