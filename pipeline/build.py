@@ -284,6 +284,10 @@ def build(
             shutil.copy2(db, temp_db)
         con = duckdb.connect(str(temp_db))
         try:
+            # Parallel aggregation adds floating-point numbers in a varying order, so a sum
+            # can differ in its last bit between two builds; one thread makes rebuilding the
+            # same runs give identical content, which the accounting promises.
+            con.execute("SET threads TO 1")
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
             create_macros(con, focus_split=focus_split)
