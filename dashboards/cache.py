@@ -67,7 +67,8 @@ def cursor(db: DbRef) -> duckdb.DuckDBPyConnection:
     of the dashboard process must come from here: one opened elsewhere while the file is
     rebuilt would keep the old file's DuckDB instance alive, and the reopened connection
     would get that instance, and the old data, back."""
-    return _connection(db.path, db.mtime_ns).cursor()
+    current = DbRef.of(Path(db.path))  # the file as it is now, even if ``db`` is older
+    return _connection(current.path, current.mtime_ns).cursor()
 
 
 def query(db: DbRef, name: str, *args: Any, **kwargs: Any) -> Any:

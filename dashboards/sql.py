@@ -151,7 +151,12 @@ def query_frame(
     statement = check_read_only(query)
     connect = connect or (lambda: data.connect_read_only(db))
     for attempt in (1, 2):
-        con = connect()
+        try:
+            con = connect()
+        except duckdb.ConnectionException as exc:
+            if attempt == 2:
+                raise DashboardError(f"cannot open the database: {_first_line(exc)}") from exc
+            continue
         try:
             cursor = con.execute(statement)
             columns = [d[0] for d in cursor.description or []]

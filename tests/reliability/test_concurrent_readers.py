@@ -34,6 +34,7 @@ STATE_QUERY = """
            (SELECT count(*) FROM fct_workloads) AS workloads
 """
 SETTLE_S = 20.0  # after the rebuild, how long a reader may take to see it (a noisy machine)
+PAUSE_S = 0.05  # between two reads: the rebuild needs the CPU too
 
 
 def _state_via_sql(db: Path) -> tuple:
@@ -65,6 +66,7 @@ def _read_in_a_loop(read: Callable[[], tuple], stop: threading.Event, seen: list
             seen.append((time.monotonic(), read()))
         except Exception as error:  # noqa: BLE001 - every failure is a finding
             errors.append(repr(error))
+        stop.wait(PAUSE_S)
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # Streamlit caches outside a running app
