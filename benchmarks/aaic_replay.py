@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -81,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cluster", help="a node list instead of the documented cluster")
     parser.add_argument("--runs", default=",".join(label for label, _, _ in RUNS))
     parser.add_argument("--no-build", action="store_true", help="replays and waits only, no cost")
+    parser.add_argument("--cap-s", type=float, default=900.0,
+                        help="stop a replay after this many seconds and report it unfinished (900)")
     args = parser.parse_args(argv)
     console = Console()
     out, trace = Path(args.out), Path(args.trace)
@@ -104,7 +107,14 @@ def main(argv: list[str] | None = None) -> int:
         run_dir = out / "runs" / label
         command = [sys.executable, "-c", _REPLAY, str(trace), str(inputs.cluster), str(run_dir), str(profiles[profile]),
                    f"aaic-{stem}-{label}"] + ([str(inputs.queues)] if with_queues else [])
-        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=args.cap_s)
+        except subprocess.TimeoutExpired:
+            for staging in run_dir.parent.glob(f".{run_dir.name}.tmp-*"):  # the killed replay's
+                shutil.rmtree(staging, ignore_errors=True)
+            timing_rows.append([label, profile, "", "", "", f"> {args.cap_s:.0f} (stopped)", ""])
+            timings.add_row(*(str(v) for v in timing_rows[-1]))
+            continue
         if done.returncode != 0:
             console.print(f"[red]{label} failed[/red]: {done.stderr.strip().splitlines()[-1:]}")
             return 1
@@ -151,7 +161,7 @@ def _markdown(header: list[str], rows: list[list[object]]) -> str:
 
 def _report(stem, jobs, cluster, timing_rows, summaries, costs, build_seconds, waits) -> str:
     header, rows = waits
-    labels = [h.removesuffix("_wait_s") for h in header if h.endswith("_wait_s")]
+    labels = [h.removesuffix("_wait_s") for h in header if h.endswith("_wait_s") and h != "recorded_wait_s"]
     never = {label: sum(1 for r in rows if r[header.index(f"{label}_wait_s")] == "") for label in labels}
     parts = [
         f"# AAIC {stem}: recorded waits vs replayed waits, and cost per group\n",
@@ -164,8 +174,8 @@ def _report(stem, jobs, cluster, timing_rows, summaries, costs, build_seconds, w
         "Statistics are over the jobs every replay completed.\n",
         "## Replays\n",
         _markdown(["run", "profile", "workloads", "rejected rows", "events", "seconds", "peak RSS MiB"], timing_rows),
-        "Jobs without a completed run at the end of each replay: "
-        + ", ".join(f"{label} {count:,}" for label, count in never.items()) + ".\n",
+        "Jobs without a completed run at the end of each replay (the log's jobs that ran 0 s are "
+        "quarantined, so never run): " + ", ".join(f"{label} {count:,}" for label, count in never.items()) + ".\n",
     ]
     titles = {"queue": "Waits per AAIC queue (s)", "size": "Waits per job size (s)", "group": "Waits per group (s)"}
     for by, (table_header, table_rows) in summaries.items():

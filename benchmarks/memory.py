@@ -118,10 +118,14 @@ def trace_memory_table(rows: int = DEFAULT_ROWS, console: Console | None = None)
         for what, path in (("csv rows", full), ("stream", full), ("TraceLoad", tenth)):
             m = _measure(what, path)
             growth = m["peak_mib"] - m["baseline_mib"]
-            table.add_row(what, f"{m['rows']:,}", f"{path.stat().st_size / 2**20:,.0f}", f"{m['seconds']:.0f}",
+            table.add_row(what, _count(m["rows"]), f"{path.stat().st_size / 2**20:,.0f}", f"{m['seconds']:.0f}",
                           f"{m['rows'] / m['seconds']:,.0f}", f"{m['peak_mib']:,.0f}", f"{growth:,.0f}",
                           f"{growth * 2**20 / max(1, m['rows']):,.0f}")
     return table
+
+
+def _count(rows: float) -> str:
+    return f"{rows / 1e6:.1f} M" if rows >= 1e6 else f"{rows:,.0f}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,10 +52,18 @@ def _connection(path: str, mtime_ns: int) -> duckdb.DuckDBPyConnection:
         return connection
 
 
+def _cursor(path: str, mtime_ns: int) -> duckdb.DuckDBPyConnection:
+    """A cursor of the shared connection. DuckDB refuses a second call on one connection while
+    another thread's call runs (ResourceInUseException), cursor() included: one at a time."""
+    connection = _connection(path, mtime_ns)
+    with _open_lock:
+        return connection.cursor()
+
+
 @st.cache_data(ttl=600, max_entries=256, show_spinner=False)
 def _cached_query(name: str, path: str, mtime_ns: int, args: tuple, kwargs: tuple) -> Any:
     # A cursor per call: the cached connection is shared by sessions running in threads.
-    cursor = _connection(path, mtime_ns).cursor()
+    cursor = _cursor(path, mtime_ns)
     try:
         return getattr(data, name)(cursor, *args, **dict(kwargs))
     finally:
@@ -68,7 +76,7 @@ def cursor(db: DbRef) -> duckdb.DuckDBPyConnection:
     rebuilt would keep the old file's DuckDB instance alive, and the reopened connection
     would get that instance, and the old data, back."""
     current = DbRef.of(Path(db.path))  # the file as it is now, even if ``db`` is older
-    return _connection(current.path, current.mtime_ns).cursor()
+    return _cursor(current.path, current.mtime_ns)
 
 
 def query(db: DbRef, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -11,13 +11,10 @@ layout applies to all of them.
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import importlib.metadata
 import json
 import os
 import shutil
-import sys
 import uuid
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -33,6 +30,7 @@ from pipeline.errors import PipelineError
 from pipeline.focus.columns import REGISTRY, focus_version, table_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
+from scheduler.eventlog.files import replace_folder
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
@@ -208,42 +206,6 @@ def _nodes_needing(runs: list[RunInputs]) -> dict[str, set[str | None]]:
     return needing
 
 
-def _replace_folder(staging: Path, target: Path) -> None:
-    """Put the finished folder `staging` at `target`, which is never missing or half-written.
-
-    On Linux both names are swapped in one step (renameat2 RENAME_EXCHANGE) and the old folder,
-    now under the staging name, is deleted: a reader, or a build killed at any moment, sees the
-    old export or the new one. Where the swap is unavailable the old folder is moved aside
-    first, which leaves an instant without `target`.
-    """
-    if target.exists() and _exchange_names(staging, target):
-        shutil.rmtree(staging, ignore_errors=True)  # the old export, after the swap
-        return
-    previous = _temp_sibling(target, "previous")
-    if target.exists():
-        target.rename(previous)
-    staging.rename(target)
-    shutil.rmtree(previous, ignore_errors=True)
-
-
-def _exchange_names(first: Path, second: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):  # no libc symbol (glibc < 2.28, musl)
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE from <fcntl.h> and <linux/fs.h>
-    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(second))
-
-
 def build(
     run_dirs: list[Path],
     prices: Path,
@@ -262,6 +224,8 @@ def build(
         raise PipelineError("build: no run directory given")
     if charge_period_s <= 0:
         raise PipelineError(f"build: charge period must be positive, got {charge_period_s} s")
+    if export is not None and Path(export).exists() and not Path(export).is_dir():
+        raise PipelineError(f"{export}: not a folder (--export names the folder to write)")
     runs = [read_run_dir(Path(run_dir)) for run_dir in run_dirs]
     seen: dict[str, Path] = {}
     for run in runs:
@@ -282,7 +246,10 @@ def build(
     try:
         if db.exists():
             shutil.copy2(db, temp_db)
-        con = duckdb.connect(str(temp_db))
+        try:
+            con = duckdb.connect(str(temp_db))
+        except duckdb.Error as exc:  # the existing file is not a DuckDB database
+            raise PipelineError(f"{db}: cannot update it: {str(exc).splitlines()[0]}") from None
         try:
             # Parallel aggregation adds floating-point numbers in a varying order, so a sum
             # can differ in its last bit between two builds; one thread makes rebuilding the
@@ -472,7 +439,7 @@ def export_focus(
         )
         metadata_temp = _temp_sibling(export / "focus_metadata.json", "writing")
         metadata_temp.write_text(json.dumps(metadata, indent=2) + "\n")
-        _replace_folder(staging, target)
+        replace_folder(staging, target)
         os.replace(metadata_temp, export / "focus_metadata.json")
     except BaseException:
         _remove(staging)

@@ -23,7 +23,10 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
     db = Path(db)
     if not db.is_file():
         raise PipelineError(f"{db}: database not found")
-    con = duckdb.connect(str(db), read_only=True)
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:  # not a DuckDB file, or one in use
+        raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:
         runs = [
             row[0]

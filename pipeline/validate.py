@@ -37,7 +37,10 @@ def validate_db(db: Path) -> list[Violation]:
     if not db.is_file():
         raise PipelineError(f"{db}: database not found")
     violations: list[Violation] = []
-    con = duckdb.connect(str(db), read_only=True)
+    try:
+        con = duckdb.connect(str(db), read_only=True)
+    except duckdb.Error as exc:  # not a DuckDB file, or one in use
+        raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:
         tables = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
         if TABLE not in tables:

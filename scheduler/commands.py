@@ -25,7 +25,7 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
-from scheduler.trace.io import replace_folder
+from scheduler.trace.io import check_replaceable, replace_folder
 
 if TYPE_CHECKING:
     from scheduler.admission.manifests import QueueConfig
@@ -119,6 +119,7 @@ def replay(
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
+    check_replaceable(out, RUN_FILES["run"])  # before any work: the old folder is replaced whole
     chosen = load_profile(profile)
     cluster = read_any_cluster(cluster_path)
     # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 MAX_MESSAGE = 400
 """Characters of an error message, at most (the file, row and field come on top)."""
 

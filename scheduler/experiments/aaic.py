@@ -16,6 +16,7 @@ at the end of a replay has no simulated wait.
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -205,7 +206,7 @@ def wait_summary(
     for label in runs:
         header += [f"{label}_mean_s", f"{label}_median_s", f"{label}_p90_s"]
     rows = []
-    for key in ["all"] + sorted(k for k in buckets if k != "all"):
+    for key in ["all"] + sorted((k for k in buckets if k != "all"), key=_natural):
         members = buckets[key]
         recorded = wait_stats([float(j.waittime) for j in members])
         if recorded is None:
@@ -215,6 +216,12 @@ def wait_summary(
             row += _stat_cells(wait_stats([per_run[label][j.workload_id] for j in members]))
         rows.append(row)
     return header, rows
+
+
+def _natural(label: str) -> tuple[int, str]:
+    """group-2 before group-10; size classes in size order."""
+    first = re.search(r"\d+", label)
+    return (int(first.group()) if first else 0, label)
 
 
 def _size_class(job: AaicJob) -> str:

@@ -8,12 +8,8 @@ from __future__ import annotations
 
 import codecs
 import csv
-import ctypes
-import errno
 import io
 import os
-import shutil
-import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -23,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scheduler.errors import InputError
+from scheduler.eventlog.files import replace_folder  # noqa: F401 - re-exported for the commands
 
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 """What makes a spreadsheet run a cell as a formula (OWASP CSV injection): the same list as
@@ -47,42 +44,20 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def replace_folder(staging: Path, out: Path) -> None:
-    """Put the finished folder ``staging`` at ``out``; ``out`` is never missing or half.
-
-    On Linux the two names are swapped in one step (``renameat2(RENAME_EXCHANGE)``) and the
-    old folder, now under the staging name, is deleted: a reader, or a process killed at any
-    moment, sees the old folder or the new one. Where the swap is not available (another
-    system, or a file system without it) the old folder is moved aside first, which leaves
-    an instant without ``out``.
-    """
-    staging, out = Path(staging), Path(out)
-    if out.exists() and _exchange_names(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # the old folder, after the swap
+def check_replaceable(out: Path, marker: str) -> None:
+    """Refuse to replace ``out`` unless it is missing, empty, or a folder a previous run of
+    the same command wrote (it holds ``marker``): ``--out .`` or ``--out ~/Documents`` by
+    mistake must not delete everything in there."""
+    out = Path(out)
+    if not out.exists():
         return
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        os.replace(out, old)
-    os.replace(staging, out)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _exchange_names(first: Path, second: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2 RENAME_EXCHANGE); False if unsupported."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):  # no libc symbol (glibc < 2.28, musl)
-        return False
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    at_cwd, exchange = -100, 2  # AT_FDCWD, RENAME_EXCHANGE from <fcntl.h> and <linux/fs.h>
-    if renameat2(at_cwd, os.fsencode(first), at_cwd, os.fsencode(second), exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
-        return False
-    raise OSError(code, os.strerror(code), str(second))
+    if not out.is_dir():
+        raise InputError(out, "exists and is not a folder: --out names the folder to write")
+    if any(out.iterdir()) and not (out / marker).exists():
+        raise InputError(
+            out, f"is a folder with other files (no {marker}): --out must be a new folder or a "
+            "previous output, which is replaced as a whole"
+        )
 
 
 def atomic_write_text(path: Path, text: str) -> None:

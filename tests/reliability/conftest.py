@@ -3,9 +3,9 @@
 Profiles: ``make test`` runs the fuzz tests under ``reliability-bounded`` (a fixed,
 derandomised number of examples: the same cases on every run, the whole fuzz suite well under
 a minute); ``make fuzz`` passes ``--hypothesis-profile=reliability-fuzz`` for a long
-randomised run. They are registered here, in an initial conftest of ``tests/reliability``, so
-that the option finds them, and applied per test (`profiles.fuzz_settings`), never loaded
-globally: other suites keep their own settings.
+randomised run. They are registered by `profiles`, imported here, in an initial conftest of
+``tests/reliability``, so that the option finds them; they are applied per test
+(`profiles.fuzz_settings`), never loaded globally: other suites keep their own settings.
 """
 
 from __future__ import annotations
@@ -15,17 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, settings
 
-_COMMON = {
-    "deadline": None,  # a noisy two-core machine: time is not a property
-    "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
-                              HealthCheck.filter_too_much, HealthCheck.large_base_example],
-    "print_blob": True,
-}
-settings.register_profile("reliability-bounded", max_examples=60, derandomize=True, database=None, **_COMMON)
-settings.register_profile("reliability-fuzz", max_examples=3000, **_COMMON)
-
+from tests.reliability import profiles  # noqa: F401 - registers the profiles, for --hypothesis-profile
 
 CLUSTER = "node,gpu_model,gpus,pricing_category\na1,A100,8,Standard\na2,A100,8,Committed\nh1,H100,8,Standard\n"
 PRICES = (

@@ -135,3 +135,53 @@ def test_build_of_a_damaged_run_directory_is_one_line(workspace, tmp_path, damag
                            "--db", str(tmp_path / "marts.duckdb"))
     assert_one_line_error("build", code, err)
     assert not (tmp_path / "marts.duckdb").exists()
+
+
+@pytest.mark.parametrize("command", ["build", "report", "sql", "explain", "validate"])
+@pytest.mark.parametrize("content", [b"garbage", b"", b"DUCK" + b"\xff" * 4092])
+def test_a_database_that_is_not_one_is_a_one_line_error(workspace, tmp_path, command, content):
+    db = tmp_path / "marts.duckdb"
+    db.write_bytes(content)
+    argv = {
+        "build": ["build", str(workspace.run_a), "--prices", str(workspace.inputs / "prices.csv"), "--db", str(db)],
+        "report": ["report", "--db", str(db), "--out", str(tmp_path / "report")],
+        "sql": ["sql", "--db", str(db), "SELECT 1"],
+        "explain": ["explain", "--db", str(db), "w000"],
+        "validate": ["validate", "--db", str(db)],
+    }[command]
+    code, _, err = run_cli(*argv)
+    assert_one_line_error(command, code, err)
+    assert db.read_bytes() == content, "the file was changed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["marts.duckdb"], "something was written"
+
+
+def test_an_export_path_that_is_a_file_is_refused_before_building(workspace, tmp_path):
+    (tmp_path / "export").write_text("not a folder")
+    code, _, err = run_cli("build", str(workspace.run_a), "--prices", str(workspace.inputs / "prices.csv"),
+                           "--db", str(tmp_path / "marts.duckdb"), "--export", str(tmp_path / "export"))
+    assert_one_line_error("build", code, err)
+    assert not (tmp_path / "marts.duckdb").exists()
+
+
+@pytest.mark.parametrize("existing", ["a file", "a folder of other files"])
+def test_replay_never_replaces_something_that_is_not_a_previous_run(workspace, tmp_path, existing):
+    out = tmp_path / "out"
+    if existing == "a file":
+        out.write_text("keep me")
+    else:
+        out.mkdir()
+        (out / "thesis.tex").write_text("keep me")
+    argv = ["replay", "--trace", str(workspace.inputs / "trace-a.csv"), "--cluster",
+            str(workspace.inputs / "cluster.csv"), "--out", str(out)]
+    code, _, err = run_cli(*argv)
+    assert_one_line_error("replay", code, err)
+    assert (out if existing == "a file" else out / "thesis.tex").read_text() == "keep me"
+    # An empty folder, then the previous run, is replaced as before.
+    if existing == "a file":
+        out.unlink()
+        out.mkdir()
+    else:
+        (out / "thesis.tex").unlink()
+    for _ in range(2):
+        code, _, err = run_cli(*argv)
+        assert code == 0, err

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from scheduler.admission.manifests import read_queue_config
+from scheduler.commands import replay
 from scheduler.errors import InputError
-from scheduler.experiments.aaic import queues_yaml, write_aaic_inputs
+from scheduler.experiments.aaic import compare_waits, queues_yaml, wait_summary, write_aaic_inputs
 from scheduler.trace.aaic import (
     aaic_jobs_to_trace,
     default_cluster,
@@ -135,3 +136,25 @@ def test_the_real_2017q4_log_reads_whole():
     load = aaic_jobs_to_trace(jobs, natural_start(jobs))
     assert len(load.workloads) + len(load.rejected) == load.input_rows == 93_497
     assert {r.field for r in load.rejected} == {"time_end"}  # only jobs that ran 0 s
+
+
+def test_simulated_waits_sit_next_to_the_recorded_ones(tmp_path):
+    # One 8-GPU node: job 1 takes it for 100 s; jobs 2 and 3 (4 GPUs each) wait for it.
+    path = write(
+        tmp_path,
+        f"1, 0, 0, 0, 1, 8, 600, 0, {DAY}, {DAY + 10}, {DAY + 110}, 10, 100",
+        f"2, 0, 1, 1, 1, 4, 600, 0, {DAY + 10}, {DAY + 200}, {DAY + 250}, 190, 50",
+        f"3, 0, 1, 1, 1, 4, 600, 0, {DAY + 20}, {DAY + 20}, {DAY + 50}, 0, 30",
+    )
+    cluster = tmp_path / "cluster.csv"
+    cluster.write_text("node,gpu_model,gpus\nn0,P100,8\n", encoding="utf-8")
+    replay(path, cluster, tmp_path / "run", profile="gang-v1.37")
+    jobs = read_aaic_jobs(path)
+    header, rows = compare_waits(jobs, {"gang": tmp_path / "run"})
+    assert header[-2:] == ["recorded_wait_s", "gang_wait_s"]
+    assert [(row[1], row[-2], row[-1]) for row in rows] == [("aaic-1", 10, 0.0), ("aaic-2", 190, 90.0), ("aaic-3", 0, 80.0)]
+    header, rows = wait_summary(jobs, {"gang": tmp_path / "run"}, by="queue")
+    assert header == ["queue", "jobs", "recorded_mean_s", "recorded_median_s", "recorded_p90_s",
+                      "gang_mean_s", "gang_median_s", "gang_p90_s"]
+    assert rows == [["all", 3, 66.7, 10.0, 190.0, 56.7, 80.0, 90.0], ["q0", 1, 10.0, 10.0, 10.0, 0.0, 0.0, 0.0],
+                    ["q1", 2, 95.0, 95.0, 190.0, 85.0, 85.0, 90.0]]
