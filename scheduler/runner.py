@@ -260,6 +260,13 @@ class Replay:
             **fields,
         )
 
+    def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:
+        """True when a `pending` row with this reason would be dropped whatever its message
+        (the same reason was said less than PENDING_MESSAGE_REFRESH_S ago): callers can skip
+        composing a message nobody will read."""
+        last = run.last_pending
+        return last is not None and last[0] == reason.value and self.env.now - last[2] < PENDING_MESSAGE_REFRESH_S
+
     def pending(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
         last = run.last_pending
         now = self.env.now

@@ -196,6 +196,6 @@ def _requeue(layer: KueueAdmission, entry: Entry) -> bool:
         return parked
     layer.say_pending(wl, entry.reason, entry.message)
     if parked and entry.equivalent_fail:
-        for other in pending_queue.park_equivalents(wl):
+        for other in pending_queue.park_equivalents(wl, entry.reason.value):
             layer.say_pending(other, entry.reason, entry.message)
     return parked and pending_queue.has_heads

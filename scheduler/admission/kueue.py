@@ -221,9 +221,11 @@ class KueueAdmission:
         self.unexplained.clear()
 
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
-        position, total = self.queue_of(wl).position(wl)
         wl.explained = True
         self.unexplained.pop(wl.name, None)
+        if self.replay.pending_is_recent(wl.run, reason):
+            return
+        position, total = self.queue_of(wl).position(wl)
         self.replay.pending(wl.run, reason, f"{message}; position {position} of {total} in ClusterQueue {wl.cluster_queue}")
 
     def admit(self, wl: AdmissionWorkload, assignment: Assignment) -> None:

@@ -17,7 +17,17 @@ reference §4.3).
 - A workload that issued preemptions stays the head of a BestEffortFIFO queue until it is
   admitted or fails otherwise, so that nobody else takes the quota it freed.
 - Inadmissible workloads return to the heap when the cohort tree's capacity changes
-  (`requeue_inadmissible`); those in PodsReady backoff wait for their time.
+  (`requeue_inadmissible`). Those in PodsReady backoff are not in the queue at all until
+  their time comes (`KueueAdmission.submit` queues them then).
+
+Why the heap is partly lazy: a requeue moves every inadmissible workload back, and the
+first head of each shape that fails again sends its whole shape back (equivalence hashing).
+With thousands pending, doing that one workload at a time costs O(pending) per released
+workload. So each shape keeps its inadmissible workloads, and the ones requeued but not yet
+tried ("dormant"), as sorted lists moved whole. Only the dormant workload with the smallest
+key of each shape sits in the real heap; when it leaves, the next one takes its place. Every
+dormant workload has a key above its shape's heap representative, so heads come out in
+exactly the order one heap of everybody would give.
 
 `positions` keeps every pending workload's queue key sorted, for "position N of M".
 """
@@ -27,8 +37,20 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+from dataclasses import dataclass, field
 
 from scheduler.admission.workloads import AdmissionWorkload
+
+Entry = tuple[tuple[int, float, int], AdmissionWorkload]  # (queue key, workload)
+
+
+@dataclass(eq=False)
+class _Shape:
+    """The queue's workloads of one scheduling shape that are not physically in the heap."""
+
+    parked: list[Entry] = field(default_factory=list)  # inadmissible, sorted by key
+    dormant: list[Entry] = field(default_factory=list)  # requeued, not yet tried; sorted
+    reason: str | None = None  # why the parked ones wait, as last said to all of them
 
 
 class PendingQueue:
@@ -38,8 +60,8 @@ class PendingQueue:
         self._heap: list[tuple[tuple[int, float, int], int, AdmissionWorkload]] = []
         self._token: dict[str, int] = {}  # workload -> its live heap entry
         self._tokens = itertools.count()
-        self._shapes: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}
-        self.inadmissible: dict[str, AdmissionWorkload] = {}
+        self._in_heap: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}  # by shape
+        self._shapes: dict[tuple[object, ...], _Shape] = {}
         self.sticky: AdmissionWorkload | None = None
         self.requeues = 0  # bumped by every requeue of the inadmissible set
         self._positions: list[tuple[int, float, int]] = []
@@ -50,31 +72,31 @@ class PendingQueue:
 
     @property
     def has_heads(self) -> bool:
-        return bool(self._token)
+        return bool(self._token)  # a shape with dormant workloads always has one in the heap
+
+    @property
+    def inadmissible(self) -> list[AdmissionWorkload]:
+        return [wl for shape in self._shapes.values() for _, wl in shape.parked]
 
     # -- membership ---------------------------------------------------------------------
 
     def push(self, wl: AdmissionWorkload) -> None:
         """Into the heap (a newcomer, a requeue, or back from the inadmissible set)."""
-        self.inadmissible.pop(wl.name, None)
+        self._take_out(wl)
         self._track(wl)
-        token = next(self._tokens)
-        self._token[wl.name] = token
-        heapq.heappush(self._heap, (wl.queue_key, token, wl))
-        self._shapes.setdefault(wl.shape, {})[wl.name] = wl
+        self._heap_push(wl)
 
     def park(self, wl: AdmissionWorkload) -> None:
         """Into the inadmissible set."""
-        self._unheap(wl)
+        self._take_out(wl)
         self._track(wl)
-        self.inadmissible[wl.name] = wl
+        bisect.insort(self._shape(wl).parked, (wl.queue_key, wl))
         if self.sticky is wl:
             self.sticky = None
 
     def remove(self, wl: AdmissionWorkload) -> None:
         """The workload left the queue (admitted, deactivated)."""
-        self._unheap(wl)
-        self.inadmissible.pop(wl.name, None)
+        self._take_out(wl)
         key = self._members.pop(wl.name, None)
         if key is not None:
             del self._positions[bisect.bisect_left(self._positions, key)]
@@ -91,11 +113,38 @@ class PendingQueue:
         self._members[wl.name] = key
         bisect.insort(self._positions, key)
 
-    def _unheap(self, wl: AdmissionWorkload) -> None:
+    def _shape(self, wl: AdmissionWorkload) -> _Shape:
+        shape = self._shapes.get(wl.shape)
+        if shape is None:
+            shape = self._shapes[wl.shape] = _Shape()
+        return shape
+
+    def _heap_push(self, wl: AdmissionWorkload) -> None:
+        token = next(self._tokens)
+        self._token[wl.name] = token
+        heapq.heappush(self._heap, (wl.queue_key, token, wl))
+        self._in_heap.setdefault(wl.shape, {})[wl.name] = wl
+
+    def _take_out(self, wl: AdmissionWorkload) -> None:
+        """Wherever `wl` is (heap, parked, dormant), it is there no more; still a member."""
         if self._token.pop(wl.name, None) is not None:
-            shape = self._shapes.get(wl.shape)
-            if shape is not None:
-                shape.pop(wl.name, None)
+            self._in_heap[wl.shape].pop(wl.name, None)
+            self._promote(wl.shape)
+            return
+        shape, key = self._shapes.get(wl.shape), self._members.get(wl.name)
+        if shape is None or key is None:
+            return
+        for entries in (shape.parked, shape.dormant):
+            at = bisect.bisect_left(entries, (key,))
+            if at < len(entries) and entries[at][1] is wl:
+                del entries[at]
+                return
+
+    def _promote(self, shape_key: tuple[object, ...]) -> None:
+        """The shape's heap representative left: the next dormant one takes its place."""
+        shape = self._shapes.get(shape_key)
+        if shape is not None and shape.dormant:
+            self._heap_push(shape.dormant.pop(0)[1])
 
     # -- a cycle ------------------------------------------------------------------------
 
@@ -103,12 +152,12 @@ class PendingQueue:
         """The next workload to try; it stays a member until requeued or removed."""
         sticky = self.sticky
         if sticky is not None and sticky.name in self._token:
-            self._unheap(sticky)
+            self._take_out(sticky)
             return sticky
         while self._heap:
             _, token, wl = heapq.heappop(self._heap)
             if self._token.get(wl.name) == token:
-                self._unheap(wl)
+                self._take_out(wl)
                 return wl
         return None
 
@@ -120,24 +169,50 @@ class PendingQueue:
         self.park(wl)
         return True
 
-    def park_equivalents(self, wl: AdmissionWorkload) -> list[AdmissionWorkload]:
-        """Scheduling-equivalence hashing: heap workloads shaped like `wl` fail alike."""
+    def park_equivalents(self, wl: AdmissionWorkload, reason: str) -> list[AdmissionWorkload]:
+        """Scheduling-equivalence hashing: heap workloads shaped like `wl` fail alike.
+
+        Returns those that should say why they wait: the ones that were really in the heap,
+        and the dormant ones when the reason changed since they last heard it (Kueue updates
+        only the head's status; the others keep theirs, as here when nothing changed)."""
         if self.strict_fifo:
             return []
-        same = list(self._shapes.get(wl.shape, {}).values())
-        for other in same:
+        shape = self._shape(wl)
+        physical = list(self._in_heap.get(wl.shape, {}).values())
+        dormant = [entry[1] for entry in shape.dormant] if shape.reason != reason else []
+        if shape.dormant:
+            shape.parked = _merged(shape.parked, shape.dormant)
+            shape.dormant = []
+        for other in physical:
             self.park(other)
-        return same
+        shape.reason = reason
+        return physical + dormant
 
     def requeue_inadmissible(self, now: float) -> int:
         """Capacity changed in the cohort tree: inadmissible workloads get another try."""
         self.requeues += 1
-        ready = [wl for wl in self.inadmissible.values() if wl.requeue_at_s <= now]
-        for wl in sorted(ready, key=lambda w: w.queue_key):
-            self.push(wl)
-        return len(ready)
+        moved = 0
+        for shape in self._shapes.values():
+            if not shape.parked:
+                continue
+            moved += len(shape.parked)
+            shape.dormant = _merged(shape.dormant, shape.parked)
+            shape.parked = []
+            self._heap_push(shape.dormant.pop(0)[1])
+        return moved
 
     def position(self, wl: AdmissionWorkload) -> tuple[int, int]:
         """(1-based position among this queue's pending workloads, how many are pending)."""
         key = self._members.get(wl.name, wl.queue_key)
         return bisect.bisect_left(self._positions, key) + 1, len(self._positions)
+
+
+def _merged(first: list[Entry], second: list[Entry]) -> list[Entry]:
+    """Two sorted lists as one. Usually one of them is empty or tiny (a shape's workloads
+    move as a block): then the other one is kept, with no comparison per workload."""
+    small, large = (first, second) if len(first) <= len(second) else (second, first)
+    if len(small) <= 16:  # typically the head just parked, joining its dormant shape-mates
+        for entry in small:
+            bisect.insort(large, entry)  # the lists are the shape's own: changed in place
+        return large
+    return sorted(first + second)  # two sorted runs: Timsort merges them in one pass

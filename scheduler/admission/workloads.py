@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from scheduler.admission.manifests import GPU_RESOURCE
@@ -71,9 +72,10 @@ class AdmissionWorkload:
         """Kueue's heap order: priority desc, queue-order timestamp asc, then a stable id."""
         return (-self.priority, self.queue_timestamp_s, self.seq)
 
-    @property
+    @cached_property
     def shape(self) -> tuple[object, ...]:
-        """Scheduling-equivalence hash: workloads equal here get the same assignment."""
+        """Scheduling-equivalence hash: workloads equal here get the same assignment (none of
+        its parts changes once the workload is tracked, so it is computed once)."""
         return (tuple(sorted(self.requests.items())), self.models, self.priority)
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:

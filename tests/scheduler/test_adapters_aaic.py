@@ -120,6 +120,9 @@ def test_the_default_cluster_and_the_kueue_queues_follow_the_log(tmp_path):
     quotas = [cq.quota("p100", "nvidia.com/gpu").nominal_milli for cq in config.cluster_queues.values()]
     assert quotas == [80_000] * 4
     assert {cq.cohort for cq in config.cluster_queues.values()} == {"aaic"}
+    # waitForPodsReady on: an admitted gang that cannot run gives its quota back (docs/traces.md).
+    ready = config.configuration.wait_for_pods_ready
+    assert ready is not None and ready.timeout_s == 600 and not ready.block_admission
     # An uneven split gives the remainder to the first queues.
     shares = [part.split("nominalQuota: ")[1].split("\n")[0] for part in queues_yaml(["q0", "q1", "q2"], default_cluster(1)).split("kind: ClusterQueue")[1:]]
     assert shares == ["3", "3", "2"]
