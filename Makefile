@@ -28,7 +28,7 @@ fuzz: install
 	$(PY) -m pytest -p no:randomly tests/reliability -m hypothesis --hypothesis-profile=reliability-fuzz --timeout=0
 
 bench: install
-	$(PY) -m benchmarks.run --large
+	$(PY) -m benchmarks.run
 
 lint: install
 	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks

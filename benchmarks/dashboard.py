@@ -28,9 +28,10 @@ DEFAULT_DB = Path(__file__).resolve().parent / ".cache" / "large.duckdb"
 PROFILES = ("gang-v1.37", "kube-default")
 
 
-def default_db() -> Path:
+def default_db(preset: str = "large") -> Path:
+    """``$GPU_FINOPS_BENCH_DB``, else the preset's cached database under benchmarks/.cache/."""
     value = os.environ.get("GPU_FINOPS_BENCH_DB", "").strip()
-    return Path(value).expanduser() if value else DEFAULT_DB
+    return Path(value).expanduser() if value else DEFAULT_DB.with_name(f"{preset}.duckdb")
 
 
 def build_database(db: Path, preset: str = "large", console: Console | None = None,
@@ -198,7 +199,7 @@ def report(db: Path, console: Console) -> Table:
 
 def dashboard_bench(console: Console, db: Path | None = None, preset: str = "large") -> Table:
     """The table `make bench` prints: builds the large database first if it is not cached."""
-    db = db or default_db()
+    db = db or default_db(preset)
     if not db.is_file():
         console.print(f"building the {preset} database for the dashboard timings once → {db}")
         build_database(db, preset, console)
@@ -215,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="build from real replays (most of an hour) instead of a synthesized log")
     args = parser.parse_args(argv)
     console = Console()
-    db = args.db or default_db()
+    db = args.db or default_db(args.preset)
     if args.rebuild or not db.is_file():
         console.print(f"building the {args.preset} database once (minutes) → {db}")
         build_database(db, args.preset, console, replay=args.replay)

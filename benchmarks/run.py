@@ -1,8 +1,19 @@
-"""`make bench`: replay throughput and peak memory per profile, and the pipeline build, on
-the generated presets, measured side by side in one run so ratios survive a noisy machine.
+"""`make bench`: what decides whether the tool is usable at scale, measured in one run so
+ratios survive a noisy machine.
 
-Each measurement runs in its own Python process, so its peak RSS is its own. Presets:
-`demo` always; `large` (≥ 200,000 pods on ≥ 2,000 nodes) with `--large`.
+1. Replay throughput and peak RSS of the 10k, 100k and 1M-pod presets (`bench-*.toml`: the
+   large preset's cluster and mix scaled; 1M pods on 10,260 nodes / 82,080 GPUs) under
+   gang-v1.37 with Kueue admission, and the scaling ratio (time per pod at 1M ÷ at 10k).
+   Each replay is stopped after ``--cap`` seconds and reported as not finished.
+2. With ``--profiles``: every profile side by side on the demo preset (and ``--large``).
+3. The pipeline build of the largest preset's run (its real run if the replay finished,
+   else an event log of the same volume synthesized from its trace), hourly charge periods,
+   and its ratio to a lower bound measured in the same run: one DuckDB pass over
+   events.parquet summing interval lengths.
+4. Each dashboard page's query time on that database.
+5. Peak memory of a 10-million-row trace read as a stream.
+
+Each measurement runs in its own Python process, so its peak RSS is its own.
 """
 
 from __future__ import annotations
@@ -60,61 +71,135 @@ def _measure(script: str, *args: str, timeout: float | None = None) -> dict[str,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="make bench")
-    parser.add_argument("--large", action="store_true", help="also the large preset (minutes to an hour)")
-    parser.add_argument("--large-cap", type=float, default=LARGE_CAP_S, help="seconds per large replay")
-    args = parser.parse_args(argv)
+SCALING_PRESETS = ("bench-10k", "bench-100k", "bench-1m")
+SCALING_CAP_S = 600.0
+
+_KUEUE_REPLAY = """
+import json, resource, sys, time
+from pathlib import Path
+from scheduler.commands import replay
+inputs, out = Path(sys.argv[1]), Path(sys.argv[2])
+began = time.perf_counter()
+result = replay(inputs / "trace.csv", inputs / "cluster.csv", out, profile="gang-v1.37", seed=42,
+                queues=inputs / "queues.yaml")
+elapsed = time.perf_counter() - began
+manifest = json.loads((out / "run.json").read_text())
+print(json.dumps({"seconds": elapsed, "pods": manifest["counts"]["pods"], "events": result.events,
+                  "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def scaling_table(root: Path, presets: list[str], cap_s: float, console: Console) -> tuple[Table, dict[str, Path]]:
+    """Replay throughput of the 10k / 100k / 1M-pod presets under gang-v1.37 with Kueue
+    admission, one process each, each stopped after ``cap_s``; the run folders that finished."""
     from scheduler.generator import generate
 
+    table = Table(title=f"replay scaling, gang-v1.37 + Kueue (one process per preset, capped at {cap_s:.0f} s)")
+    for column in ("preset", "nodes", "GPUs", "pods", "events", "seconds", "pods/s", "events/s",
+                   "peak RSS MiB", "µs per pod"):
+        table.add_column(column, justify="right")
+    per_pod: dict[str, float] = {}
+    finished: dict[str, Path] = {}
+    for preset in presets:
+        inputs, out = root / preset / "inputs", root / preset / "run"
+        files = generate(preset, inputs, seed=42)
+        console.print(f"{preset}: {files.pods:,} pods on {files.nodes:,} nodes, replaying (cap {cap_s:.0f} s)")
+        m = _measure(_KUEUE_REPLAY, str(inputs), str(out), timeout=cap_s)
+        if m is None:
+            table.add_row(preset, f"{files.nodes:,}", f"{files.gpus:,}", f"{files.pods:,}", "",
+                          f"> {cap_s:.0f}", f"< {files.pods / cap_s:,.0f}", "", "", "did not finish")
+            continue
+        per_pod[preset] = m["seconds"] / m["pods"]
+        finished[preset] = out
+        table.add_row(preset, f"{files.nodes:,}", f"{files.gpus:,}", f"{m['pods']:,}", f"{m['events']:,}",
+                      f"{m['seconds']:.1f}", f"{m['pods'] / m['seconds']:,.0f}", f"{m['events'] / m['seconds']:,.0f}",
+                      f"{m['peak_rss_mib']:,.0f}", f"{per_pod[preset] * 1e6:,.0f}")
+    first, last = presets[0], presets[-1]
+    if first in per_pod and last in per_pod:
+        table.caption = f"scaling: time per pod at {last} ÷ at {first} = {per_pod[last] / per_pod[first]:.2f} (goal ≤ 1.5)"
+    elif first in per_pod:
+        bound = cap_s / _pods_of(root / last / "inputs") / per_pod[first]
+        table.caption = f"scaling: {last} did not finish, so time per pod there ÷ at {first} > {bound:.1f} (goal ≤ 1.5)"
+    return table, finished
+
+
+def _pods_of(inputs: Path) -> int:
+    import csv
+
+    with open(inputs / "trace.csv", newline="", encoding="utf-8") as handle:
+        return sum(int(row["pods"]) for row in csv.DictReader(handle))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="make bench")
+    parser.add_argument("--presets", default=",".join(SCALING_PRESETS),
+                        help="scaling presets, smallest first (default: %(default)s)")
+    parser.add_argument("--cap", type=float, default=SCALING_CAP_S, help="seconds per scaling replay (%(default)s)")
+    parser.add_argument("--profiles", action="store_true", help="also every profile on the demo preset")
+    parser.add_argument("--large", action="store_true", help="with --profiles: the large preset too (long)")
+    parser.add_argument("--large-cap", type=float, default=LARGE_CAP_S, help="seconds per large replay")
+    args = parser.parse_args(argv)
     console = Console()
-    presets = ["demo"] + (["large"] if args.large else [])
+    presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     with tempfile.TemporaryDirectory(prefix="gpu-finops-bench-") as tmp:
         root = Path(tmp)
-        table = Table(title="replay throughput (one process per cell)")
-        for column in ("preset", "profile", "pods", "events", "seconds", "pods/s", "events/s",
-                       "peak RSS MiB", "time ÷ gang-v1.37"):
-            table.add_column(column, justify="right")
-        builds = Table(title="pipeline build (hourly charge periods)")
-        for column in ("preset", "runs", "FOCUS rows", "seconds", "rows/s", "peak RSS MiB"):
-            builds.add_column(column, justify="right")
-        for preset in presets:
-            inputs = root / preset / "inputs"
-            generate(preset, inputs, seed=42)
-            baseline = None
-            run_dirs = []
-            for profile in PROFILES:
-                out = root / preset / profile
-                m = _measure(_REPLAY, str(inputs), str(out), profile,
-                             timeout=args.large_cap if preset == "large" else None)
-                if m is None:
-                    table.add_row(preset, profile, "", "", f"> {args.large_cap:.0f}", "did not finish", "", "", "")
-                    continue
-                baseline = baseline or m["seconds"]
-                run_dirs.append(str(out))
-                table.add_row(preset, profile, f"{m['pods']:,}", f"{m['events']:,}", f"{m['seconds']:.1f}",
-                              f"{m['pods'] / m['seconds']:,.0f}", f"{m['events'] / m['seconds']:,.0f}",
-                              f"{m['peak_rss_mib']:,.0f}", f"{m['seconds'] / baseline:.2f}")
-            b = _measure(_BUILD, ",".join(run_dirs), str(inputs / "prices.csv"), str(root / preset / "bench.duckdb"))
-            if b is None or not run_dirs:
-                continue
-            builds.add_row(preset, str(len(run_dirs)), f"{b['rows']:,}", f"{b['seconds']:.1f}",
-                           f"{b['rows'] / b['seconds']:,.0f}", f"{b['peak_rss_mib']:,.0f}")
-        console.print(table)
-        console.print(builds)
-    # the pipeline on the large preset, hourly periods (its event log synthesized: see the module)
-    from benchmarks.pipeline import bench_large_build
+        # 1. replay throughput and scaling under gang-v1.37 + Kueue
+        scaling, finished = scaling_table(root, presets, args.cap, console)
+        console.print(scaling)
+        # 2. every profile side by side (demo; large with --large)
+        if args.profiles:
+            _profiles_tables(root, ["demo"] + (["large"] if args.large else []), args.large_cap, console)
+        # 3. the pipeline on the largest preset: its real run when the replay finished, else
+        #    an event log of its volume synthesized from its trace; and the lower-bound pass
+        from benchmarks.pipeline import bench_large_build
 
-    console.print(bench_large_build("large", seed=42, console=console))
-    # each dashboard page's query time on the large database (built once, then reused)
-    from benchmarks.dashboard import dashboard_bench
+        largest = presets[-1]
+        console.print(bench_large_build(largest, seed=42, run_dir=finished.get(largest), console=console))
+    # 4. each dashboard page's query time on the largest preset's database (built once, cached)
+    from benchmarks.dashboard import dashboard_bench, default_db
 
-    console.print(dashboard_bench(console))
-    # peak memory of a 10-million-row trace read as a stream (benchmarks/memory.py)
+    db = default_db(presets[-1])
+    console.print(dashboard_bench(console, db, presets[-1]))
+    # 5. peak memory of a 10-million-row trace read as a stream (benchmarks/memory.py)
     from benchmarks.memory import trace_memory_table
 
     console.print(trace_memory_table(console=console))
     return 0
+
+
+def _profiles_tables(root: Path, presets: list[str], large_cap: float, console: Console) -> None:
+    from scheduler.generator import generate
+
+    table = Table(title="replay throughput per profile (one process per cell)")
+    for column in ("preset", "profile", "pods", "events", "seconds", "pods/s", "events/s",
+                   "peak RSS MiB", "time ÷ gang-v1.37"):
+        table.add_column(column, justify="right")
+    builds = Table(title="pipeline build (hourly charge periods)")
+    for column in ("preset", "runs", "FOCUS rows", "seconds", "rows/s", "peak RSS MiB"):
+        builds.add_column(column, justify="right")
+    for preset in presets:
+        inputs = root / preset / "inputs"
+        generate(preset, inputs, seed=42)
+        baseline = None
+        run_dirs = []
+        for profile in PROFILES:
+            out = root / preset / profile
+            m = _measure(_REPLAY, str(inputs), str(out), profile, timeout=large_cap if preset == "large" else None)
+            if m is None:
+                table.add_row(preset, profile, "", "", f"> {large_cap:.0f}", "did not finish", "", "", "")
+                continue
+            baseline = baseline or m["seconds"]
+            run_dirs.append(str(out))
+            table.add_row(preset, profile, f"{m['pods']:,}", f"{m['events']:,}", f"{m['seconds']:.1f}",
+                          f"{m['pods'] / m['seconds']:,.0f}", f"{m['events'] / m['seconds']:,.0f}",
+                          f"{m['peak_rss_mib']:,.0f}", f"{m['seconds'] / baseline:.2f}")
+        b = _measure(_BUILD, ",".join(run_dirs), str(inputs / "prices.csv"), str(root / preset / "bench.duckdb"))
+        if b is None or not run_dirs:
+            continue
+        builds.add_row(preset, str(len(run_dirs)), f"{b['rows']:,}", f"{b['seconds']:.1f}",
+                       f"{b['rows'] / b['seconds']:,.0f}", f"{b['peak_rss_mib']:,.0f}")
+    console.print(table)
+    console.print(builds)
 
 
 if __name__ == "__main__":

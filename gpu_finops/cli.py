@@ -28,8 +28,10 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from scheduler.generator import generate
 
     files = generate(args.preset, Path(args.out), seed=args.seed)
-    print(f"wrote {files}" if not hasattr(files, "__dict__") else "\n".join(
-        f"{name}: {path}" for name, path in vars(files).items()))
+    print(f"generated {files.workloads:,} workloads ({files.pods:,} pods) on {files.nodes:,} nodes "
+          f"({files.gpus:,} GPUs), offered load {files.offered_load:.0%}")
+    for path in (files.trace, files.cluster, files.queues, files.prices):
+        print(f"  {path}")
     return 0
 
 
@@ -217,6 +219,13 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
+    """`experiment aaic`: the AAIC gang replay and its report (gpu_finops/aaic.py)."""
+    from gpu_finops.aaic import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-finops",
@@ -305,8 +314,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501)
 
-    p = add("experiment", _cmd_experiment, "experiments on real traces: fgd (the FGD fragmentation study)")
-    p.add_argument("name", choices=("fgd",), help="fgd: openb pods placed one by one, per scoring policy")
+    experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",
+                                description="experiments on real traces: fgd (the FGD fragmentation study), "
+                                "aaic (the AAIC gang log under three schedulers)")
+    kinds = experiment.add_subparsers(dest="name", required=True, metavar="EXPERIMENT")
+
+    def add_experiment(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
+        p = kinds.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=handler, command=f"experiment {name}")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+        return p
+
+    p = add_experiment("aaic", _cmd_experiment_aaic,
+                       "the AAIC batch log under kube-default, gang-v1.37 and gang-v1.37 + Kueue: recorded "
+                       "vs replayed waits, and cost per group (report.md)")
+    from gpu_finops.aaic import add_arguments
+
+    add_arguments(p)
+    p = add_experiment("fgd", _cmd_experiment, "openb pods placed one by one, per scoring policy (FGD study)")
     p.add_argument("--pods", required=True, help="an openb pod list (openb_pod_list_*.csv)")
     p.add_argument("--cluster", required=True, help="a node list: openb, PAI 2020, spot-GPU 2026 or the project's own")
     p.add_argument("--out", required=True, help="folder for curves.csv, summary.csv, fgd.png, experiment.json")

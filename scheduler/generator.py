@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+import reprlib
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -96,7 +97,45 @@ def preset_names() -> list[str]:
 
 
 def load_preset(preset: str | Path) -> tuple[dict[str, Any], Path]:
-    """The preset's TOML as a dict, and where it came from (for error messages)."""
+    """The preset's TOML as a dict, and where it came from (for error messages).
+
+    A preset may start from another one: ``[preset] extends = "large"`` takes every table of
+    that preset, then this file's ``[preset]`` keys over the base's and any other top-level
+    table of this file in place of the base's. ``[preset] pool_scale = 5`` multiplies every
+    pool's node, block and rack count (at least one of each): the benchmark presets are the
+    large one at other sizes, with no second copy of its mix to keep in step.
+    """
+    config, source = _load_preset_file(preset)
+    settings = config.get("preset", {})
+    base = settings.get("extends") if isinstance(settings, Mapping) else None
+    if base is not None:
+        if not isinstance(base, str) or base == str(preset):
+            raise InputError(source, f"must name another preset, got {reprlib.repr(base)}", field="preset.extends")
+        parent, _ = _load_preset_file(base)
+        if "extends" in parent.get("preset", {}):
+            raise InputError(source, f"{base} extends another preset itself: one level only", field="preset.extends")
+        merged = {**parent, **{k: v for k, v in config.items() if k != "preset"}}
+        merged["preset"] = {**parent.get("preset", {}), **{k: v for k, v in settings.items() if k != "extends"}}
+        config = merged
+    scale = config.get("preset", {}).get("pool_scale")
+    if scale is not None:
+        if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not 0 < scale <= 1000:
+            raise InputError(source, f"must be a number in (0, 1000], got {reprlib.repr(scale)}", field="preset.pool_scale")
+        config["pool"] = [_scaled_pool(pool, float(scale)) for pool in config.get("pool", [])]
+    return config, source
+
+
+def _scaled_pool(pool: Any, scale: float) -> Any:
+    if not isinstance(pool, Mapping):
+        return pool  # expand_pools names the problem
+    scaled = dict(pool)
+    for key in ("count", "blocks", "racks"):
+        if isinstance(pool.get(key), int) and not isinstance(pool.get(key), bool):
+            scaled[key] = max(1, round(pool[key] * scale))
+    return scaled
+
+
+def _load_preset_file(preset: str | Path) -> tuple[dict[str, Any], Path]:
     if isinstance(preset, str) and "/" not in preset and not preset.endswith(".toml"):
         if preset not in preset_names():
             raise InputError(preset, f"no such preset; choose one of {', '.join(preset_names())} or give a .toml path")
@@ -149,6 +188,7 @@ def _draw_workloads(
     capacity = sum(n.gpus for n in nodes) * horizon_s
     budget = float(settings.get("target_load", 0.85)) * capacity
     max_workloads = int(settings.get("max_workloads", 1_000_000))
+    max_pods = int(settings.get("max_pods", 100_000_000))
     teams = _require(config, "teams", source)
     team_names = [t["name"] for t in teams]
     team_weights = [float(t["weight"]) for t in teams]
@@ -161,7 +201,8 @@ def _draw_workloads(
 
     draws: list[_Draw] = []
     offered = 0.0
-    while offered < budget and len(draws) < max_workloads:
+    pods_drawn = 0
+    while offered < budget and len(draws) < max_workloads and pods_drawn < max_pods:
         mix = rng.choices(mixes, weights=mix_weights)[0]
         team = rng.choices(team_names, weights=team_weights)[0]
         hour = rng.choices(hours, weights=hour_weights)[0]
@@ -199,6 +240,7 @@ def _draw_workloads(
                 topology_preferred=preferred,
             )
         )
+        pods_drawn += pods
         # Only the part inside the horizon loads this run's cluster.
         offered += pods * gpus * min(duration, horizon_s - submit)
     # Stable sort: equal submit times keep draw order, which is seed-determined.

@@ -102,3 +102,32 @@ def test_tiny_preset_is_small(tmp_path):
 def test_unknown_preset_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="no such preset"):
         generate("enormous", tmp_path)
+
+
+def test_benchmark_presets_are_the_large_one_scaled(tmp_path):
+    # bench-10k: the large preset's pools at 1/20 and arrivals stopped at 10,000 pods.
+    from scheduler.generator import load_preset
+
+    large, _ = load_preset("large")
+    small, _ = load_preset("bench-10k")
+    assert small["mix"] == large["mix"] and small["teams"] == large["teams"]
+    assert [p["count"] for p in small["pool"]] == [max(1, round(p["count"] * 0.05)) for p in large["pool"]]
+    assert small["preset"]["horizon_s"] == large["preset"]["horizon_s"]
+    files = generate("bench-10k", tmp_path / "out", seed=42)
+    assert files.nodes == 102 and 10_000 <= files.pods < 10_000 + 32  # the last gang may overshoot
+    big, _ = load_preset("bench-1m")
+    assert sum(p["count"] for p in big["pool"]) >= 10_000
+    assert sum(p["count"] * p["gpus"] for p in big["pool"]) >= 80_000
+
+
+@pytest.mark.parametrize(("preset", "field"), [
+    ('[preset]\nextends = "no-such"\n', "no-such"),
+    ("[preset]\nextends = 3\n", "preset.extends"),
+    ('[preset]\nextends = "large"\npool_scale = 0\n', "preset.pool_scale"),
+    ('[preset]\nextends = "large"\npool_scale = "big"\n', "preset.pool_scale"),
+])
+def test_a_bad_preset_extension_names_the_field(tmp_path, preset, field):
+    path = tmp_path / "mine.toml"
+    path.write_text(preset, encoding="utf-8")
+    with pytest.raises(InputError, match=field):
+        generate(path, tmp_path / "out")
