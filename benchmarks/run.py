@@ -61,11 +61,21 @@ print(json.dumps({"seconds": elapsed, "rows": rows,
 
 
 def _measure(script: str, *args: str, timeout: float | None = None) -> dict[str, float] | None:
+    """The JSON the script prints last; None when it ran past ``timeout``."""
+    partial = _measure_or_partial(script, *args, timeout=timeout)
+    return None if "progress_s" in partial else partial
+
+
+def _measure_or_partial(script: str, *args: str, timeout: float | None = None) -> dict[str, float]:
+    """Like `_measure`, but a script stopped at ``timeout`` gives the last progress line it
+    wrote on stderr (``progress_s``, ``pods_started``, ``day``; empty if none)."""
     try:
         done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, check=False,
                               timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
+    except subprocess.TimeoutExpired as stopped:
+        err = stopped.stderr.decode() if isinstance(stopped.stderr, bytes) else (stopped.stderr or "")
+        lines = [line for line in err.splitlines() if line.startswith('{"progress_s"')]
+        return json.loads(lines[-1]) if lines else {"progress_s": timeout or 0.0, "pods_started": 0, "day": 0.0}
     if done.returncode != 0:
         raise SystemExit(f"benchmark step failed: {done.stderr.strip().splitlines()[-1:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -80,8 +90,16 @@ from pathlib import Path
 from scheduler.commands import replay
 inputs, out = Path(sys.argv[1]), Path(sys.argv[2])
 began = time.perf_counter()
+calls = 0
+def progress(now, pods, last_arrival):
+    # How far a replay got, for the bench to report if it stops it at the cap.
+    global calls
+    calls += 1
+    if calls % 2000 == 0:
+        print(json.dumps({"progress_s": time.perf_counter() - began, "pods_started": pods,
+                          "day": now / 86400}), file=sys.stderr, flush=True)
 result = replay(inputs / "trace.csv", inputs / "cluster.csv", out, profile="gang-v1.37", seed=42,
-                queues=inputs / "queues.yaml")
+                queues=inputs / "queues.yaml", progress=progress)
 elapsed = time.perf_counter() - began
 manifest = json.loads((out / "run.json").read_text())
 print(json.dumps({"seconds": elapsed, "pods": manifest["counts"]["pods"], "events": result.events,
@@ -99,15 +117,24 @@ def scaling_table(root: Path, presets: list[str], cap_s: float, console: Console
                    "peak RSS MiB", "µs per pod"):
         table.add_column(column, justify="right")
     per_pod: dict[str, float] = {}
+    stopped_at: dict[str, float] = {}  # seconds per started pod, for replays stopped at the cap
+    notes: list[str] = []
     finished: dict[str, Path] = {}
     for preset in presets:
         inputs, out = root / preset / "inputs", root / preset / "run"
         files = generate(preset, inputs, seed=42)
         console.print(f"{preset}: {files.pods:,} pods on {files.nodes:,} nodes, replaying (cap {cap_s:.0f} s)")
-        m = _measure(_KUEUE_REPLAY, str(inputs), str(out), timeout=cap_s)
-        if m is None:
+        m = _measure_or_partial(_KUEUE_REPLAY, str(inputs), str(out), timeout=cap_s)
+        if "progress_s" in m:  # stopped at the cap: how far it got
+            started, seconds = m["pods_started"], m["progress_s"]
+            rate = started / seconds if seconds else 0.0
+            if started:
+                stopped_at[preset] = seconds / started
             table.add_row(preset, f"{files.nodes:,}", f"{files.gpus:,}", f"{files.pods:,}", "",
-                          f"> {cap_s:.0f}", f"< {files.pods / cap_s:,.0f}", "", "", "did not finish")
+                          f"> {cap_s:.0f}", f"{rate:,.0f} *", "", "",
+                          f"{seconds / started * 1e6:,.0f} *" if started else "")
+            notes.append(f"* {preset} stopped at the cap: {started:,} pods started in {seconds:.0f} s, "
+                         f"simulated day {m['day']:.1f} of 7")
             continue
         per_pod[preset] = m["seconds"] / m["pods"]
         finished[preset] = out
@@ -116,18 +143,14 @@ def scaling_table(root: Path, presets: list[str], cap_s: float, console: Console
                       f"{m['peak_rss_mib']:,.0f}", f"{per_pod[preset] * 1e6:,.0f}")
     first, last = presets[0], presets[-1]
     if first in per_pod and last in per_pod:
-        table.caption = f"scaling: time per pod at {last} ÷ at {first} = {per_pod[last] / per_pod[first]:.2f} (goal ≤ 1.5)"
-    elif first in per_pod:
-        bound = cap_s / _pods_of(root / last / "inputs") / per_pod[first]
-        table.caption = f"scaling: {last} did not finish, so time per pod there ÷ at {first} > {bound:.1f} (goal ≤ 1.5)"
+        notes.append(f"scaling: time per pod at {last} ÷ at {first} = {per_pod[last] / per_pod[first]:.2f} (goal ≤ 1.5)")
+    elif first in per_pod and last in stopped_at:
+        # Measured on the part replayed before the cap: the replay slows as the cluster fills,
+        # so the whole run's ratio is likely higher.
+        notes.append(f"scaling: time per started pod at {last}, up to the cap, ÷ at {first} = "
+                     f"{stopped_at[last] / per_pod[first]:.2f} so far (goal ≤ 1.5)")
+    table.caption = "\n".join(notes)
     return table, finished
-
-
-def _pods_of(inputs: Path) -> int:
-    import csv
-
-    with open(inputs / "trace.csv", newline="", encoding="utf-8") as handle:
-        return sum(int(row["pods"]) for row in csv.DictReader(handle))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
         BarColumn(),
         TextColumn("day {task.fields[day]:.1f}"),
         TextColumn("{task.fields[pods]:,} pods started"),
+        TextColumn("{task.fields[rate]:,.0f} pods/s"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     )
@@ -38,9 +39,11 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
         if bar is None:
             bar = Progress(*columns, console=console)
             bar.start()
-            task = bar.add_task(label, total=max(last_arrival_s, 1.0), day=0.0, pods=0)
+            task = bar.add_task(label, total=max(last_arrival_s, 1.0), day=0.0, pods=0, rate=0.0)
         if calls % 200 == 0:
-            bar.update(task, completed=min(now, last_arrival_s), day=now / 86400, pods=pods)
+            elapsed = bar.tasks[0].elapsed or 0.0
+            bar.update(task, completed=min(now, last_arrival_s), day=now / 86400, pods=pods,
+                       rate=pods / elapsed if elapsed > 0 else 0.0)
 
     try:
         yield update
