@@ -304,18 +304,19 @@ def _loss_gpu_s(replay: Replay, run: WorkloadRun) -> float:
     return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in run.started.values())
 
 
+_CHECK_INDEX = False  # tests turn it on: the index against a walk over every holder
+
+
 def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     """Cheap necessary condition: free GPUs plus all lower-priority GPUs of accepted models
     cover the gang's request. Victim selection only runs when this holds."""
     state, models, priority = replay.state, run.spec.gpu_models, run.spec.priority
-    reclaimable = 0
-    for wid, other in replay.holding_runs.items():
-        if other.spec.priority >= priority or wid == run.spec.workload_id:
-            continue
-        for pod in other.holding:
-            holding = state.holdings[(wid, pod)]
-            if not models or state.nodes[holding.node].gpu_model in models:
-                reclaimable += holding.milli
+    reclaimable = state.held_below(priority, models)  # the run's own pods are at its priority
+    if __debug__ and _CHECK_INDEX:
+        walked = sum(state.holdings[(wid, pod)].milli for wid, other in replay.holding_runs.items()
+                     if other.spec.priority < priority for pod in other.holding
+                     if not models or state.nodes[state.holdings[(wid, pod)].node].gpu_model in models)
+        assert walked == reclaimable, (walked, reclaimable)
     return state.free_milli(models) + reclaimable >= needed * run.request.milli
 
 

@@ -135,6 +135,7 @@ class Replay:
             )
             run = WorkloadRun(workload, seq, request, cluster_queue_of(workload), workload.duration_s)
             self.runs[workload.workload_id] = run
+            self.state.priority_of[workload.workload_id] = workload.priority
             self.env.at(workload.submit_time_s, Phase.ARRIVE, lambda r=run: self._arrive(r))
         # CompositePodGroups: parent name -> child groups, in arrival order.
         self.composites: dict[str, list[WorkloadRun]] = {}

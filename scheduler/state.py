@@ -75,6 +75,11 @@ class ClusterState:
         # placement can only get easier after a release, which the queue relies on.
         self.release_version = 0
         self.release_version_by_model: dict[str, int] = dict.fromkeys(self.nodes_by_model, 0)
+        # Milli-GPUs held, by (GPU model, priority of the holder): "how much could preemption
+        # free for priority p" without walking every holder. The replay registers each
+        # workload's priority in `priority_of` before placing it (0 if it did not).
+        self.priority_of: dict[str, int] = {}
+        self.held_milli_by_class: dict[tuple[str, int], int] = {}
 
     # -- queries -----------------------------------------------------------------------
 
@@ -106,6 +111,11 @@ class ClusterState:
         cpu_ok = not spec.cpu_milli or self.cpu_free[node] >= request.cpu_milli
         mem_ok = not spec.memory_mib or self.memory_free[node] >= request.memory_mib
         return cpu_ok, mem_ok
+
+    def held_below(self, priority: int, models: tuple[str, ...] = ()) -> int:
+        """Milli-GPUs held by workloads of lower priority on nodes of `models` (any: ())."""
+        return sum(milli for (model, held_priority), milli in self.held_milli_by_class.items()
+                   if held_priority < priority and (not models or model in models))
 
     def used_milli(self, node: int) -> int:
         return self.used[node]
@@ -194,6 +204,8 @@ class ClusterState:
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
+        held_class = (self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))
+        self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
@@ -211,6 +223,7 @@ class ClusterState:
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
+        self.held_milli_by_class[(self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))] -= holding.milli
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli

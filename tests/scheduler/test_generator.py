@@ -131,3 +131,4 @@ def test_a_bad_preset_extension_names_the_field(tmp_path, preset, field):
     path.write_text(preset, encoding="utf-8")
     with pytest.raises(InputError, match=field):
         generate(path, tmp_path / "out")
+
