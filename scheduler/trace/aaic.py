@@ -45,6 +45,7 @@ from scheduler.errors import InputError
 from scheduler.model.cluster import Cluster, Node
 from scheduler.model.workload import Workload
 from scheduler.trace.generic import RejectedRow, TraceLoad
+from scheduler.trace.io import RowProblem as _RowProblem
 
 COLUMNS = (
     "id", "user", "group", "queue", "nodes", "gpus", "walltime_req", "termcode",
@@ -103,13 +104,6 @@ class AaicJobs:
     jobs: tuple[AaicJob, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
-
-
-class _RowProblem(Exception):
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
 
 
 def open_text(path: Path) -> str:

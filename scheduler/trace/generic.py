@@ -41,6 +41,7 @@ from scheduler.errors import InputError
 from scheduler.model.cluster import TOPOLOGY_LEVELS
 from scheduler.model.workload import MILLI, Workload
 from scheduler.trace.io import DEFAULT_BATCH_ROWS, ROW_PROBLEM, read_table_rows
+from scheduler.trace.io import RowProblem as _RowProblem
 
 REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
 OPTIONAL_COLUMNS = (
@@ -97,15 +98,6 @@ class TraceBatch:
     workloads: tuple[Workload, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
-
-
-class _RowProblem(Exception):
-    """Raised while parsing one row; becomes a RejectedRow."""
-
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
 
 
 def read_generic_trace(path: Path, start: datetime) -> TraceLoad:

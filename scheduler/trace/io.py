@@ -30,6 +30,16 @@ DEFAULT_BATCH_ROWS = 65_536
 """Rows per Parquet batch: large enough to be fast, small enough to keep memory flat."""
 
 
+class RowProblem(Exception):
+    """Raised by a reader while parsing one row; becomes that row's `RejectedRow` (field,
+    reason) in the reader's quarantine."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(reason)
+        self.field = field
+        self.reason = reason
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary sibling file and ``os.replace``."""
     path = Path(path)

@@ -48,6 +48,7 @@ from scheduler.errors import InputError
 from scheduler.model.workload import MILLI, Workload
 from scheduler.trace.generic import RejectedRow, TraceLoad
 from scheduler.trace.io import ROW_PROBLEM, read_table_rows
+from scheduler.trace.io import RowProblem as _RowProblem
 
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
 TIME_COLUMNS = ("creation_time", "deletion_time", "scheduled_time")
@@ -93,13 +94,6 @@ class OpenbPodList:
     pods: tuple[OpenbPod, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
-
-
-class _RowProblem(Exception):
-    def __init__(self, field: str, reason: str) -> None:
-        super().__init__(reason)
-        self.field = field
-        self.reason = reason
 
 
 def read_openb_pods(path: Path) -> OpenbPodList:
