@@ -176,7 +176,7 @@ class Preemptor:
         spec = self.specs[queue.name]
         same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue != "Never" else []
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
-        if not self._could_fit(wl, queue, usage, frs_need, [q for q, _, _ in (*same, *hierarchy, *by_priority)]):
+        if not self._could_fit(wl, queue, usage, frs_need, [*same, *hierarchy, *by_priority]):
             return []
         evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same))
 
@@ -215,22 +215,39 @@ class Preemptor:
         return []
 
     def _could_fit(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
-                   sources: list[QuotaNode]) -> bool:
-        """A necessary condition, cheap: the preemptor's available quota grows by at most what
-        the victims hold, so if even all candidates together cannot make room, none can.
-        (Kueue would try them one by one and find out; the answer is the same.)"""
-        for fr, value in usage.items():
-            room = queue.available(fr)
-            for source in sources:
-                freeable = self.holders.held_below(source.name, fr, self._priority_bound(wl, queue, source))
-                if source is not queue and len(frs_need) == 1:  # it stops giving at its quota
-                    freeable = min(freeable, max(0, source.usage.get(fr, 0) - source.subtree.get(fr, 0)))
-                room += freeable
-                if room >= value:
-                    break
-            if room < value:
-                return False
-        return True
+                   sources: list[_Source]) -> bool:
+        """A necessary condition, cheap: could the preemptor fit if every workload that could
+        ever be a victim were gone? Removing usage never lowers what a queue can admit, and a
+        search only removes some of those workloads, so when even all of them together leave
+        no room, the one-by-one search Kueue runs would find none either (same answer).
+
+        Checked once per kind of run: with borrowing allowed, queues whose candidates could
+        only be reclaimed without borrowing give nothing (they are skipped in that run);
+        without borrowing, every candidate counts but the preemptor must end within its
+        nominal quota. (What a queue above nominal gives is not capped at what it borrows:
+        its last victim may take it below nominal, freeing quota the preemptor can use.)"""
+        spec = self.specs[queue.name].preemption
+        no_borrowing_reclaim = spec.borrow_within_cohort == "Never"
+        with_borrowing = [source for source, _, advantage in sources
+                          if source is queue or advantage or not no_borrowing_reclaim]
+        if self._fits_without(wl, queue, usage, with_borrowing, allow_borrowing=True):
+            return True
+        return self._fits_without(wl, queue, usage, [source for source, _, _ in sources], allow_borrowing=False)
+
+    def _fits_without(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, sources: list[QuotaNode],
+                      allow_borrowing: bool) -> bool:
+        """Does `usage` fit `queue` once the sources' holders below the priority bound are gone?"""
+        removed = []
+        for source in dict.fromkeys(sources):  # a queue is one source, even if listed twice
+            freeable = {fr: self.holders.held_below(source.name, fr, self._priority_bound(wl, queue, source)) for fr in usage}
+            self.tree.remove(source, freeable)
+            removed.append((source, freeable))
+        try:
+            return all((allow_borrowing or not queue.borrowing_with(fr, value)) and value <= max(0, queue.available(fr))
+                       for fr, value in usage.items())
+        finally:
+            for source, freeable in reversed(removed):
+                self.tree.add(source, freeable)
 
     def _priority_bound(self, wl: AdmissionWorkload, queue: QuotaNode, holder: QuotaNode) -> int | None:
         """Candidates of `holder` have a priority below this (None: any priority)."""

@@ -278,3 +278,31 @@ def test_explain_answers_for_every_waiting_workload_and_the_log_is_byte_identica
         out = StringIO()
         explain_run_dir(tmp_path / "first" / "run-gang-v1.37", workload, Console(file=out, width=400))
         assert reason in out.getvalue(), workload
+
+
+def test_reclaim_while_borrowing_takes_a_victim_that_drops_its_queue_below_nominal(tmp_path):
+    # team-a holds 9 of its nominal 8 (a1: 1 GPU, a2: 8 GPUs); team-b holds 6 of 8 and b1
+    # wants 4 more, which would make team-b borrow 2. With borrowWithinCohort, a2 is a valid
+    # victim while team-a is above nominal (9 > 8); removing it frees all 8 of its GPUs, not
+    # just the 1 team-a borrowed. A shortcut that capped what team-a can give at what it
+    # borrows would wrongly decide that no set of victims can make room.
+    manifests = queues(
+        cluster_queue("team-a", 8, cohort="org"),
+        cluster_queue("team-b", 8, cohort="org", preemption=(
+            "{reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 5}}")),
+    )
+    jobs = [
+        job_in("team-a", "a1", 0, 10_000, gpus=1),
+        job_in("team-a", "a2", 1, 10_000, gpus=8),
+        job_in("team-b", "b0", 2, 10_000, gpus=6, priority=10),
+        job_in("team-b", "b1", 100, 1_000, gpus=4, priority=10),
+    ]
+    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION) if t < 1_000] == [
+        (0.0, "admitted", "a1", None),
+        (1.0, "admitted", "a2", "Borrowing"),
+        (2.0, "admitted", "b0", None),
+        (100.0, "requeued", "a2", "Preempted"),
+        (130.0, "admitted", "b1", "Borrowing"),
+    ]
+    assert [r["reason"] for r in rows if r["event"] == "preempted"] == ["preempted-by:b1"]
