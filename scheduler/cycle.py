@@ -108,14 +108,18 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int, explain: bool = T
         candidates = [d for d in candidates if d.value == mine]
     best: tuple[tuple[int, int, str], Plan] | None = None
     fullest = Plan()  # the domain that came closest, for the pending message
-    for domain in candidates:
-        placed, diagnosis = _place_in(replay, run, needed, domain, explain)
-        if len(placed) >= needed:
-            rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
-            if best is None or rank < best[0]:
-                best = (rank, Plan(placed, diagnosis))
-        elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
-            fullest = Plan(placed, diagnosis)
+    if explain and (spec.topology_required or per_model):
+        # The message names the domain that came closest: every domain is tried.
+        for domain in candidates:
+            placed, diagnosis = _place_in(replay, run, needed, domain, explain)
+            if len(placed) >= needed:
+                rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
+                if best is None or rank < best[0]:
+                    best = (rank, Plan(placed, diagnosis))
+            elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
+                fullest = Plan(placed, diagnosis)
+    else:
+        best = _best_domain(replay, run, needed, candidates, explain)
     if best is not None:
         return best[1]
     if spec.topology_required:
@@ -135,6 +139,49 @@ def _plan_group(replay: Replay, run: WorkloadRun, needed: int, explain: bool = T
     if level:  # preferred topology, no claim: fall back to the whole cluster
         return Plan(*_place_group(replay, run, needed))
     return Plan([], fullest.diagnosis)  # one claim per group, no model had room
+
+
+def _best_domain(replay: Replay, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                 explain: bool) -> tuple[tuple[int, int, str], Plan] | None:
+    """The best-ranked domain where the group fits, as trying every domain would find it,
+    trying them best bound first and stopping once no untried domain can rank better.
+
+    On a large cluster a topology-aware group has hundreds of domains, and trying each
+    one scans its nodes: most are full (their free GPUs cannot hold `needed` pods) or, on
+    an empty cluster, all alike, so the first one tried is the answer."""
+    state, milli, pods = replay.state, run.request.milli, len(run.pending)
+    bounded = sorted((topology.best_possible_rank(state, domain, pods, milli), index)
+                     for index, domain in enumerate(candidates))
+    best: tuple[tuple[int, int, str], Plan] | None = None
+    for bound, index in bounded:
+        if -bound[0] < needed or (best is not None and bound > best[0]):
+            break  # every domain left holds too few pods, or ranks below the best found
+        domain = candidates[index]
+        placed, diagnosis = _place_in(replay, run, needed, domain, explain)
+        if len(placed) >= needed:
+            rank = topology.placement_rank(state, domain, len(placed), milli)
+            if best is None or rank < best[0]:
+                best = (rank, Plan(placed, diagnosis))
+    if __debug__ and _CHECK_INDEX:
+        _assert_same_best_domain(replay, run, needed, candidates, explain, best)
+    return best
+
+
+def _assert_same_best_domain(replay: Replay, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                             explain: bool, best: tuple[tuple[int, int, str], Plan] | None) -> None:
+    """Tests: the bounded search found what trying every domain finds."""
+    state = replay.state
+    walked = None
+    for domain in candidates:
+        free = sum(state.nodes[n].gpus * MILLI - state.used_milli(n) for n in domain.nodes)
+        assert topology.domain_free_milli(state, domain) == free, (domain.value, free)
+        placed, _ = _place_in(replay, run, needed, domain, explain)
+        if len(placed) >= needed:
+            rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
+            if walked is None or rank < walked[0]:
+                walked = (rank, placed)
+    assert (walked is None) == (best is None), (walked, best)
+    assert walked is None or best is None or (walked[0], walked[1]) == (best[0], best[1].placed), (walked, best)
 
 
 def _place_in(replay: Replay, run: WorkloadRun, needed: int, domain: topology.Domain,
@@ -283,15 +330,27 @@ def _attempt_composite(replay: Replay, parent: str, run: WorkloadRun) -> Outcome
 
 
 def _running_groups(replay: Replay, preemptor: WorkloadRun, with_loss: bool) -> list[RunningGroup]:
-    """Running groups of lower priority than the preemptor: the only possible victims."""
+    """Running groups of lower priority than the preemptor: the only possible victims.
+
+    Each run keeps its group between calls (dropped when it places, starts or releases a
+    pod): on a large cluster thousands of groups are candidates for every preemption, and
+    rebuilding their holdings each time cost more than choosing among them."""
     groups = []
-    for wid, other in replay.holding_runs.items():
-        if wid == preemptor.spec.workload_id or other.spec.priority >= preemptor.spec.priority:
+    nodes = replay.state.nodes
+    for level, runs in replay.holding_by_priority.items():
+        if level >= preemptor.spec.priority:
             continue
-        holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
-        started_at = min(other.started.values(), default=replay.env.now)
-        loss = _loss_gpu_s(replay, other) if with_loss else 0.0
-        groups.append(RunningGroup(wid, other.spec.priority, started_at, holdings, loss))
+        for wid, other in runs.items():
+            group = other.running_group
+            if group is None:
+                holdings = tuple(((wid, p), replay.state.holdings[(wid, p)]) for p in other.holding)
+                models = frozenset(nodes[h.node].gpu_model for _, h in holdings)
+                group = RunningGroup(wid, level, min(other.started.values(), default=replay.env.now), holdings, models=models)
+                if other.started:  # reserved only: its start time is "now", which moves on
+                    other.running_group = group
+            if with_loss:
+                group = replace(group, loss_gpu_s=_loss_gpu_s(replay, other))
+            groups.append(group)
     return groups
 
 
@@ -304,7 +363,7 @@ def _loss_gpu_s(replay: Replay, run: WorkloadRun) -> float:
     return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in run.started.values())
 
 
-_CHECK_INDEX = False  # tests turn it on: the index against a walk over every holder
+_CHECK_INDEX = False  # tests turn it on: each index and bounded search against a walk over everything
 
 
 def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> bool:
@@ -322,7 +381,7 @@ def _preemption_could_help(replay: Replay, run: WorkloadRun, needed: int) -> boo
 
 def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     plugin = next((p for p in replay.framework.post_filter if isinstance(p, WorkloadPreemption)), None)
-    version = replay.preemption_version(run.spec.priority)
+    version = replay.preemption_version(run.spec.priority, run.spec.gpu_models)
     if plugin is None or run.preemption_failed_at == version:
         return False
     if not _preemption_could_help(replay, run, needed):
@@ -348,7 +407,7 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     state = replay.state
 
     def matters(group: RunningGroup) -> bool:
-        return not models or any(state.nodes[h.node].gpu_model in models for _, h in group.holdings)
+        return not models or not group.models.isdisjoint(models)
 
     def enough_free() -> bool:
         return state.free_milli(models) >= needed * run.request.milli
@@ -416,7 +475,7 @@ def _maybe_reject_group(replay: Replay, run: WorkloadRun) -> None:
 
 def _preempt_for_pod(replay: Replay, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
     plugin = next((p for p in replay.framework.post_filter if isinstance(p, DefaultPreemption)), None)
-    version = replay.preemption_version(run.spec.priority)
+    version = replay.preemption_version(run.spec.priority, run.spec.gpu_models)
     if plugin is None or run.preemption_failed_at == version:
         return None
     if not any(o.spec.priority < run.spec.priority for o in replay.holding_runs.values()):

@@ -23,6 +23,7 @@ from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Workload
+from scheduler.plugins.preemption import RunningGroup
 from scheduler.plugins.gang import GangPermit
 from scheduler.queue import SchedulingQueue
 from scheduler.sim import Environment, Handle, Phase
@@ -74,8 +75,11 @@ class WorkloadRun:
     last_pending: tuple[str, str, float] | None = None
     done: bool = False
     min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
-    preemption_failed_at: int = -1  # `Replay.preemption_version` when preemption last could not help
+    preemption_failed_at: tuple[object, ...] = ()  # `Replay.preemption_version` when preemption last could not help
     arrived: bool = False
+    # What preemption sees of this run while it holds pods (built on demand, dropped
+    # whenever a pod is placed, started or released: see `cycle._running_groups`).
+    running_group: RunningGroup | None = None
 
     def __post_init__(self) -> None:
         self.min_count = self.min_count or self.spec.min_count
@@ -118,8 +122,11 @@ class Replay:
         # Workloads holding GPUs (reserved or started), in the order they got them: the
         # preemption candidates, kept as an index so no cycle scans every workload.
         self.holding_runs: dict[str, WorkloadRun] = {}
-        # Releases by the priority of the workload that released: see `preemption_version`.
-        self.releases_by_priority: dict[int, int] = {}
+        # The same runs by priority: preemption reads only the levels below the preemptor's.
+        self.holding_by_priority: dict[int, dict[str, WorkloadRun]] = {}
+        # Releases by (GPU model of the nodes, priority of the workload that released):
+        # see `preemption_version`.
+        self.releases_by_class: dict[tuple[str, int], int] = {}
         self.queue = SchedulingQueue()
         self._cycles_at: set[float] = set()
         # Gangs that got pods this cycle without reaching min_count (reported at its end).
@@ -342,7 +349,9 @@ class Replay:
     def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
         """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`."""
         self.state.allocate((run.spec.workload_id, pod), node, run.request)
-        self.holding_runs.setdefault(run.spec.workload_id, run)
+        if self.holding_runs.setdefault(run.spec.workload_id, run) is run:
+            self.holding_by_priority.setdefault(run.spec.priority, {})[run.spec.workload_id] = run
+        run.running_group = None
         run.pending.discard(pod)
         if reserve:
             run.reserved.add(pod)
@@ -360,6 +369,7 @@ class Replay:
 
     def _start(self, run: WorkloadRun, pod: int, node: int) -> None:
         run.started[pod] = self.env.now
+        run.running_group = None
         self.pods_started += 1
         self.emit_pod(run, EventType.STARTED, pod, node)
 
@@ -389,7 +399,8 @@ class Replay:
             holding = self.state.release((run.spec.workload_id, pod))
             self.emit_pod(run, EventType.FINISHED, pod, holding.node)
         run.started.clear()
-        self.holding_runs.pop(run.spec.workload_id, None)
+        run.running_group = None
+        self._stop_holding(run)
         run.done = True
         run.remaining_s = 0.0
         run.pending.clear()
@@ -398,20 +409,31 @@ class Replay:
             self.admission.release(run)
         self.capacity_released()
 
-    def preemption_version(self, priority: int) -> int:
-        """Grows when a workload of `priority` or higher gives GPUs back.
+    def preemption_version(self, priority: int, models: tuple[str, ...]) -> tuple[object, ...]:
+        """Changes when a workload of `priority` or higher gives back resources on nodes of
+        `models` (any model: `()`).
 
         Preemption for a preemptor of priority p first removes every lower-priority pod
         and checks that the preemptor fits. What that leaves — free GPUs plus GPUs held
         below p, node by node — changes when workloads below p start or stop (GPUs only
         move between free and held-below-p) or when workloads at or above p start (it
-        shrinks). It can only grow when one at or above p releases GPUs: until then a
-        failed preemption fails again, and is not retried."""
-        return sum(count for level, count in self.releases_by_priority.items() if level >= priority)
+        shrinks). It can only grow when one at or above p releases resources, and only on
+        nodes the preemptor may use: until then a failed preemption fails again, and is not
+        retried. The models are part of the answer: a workload admitted again under
+        another Kueue flavor asks a new question."""
+        count = sum(n for (model, level), n in self.releases_by_class.items()
+                    if level >= priority and (not models or model in models))
+        return (models, count)
 
     def _count_release(self, run: WorkloadRun) -> None:
-        priority = run.spec.priority
-        self.releases_by_priority[priority] = self.releases_by_priority.get(priority, 0) + 1
+        priority, nodes, holdings = run.spec.priority, self.state.nodes, self.state.holdings
+        wid = run.spec.workload_id
+        for model in {nodes[holdings[(wid, pod)].node].gpu_model for pod in run.holding}:
+            self.releases_by_class[(model, priority)] = self.releases_by_class.get((model, priority), 0) + 1
+
+    def _stop_holding(self, run: WorkloadRun) -> None:
+        if self.holding_runs.pop(run.spec.workload_id, None) is not None:
+            self.holding_by_priority[run.spec.priority].pop(run.spec.workload_id, None)
 
     def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str) -> None:
         self._count_release(run)
@@ -420,7 +442,8 @@ class Replay:
             self.emit_pod(run, event, pod, holding.node, reason=reason, message=message)
         run.reserved.clear()
         run.started.clear()
-        self.holding_runs.pop(run.spec.workload_id, None)
+        run.running_group = None
+        self._stop_holding(run)
 
     def _requeue(self, run: WorkloadRun, reason: str, message: str) -> None:
         for handle in (run.finish_handle, run.deadline_handle):

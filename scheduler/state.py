@@ -44,6 +44,9 @@ class Holding:
         self.milli = sum(m for _, m in self.devices)
 
 
+PLACE_LEVELS = ("zone", "block", "rack")  # the topology levels many nodes share
+
+
 class ClusterState:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -58,7 +61,16 @@ class ClusterState:
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
+        # Free milli-GPUs per (topology level, label value, GPU model) for the shared levels
+        # (zone, block, rack): a topology domain's free GPUs without summing its nodes.
+        self.free_milli_by_place: dict[tuple[str, str, str], int] = {}
+        self._places_of: list[tuple[tuple[str, str, str], ...]] = []
         for index, node in enumerate(self.nodes):
+            places = tuple((level, value, node.gpu_model) for level in PLACE_LEVELS
+                           if (value := node.label(level)) is not None)
+            self._places_of.append(places)
+            for place in places:
+                self.free_milli_by_place[place] = self.free_milli_by_place.get(place, 0) + node.gpus * MILLI
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
             self.free_milli_by_model[node.gpu_model] = (
@@ -209,6 +221,8 @@ class ClusterState:
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
+            for place in self._places_of[node]:
+                self.free_milli_by_place[place] -= holding.milli
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
@@ -227,5 +241,7 @@ class ClusterState:
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli
+            for place in self._places_of[node]:
+                self.free_milli_by_place[place] += holding.milli
         del self.pods_on_node[node][key]
         del self.holdings[key]

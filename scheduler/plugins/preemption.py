@@ -26,6 +26,7 @@ class RunningGroup:
     started_at_s: float
     holdings: tuple[tuple[PodKey, Holding], ...]
     loss_gpu_s: float = 0.0  # GPU-seconds since its last checkpoint: what evicting it throws away
+    models: frozenset[str] = frozenset()  # GPU models of the nodes it holds
 
 
 def _importance(group: RunningGroup) -> tuple[float, float, str]:

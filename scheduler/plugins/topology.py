@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.state import ClusterState
+from scheduler.state import PLACE_LEVELS, ClusterState
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +20,8 @@ class Domain:
     level: str
     value: str
     nodes: list[int]
+    label: str = ""  # the label value shared by the nodes (value without a model prefix)
+    models: tuple[str, ...] = ()  # GPU models of its nodes
 
 
 def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False) -> list[Domain]:
@@ -40,15 +42,21 @@ def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, 
 
 def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, per_model: bool) -> list[Domain]:
     by_value: dict[str, list[int]] = {}
+    labels: dict[str, str] = {}
     for node in state.candidate_nodes(models):
         spec = state.nodes[node]
         value = spec.label(level) if level else ""
         if value is None:
             continue
+        label = value
         if per_model:
             value = f"{spec.gpu_model}/{value}" if level else spec.gpu_model
         by_value.setdefault(value, []).append(node)
-    return [Domain(level or "gpu_model", value, nodes) for value, nodes in sorted(by_value.items())]
+        labels[value] = label
+    return [
+        Domain(level or "gpu_model", value, nodes, labels[value], tuple(sorted({state.nodes[n].gpu_model for n in nodes})))
+        for value, nodes in sorted(by_value.items())
+    ]
 
 
 def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_model: bool = False) -> str | None:
@@ -61,11 +69,23 @@ def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_m
     return values.pop() if len(values) == 1 else None
 
 
+def domain_free_milli(state: ClusterState, domain: Domain) -> int:
+    """Free milli-GPUs on the domain's nodes, from the state's running sums where it has them."""
+    if domain.level == "gpu_model":
+        return state.free_milli_by_model[domain.value]
+    if domain.level in PLACE_LEVELS and domain.models:
+        return sum(state.free_milli_by_place[(domain.level, domain.label, model)] for model in domain.models)
+    return sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
+
+
 def placement_rank(state: ClusterState, domain: Domain, placed: int, request_milli: int) -> tuple[int, int, str]:
     """Smaller is better: (−pods placed, free milli-GPUs left after placement, name)."""
-    if domain.level == "gpu_model":
-        free = state.free_milli_by_model[domain.value]
-    else:
-        free = sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
-    free_after = free - placed * request_milli
-    return (-placed, free_after, domain.value)
+    return (-placed, domain_free_milli(state, domain) - placed * request_milli, domain.value)
+
+
+def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_milli: int) -> tuple[int, int, str]:
+    """A rank no placement of `pods` pods in `domain` can beat: at most as many pods as its
+    free GPUs hold (and as there are pods), leaving at least that much free. A placement
+    that reaches the bound has exactly this rank; one that places fewer ranks worse."""
+    most = pods if request_milli <= 0 else min(pods, domain_free_milli(state, domain) // request_milli)
+    return placement_rank(state, domain, most, request_milli)
