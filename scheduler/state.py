@@ -64,6 +64,9 @@ class ClusterState:
         # Free milli-GPUs per (topology level, label value, GPU model) for the shared levels
         # (zone, block, rack): a topology domain's free GPUs without summing its nodes.
         self.free_milli_by_place: dict[tuple[str, str, str], int] = {}
+        # ... and how many of its nodes have k whole GPUs free (index k): how many pods of
+        # g whole GPUs each it could hold at most (Σ count[k] · k // g).
+        self.whole_free_nodes_by_place: dict[tuple[str, str, str], list[int]] = {}
         self._places_of: list[tuple[tuple[str, str, str], ...]] = []
         for index, node in enumerate(self.nodes):
             places = tuple((level, value, node.gpu_model) for level in PLACE_LEVELS
@@ -71,6 +74,9 @@ class ClusterState:
             self._places_of.append(places)
             for place in places:
                 self.free_milli_by_place[place] = self.free_milli_by_place.get(place, 0) + node.gpus * MILLI
+                counts = self.whole_free_nodes_by_place.setdefault(place, [])
+                counts.extend([0] * (node.gpus + 1 - len(counts)))
+                counts[node.gpus] += 1
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
             self.free_milli_by_model[node.gpu_model] = (
@@ -209,10 +215,13 @@ class ClusterState:
         self.version += 1
         node = holding.node
         free = self.device_free[node]
+        whole_before = self.whole_free[node]
         for device, milli in holding.devices:
             if free[device] == MILLI:
                 self.whole_free[node] -= 1
             free[device] -= milli
+        if self.whole_free[node] != whole_before:
+            self._whole_free_moved(node, whole_before)
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
@@ -226,14 +235,24 @@ class ClusterState:
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
+    def _whole_free_moved(self, node: int, before: int) -> None:
+        after = self.whole_free[node]
+        for place in self._places_of[node]:
+            counts = self.whole_free_nodes_by_place[place]
+            counts[before] -= 1
+            counts[after] += 1
+
     def _unapply(self, key: PodKey, holding: Holding) -> None:
         self.version += 1
         node = holding.node
         free = self.device_free[node]
+        whole_before = self.whole_free[node]
         for device, milli in holding.devices:
             free[device] += milli
             if free[device] == MILLI:
                 self.whole_free[node] += 1
+        if self.whole_free[node] != whole_before:
+            self._whole_free_moved(node, whole_before)
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli

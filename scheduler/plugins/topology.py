@@ -85,7 +85,13 @@ def placement_rank(state: ClusterState, domain: Domain, placed: int, request_mil
 
 def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_milli: int) -> tuple[int, int, str]:
     """A rank no placement of `pods` pods in `domain` can beat: at most as many pods as its
-    free GPUs hold (and as there are pods), leaving at least that much free. A placement
-    that reaches the bound has exactly this rank; one that places fewer ranks worse."""
+    free GPUs hold (and as there are pods; pods of whole GPUs: as its nodes' whole free
+    GPUs hold), leaving at least that much free. A placement that reaches the bound has
+    exactly this rank; one that places fewer ranks worse."""
     most = pods if request_milli <= 0 else min(pods, domain_free_milli(state, domain) // request_milli)
+    if request_milli % 1000 == 0 and most > 0 and domain.level in PLACE_LEVELS and domain.models:
+        # Whole GPUs: each pod takes that many whole free GPUs of one node.
+        whole = request_milli // 1000
+        most = min(most, sum(count * (k // whole) for model in domain.models
+                             for k, count in enumerate(state.whole_free_nodes_by_place[(domain.level, domain.label, model)])))
     return placement_rank(state, domain, most, request_milli)
