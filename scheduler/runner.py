@@ -23,8 +23,8 @@ from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Workload
-from scheduler.plugins.preemption import RunningGroup
 from scheduler.plugins.gang import GangPermit
+from scheduler.plugins.preemption import RunningGroup
 from scheduler.queue import SchedulingQueue
 from scheduler.sim import Environment, Handle, Phase
 from scheduler.state import ClusterState, PodRequest
