@@ -32,18 +32,38 @@ event_facts as (
         min(time_s) filter (where event = 'started') as first_start_s,
         max(time_s) filter (where event = 'finished') as last_finish_s,
         count(*) filter (where event = 'rejected') > 0 as rejected,
-        -- evictions count once per attempt, not once per released pod
-        count(distinct attempt) filter (where event = 'preempted') as preemptions,
-        count(distinct attempt) filter (where event = 'timed_out') as timeouts,
         arg_max(event, seq) filter (
             where event in ('finished', 'preempted', 'timed_out', 'requeued', 'rejected')
         ) as last_release_event
+    from events
+    group by all
+),
+
+requeues as (
+    -- requeues are rare: the seqs of each workload's, to number the attempts of its evictions
+    select run_id, workload_id, list(seq) as requeue_seqs
+    from events
+    where event = 'requeued'
+    group by all
+),
+
+eviction_facts as (
+    -- evictions count once per attempt (requeues strictly before the row), not once per released pod
+    select
+        run_id,
+        workload_id,
+        count(distinct attempt) filter (where event = 'preempted') as preemptions,
+        count(distinct attempt) filter (where event = 'timed_out') as timeouts
     from (
-        select *, count(*) filter (where event = 'requeued') over (
-            partition by run_id, workload_id order by seq
-            rows between unbounded preceding and 1 preceding
-        ) as attempt
-        from events
+        select
+            e.run_id,
+            e.workload_id,
+            e.event,
+            case when q.requeue_seqs is null then 0
+                else len(list_filter(q.requeue_seqs, lambda s: s < e.seq)) end as attempt
+        from events as e
+        left join requeues as q using (run_id, workload_id)
+        where e.event in ('preempted', 'timed_out')
     )
     group by all
 ),
@@ -123,8 +143,8 @@ final as (
             else 'pending_at_end'
         end as final_state,
         ef.first_start_s - w.submit_time_s as wait_s,
-        coalesce(ef.preemptions, 0) as preemptions,
-        coalesce(ef.timeouts, 0) as timeouts,
+        coalesce(vf.preemptions, 0) as preemptions,
+        coalesce(vf.timeouts, 0) as timeouts,
         coalesce(inf.partial_placement, false) as partial_placement,
         coalesce(inf.gpu_hours_productive, 0) as gpu_hours_productive,
         coalesce(inf.gpu_hours_gang_wait, 0) as gpu_hours_gang_wait,
@@ -142,6 +162,7 @@ final as (
     from workloads as w
     inner join runs as r using (run_id)
     left join event_facts as ef using (run_id, workload_id)
+    left join eviction_facts as vf using (run_id, workload_id)
     left join holding_facts as hf using (run_id, workload_id)
     left join interval_facts as inf using (run_id, workload_id)
     left join cost_facts as cf using (run_id, workload_id)

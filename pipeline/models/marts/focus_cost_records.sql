@@ -39,6 +39,79 @@ cluster_queues as (
     group by all
 ),
 
+-- The strings that depend only on the node and resource, the workload or the charge period are
+-- formatted once per node, workload or period here and joined to the rows (n:1 joins, so the
+-- rows keep their order and every value is the one the per-row formatting gave).
+node_info as (
+    select
+        p.run_id,
+        p.node,
+        p.resource,
+        p.gpu_model,
+        p.pricing_category,
+        p.unit,
+        p.list_unit_price,
+        p.contracted_unit_price,
+        p.sku_id,
+        p.sku_price_id,
+        n.zone,
+        n.rack,
+        r.start_ts,
+        case when p.pricing_category = 'Committed'
+            then format('k8s://{}/commitment/{}/{}', p.run_id, p.node, p.resource) end as commitment_id,
+        format('Committed {} capacity of {}', p.resource, p.node) as commitment_name,
+        format('k8s://{}/node/{}', p.run_id, p.node) as resource_id,
+        case when p.gpu_model is null then 'CPU Node' else 'GPU Node' end as resource_type,
+        case p.resource when 'gpu' then 'GPU Usage' when 'cpu' then 'CPU Usage' else 'Memory Usage' end
+            as sku_meter,
+        sku_price_details(p.resource, p.gpu_model, p.pricing_category) as sku_price_details,
+        -- ChargeDescription pieces: format('{} {} …', a, b) is a || ' ' || b || …
+        coalesce(p.gpu_model, 'CPU node') || ' ' || p.unit || ' on ' || p.node as idle_description_tail,
+        coalesce(p.gpu_model, 'CPU node') || ' ' || p.unit || ' for workload ' as workload_description_head,
+        format('{} on {}', p.unit, p.node) as split_description,
+        format('{} on {} (unused commitment)', p.unit, p.node) as split_unused_description,
+        format('k8s://{}/namespace/{}', p.run_id, '__idle__') as idle_sub_account_id,
+        format('k8s://{}/cluster', p.run_id) as split_sub_account_id,
+        json_object('zone', n.zone, 'rack', n.rack, 'pricing_category', p.pricing_category)::varchar
+            as split_tags,
+        p.resource || '-request-hours' as allocated_method_id
+    from node_prices as p
+    inner join nodes as n using (run_id, node)
+    inner join runs as r using (run_id)
+),
+
+workload_info as (
+    select
+        w.run_id,
+        w.workload_id,
+        coalesce(w.tenant, '__idle__') as tenant,
+        w.queue,
+        w.priority,
+        w.kind,
+        cq.cluster_queue,
+        format('k8s://{}/namespace/{}', w.run_id, coalesce(w.tenant, '__idle__')) as sub_account_id,
+        format('k8s://{}/workload/{}', w.run_id, w.workload_id) as allocated_resource_id,
+        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'productive') as tags_productive,
+        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'gang_wait') as tags_gang_wait,
+        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'lost_to_preemption')
+            as tags_lost_to_preemption
+    from workloads as w
+    left join cluster_queues as cq using (run_id, workload_id)
+),
+
+period_info as (
+    select
+        run_id,
+        period_index,
+        date_trunc('month', charge_period_start) as billing_period_start,
+        date_trunc('month', charge_period_start) + interval 1 month as billing_period_end,
+        format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m')) as invoice_id
+    from (
+        select run_id, k as period_index, ts_at(start_ts, k * charge_period_s) as charge_period_start
+        from runs, unnest(range(0, cast(ceil(horizon_s / charge_period_s) as bigint))) as t(k)
+    )
+),
+
 usage_lines as (
     select
         l.*,
@@ -49,25 +122,44 @@ usage_lines as (
         p.contracted_unit_price,
         p.sku_id,
         p.sku_price_id,
-        n.zone,
-        n.rack,
+        p.zone,
+        p.rack,
         coalesce(w.tenant, '__idle__') as tenant,
         w.queue,
         w.priority,
         w.kind,
-        cq.cluster_queue,
-        ts_at(r.start_ts, l.period_start_s) as charge_period_start,
-        ts_at(r.start_ts, l.period_end_s) as charge_period_end,
+        w.cluster_queue,
+        ts_at(p.start_ts, l.period_start_s) as charge_period_start,
+        ts_at(p.start_ts, l.period_end_s) as charge_period_end,
+        p.commitment_id,
         case when p.pricing_category = 'Committed'
-            then format('k8s://{}/commitment/{}/{}', l.run_id, l.node, l.resource) end as commitment_id,
-        case when p.pricing_category = 'Committed'
-            then case when l.usage_class = 'idle' then 'Unused' else 'Used' end end as commitment_status
+            then case when l.usage_class = 'idle' then 'Unused' else 'Used' end end as commitment_status,
+        p.commitment_name,
+        p.resource_id,
+        p.resource_type,
+        p.sku_meter,
+        p.sku_price_details,
+        p.idle_description_tail,
+        p.workload_description_head,
+        p.split_description,
+        p.split_unused_description,
+        coalesce(w.sub_account_id, p.idle_sub_account_id) as sub_account_id,
+        p.split_sub_account_id,
+        p.split_tags,
+        p.allocated_method_id,
+        w.allocated_resource_id,
+        case l.usage_class
+            when 'productive' then w.tags_productive
+            when 'gang_wait' then w.tags_gang_wait
+            when 'lost_to_preemption' then w.tags_lost_to_preemption
+        end as workload_tag_json,
+        pi.billing_period_start,
+        pi.billing_period_end,
+        pi.invoice_id
     from lines as l
-    inner join node_prices as p using (run_id, node, resource)
-    inner join nodes as n using (run_id, node)
-    inner join runs as r using (run_id)
-    left join workloads as w using (run_id, workload_id)
-    left join cluster_queues as cq using (run_id, workload_id)
+    inner join node_info as p using (run_id, node, resource)
+    left join workload_info as w using (run_id, workload_id)
+    left join period_info as pi using (run_id, period_index)
 ),
 
 usage_costed as (
@@ -93,26 +185,23 @@ usage_rows as (
         'GPU Platform (internal chargeback)' as BillingAccountName,
         'Internal Chargeback Account' as BillingAccountType,
         'USD' as BillingCurrency,
-        date_trunc('month', charge_period_start) + interval 1 month as BillingPeriodEnd,
-        date_trunc('month', charge_period_start) as BillingPeriodStart,
+        coalesce(billing_period_end, date_trunc('month', charge_period_start) + interval 1 month)
+            as BillingPeriodEnd,
+        coalesce(billing_period_start, date_trunc('month', charge_period_start)) as BillingPeriodStart,
         'Usage' as ChargeCategory,
         cast(null as varchar) as ChargeClass,
         case
-            when focus_split() then format(
-                '{} on {}{}', unit, node,
-                case commitment_status when 'Unused' then ' (unused commitment)' else '' end
-            )
-            when usage_class = 'idle'
-                then format('Idle ({}) {} {} on {}', idle_reason, coalesce(gpu_model, 'CPU node'), unit, node)
-            else format('{} {} for workload {} ({})', coalesce(gpu_model, 'CPU node'), unit, workload_id, usage_class)
+            when focus_split() then
+                case commitment_status when 'Unused' then split_unused_description else split_description end
+            when usage_class = 'idle' then 'Idle (' || idle_reason || ') ' || idle_description_tail
+            else workload_description_head || workload_id || ' (' || usage_class || ')'
         end as ChargeDescription,
         'Usage-Based' as ChargeFrequency,
         charge_period_end as ChargePeriodEnd,
         charge_period_start as ChargePeriodStart,
         case when commitment_id is not null then 'Usage' end as CommitmentDiscountCategory,
         commitment_id as CommitmentDiscountId,
-        case when commitment_id is not null
-            then format('Committed {} capacity of {}', resource, node) end as CommitmentDiscountName,
+        case when commitment_id is not null then commitment_name end as CommitmentDiscountName,
         case when commitment_id is not null then quantity end as CommitmentDiscountQuantity,
         commitment_status as CommitmentDiscountStatus,
         case when commitment_id is not null then 'Committed Capacity' end as CommitmentDiscountType,
@@ -124,7 +213,7 @@ usage_rows as (
         contracted_unit_price as ContractedUnitPrice,
         -- amortized: Committed usage carries its share of the commitment at the contracted rate
         contracted_cost as EffectiveCost,
-        format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m')) as InvoiceId,
+        coalesce(invoice_id, format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m'))) as InvoiceId,
         'Internal GPU Platform' as InvoiceIssuerName,
         list_cost as ListCost,
         list_unit_price as ListUnitPrice,
@@ -139,40 +228,39 @@ usage_rows as (
         'Internal GPU Platform' as PublisherName,
         'on-prem' as RegionId,
         'On-premises' as RegionName,
-        format('k8s://{}/node/{}', run_id, node) as ResourceId,
+        resource_id as ResourceId,
         node as ResourceName,
-        case when gpu_model is null then 'CPU Node' else 'GPU Node' end as ResourceType,
+        resource_type as ResourceType,
         'Compute' as ServiceCategory,
         'Kubernetes GPU Cluster' as ServiceName,
         'Containers' as ServiceSubcategory,
         sku_id as SkuId,
-        case resource when 'gpu' then 'GPU Usage' when 'cpu' then 'CPU Usage' else 'Memory Usage' end
-            as SkuMeter,
-        sku_price_details(resource, gpu_model, pricing_category) as SkuPriceDetails,
+        sku_meter as SkuMeter,
+        sku_price_details as SkuPriceDetails,
         sku_price_id as SkuPriceId,
-        case when focus_split() then format('k8s://{}/cluster', run_id)
-            else format('k8s://{}/namespace/{}', run_id, tenant) end as SubAccountId,
+        case when focus_split() then split_sub_account_id else sub_account_id end as SubAccountId,
         case when focus_split() then run_id else tenant end as SubAccountName,
         case when focus_split() then 'Kubernetes Cluster' else 'Kubernetes Namespace' end
             as SubAccountType,
         case
             -- split: every part carries the origin charge's tags; the workload's go to AllocatedTags
-            when focus_split()
-                then json_object('zone', zone, 'rack', rack, 'pricing_category', pricing_category)::varchar
+            when focus_split() then split_tags
             when usage_class = 'idle'
                 then json_object('idle', true, 'idle_reason', idle_reason)::varchar
-            else workload_tags(tenant, workload_id, kind, usage_class)
+            else coalesce(workload_tag_json, workload_tags(tenant, workload_id, kind, usage_class))
         end as Tags,
         -- FOCUS 1.3 split cost allocation
         json_object('Elements', json_array(json_object(
             'AllocatedRatio', quantity / origin_quantity, 'UsageUnit', unit, 'UsageQuantity', quantity
         )))::varchar as AllocatedMethodDetails,
-        resource || '-request-hours' as AllocatedMethodId,
+        allocated_method_id as AllocatedMethodId,
         case when workload_id is not null
-            then format('k8s://{}/workload/{}', run_id, workload_id) end as AllocatedResourceId,
+            then coalesce(allocated_resource_id, format('k8s://{}/workload/{}', run_id, workload_id))
+        end as AllocatedResourceId,
         workload_id as AllocatedResourceName,
         case when workload_id is not null
-            then workload_tags(tenant, workload_id, kind, usage_class) end as AllocatedTags,
+            then coalesce(workload_tag_json, workload_tags(tenant, workload_id, kind, usage_class)) end
+            as AllocatedTags,
         'Internal GPU Platform' as HostProviderName,
         'Internal GPU Platform' as ServiceProviderName,
         run_id as x_RunId,
