@@ -409,10 +409,24 @@ def _preempt_for_group(replay: Replay, run: WorkloadRun, needed: int) -> bool:
     def matters(group: RunningGroup) -> bool:
         return not models or not group.models.isdisjoint(models)
 
-    def enough_free() -> bool:
-        return state.free_milli(models) >= needed * run.request.milli
+    def enough_free(withheld: int) -> bool:
+        return state.free_milli(models) - withheld >= needed * run.request.milli
 
-    victims = plugin.select_victims(state, run.spec.priority, groups, fits, matters, enough_free)
+    def usable_milli(group: RunningGroup) -> int:
+        return sum(h.milli for _, h in group.holdings if not models or state.nodes[h.node].gpu_model in models)
+
+    def keeps_plan(group: RunningGroup) -> bool:
+        return bool(plan_nodes) and not any(h.node in plan_nodes for _, h in group.holdings)
+
+    def choose(defer: bool) -> list[RunningGroup] | None:
+        plan_nodes.clear()
+        return plugin.select_victims(state, run.spec.priority, groups, fits, matters, enough_free, usable_milli,
+                                     keeps_plan if defer else lambda group: False)
+
+    victims = choose(defer=True)
+    if __debug__ and _CHECK_INDEX:  # deferred reprieves choose what putting each back at once chooses
+        undeferred = choose(defer=False)
+        assert [g.workload_id for g in victims or []] == [g.workload_id for g in undeferred or []], (victims, undeferred)
     if not victims:
         run.preemption_failed_at = version
         return False
