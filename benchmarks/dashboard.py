@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--replay", action="store_true",
                         help="build from real replays (most of an hour) instead of a synthesized log")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     db = args.db or default_db(args.preset)
     if args.rebuild or not db.is_file():
         console.print(f"building the {args.preset} database once (minutes) → {db}")

@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row(policy, f"{wall:.1f}", f"{cpu:.1f}", "yes" if wall < LIMIT_S else "NO",
                       f"{result.at(1.0).allocation_ratio:.2%}", f"{at_130[policy]:.2%}",
                       f"{result.at(1.0).fragmentation_ratio:.1%}")
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     console.print(table)
     ordered = at_130["Random"] < at_130["BestFit"] < at_130["FGD"]
     console.print(f"Random < BestFit < FGD at 130 % of demand: {'holds' if ordered else 'DOES NOT HOLD'}")

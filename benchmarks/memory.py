@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.memory")
     parser.add_argument("--rows", type=int, default=DEFAULT_ROWS)
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     console.print(trace_memory_table(args.rows, console))
     return 0
 

@@ -310,7 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--run-dir", type=Path, help="build this run directory instead of a synthesized one")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     console.print(bench_large_build(args.preset, args.seed, args.run_dir, console))
     return 0
 

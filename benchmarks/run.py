@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", action="store_true", help="with --profiles: the large preset too (long)")
     parser.add_argument("--large-cap", type=float, default=LARGE_CAP_S, help="seconds per large replay")
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     with tempfile.TemporaryDirectory(prefix="gpu-finops-bench-") as tmp:
         root = Path(tmp)
