@@ -42,8 +42,8 @@ def build_database(db: Path, preset: str = "large", console: Console | None = No
     in seconds; a real replay of the large preset takes the scheduler most of an hour on two
     cores) or, with ``replay``, from the scheduler under gang-v1.37 and kube-default.
     """
+    from gpu_finops.generator import generate
     from pipeline.build import build
-    from scheduler.generator import generate
 
     say = console.print if console else (lambda *_: None)
     with tempfile.TemporaryDirectory(prefix="gpu-finops-bench-dash-") as tmp:

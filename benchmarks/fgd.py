@@ -16,8 +16,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from scheduler.experiments.fgd import POLICIES, run_policy
-from scheduler.experiments.fgd_outputs import prepare_experiment
+from gpu_finops.experiments.fgd import POLICIES, run_policy
+from gpu_finops.experiments.fgd_outputs import prepare_experiment
 
 TRACES = Path(__file__).resolve().parents[1].parent / "shared" / "traces" / "alibaba-openb-2023"
 LIMIT_S = 30.0

@@ -51,24 +51,21 @@ def log_hashes(events: Path) -> tuple[str, str, int]:
     return table_hash(table.select(list(COLUMNS_1_1))), table_hash(table), table.num_rows
 
 
-def _cli(*args: str) -> None:
+def _cli(*args: str) -> bool:
+    """Runs `gpu-finops ARGS -q` in this interpreter; False when it failed (its error is shown)."""
     command = [sys.executable, "-c", "import sys; from gpu_finops.cli import main; sys.exit(main())", *args, "-q"]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return subprocess.run(command, check=False, stdout=subprocess.DEVNULL).returncode == 0
 
 
-def _replay(inputs: Path, out: Path, profile: str, queues: bool, verify: bool, fmt: str | None = None,
-            trace: Path | None = None, cluster: Path | None = None) -> float:
-    args = ["replay", "--trace", str(trace or inputs / "trace.csv"), "--cluster", str(cluster or inputs / "cluster.csv"),
+def _replay(inputs: Path, out: Path, profile: str, queues: bool, verify: bool) -> float | None:
+    args = ["replay", "--trace", str(inputs / "trace.csv"), "--cluster", str(inputs / "cluster.csv"),
             "--profile", profile, "--out", str(out)]
     if queues:
         args += ["--queues", str(inputs / "queues.yaml")]
-    if fmt:
-        args += ["--format", fmt]
     if verify:
         args.append("--verify")
     began = time.perf_counter()
-    _cli(*args)
-    return time.perf_counter() - began
+    return time.perf_counter() - began if _cli(*args) else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -86,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         work = args.work or Path(scratch)
         work.mkdir(parents=True, exist_ok=True)
 
-        def record(name: str, run: Path, seconds: float) -> None:
+        def record(name: str, run: Path, seconds: float | None) -> None:
+            if seconds is None:
+                results[name] = {"hash_1_1": "failed", "hash_all": "failed", "rows": 0, "seconds": None}
+                print(f"{name:<34} FAILED (see the error above)", flush=True)
+                return
             hash_1_1, hash_all, rows = log_hashes(run / "events.parquet")
             results[name] = {"hash_1_1": hash_1_1, "hash_all": hash_all, "rows": rows, "seconds": round(seconds, 1)}
             print(f"{name:<34} {rows:>9,} rows  {hash_1_1[:16]}  (all columns {hash_all[:16]})  {seconds:6.1f} s",
@@ -108,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         if "aaic" in only and args.aaic:
             folder = work / "aaic"
             began = time.perf_counter()
-            _cli("experiment", "aaic", "--trace", str(args.aaic), "--out", str(folder), "--no-build")
-            seconds = time.perf_counter() - began
+            ok = _cli("experiment", "aaic", "--trace", str(args.aaic), "--out", str(folder), "--no-build")
+            seconds = (time.perf_counter() - began) if ok else None
             for label in AAIC_RUNS:
-                record(f"aaic-2017Q4/{label}", folder / "runs" / label, seconds / len(AAIC_RUNS))
+                record(f"aaic-2017Q4/{label}", folder / "runs" / label, seconds and seconds / len(AAIC_RUNS))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     if args.compare:

@@ -1,7 +1,7 @@
 """Pipeline build on the large synthetic run with hourly charge periods: time, rows/s, peak RSS.
 
 The `large` preset (≥ 2,000 nodes, a week of arrivals) is generated with
-`scheduler.generator.generate('large', …, seed)`. Replaying it takes the scheduler many minutes,
+`gpu_finops.generator.generate('large', …, seed)`. Replaying it takes the scheduler many minutes,
 so by default its event log is *synthesized* here: in submission order, every pod of a workload
 gets whole GPU slots on its own node of an accepted model, on the nodes where that many slots
 free up first, and the gang starts when all its pods can; slots are never shared in time, so
@@ -270,7 +270,7 @@ def measure_lower_bound(run_dir: Path) -> dict[str, float]:
 def bench_large_build(preset: str = "large", seed: int = 42, run_dir: Path | None = None,
                       console: Console | None = None) -> Table:
     """Generate (or take) the run, build it with hourly periods, and return the result table."""
-    from scheduler.generator import generate
+    from gpu_finops.generator import generate
 
     say = console.print if console else (lambda *_: None)
     table = Table(title=f"pipeline build, {preset} run, hourly charge periods (one process)",

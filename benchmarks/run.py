@@ -110,7 +110,7 @@ print(json.dumps({"seconds": elapsed, "pods": manifest["counts"]["pods"], "event
 def scaling_table(root: Path, presets: list[str], cap_s: float, console: Console) -> tuple[Table, dict[str, Path]]:
     """Replay throughput of the 10k / 100k / 1M-pod presets under gang-v1.37 with Kueue
     admission, one process each, each stopped after ``cap_s``; the run folders that finished."""
-    from scheduler.generator import generate
+    from gpu_finops.generator import generate
 
     table = Table(title=f"replay scaling, gang-v1.37 + Kueue (one process per preset, capped at {cap_s:.0f} s)")
     for column in ("preset", "nodes", "GPUs", "pods", "events", "seconds", "pods/s", "events/s",
@@ -191,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _profiles_tables(root: Path, presets: list[str], large_cap: float, console: Console) -> None:
-    from scheduler.generator import generate
+    from gpu_finops.generator import generate
 
     table = Table(title="replay throughput per profile (one process per cell)")
     for column in ("preset", "profile", "pods", "events", "seconds", "pods/s", "events/s",

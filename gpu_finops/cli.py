@@ -25,7 +25,7 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    from scheduler.generator import generate
+    from gpu_finops.generator import generate
 
     files = generate(args.preset, Path(args.out), seed=args.seed)
     print(f"generated {files.workloads:,} workloads ({files.pods:,} pods) on {files.nodes:,} nodes "
@@ -110,7 +110,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 
         render_timeline(workload_timeline(Path(args.db), args.workload_id, args.run_id), console)
     else:
-        from scheduler.explain import explain_run_dir
+        from gpu_finops.explain import explain_run_dir
 
         explain_run_dir(Path(args.run_dir), args.workload_id, console)
     return 0
@@ -184,12 +184,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
-    """`experiment fgd`: the FGD fragmentation study (scheduler/experiments/fgd.py)."""
+    """`experiment fgd`: the FGD fragmentation study (gpu_finops/experiments/fgd.py)."""
     import time
 
+    from gpu_finops.experiments.fgd import POLICIES, REPORT_SHARES, run_policy
+    from gpu_finops.experiments.fgd_outputs import prepare_experiment, write_outputs
     from scheduler.errors import InputError
-    from scheduler.experiments.fgd import POLICIES, REPORT_SHARES, run_policy
-    from scheduler.experiments.fgd_outputs import prepare_experiment, write_outputs
 
     policies = [p.strip() for p in args.policies.split(",") if p.strip()]
     unknown = [p for p in policies if p not in POLICIES]
@@ -220,8 +220,8 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
-    """`experiment aaic`: the AAIC gang replay and its report (gpu_finops/aaic.py)."""
-    from gpu_finops.aaic import run
+    """`experiment aaic`: the AAIC gang replay and its report (gpu_finops/experiments/aaic.py)."""
+    from gpu_finops.experiments.aaic import run
 
     return run(args)
 
@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add_experiment("aaic", _cmd_experiment_aaic,
                        "the AAIC batch log under kube-default, gang-v1.37 and gang-v1.37 + Kueue: recorded "
                        "vs replayed waits, and cost per group (report.md)")
-    from gpu_finops.aaic import add_arguments
+    from gpu_finops.experiments.aaic import add_arguments
 
     add_arguments(p)
     p = add_experiment("fgd", _cmd_experiment, "openb pods placed one by one, per scoring policy (FGD study)")

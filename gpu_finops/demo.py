@@ -20,10 +20,10 @@ DEMO_SEED = 42
 
 def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -> int:
     from dashboards.report import write_report
+    from gpu_finops.generator import generate
     from pipeline.build import build
     from pipeline.validate import validate_db
     from scheduler.commands import replay
-    from scheduler.generator import generate
 
     console = Console(file=sys.stderr, quiet=quiet)
     began = time.monotonic()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from gpu_finops.generator import generate
 from scheduler.commands import replay
-from scheduler.generator import generate
 
 
 def gpu_finops(*args: str) -> subprocess.CompletedProcess[str]:

@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from gpu_finops.experiments.aaic_inputs import (
+    compare_waits,
+    queues_yaml,
+    wait_summary,
+    write_aaic_inputs,
+)
 from scheduler.admission.manifests import read_queue_config
 from scheduler.commands import replay
 from scheduler.errors import InputError
-from scheduler.experiments.aaic import compare_waits, queues_yaml, wait_summary, write_aaic_inputs
 from scheduler.trace.aaic import (
     aaic_jobs_to_trace,
     default_cluster,

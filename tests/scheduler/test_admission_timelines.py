@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from rich.console import Console
 
-from scheduler.explain import explain_run_dir
+from gpu_finops.explain import explain_run_dir
 from tests.scheduler.admission_story import (
     cluster_queue,
     job_in,

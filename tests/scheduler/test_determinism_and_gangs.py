@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from gpu_finops.generator import generate
 from scheduler.commands import replay
-from scheduler.generator import generate
 
 PROFILES = ("gang-v1.37", "gang-v1.35", "kube-default")
 

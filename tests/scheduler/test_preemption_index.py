@@ -13,9 +13,9 @@ preempts training and some gangs prefer one block.
 
 from __future__ import annotations
 
+from gpu_finops.generator import generate
 from scheduler import cycle
 from scheduler.commands import replay
-from scheduler.generator import generate
 
 
 def test_the_held_gpu_index_matches_a_walk_over_every_holder(tmp_path, monkeypatch):

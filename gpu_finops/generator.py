@@ -2,7 +2,7 @@
 
 Contract of `generate(preset, out, seed)`:
 
-- ``preset`` is the name of a bundled preset (``scheduler/presets/<name>.toml``: tiny, demo,
+- ``preset`` is the name of a bundled preset (``gpu_finops/presets/<name>.toml``: tiny, demo,
   large) or the path of a preset TOML file. The preset holds every knob (teams, GPU models
   and their illustrative prices, node pools, priority classes, workload mix, arrival
   pattern, target load); this module holds the procedure only.
@@ -92,7 +92,7 @@ class _Draw:
 
 
 def preset_names() -> list[str]:
-    folder = resources.files("scheduler") / "presets"
+    folder = resources.files("gpu_finops") / "presets"
     return sorted(p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml"))
 
 
@@ -139,7 +139,7 @@ def _load_preset_file(preset: str | Path) -> tuple[dict[str, Any], Path]:
     if isinstance(preset, str) and "/" not in preset and not preset.endswith(".toml"):
         if preset not in preset_names():
             raise InputError(preset, f"no such preset; choose one of {', '.join(preset_names())} or give a .toml path")
-        resource = resources.files("scheduler") / "presets" / f"{preset}.toml"
+        resource = resources.files("gpu_finops") / "presets" / f"{preset}.toml"
         return tomllib.loads(resource.read_text(encoding="utf-8")), Path(f"{preset}.toml")
     path = Path(preset)
     if not path.exists():

@@ -13,7 +13,7 @@ from statistics import fmean
 import pytest
 
 from gpu_finops.cli import main
-from scheduler.experiments.fgd import (
+from gpu_finops.experiments.fgd import (
     POLICIES,
     _place,
     _StateClasses,
@@ -22,7 +22,7 @@ from scheduler.experiments.fgd import (
     run_policy,
     target_workload,
 )
-from scheduler.experiments.fgd_outputs import prepare_experiment, write_outputs
+from gpu_finops.experiments.fgd_outputs import prepare_experiment, write_outputs
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Node
 from scheduler.state import ClusterState

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from gpu_finops.generator import generate
 from scheduler.admission import read_queue_config
 from scheduler.errors import InputError
-from scheduler.generator import generate
 from scheduler.trace import check_against_cluster, read_cluster, read_generic_trace
 
 START = datetime(2026, 11, 2, tzinfo=UTC)
@@ -106,7 +106,7 @@ def test_unknown_preset_is_an_input_error(tmp_path):
 
 def test_benchmark_presets_are_the_large_one_scaled(tmp_path):
     # bench-10k: the large preset's pools at 1/20 and arrivals stopped at 10,000 pods.
-    from scheduler.generator import load_preset
+    from gpu_finops.generator import load_preset
 
     large, _ = load_preset("large")
     small, _ = load_preset("bench-10k")

@@ -34,7 +34,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from scheduler.experiments.aaic import (
+from gpu_finops.experiments.aaic_inputs import (
     compare_waits,
     wait_summary,
     write_aaic_inputs,

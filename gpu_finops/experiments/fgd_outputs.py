@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from scheduler.errors import InputError
-from scheduler.experiments.fgd import (
+from gpu_finops.experiments.fgd import (
     DEFAULT_STEP,
     DEFAULT_TARGET_SHARE,
     REPORT_SHARES,
@@ -24,6 +23,7 @@ from scheduler.experiments.fgd import (
     resample_arrivals,
     target_workload,
 )
+from scheduler.errors import InputError
 from scheduler.model import Cluster
 from scheduler.plugins.fgd import DEFAULT_POPULARITY_THRESHOLD, TargetWorkload
 from scheduler.trace.checks import write_rejected_csv
