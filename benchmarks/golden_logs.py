@@ -74,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="demo,bench-10k,aaic", help="comma list of demo, bench-10k, aaic")
     parser.add_argument("--json", type=Path, help="write {run: {hash_1_1, hash_all, rows}} here")
     parser.add_argument("--compare", type=Path, help="a JSON written earlier: exit 1 on any 1.1 hash that differs")
+    parser.add_argument("--profiles", default=",".join(PROFILES), help="demo: which profiles (%(default)s)")
     parser.add_argument("--verify", action="store_true", help="replay with --verify")
     parser.add_argument("--work", type=Path, help="keep the runs in this folder (default: a temporary one)")
     args = parser.parse_args(argv)
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         if "demo" in only:
             demo = work / "demo-inputs"
             _cli("generate", "--preset", "demo", "--out", str(demo))
-            for profile in PROFILES:
+            for profile in args.profiles.split(","):
                 for queues in (False, True):
                     name = f"demo/{profile}{'+kueue' if queues else ''}"
                     out = work / name.replace("/", "-")

@@ -24,9 +24,10 @@ from scheduler.eventlog.schema import (
     EVENT_SCHEMA,
     METADATA_KEY,
     QUEUE_SCHEMA,
+    READABLE_SCHEMA_VERSIONS,
     RUN_FILES,
-    SCHEMA_VERSION,
     WORKLOAD_SCHEMA,
+    upgrade_events,
 )
 
 PRICING_CATEGORIES = ("Standard", "Committed", "Dynamic")
@@ -81,11 +82,13 @@ def _read_parquet(path: Path, expected: pa.Schema) -> pa.Table:
     except Exception as exc:  # pyarrow raises several types for unreadable files
         raise PipelineError(f"{path}: not a readable Parquet file ({exc})") from exc
     version = (table.schema.metadata or {}).get(METADATA_KEY)
-    if version is not None and version.decode() != SCHEMA_VERSION:
+    if version is not None and version.decode() not in READABLE_SCHEMA_VERSIONS:
         raise PipelineError(
             f"{path}: schema version {version.decode()!r} in the Parquet metadata, "
-            f"expected {SCHEMA_VERSION!r}"
+            f"expected one of {', '.join(READABLE_SCHEMA_VERSIONS)}"
         )
+    if version is not None and expected is EVENT_SCHEMA:
+        table = upgrade_events(table, version.decode())  # a 1.1 log gains 1.2's columns
     for field in expected:
         if field.name not in table.schema.names:
             raise PipelineError(f"{path}: field '{field.name}' missing (expected {field.type})")
@@ -143,10 +146,10 @@ def read_run_dir(run_dir: Path) -> RunInputs:
     for key in ("run_id", "schema_version", "start", "horizon_s"):
         if key not in meta:
             raise PipelineError(f"{run_json}: field '{key}' missing")
-    if str(meta["schema_version"]) != SCHEMA_VERSION:
+    if str(meta["schema_version"]) not in READABLE_SCHEMA_VERSIONS:
         raise PipelineError(
             f"{run_json}: field 'schema_version' is {meta['schema_version']!r}, "
-            f"this pipeline reads {SCHEMA_VERSION!r}"
+            f"this pipeline reads {', '.join(READABLE_SCHEMA_VERSIONS)}"
         )
     horizon = meta["horizon_s"]
     if not isinstance(horizon, int | float) or isinstance(horizon, bool) or horizon <= 0:

@@ -275,7 +275,10 @@ class Replay:
         last = run.last_pending
         return last is not None and last[0] == reason.value and self.env.now - last[2] < PENDING_MESSAGE_REFRESH_S
 
-    def pending(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
+    def pending(self, run: WorkloadRun, reason: PendingReason, message: str, *,
+                queue_position: int | None = None, queue_length: int | None = None) -> None:
+        """A `pending` row, unless it would repeat the last one (see PENDING_MESSAGE_REFRESH_S).
+        `queue_position` / `queue_length`: the workload's place in its ClusterQueue (Kueue)."""
         last = run.last_pending
         now = self.env.now
         if last is not None and last[0] == reason.value and (
@@ -283,7 +286,8 @@ class Replay:
         ):
             return
         run.last_pending = (reason.value, message, now)
-        self.emit(run, EventType.PENDING, reason=reason.value, message=message)
+        self.emit(run, EventType.PENDING, reason=reason.value, message=message,
+                  queue_position=queue_position, queue_length=queue_length)
 
     # -- life cycle --------------------------------------------------------------------
 
@@ -435,17 +439,18 @@ class Replay:
         if self.holding_runs.pop(run.spec.workload_id, None) is not None:
             self.holding_by_priority[run.spec.priority].pop(run.spec.workload_id, None)
 
-    def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str) -> None:
+    def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str,
+                     preemptor: str | None = None) -> None:
         self._count_release(run)
         for pod in run.holding:
             holding = self.state.release((run.spec.workload_id, pod))
-            self.emit_pod(run, event, pod, holding.node, reason=reason, message=message)
+            self.emit_pod(run, event, pod, holding.node, reason=reason, message=message, preemptor=preemptor)
         run.reserved.clear()
         run.started.clear()
         run.running_group = None
         self._stop_holding(run)
 
-    def _requeue(self, run: WorkloadRun, reason: str, message: str) -> None:
+    def _requeue(self, run: WorkloadRun, reason: str, message: str, preemptor: str | None = None) -> None:
         for handle in (run.finish_handle, run.deadline_handle):
             if handle:
                 handle.cancel()
@@ -453,10 +458,12 @@ class Replay:
         run.progress_start_s = None
         run.pending = set(range(run.spec.pods))
         run.failures += 1
-        backoff = self.profile.backoff_initial_s * 2 ** (run.failures - 1)
+        # The exponent is capped: thousands of failures (a gang that never fits) would
+        # overflow a float, and 2^62 times any initial backoff is past every maximum.
+        backoff = self.profile.backoff_initial_s * 2.0 ** min(run.failures - 1, 62)
         run.backoff_until_s = self.env.now + min(backoff, self.profile.backoff_max_s)
         run.last_pending = None
-        self.emit(run, EventType.REQUEUED, reason=reason, message=message)
+        self.emit(run, EventType.REQUEUED, reason=reason, message=message, preemptor=preemptor)
         self._dequeue(run)
         if self.admission is not None:
             # Kueue: an evicted workload gives its quota back and queues for admission again.
@@ -503,5 +510,6 @@ class Replay:
                 f"(priority {preemptor.spec.priority} > {run.spec.priority}); "
                 f"{run.remaining_s:.0f}s of work left after the last checkpoint"
             )
-        self._release_all(run, EventType.PREEMPTED, reason, message)
-        self._requeue(run, "Preempted", message)
+        by = preemptor.spec.workload_id
+        self._release_all(run, EventType.PREEMPTED, reason, message, preemptor=by)
+        self._requeue(run, "Preempted", message, preemptor=by)

@@ -129,8 +129,8 @@ def queue_position(
 ) -> pd.DataFrame:
     """The workload's place in its queue at each of its pending attempts.
 
-    Kueue's pending messages say it ("…; position 3 of 12 in ClusterQueue team-llm"): where
-    they do, those are the positions (``source`` = ``kueue``). Otherwise the position is
+    Kueue's pending rows carry it (``queue_position`` of ``queue_length``): where they do,
+    those are the positions (``source`` = ``kueue``). Otherwise the position is
     derived (``source`` = ``derived``): the queue is the workload's ClusterQueue (else its
     LocalQueue, else the whole cluster), ordered as the schedulers order it, higher priority
     first, then earlier submission; a workload counts as queued from its submission until its
@@ -141,15 +141,13 @@ def queue_position(
         con,
         """
         WITH attempts AS (
-            SELECT t.ts,
-                   regexp_extract(t.message, 'position (\\d+) of (\\d+) in ClusterQueue',
-                                  ['position', 'queued']) AS found
+            SELECT t.ts, t.queue_position AS position, t.queue_length AS queued
             FROM fct_workload_timeline t
             WHERE t.run_id = $run_id AND t.workload_id = $workload_id AND t.event = 'pending'
-              AND t.message LIKE '%position % of % in ClusterQueue%'
+              AND t.queue_position IS NOT NULL
         ),
         numbered AS (
-            SELECT ts, found.position::BIGINT AS position, found.queued::BIGINT AS queued,
+            SELECT ts, position::BIGINT AS position, queued::BIGINT AS queued,
                    row_number() OVER (ORDER BY ts) - 1 AS i, count(*) OVER () AS n
             FROM attempts
         )

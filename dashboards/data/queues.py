@@ -211,7 +211,7 @@ def borrowed_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.Dat
 _PREEMPTED = f"""
     evictions AS MATERIALIZED (
         SELECT t.workload_id, t.ts, t.pod_index, t.node,
-               regexp_extract(t.reason, '^preempted-by:(.*)$', 1) AS preemptor
+               t.preemptor
         FROM fct_workload_timeline t
         WHERE t.run_id = $run_id AND t.event = 'preempted'
           AND ($ts_from::TIMESTAMP IS NULL OR t.ts >= $ts_from::TIMESTAMP)

@@ -226,7 +226,8 @@ class KueueAdmission:
         if self.replay.pending_is_recent(wl.run, reason):
             return
         position, total = self.queue_of(wl).position(wl)
-        self.replay.pending(wl.run, reason, f"{message}; position {position} of {total} in ClusterQueue {wl.cluster_queue}")
+        self.replay.pending(wl.run, reason, f"{message}; position {position} of {total} in ClusterQueue {wl.cluster_queue}",
+                            queue_position=position, queue_length=total)
 
     def admit(self, wl: AdmissionWorkload, assignment: Assignment) -> None:
         node = self.node_of(wl)

@@ -9,8 +9,9 @@ Event semantics (DESIGN.md section 4.3):
 - ``submitted``: the workload (pod group) arrived. One row per workload, ``pod_index`` null.
 - ``pending``: an admission or placement attempt failed. ``reason`` is a short code from
   `PendingReason`, ``message`` the human sentence with the numbers. ``pod_index`` null.
-  With an admission layer, ``cluster_queue`` is the ClusterQueue the workload waits in, and
-  Kueue's messages end with its place in that queue ("; position 3 of 12 in ClusterQueue q").
+  With an admission layer, ``cluster_queue`` is the ClusterQueue the workload waits in;
+  Kueue's rows carry its place in that queue as ``queue_position`` (1 = head) and
+  ``queue_length`` (since 1.2; the message still ends "; position 3 of 12 in ClusterQueue q").
 - ``admitted``: the admission layer (Kueue) admitted the workload; ``cluster_queue`` and
   ``flavor`` (the ResourceFlavor assigned to its GPUs) are set; ``reason`` is ``Borrowing``
   when the admission uses quota borrowed from the cohort, else null. The workload holds
@@ -20,14 +21,15 @@ Event semantics (DESIGN.md section 4.3):
 - ``started``: a pod runs on ``node`` with ``gpus`` GPUs. If it was reserved first, the
   reservation turns into the run (no separate release row).
 - ``finished``: a pod completed and released its GPUs.
-- ``preempted``: a pod was evicted and released its GPUs; ``reason`` names the preemptor
-  (``preempted-by:<workload_id>``). Work since the pod group's last checkpoint is lost.
+- ``preempted``: a pod was evicted and released its GPUs; ``preemptor`` is the workload it
+  made room for (since 1.2; ``reason`` keeps its 1.1 value ``preempted-by:<workload_id>``,
+  which readers must not parse). Work since the pod group's last checkpoint is lost.
 - ``timed_out``: a pod's reservation (or, in pod-by-pod mode, its run while the gang never
   completed) was released because the gang's wait ended without the gang completing: its
   deadline expired (``reason`` GangPermitTimeout, RendezvousTimeout) or the scheduler
   rejected the group (GangRejected, coscheduling). One row per released pod.
 - ``requeued``: the workload went back to the queue (after preemption or time-out);
-  ``pod_index`` null.
+  ``pod_index`` null; ``preemptor`` set when a preemption sent it back.
 - ``resized``: the workload's min_count changed (elastic); ``reason`` MinCountChanged,
   ``message`` "min_count 8 -> 4". Running pods are not disturbed.
 - ``rejected``: the workload can never run; ``reason`` says why. ``pod_index`` null.
@@ -51,8 +53,14 @@ from enum import StrEnum
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.1"
-"""Bumped on any change to the columns below; written to the Parquet key-value metadata."""
+SCHEMA_VERSION = "1.2"
+"""Bumped on any change to the columns below; written to the Parquet key-value metadata.
+
+1.2 added ``preemptor``, ``queue_position`` and ``queue_length``: facts that 1.1 logs carried
+only inside ``reason`` and ``message`` text."""
+
+READABLE_SCHEMA_VERSIONS = ("1.1", SCHEMA_VERSION)
+"""Versions downstream readers accept; `upgrade_events` brings a 1.1 table to this one."""
 
 METADATA_KEY = b"gpu_finops.eventlog.schema_version"
 
@@ -113,8 +121,14 @@ EVENT_SCHEMA = pa.schema(
         pa.field("reason", pa.string()),
         pa.field("message", pa.string()),
         pa.field("flavor", pa.string()),
+        # 1.2
+        pa.field("preemptor", pa.string()),
+        pa.field("queue_position", pa.int32()),
+        pa.field("queue_length", pa.int32()),
     ]
 )
+
+ADDED_IN_1_2 = ("preemptor", "queue_position", "queue_length")
 
 WORKLOAD_SCHEMA = pa.schema(
     [
@@ -192,3 +206,28 @@ def last_checkpoint_s(progress_start_s: float, end_s: float, checkpoint_interval
         return progress_start_s
     periods = (end_s - progress_start_s) // checkpoint_interval_s
     return progress_start_s + periods * checkpoint_interval_s
+
+
+def upgrade_events(table: pa.Table, version: str) -> pa.Table:
+    """A log of an older readable version with the columns of this one.
+
+    1.1 → 1.2: the new facts are recovered, once and here, from the only place 1.1 logs had
+    them: ``preemptor`` from the ``preempted-by:<id>`` reason of ``preempted`` rows
+    (1.1's ``requeued`` rows never named it), ``queue_position`` / ``queue_length`` from the "position N of M in
+    ClusterQueue" end of Kueue's messages. Nothing downstream parses text."""
+    import pyarrow.compute as pc
+
+    if version == SCHEMA_VERSION or all(name in table.schema.names for name in ADDED_IN_1_2):
+        return table
+    if version not in READABLE_SCHEMA_VERSIONS:
+        raise ValueError(f"event-log schema {version!r} is not one of {', '.join(READABLE_SCHEMA_VERSIONS)}")
+    reason = table.column("reason")
+    preempted_by = pc.extract_regex(reason, r"^preempted-by:(?P<preemptor>.+)$")
+    preemptor = pc.if_else(pc.is_valid(preempted_by), pc.struct_field(preempted_by, [0]), pa.scalar(None, pa.string()))
+    place = pc.extract_regex(table.column("message"),
+                             r"position (?P<position>\d+) of (?P<length>\d+) in ClusterQueue [^;]*$")
+    position = pc.cast(pc.struct_field(place, [0]), pa.int32())
+    length = pc.cast(pc.struct_field(place, [1]), pa.int32())
+    table = table.append_column("preemptor", preemptor)
+    table = table.append_column("queue_position", position)
+    return table.append_column("queue_length", length)

@@ -48,6 +48,9 @@ class EventLogWriter:
         reason: str | None = None,
         message: str | None = None,
         flavor: str | None = None,
+        preemptor: str | None = None,
+        queue_position: int | None = None,
+        queue_length: int | None = None,
     ) -> None:
         buffer = self._buffer
         buffer["seq"].append(self.rows)
@@ -65,6 +68,9 @@ class EventLogWriter:
         buffer["reason"].append(reason)
         buffer["message"].append(message)
         buffer["flavor"].append(flavor)
+        buffer["preemptor"].append(preemptor)
+        buffer["queue_position"].append(queue_position)
+        buffer["queue_length"].append(queue_length)
         self.rows += 1
         self.counts[event.value] = self.counts.get(event.value, 0) + 1
         if len(buffer["seq"]) >= self._batch_rows:

@@ -81,7 +81,8 @@ CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     gpu_hours_lost DOUBLE, effective_cost DOUBLE);
 CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
     ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
-    reason VARCHAR, message VARCHAR);
+    reason VARCHAR, message VARCHAR, preemptor VARCHAR, queue_position INTEGER,
+    queue_length INTEGER);
 CREATE TABLE fct_pod_intervals (run_id VARCHAR, workload_id VARCHAR, pod_index BIGINT,
     node VARCHAR, gpu_model VARCHAR, gpus DOUBLE, start_ts TIMESTAMP, end_ts TIMESTAMP,
     usage_class VARCHAR);
@@ -168,6 +169,13 @@ TIMELINE = [
     ("demo-b", "b-1", 0, "started", 0, "node-h100-0", 8, None, None),
     ("demo-b", "b-1", 12, "finished", 0, "node-h100-0", 8, None, None),
 ]
+
+# Event-log 1.2 columns of the rows above: (run, workload, hour) -> (preemptor, queue position,
+# queue length), the facts their reason and message also state.
+TIMELINE_FACTS = {
+    ("demo-a", "=SUM(A1)", 20): ("gang-2", None, None),
+    ("demo-a", "big-4", 30): (None, 2, 2),
+}
 
 
 def _cluster_queue(local_queue: str | None) -> str | None:
@@ -370,10 +378,11 @@ def build_fixture_db(path: Path) -> Path:
                     "ts, admitted, nominal, \"limit\", borrowed FROM queue_frame")
         for seq, (run, wid, hour, event, pod, node, gpus, reason, message) in enumerate(TIMELINE):
             start = RUNS[run][0]
+            preemptor, position, length = TIMELINE_FACTS.get((run, wid, hour), (None, None, None))
             con.execute(
-                "INSERT INTO fct_workload_timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO fct_workload_timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run, wid, seq, start + timedelta(hours=hour), hour * 3600.0, event, pod, node,
-                 gpus, reason, message],
+                 gpus, reason, message, preemptor, position, length],
             )
         con.execute("COMMIT")
     finally:

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scheduler.eventlog.schema import (
+    ADDED_IN_1_2,
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
@@ -158,6 +159,9 @@ class RunBuilder:
         message: str | None = None,
         cluster_queue: str | None = None,
         flavor: str | None = None,
+        preemptor: str | None = None,
+        queue_position: int | None = None,
+        queue_length: int | None = None,
     ) -> RunBuilder:
         workload = self.workloads[workload_id]
         self.events.append(
@@ -177,6 +181,9 @@ class RunBuilder:
                 "reason": reason,
                 "message": message,
                 "flavor": flavor,
+                "preemptor": preemptor,
+                "queue_position": queue_position,
+                "queue_length": queue_length,
             }
         )
         return self
@@ -205,31 +212,35 @@ class RunBuilder:
         )
         return self
 
-    def tables(self) -> dict[str, pa.Table]:
-        metadata = {METADATA_KEY: SCHEMA_VERSION.encode()}
+    def tables(self, schema_version: str = SCHEMA_VERSION) -> dict[str, pa.Table]:
+        """The run's tables; `schema_version` "1.1" writes an event log without 1.2's columns."""
+        metadata = {METADATA_KEY: schema_version.encode()}
+        events = pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA)
+        if schema_version == "1.1":
+            events = events.drop_columns(list(ADDED_IN_1_2))
         queues = (
             {"cluster_queues.parquet": pa.Table.from_pylist(self.queues, schema=QUEUE_SCHEMA)}
             if self.queues
             else {}
         )
         return queues | {
-            "events.parquet": pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA),
+            "events.parquet": events,
             "workloads.parquet": pa.Table.from_pylist(
                 list(self.workloads.values()), schema=WORKLOAD_SCHEMA
             ),
             "cluster.parquet": pa.Table.from_pylist(self.nodes, schema=CLUSTER_SCHEMA),
         } | {"_metadata": metadata}  # type: ignore[dict-item]
 
-    def write(self, parent: Path, name: str | None = None) -> Path:
+    def write(self, parent: Path, name: str | None = None, schema_version: str = SCHEMA_VERSION) -> Path:
         run_dir = Path(parent) / (name or self.run_id)
         run_dir.mkdir(parents=True, exist_ok=True)
-        tables = self.tables()
+        tables = self.tables(schema_version)
         metadata = tables.pop("_metadata")
         for file_name, table in tables.items():
             pq.write_table(table.replace_schema_metadata(metadata), run_dir / file_name)
         run_json = {
             "run_id": self.run_id,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": schema_version,
             "seed": self.seed,
             "profile": self.profile,
             "start": self.start,

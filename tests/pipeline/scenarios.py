@@ -38,7 +38,7 @@ def preempted_with_checkpoints() -> RunBuilder:
         .event(0, "started", "w1", pod=0, node="n1", gpus=2)
         .event(1990, "submitted", "w2")
         .event(1990, "pending", "w2", reason="Unschedulable", message="0/1 nodes: 2 GPUs free")
-        .event(2000, "preempted", "w1", pod=0, node="n1", gpus=2, reason="preempted-by:w2")
+        .event(2000, "preempted", "w1", pod=0, node="n1", gpus=2, reason="preempted-by:w2", preemptor="w2")
         .event(2000, "requeued", "w1")
         .event(2000, "started", "w2", pod=0, node="n1", gpus=6)
         .event(2000, "pending", "w1", reason="Unschedulable", message="0/1 nodes: 2 GPUs free")

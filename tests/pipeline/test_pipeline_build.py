@@ -145,6 +145,29 @@ def test_schema_version_mismatch(tmp_path, prices_csv):
         build([run_dir], prices_csv, tmp_path / "f.duckdb", show_progress=False)
 
 
+def test_a_schema_1_1_log_builds_like_its_1_2_twin(tmp_path, prices_csv):
+    """Readers keep reading 1.1 logs: the facts 1.2 made columns (preemptor, queue place)
+    are recovered from 1.1's reason and message text at the boundary, once."""
+    def builder():
+        return (scenarios.preempted_with_checkpoints()
+                .event(2500, "pending", "w1", reason="WaitingForQuota",
+                       message="insufficient quota; position 3 of 12 in ClusterQueue team-a",
+                       queue_position=3, queue_length=12))
+
+    old = builder().write(tmp_path / "old", schema_version="1.1")
+    assert "preemptor" not in pq.read_schema(old / "events.parquet").names
+    new = builder().write(tmp_path / "new")
+    for run_dir, name in ((old, "old.duckdb"), (new, "new.duckdb")):
+        build([run_dir], prices_csv, tmp_path / name, show_progress=False)
+    old_tables, new_tables = (table_contents(tmp_path / name) for name in ("old.duckdb", "new.duckdb"))
+    assert old_tables.pop("raw_runs") != new_tables.pop("raw_runs")  # it keeps each run.json as written
+    assert old_tables == new_tables
+    with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:
+        facts = con.execute("select event, preemptor, queue_position, queue_length from fct_workload_timeline "
+                            "where preemptor is not null or queue_position is not null order by seq").fetchall()
+    assert facts == [("preempted", "w2", None, None), ("pending", None, 3, 12)]
+
+
 def test_missing_file_and_wrong_field_type(tmp_path, prices_csv):
     run_dir = scenarios.finished_gang().write(tmp_path / "runs")
     events = pq.read_table(run_dir / "events.parquet")

@@ -54,6 +54,13 @@ def test_team_a_borrows_idle_quota_then_team_b_reclaims_it_by_preempting_only_en
         (1131.0, "admitted", "a3", "Borrowing"),  # b1 done at 1130, inadmissible requeue 1 s later
     ]
     assert [r["reason"] for r in rows if r["event"] == "preempted"] == ["preempted-by:b1"]
+    # event log 1.2: the preemptor and the queue place are columns, not text to parse
+    assert [(r["event"], r["workload_id"], r["preemptor"]) for r in rows if r["preemptor"]] == [
+        ("preempted", "a3", "b1"), ("requeued", "a3", "b1"),
+    ]
+    places = [(r["workload_id"], r["queue_position"], r["queue_length"]) for r in rows if r["event"] == "pending"]
+    assert ("b1", 1, 1) in places and ("a3", 1, 1) in places
+    assert all(p is not None for _, p, _ in places)  # every Kueue pending row says where it waits
     preempted = next(r for r in rows if r["event"] == "preempted")
     assert preempted["message"].startswith(
         "Preempted to accommodate a workload (UID: b1, JobUID: b1) due to reclamation within the cohort; "

@@ -19,7 +19,10 @@ final as (
         e.node,
         e.gpus,
         e.reason,
-        e.message
+        e.message,
+        e.preemptor,
+        e.queue_position,
+        e.queue_length
     from events as e
     inner join runs as r using (run_id)
     order by e.run_id, e.workload_id, e.seq

@@ -20,7 +20,10 @@ final as (
         cast(priority as integer) as priority,
         cast(reason as varchar) as reason,
         cast(message as varchar) as message,
-        cast(flavor as varchar) as flavor
+        cast(flavor as varchar) as flavor,
+        cast(preemptor as varchar) as preemptor,
+        cast(queue_position as integer) as queue_position,
+        cast(queue_length as integer) as queue_length
     from source
 )
 
