@@ -35,8 +35,9 @@ from scheduler.plugins import topology
 from scheduler.plugins.gang import placement_feasible
 from scheduler.plugins.gpu_fit import INSUFFICIENT_CPU, INSUFFICIENT_MEMORY
 from scheduler.plugins.preemption import DefaultPreemption, RunningGroup, WorkloadPreemption
-from scheduler.runner import GROUP, Replay, WorkloadRun
+from scheduler.runner import Replay
 from scheduler.state import PodKey
+from scheduler.workload_run import GROUP, WorkloadRun
 
 
 class Outcome(Enum):

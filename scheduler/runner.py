@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
@@ -24,12 +23,11 @@ from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Workload
 from scheduler.plugins.gang import GangPermit
-from scheduler.plugins.preemption import RunningGroup
 from scheduler.queue import SchedulingQueue
-from scheduler.sim import Environment, Handle, Phase
+from scheduler.sim import Environment, Phase
 from scheduler.state import ClusterState, PodRequest
+from scheduler.workload_run import GROUP, WorkloadRun
 
-GROUP = -1  # the pod_index of a queue key that stands for a whole pod group
 # Repeating the same "why pending" sentence on every retry would bury the timeline; a
 # changed reason is always written, a changed message at most this often.
 PENDING_MESSAGE_REFRESH_S = 300.0
@@ -53,47 +51,6 @@ class AdmissionLayer(Protocol):
     def release(self, run: WorkloadRun) -> None: ...
 
     def pods_ready(self, run: WorkloadRun) -> None: ...
-
-
-@dataclass(eq=False)
-class WorkloadRun:
-    """Mutable scheduling state of one workload during the replay."""
-
-    spec: Workload
-    seq: int
-    request: PodRequest
-    cluster_queue: str | None
-    remaining_s: float
-    pending: set[int] = field(default_factory=set)
-    reserved: set[int] = field(default_factory=set)
-    started: dict[int, float] = field(default_factory=dict)
-    progress_start_s: float | None = None
-    finish_handle: Handle | None = None
-    deadline_handle: Handle | None = None
-    backoff_until_s: float = 0.0
-    failures: int = 0
-    last_pending: tuple[str, str, float] | None = None
-    done: bool = False
-    min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
-    preemption_failed_at: tuple[object, ...] = ()  # `Replay.preemption_version` when preemption last could not help
-    arrived: bool = False
-    # What preemption sees of this run while it holds pods (built on demand, dropped
-    # whenever a pod is placed, started or released: see `cycle._running_groups`).
-    running_group: RunningGroup | None = None
-
-    def __post_init__(self) -> None:
-        self.min_count = self.min_count or self.spec.min_count
-
-    @property
-    def holding(self) -> list[int]:
-        if not self.reserved:
-            return sorted(self.started)
-        return sorted(self.reserved | self.started.keys())
-
-    @property
-    def satisfied(self) -> bool:
-        """The gang has reached min_count in this attempt (its progress has started)."""
-        return self.progress_start_s is not None
 
 
 class Replay:
@@ -311,7 +268,13 @@ class Replay:
         self.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self._enqueue(run)
 
-    # Admission-layer hooks (scheduler/admission/kueue.py), kept minimal on purpose.
+    # The rest of the admission layer's port (scheduler/admission/port.py).
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
+        run.narrow(gpu_models)
+
+    def reject(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
+        self.emit(run, EventType.REJECTED, reason=reason.value, message=message)
+
     def pass_through(self, run: WorkloadRun) -> None:
         """The admission layer does not manage `run` (no queue name): it queues for placement."""
         self._enqueue(run)

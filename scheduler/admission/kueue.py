@@ -29,7 +29,6 @@ workloads of the cohort tree get another try 1 s later (Kueue's requeue batch pe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from scheduler.admission.fair_sharing import FairShares
@@ -45,24 +44,25 @@ from scheduler.admission.wait_for_pods_ready import (
     PodsReadyTracker,
 )
 from scheduler.admission.workloads import AdmissionWorkload, State, pod_set_requests, quantity
-from scheduler.eventlog.schema import EventType, PendingReason
+from scheduler.eventlog.schema import PendingReason
 from scheduler.sim import Phase
 
 if TYPE_CHECKING:
-    from scheduler.runner import Replay, WorkloadRun
+    from scheduler.admission.port import ReplayPort
+    from scheduler.workload_run import WorkloadRun
 
 EVICTION_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
 REQUEUE_BATCH_S = 1.0  # Kueue's requeueBatchPeriod for the inadmissible set
 BORROWING = "Borrowing"
 
 
-def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> Callable[[Replay], KueueAdmission]:
+def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> Callable[[ReplayPort], KueueAdmission]:
     """The `admission_factory` for `Replay`."""
     return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s)
 
 
 class KueueAdmission:
-    def __init__(self, replay: Replay, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> None:
+    def __init__(self, replay: ReplayPort, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> None:
         self.replay = replay
         self.env = replay.env
         self.config = config
@@ -109,8 +109,7 @@ class KueueAdmission:
             wl.resubmitted = True  # queued again once its pods are gone (`_eviction_done`)
             return
         if wl.state is State.DEACTIVATED:
-            self.replay.emit(run, EventType.REJECTED, reason=PendingReason.DEACTIVATED.value,
-                             message=self.pods_ready_tracker.deactivated_message(wl))
+            self.replay.reject(run, PendingReason.DEACTIVATED, self.pods_ready_tracker.deactivated_message(wl))
             return
         if wl.state is State.UNMANAGED:
             self.replay.pass_through(run)
@@ -166,8 +165,6 @@ class KueueAdmission:
             seq=run.seq,
             created_s=spec.submit_time_s,
             models=spec.gpu_models,
-            original_request=run.request,
-            original_spec=spec,
             queue_timestamp_s=spec.submit_time_s,
         )
         if not spec.queue:
@@ -244,8 +241,7 @@ class KueueAdmission:
         if product is not None:
             # Kueue injects the flavor's nodeLabels into the pods: placement sees the
             # workload as asking for that GPU model only, until it gives the quota back.
-            wl.run.spec = replace(wl.original_spec, gpu_models=(product,))
-            wl.run.request = replace(wl.original_request, models=(product,))
+            self.replay.narrow(wl.run, (product,))
         message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
         borrowed = [
             f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
@@ -275,7 +271,7 @@ class KueueAdmission:
         self.commit()
         self.holders.remove(node.name, wl)
         wl.usage, wl.flavors = {}, {}
-        wl.run.spec, wl.run.request = wl.original_spec, wl.original_request
+        self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)
         self.request_cycle()
 

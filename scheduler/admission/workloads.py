@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from scheduler.admission.manifests import GPU_RESOURCE
 from scheduler.admission.quota import FlavorResource
 
-if TYPE_CHECKING:  # the replay hands its runs in; admission sits below the runner
-    from scheduler.runner import WorkloadRun
+if TYPE_CHECKING:
     from scheduler.sim import Handle
+    from scheduler.workload_run import WorkloadRun
 
 POD_SET = "main"
 CPU_RESOURCE = "cpu"
@@ -51,8 +51,6 @@ class AdmissionWorkload:
     seq: int
     created_s: float
     models: tuple[str, ...]
-    original_request: Any  # the run's PodRequest before a flavor narrowed its GPU models
-    original_spec: Any  # the run's Workload, likewise
     state: State = State.QUEUED
     queue_timestamp_s: float = 0.0  # Kueue's queue-order timestamp (creation, or eviction)
     queued_s: float = 0.0  # when it last entered its queue

@@ -1,0 +1,53 @@
+"""What the admission layer may do to the replay: its one seam into placement.
+
+The Kueue layer (`kueue.py`) never reaches into the replay's internals; it is handed an
+object with these methods (the replay) and talks to placement through them alone. The
+replay calls the layer back through its own small protocol (`AdmissionLayer` in
+`scheduler/runner.py`: submit, release, pods_ready).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from scheduler.eventlog.schema import PendingReason
+from scheduler.sim import Environment
+from scheduler.workload_run import WorkloadRun
+
+
+class ReplayPort(Protocol):
+    """The replay as the admission layer sees it.
+
+    `env` is the simulated clock; the layer schedules its own admission cycles on it in
+    `Phase.ADMIT` and nothing else. Every method writes the event rows its decision implies.
+    """
+
+    @property
+    def env(self) -> Environment: ...
+
+    def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
+              message: str | None = None, flavor: str | None = None) -> None:
+        """`run` holds quota now: an `admitted` row, then it queues for placement."""
+
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
+        """Placement may use only nodes of `gpu_models` for `run` (Kueue injects the
+        flavor's nodeLabels into its pods); None gives back the trace's own choice."""
+
+    def pass_through(self, run: WorkloadRun) -> None:
+        """`run` is not the layer's (no queue name): it queues for placement at once."""
+
+    def pending(self, run: WorkloadRun, reason: PendingReason, message: str, *,
+                queue_position: int | None = None, queue_length: int | None = None) -> None:
+        """Why `run` waits for admission (a `pending` row, throttled like every one)."""
+
+    def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:
+        """A `pending` row with this reason would be dropped now: skip composing it."""
+
+    def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
+        """Preempt every pod of `run` for `preemptor` (Kueue preemption)."""
+
+    def expire(self, run: WorkloadRun, reason: str, message: str) -> None:
+        """The layer stopped waiting for `run`'s pods (waitForPodsReady): release and requeue."""
+
+    def reject(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
+        """`run` will never be admitted again (deactivated): a `rejected` row."""
