@@ -14,6 +14,7 @@ from pathlib import Path
 
 EXIT_USER_ERROR = 2
 EXIT_VIOLATIONS = 1
+EXIT_VERIFY_FAILED = 3
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -38,27 +39,36 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from gpu_finops.progress import replay_progress
     from scheduler.commands import replay
+    from scheduler.verify import VerificationError, Verifier
 
-    with replay_progress("replay", not args.quiet) as progress:
-        result = replay(
-            Path(args.trace),
-            Path(args.cluster),
-            Path(args.out),
-            profile=args.profile,
-            seed=args.seed,
-            start=args.start,
-            queues=Path(args.queues) if args.queues else None,
-            trace_format=args.format,
-            run_id=args.run_id,
-            progress=progress,
-            resizes=Path(args.resizes) if args.resizes else None,
-        )
+    verifier = Verifier() if args.verify else None
+    try:
+        with replay_progress("replay", not args.quiet) as progress:
+            result = replay(
+                Path(args.trace),
+                Path(args.cluster),
+                Path(args.out),
+                profile=args.profile,
+                seed=args.seed,
+                start=args.start,
+                queues=Path(args.queues) if args.queues else None,
+                trace_format=args.format,
+                run_id=args.run_id,
+                progress=progress,
+                resizes=Path(args.resizes) if args.resizes else None,
+                verifier=verifier,
+            )
+    except VerificationError as error:
+        print(f"gpu-finops replay --verify: {error}", file=sys.stderr)
+        return EXIT_VERIFY_FAILED
     for warning in getattr(result, "warnings", ()):  # e.g. unknown fields of the Kueue manifests
         print(f"warning: {warning}", file=sys.stderr)
     print(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
         f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
     )
+    if verifier is not None:
+        print(f"verified: {verifier.summary()}")
     return 0
 
 
@@ -255,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times (default 2026-11-02T00:00:00Z)")
     p.add_argument("--run-id", help="run id (default: <trace>-<profile>-s<seed>)")
     p.add_argument("--resizes", help="elastic min_count changes: CSV workload_id,time_s,min_count")
+    p.add_argument("--verify", action="store_true",
+                   help="check every fast path against the plain computation as the replay goes "
+                   "(slower; exit 3 at the first difference)")
     p.add_argument("--out", required=True, help="run directory to write")
 
     p = add("build", _cmd_build, "event logs → DuckDB marts and FOCUS 1.2 cost records")

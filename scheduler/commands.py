@@ -15,17 +15,20 @@ from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
+from scheduler.admission.port import ReplayPort
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import load_profile
+from scheduler.lifecycle import AdmissionLayer
 from scheduler.model import Workload
-from scheduler.runner import AdmissionLayer, Replay
+from scheduler.runner import Replay
 from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
 from scheduler.trace.io import check_replaceable, replace_folder
+from scheduler.verify import Verifier
 
 if TYPE_CHECKING:
     from scheduler.admission.manifests import QueueConfig
@@ -92,7 +95,7 @@ def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, 
     return rows
 
 
-def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[Replay], AdmissionLayer] | None]:
+def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[ReplayPort], AdmissionLayer] | None]:
     """The Kueue admission layer when a queues file is given; no queues, no admission."""
     if queues is None:
         return None, None
@@ -116,7 +119,12 @@ def replay(
     run_id: str | None = None,
     progress: Callable[[float, int, float], None] | None = None,
     resizes: Path | None = None,
+    verifier: Verifier | None = None,
 ) -> ReplayResult:
+    """Replay `trace` on `cluster_path` into the run directory `out` (written atomically).
+
+    `verifier`: check every fast path against the plain computation as the replay goes
+    (slower; stops with a `VerificationError` at the first difference; `replay --verify`)."""
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
     check_replaceable(out, RUN_FILES["run"])  # before any work: the old folder is replaced whole
@@ -145,7 +153,7 @@ def replay(
         writer = EventLogWriter(staging / RUN_FILES["events"])
         try:
             engine = Replay(cluster, accepted, never_runs, chosen, writer, seed, progress=progress,
-                            admission_factory=admission_factory)
+                            admission_factory=admission_factory, verifier=verifier)
             for workload_id, at_s, min_count in resize_rows:
                 engine.schedule_resize(workload_id, at_s, min_count)
             last = engine.run()

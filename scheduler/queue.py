@@ -6,7 +6,7 @@ the same outcomes for far less work, from one observation: placement only gets h
 no GPUs are released. So
 
 - every queued entity (a pod, or a pod group) is filed under its GPU shape
-  (`cycle.gpu_shape`: everything that decides its attempt except CPU and memory);
+  (`scheduler.shape.GpuShape`: everything that decides its attempt except CPU and memory);
 - when the first entity of a shape fails *for GPU reasons alone* (every node lacked GPUs of
   an accepted model, or the cluster lacks the GPUs in total), the whole shape is parked at
   the current `ClusterState.release_version`: every other entity of it would fail the same
@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+
+from scheduler.shape import GpuShape
 
 QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole pod group
 SortKey = tuple[float, ...]
@@ -34,6 +36,10 @@ class ShapeQueue:
     parked_at: int = -1  # release version at which the head failed for GPU reasons alone
     parked_until_s: float = 0.0  # kube-scheduler flushes unschedulable pods after 5 minutes
     failure: tuple[str, str] | None = None  # (reason, message) of that failure
+    # False when the shape was parked without being tried: an elastic group that placed
+    # part of its pods is re-filed under its new shape and waits with it, as the pods a
+    # group could not place wait in kube-scheduler's unschedulable queue.
+    tried: bool = True
 
     def parked(self, release_version: int, now: float) -> bool:
         return self.parked_at == release_version and now < self.parked_until_s
@@ -41,13 +47,13 @@ class ShapeQueue:
 
 class SchedulingQueue:
     def __init__(self) -> None:
-        self.shapes: dict[Hashable, ShapeQueue] = {}
-        self._filed: dict[QueueKey, tuple[Hashable, int]] = {}  # key -> (shape, token)
-        self._backoff: list[tuple[float, int, QueueKey, SortKey, Hashable]] = []
+        self.shapes: dict[GpuShape, ShapeQueue] = {}
+        self._filed: dict[QueueKey, tuple[GpuShape, int]] = {}  # key -> (shape, token)
+        self._backoff: list[tuple[float, int, QueueKey, SortKey, GpuShape]] = []
         self._backing_off: dict[QueueKey, int] = {}
         self._parked_alone: dict[QueueKey, tuple[int, float]] = {}  # key -> (version, until)
         self._tokens = itertools.count()
-        self._dirty: list[Hashable] = []  # shapes filed into since the drain last looked
+        self._dirty: list[GpuShape] = []  # shapes filed into since the drain last looked
 
     def __len__(self) -> int:
         return len(self._filed) + len(self._backing_off)
@@ -55,7 +61,7 @@ class SchedulingQueue:
     def __contains__(self, key: QueueKey) -> bool:
         return key in self._filed or key in self._backing_off
 
-    def add(self, key: QueueKey, sort_key: SortKey, shape: Hashable, *, not_before: float, now: float) -> ShapeQueue | None:
+    def add(self, key: QueueKey, sort_key: SortKey, shape: GpuShape, *, not_before: float, now: float) -> ShapeQueue | None:
         """File `key`; returns its shape queue when it is filed right away."""
         self.remove(key)
         token = next(self._tokens)
@@ -65,7 +71,7 @@ class SchedulingQueue:
             return None
         return self._file(key, sort_key, shape, token)
 
-    def _file(self, key: QueueKey, sort_key: SortKey, shape: Hashable, token: int) -> ShapeQueue:
+    def _file(self, key: QueueKey, sort_key: SortKey, shape: GpuShape, token: int) -> ShapeQueue:
         queue = self.shapes.get(shape)
         if queue is None:
             queue = self.shapes[shape] = ShapeQueue()
@@ -95,7 +101,7 @@ class SchedulingQueue:
         mark = self._parked_alone.get(key)
         return mark is not None and mark[0] == release_version and now < mark[1]
 
-    def _head(self, shape: Hashable, queue: ShapeQueue, release_version: int, now: float) -> tuple[SortKey, int, QueueKey] | None:
+    def _head(self, shape: GpuShape, queue: ShapeQueue, release_version: int, now: float) -> tuple[SortKey, int, QueueKey] | None:
         heap = queue.heap
         while heap:
             sort_key, token, key = heap[0]
@@ -113,7 +119,7 @@ class SchedulingQueue:
         times += [until for _, until in self._parked_alone.values()]
         return min(times, default=None)
 
-    def drain(self, version_of: Callable[[Hashable | None], int], now: float) -> Iterator[tuple[QueueKey, Hashable]]:
+    def drain(self, version_of: Callable[[GpuShape | None], int], now: float) -> Iterator[tuple[QueueKey, GpuShape]]:
         """Yield (key, shape) in queue order over shapes that are not parked.
 
         `version_of(shape)` is the release version that matters to a shape (releases of
@@ -122,10 +128,10 @@ class SchedulingQueue:
         Parked-alone entities are stepped over (they stay filed)."""
         tie = itertools.count()
         version = version_of(None)
-        ready: list[tuple[SortKey, int, int, Hashable]] = []
-        stepped_over: list[tuple[Hashable, tuple[SortKey, int, QueueKey]]] = []
+        ready: list[tuple[SortKey, int, int, GpuShape]] = []
+        stepped_over: list[tuple[GpuShape, tuple[SortKey, int, QueueKey]]] = []
 
-        def push(shape: Hashable) -> None:
+        def push(shape: GpuShape) -> None:
             queue = self.shapes.get(shape)
             if queue is None or queue.parked(version_of(shape), now):
                 return
@@ -173,9 +179,10 @@ class SchedulingQueue:
     def placed(self, key: QueueKey) -> None:
         self.remove(key)
 
-    def park_shape(self, shape: Hashable, release_version: int, until_s: float,
-                   failure: tuple[str, str] | None) -> None:
+    def park_shape(self, shape: GpuShape, release_version: int, until_s: float,
+                   failure: tuple[str, str] | None, *, tried: bool = True) -> None:
         queue = self.shapes[shape]
+        queue.tried = tried
         queue.parked_at = release_version
         queue.parked_until_s = until_s
         queue.failure = failure
@@ -183,7 +190,16 @@ class SchedulingQueue:
     def park_alone(self, key: QueueKey, release_version: int, until_s: float) -> None:
         self._parked_alone[key] = (release_version, until_s)
 
-    def parked_failure(self, shape: Hashable, release_version: int, now: float) -> tuple[str, str] | None:
+    def parked_heads(self, version_of: Callable[[GpuShape | None], int], now: float) -> Iterator[tuple[GpuShape, QueueKey]]:
+        """(shape, its first live entity) for every shape parked now after a failed attempt
+        (`replay --verify`)."""
+        for shape, queue in self.shapes.items():
+            if queue.tried and queue.parked(version_of(shape), now):
+                live = [entry for entry in queue.heap if self._filed.get(entry[2]) == (shape, entry[1])]
+                if live:
+                    yield shape, min(live)[2]
+
+    def parked_failure(self, shape: GpuShape, release_version: int, now: float) -> tuple[str, str] | None:
         """The failure a newcomer of `shape` inherits while the shape stays parked."""
         queue = self.shapes.get(shape)
         if queue is not None and queue.parked(release_version, now):

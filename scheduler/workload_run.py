@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
-from scheduler.plugins.preemption import RunningGroup
 from scheduler.sim import Handle
 from scheduler.state import PodRequest
 
@@ -37,22 +37,26 @@ class WorkloadRun:
     last_pending: tuple[str, str, float] | None = None
     done: bool = False
     min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
-    preemption_failed_at: tuple[object, ...] = ()  # `Replay.preemption_version` when preemption last could not help
+    preemption_failed_at: tuple[object, ...] = ()  # `HoldingIndex.version` when preemption last could not help
     arrived: bool = False
     # What preemption sees of this run while it holds pods (built on demand, dropped
-    # whenever a pod is placed, started or released: see `cycle._running_groups`).
+    # whenever a pod is placed, started or released: see `cycle.group_preemption`).
     running_group: RunningGroup | None = None
 
-    original_spec: Workload | None = None
-    original_request: PodRequest | None = None
+    original_spec: Workload = field(init=False)
+    original_request: PodRequest = field(init=False)
 
     def __post_init__(self) -> None:
         self.min_count = self.min_count or self.spec.min_count
         self.original_spec, self.original_request = self.spec, self.request
 
+    @staticmethod
+    def of(workload: Workload, seq: int, cluster_queue: str | None = None) -> WorkloadRun:
+        """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker)."""
+        return WorkloadRun(workload, seq, pod_request(workload), cluster_queue, workload.duration_s)
+
     def narrow(self, gpu_models: tuple[str, ...] | None) -> None:
         """Place the pods on nodes of `gpu_models` only (None: as the trace asks)."""
-        assert self.original_spec is not None and self.original_request is not None
         if gpu_models is None:
             self.spec, self.request = self.original_spec, self.original_request
         else:
@@ -69,3 +73,17 @@ class WorkloadRun:
     def satisfied(self) -> bool:
         """The gang has reached min_count in this attempt (its progress has started)."""
         return self.progress_start_s is not None
+
+    @property
+    def pods_needed(self) -> int:
+        """Pods that must fit in this cycle: the rest of min_count, or 1 once satisfied."""
+        if self.satisfied:
+            return 1
+        return max(1, self.min_count - len(self.holding))
+
+
+def pod_request(workload: Workload) -> PodRequest:
+    """What each pod of `workload` asks of a node. Every input of a placement attempt
+    comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors."""
+    return PodRequest(workload.gpu_milli_per_pod, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
+                      workload.gpu_models)

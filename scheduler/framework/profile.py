@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.errors import InputError
+from scheduler.framework.interface import Unit
+from scheduler.framework.registry import known_plugins
 
-UNITS = ("pod", "pod_group")
 DEFAULT_PROFILE = "gang-v1.37"
 _TOP_KEYS = {"name", "description", "unit", "extension_points", "plugin_args", "behaviour"}
 _POINTS = {"queue_sort", "filter", "score", "permit", "post_filter"}
@@ -27,12 +28,13 @@ _BEHAVIOUR = {
     "unschedulable_flush_s",
     "group_device_claim",
 }
+_FLAGS = {"group_device_claim"}
 
 
 @dataclass(frozen=True)
 class Profile:
     name: str
-    unit: str  # "pod": pods are queued and placed one by one; "pod_group": the group is
+    unit: Unit  # POD: pods are queued and placed one by one; POD_GROUP: a group in one cycle
     description: str = ""
     queue_sort: str = "PrioritySort"
     filters: tuple[str, ...] = ("GpuFit", "NodeResourcesFit")
@@ -86,8 +88,6 @@ def load_profile(name_or_path: str | None) -> Profile:
 
 
 def _from_dict(data: dict[str, Any], label: str) -> Profile:
-    from scheduler.framework.registry import known_plugins  # registry imports plugins
-
     def fail(key: str, message: str) -> InputError:
         return InputError(label, message, field=key)
 
@@ -95,8 +95,8 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
         if key not in _TOP_KEYS:
             raise fail(key, "unknown key")
     unit = data.get("unit", "pod_group")
-    if unit not in UNITS:
-        raise fail("unit", f"must be one of {', '.join(UNITS)}, got {unit!r}")
+    if unit not in set(Unit):
+        raise fail("unit", f"must be one of {', '.join(Unit)}, got {unit!r}")
     points = data.get("extension_points", {})
     for key in points:
         if key not in _POINTS:
@@ -121,13 +121,22 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
             raise fail("extension_points.score", f"unknown plugin {name!r}; known: {allowed}")
         scores.append((name, weight))
     behaviour = data.get("behaviour", {})
-    for key in behaviour:
+    settings: dict[str, Any] = {}
+    for key, value in behaviour.items():
         if key not in _BEHAVIOUR:
             raise fail(f"behaviour.{key}", "unknown key")
+        if key in _FLAGS:
+            if not isinstance(value, bool):
+                raise fail(f"behaviour.{key}", f"must be true or false, got {value!r}")
+            settings[key] = value
+        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise fail(f"behaviour.{key}", f"must be a number of seconds >= 0, got {value!r}")
+        else:
+            settings[key] = float(value)
     queue_sort = names("queue_sort", ("PrioritySort",))
     return Profile(
         name=str(data.get("name", label.removesuffix(".toml"))),
-        unit=unit,
+        unit=Unit(unit),
         description=str(data.get("description", "")),
         queue_sort=queue_sort[0],
         filters=names("filter", ("GpuFit", "NodeResourcesFit")),
@@ -136,5 +145,5 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
         post_filter=names("post_filter", ()),
         plugin_args={k: dict(v) for k, v in data.get("plugin_args", {}).items()},
         source=label,
-        **{k: (bool(v) if isinstance(v, bool) else float(v)) for k, v in behaviour.items()},
+        **settings,
     )

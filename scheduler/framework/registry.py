@@ -1,43 +1,69 @@
-"""Name → factory map of in-tree plugins, per extension point."""
+"""Name → factory map of in-tree plugins, per extension point (kube-scheduler's
+`NewInTreeRegistry`), typed by the point's protocol.
+
+A factory takes the plugin's arguments from the profile (`[plugin_args.<Name>]`) and the
+replay's seeded random generator. The registry is built by a function, not kept in a
+module-level table, so nothing here is shared between replays.
+"""
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from scheduler.framework.interface import (
+    FilterPlugin,
+    PermitPlugin,
+    PostFilterPlugin,
+    QueueSortPlugin,
+    ScorePlugin,
+)
 from scheduler.plugins import fgd, gang, gpu_fit, names, packing, preemption, priority_sort, scoring
 
-Factory = Callable[[dict[str, Any], random.Random], Any]
+PluginArgs = Mapping[str, Any]
 
-REGISTRY: dict[str, dict[str, Factory]] = {
-    "queue_sort": {names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort()},
-    "filter": {
-        names.GPU_FIT: lambda args, rng: gpu_fit.GpuFit(),
-        names.NODE_RESOURCES_FIT: lambda args, rng: gpu_fit.NodeResourcesFit(),
-    },
-    "score": {
-        names.LEAST_ALLOCATED: lambda args, rng: scoring.LeastAllocated(),
-        names.MOST_ALLOCATED: lambda args, rng: scoring.MostAllocated(),
-        names.RANDOM_SCORE: lambda args, rng: scoring.RandomScore(rng),
-        names.DOT_PROD: lambda args, rng: packing.DotProd(),
-        names.GPU_PACKING: lambda args, rng: packing.GpuPacking(),
-        names.GPU_CLUSTERING: lambda args, rng: packing.GpuClustering(),
-        names.FGD: lambda args, rng: fgd.FgdScore.from_args(args),
-    },
-    "permit": {names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
-    "post_filter": {
-        names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption(
-            str(args.get("victim_order", "priority"))
-        ),
-        names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(),
-    },
-}
+
+@dataclass(frozen=True)
+class Registry:
+    queue_sort: Mapping[str, Callable[[PluginArgs, random.Random], QueueSortPlugin]]
+    filter: Mapping[str, Callable[[PluginArgs, random.Random], FilterPlugin]]
+    score: Mapping[str, Callable[[PluginArgs, random.Random], ScorePlugin]]
+    permit: Mapping[str, Callable[[PluginArgs, random.Random], PermitPlugin]]
+    post_filter: Mapping[str, Callable[[PluginArgs, random.Random], PostFilterPlugin]]
+
+    def names(self) -> dict[str, set[str]]:
+        """Plugin names known per extension point (what a profile may list)."""
+        return {point: set(getattr(self, point)) for point in POINTS}
+
+
+POINTS = ("queue_sort", "filter", "score", "permit", "post_filter")
+
+
+def in_tree_registry() -> Registry:
+    return Registry(
+        queue_sort={names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort()},
+        filter={
+            names.GPU_FIT: lambda args, rng: gpu_fit.GpuFit(),
+            names.NODE_RESOURCES_FIT: lambda args, rng: gpu_fit.NodeResourcesFit(),
+        },
+        score={
+            names.LEAST_ALLOCATED: lambda args, rng: scoring.LeastAllocated(),
+            names.MOST_ALLOCATED: lambda args, rng: scoring.MostAllocated(),
+            names.RANDOM_SCORE: lambda args, rng: scoring.RandomScore(rng),
+            names.DOT_PROD: lambda args, rng: packing.DotProd(),
+            names.GPU_PACKING: lambda args, rng: packing.GpuPacking(),
+            names.GPU_CLUSTERING: lambda args, rng: packing.GpuClustering(),
+            names.FGD: lambda args, rng: fgd.FgdScore.from_args(args),
+        },
+        permit={names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
+        post_filter={
+            names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption.from_args(args),
+            names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(),
+        },
+    )
 
 
 def known_plugins() -> dict[str, set[str]]:
-    return {point: set(factories) for point, factories in REGISTRY.items()}
-
-
-def build(point: str, name: str, args: dict[str, Any], rng: random.Random) -> Any:
-    return REGISTRY[point][name](args, rng)
+    return in_tree_registry().names()

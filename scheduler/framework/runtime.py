@@ -1,24 +1,43 @@
-"""The framework runtime: builds a profile's plugins and runs Filter + Score for one pod.
+"""The framework runtime: builds a profile's plugins and runs them at their points.
 
 `find_node` is the whole of a kube-scheduler pod attempt on a snapshot: filter every
 candidate node, score the feasible ones by the profile's weights, take the best (ties to
 the lowest node index). When nothing fits it returns a `Diagnosis`: how many nodes failed
-for which reason, the raw material of every "why pending" message.
+for which reason, the raw material of every "why pending" message. `run_permit` and
+`run_post_filter` run the Permit and PostFilter plugins (interface.py has their contracts).
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, overload
 
-from scheduler.framework import registry
-from scheduler.framework.interface import FilterPlugin, QueueSortPlugin, ScorePlugin
+from scheduler.errors import InputError
+from scheduler.framework.interface import (
+    FilterPlugin,
+    GroupPostFilterPlugin,
+    GroupRejection,
+    PermitPlugin,
+    PodPostFilterPlugin,
+    QueueSortPlugin,
+    ScorePlugin,
+)
 from scheduler.framework.profile import Profile
+from scheduler.framework.registry import in_tree_registry
 from scheduler.framework.status import Code, Status
+from scheduler.framework.victims import (
+    GroupPreemptionQuery,
+    NodeVictims,
+    PodPreemptionQuery,
+    RunningGroup,
+)
 from scheduler.state import ClusterState, PodRequest
+from scheduler.verify import Verifier
 
+T = TypeVar("T")
 MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
@@ -39,17 +58,93 @@ class Diagnosis:
 
 
 class Framework:
-    def __init__(self, profile: Profile, rng: random.Random) -> None:
+    def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None) -> None:
         self.profile = profile
+        self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
+        registry = in_tree_registry()
 
-        def make(point: str, name: str) -> Any:
-            return registry.build(point, name, profile.args(name), rng)
+        def make(point: Mapping[str, Callable[[Mapping[str, Any], random.Random], T]], name: str) -> T:
+            try:
+                return point[name](profile.args(name), rng)
+            except ValueError as error:  # a plugin refused its arguments
+                raise InputError(profile.source or profile.name, str(error), field=f"plugin_args.{name}") from None
 
-        self.queue_sort: QueueSortPlugin = make("queue_sort", profile.queue_sort)
-        self.filters: list[FilterPlugin] = [make("filter", n) for n in profile.filters]
-        self.scores: list[tuple[ScorePlugin, float]] = [(make("score", n), w) for n, w in profile.scores]
-        self.permit = [make("permit", n) for n in profile.permit]
-        self.post_filter = [make("post_filter", n) for n in profile.post_filter]
+        self.queue_sort: QueueSortPlugin = make(registry.queue_sort, profile.queue_sort)
+        self.filters: list[FilterPlugin] = [make(registry.filter, n) for n in profile.filters]
+        self.scores: list[tuple[ScorePlugin, float]] = [(make(registry.score, n), w) for n, w in profile.scores]
+        self.permits: list[PermitPlugin] = [make(registry.permit, n) for n in profile.permit]
+        self.group_post_filters: list[GroupPostFilterPlugin] = []
+        self.pod_post_filters: list[PodPostFilterPlugin] = []
+        for name in profile.post_filter:
+            plugin = make(registry.post_filter, name)
+            if plugin.unit is not profile.unit:
+                raise InputError(profile.source or profile.name, f"post_filter plugin {name} makes room for a "
+                                 f"{plugin.unit}, but the profile schedules by {profile.unit}",
+                                 field="extension_points.post_filter")
+            if isinstance(plugin, GroupPostFilterPlugin):
+                self.group_post_filters.append(plugin)
+            else:
+                self.pod_post_filters.append(plugin)
+
+    # -- Permit ---------------------------------------------------------------------------
+
+    @property
+    def has_permit(self) -> bool:
+        """Pods of a gang wait at a Permit barrier (reserved) instead of starting one by one."""
+        return bool(self.permits)
+
+    def run_permit(self, reserved: int, min_count: int) -> Status:
+        """Success when every Permit plugin lets the group run; else the first Wait."""
+        for plugin in self.permits:
+            status = plugin.permit(reserved, min_count)
+            if not status.ok:
+                return status
+        return Status.success()
+
+    @property
+    def permit_timeout_s(self) -> float:
+        """How long a group's reserved pods wait for the rest (the shortest plugin's)."""
+        return min(plugin.timeout_s for plugin in self.permits)
+
+    def reject_on_failure(self, unassigned: int, min_count: int) -> GroupRejection | None:
+        """The first Permit plugin that rejects a waiting group now, or None."""
+        for plugin in self.permits:
+            rejection = plugin.reject_on_failure(unassigned, min_count)
+            if rejection is not None:
+                return rejection
+        return None
+
+    # -- PostFilter -------------------------------------------------------------------------
+
+    @property
+    def can_preempt(self) -> bool:
+        return bool(self.group_post_filters or self.pod_post_filters)
+
+    @property
+    def post_filter_needs_loss(self) -> bool:
+        return any(plugin.needs_loss for plugin in self.group_post_filters)
+
+    @overload
+    def run_post_filter(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None: ...
+
+    @overload
+    def run_post_filter(self, query: PodPreemptionQuery) -> NodeVictims | None: ...
+
+    def run_post_filter(self, query: GroupPreemptionQuery | PodPreemptionQuery) -> list[RunningGroup] | NodeVictims | None:
+        """The first PostFilter plugin of the query's unit that finds victims decides."""
+        if isinstance(query, GroupPreemptionQuery):
+            for group_plugin in self.group_post_filters:
+                groups = group_plugin.select_group_victims(query)
+                if groups:
+                    return groups
+            return None
+        for pod_plugin in self.pod_post_filters:
+            victims = pod_plugin.select_pod_victims(query)
+            if victims is not None:
+                return victims
+        return None
+
+    # -- Filter and Score ---------------------------------------------------------------------
 
     @property
     def _index_order(self) -> str | None:
@@ -113,7 +208,16 @@ class Framework:
         What-ifs that only need the answer pass explain=False: building the diagnosis
         touches every node."""
         if nodes is None and self._index_order is not None:
-            return self._find_by_index(state, request, explain)
+            found = self._find_by_index(state, request, explain)
+            if self.verifier:
+                scanned = self._scan(state, request, None)
+                self.verifier.same(None, "node chosen through the usage index", _answer(found, explain),
+                                   _answer(scanned, explain))
+            return found
+        return self._scan(state, request, nodes)
+
+    def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None) -> tuple[int | None, Diagnosis | None]:
+        """Filter every candidate node, score the feasible ones, keep the best (the plain way)."""
         candidates = state.candidate_nodes(request.models) if nodes is None else nodes
         best_node, best_score = None, -1.0
         diagnosis: Diagnosis | None = None
@@ -141,3 +245,11 @@ class Framework:
         if mismatched and nodes is None:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         return None, diagnosis
+
+
+def _answer(found: tuple[int | None, Diagnosis | None], explain: bool) -> tuple[object, ...]:
+    """What two ways of finding a node must agree on: the node, and why none fits."""
+    node, diagnosis = found
+    if node is not None or not explain or diagnosis is None:
+        return (node,)
+    return (node, diagnosis.message(), sorted(diagnosis.unresolvable))

@@ -14,9 +14,11 @@ Two shapes, as Kubernetes has had them:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.framework.interface import GroupRejection
 from scheduler.framework.status import Code, Status
 from scheduler.plugins import names
 
@@ -44,7 +46,7 @@ class GangPermit:
     group_backoff_s: float = 0.0
 
     @staticmethod
-    def from_args(args: dict[str, Any]) -> GangPermit:
+    def from_args(args: Mapping[str, Any]) -> GangPermit:
         percentage = args.get("reject_percentage")
         return GangPermit(
             timeout_s=float(args.get("timeout_s", 300.0)),
@@ -57,3 +59,10 @@ class GangPermit:
         if reserved >= min_count:
             return Status.success()
         return Status(Code.WAIT, (f"{reserved} of {min_count} pods reserved",), self.name)
+
+    def reject_on_failure(self, unassigned: int, min_count: int) -> GroupRejection | None:
+        """Coscheduling's optimistic rejection: more than `reject_percentage` % of min_count
+        still unassigned when a pod fails rejects the group (kept out `group_backoff_s`)."""
+        if self.reject_percentage is None or unassigned * 100 <= self.reject_percentage * min_count:
+            return None
+        return GroupRejection(self.group_backoff_s, f"> {self.reject_percentage:g}%")

@@ -10,23 +10,25 @@ while the preemptor still fits, so no more is evicted than needed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
 
+from scheduler.framework.interface import Unit
+from scheduler.framework.victims import (
+    GroupPreemptionQuery,
+    NodeVictims,
+    PodPreemptionQuery,
+    RunningGroup,
+)
 from scheduler.plugins import names
-from scheduler.state import ClusterState, Holding, PodKey
 
 
-@dataclass(frozen=True, slots=True)
-class RunningGroup:
-    """A running (or reserved) workload as preemption sees it."""
+class VictimOrder(StrEnum):
+    """Which lower-priority groups workload-aware preemption spares first."""
 
-    workload_id: str
-    priority: int
-    started_at_s: float
-    holdings: tuple[tuple[PodKey, Holding], ...]
-    loss_gpu_s: float = 0.0  # GPU-seconds since its last checkpoint: what evicting it throws away
-    models: frozenset[str] = frozenset()  # GPU models of the nodes it holds
+    PRIORITY = "priority"  # most important first: priority, then longest running
+    CHEAPEST_LOSS = "cheapest_loss"  # within a priority, the group whose eviction loses most work
 
 
 def _importance(group: RunningGroup) -> tuple[float, float, str]:
@@ -46,45 +48,39 @@ class WorkloadPreemption:
     (disruption mode All), the domain is the whole cluster."""
 
     name = names.WORKLOAD_PREEMPTION
+    unit = Unit.POD_GROUP
 
-    def __init__(self, victim_order: str = "priority") -> None:
-        if victim_order not in ("priority", "cheapest_loss"):
-            raise ValueError(f"victim_order must be priority or cheapest_loss, got {victim_order!r}")
-        self._key = _importance_by_loss if victim_order == "cheapest_loss" else _importance
-        self.needs_loss = victim_order == "cheapest_loss"  # callers compute losses only then
+    def __init__(self, victim_order: VictimOrder = VictimOrder.PRIORITY) -> None:
+        self._key = _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance
+        self.needs_loss = victim_order is VictimOrder.CHEAPEST_LOSS  # callers compute losses only then
 
-    def select_victims(
-        self,
-        state: ClusterState,
-        preemptor_priority: int,
-        running: list[RunningGroup],
-        fits: Callable[[RunningGroup | None], bool],
-        matters: Callable[[RunningGroup], bool] = lambda group: True,
-        enough_free: Callable[[int], bool] = lambda withheld: True,
-        usable_milli: Callable[[RunningGroup], int] = lambda group: 0,
-        keeps_plan: Callable[[RunningGroup], bool] = lambda group: False,
-    ) -> list[RunningGroup] | None:
-        """Victims that make `fits()` true, or None if preemption cannot help.
+    @staticmethod
+    def from_args(args: Mapping[str, Any]) -> WorkloadPreemption:
+        order = str(args.get("victim_order", VictimOrder.PRIORITY))
+        if order not in set(VictimOrder):
+            raise ValueError(f"victim_order must be {' or '.join(VictimOrder)}, got {order!r}")
+        return WorkloadPreemption(VictimOrder(order))
 
-        `fits(restored)` says whether the preemptor fits on the current state, `restored`
-        being the group just put back (None for the first check); it must leave the state
-        as it found it (it runs under its own journal mark). Shortcuts that give the same
-        answer:
+    def select_group_victims(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None:
+        """Victims that make `query.fits()` true, or None if preemption cannot help.
+
+        Remove every potential victim, check that the preemptor fits, then reprieve from
+        the most important down while it still fits. Shortcuts that give the same answer
+        (see `GroupPreemptionQuery`):
 
         - a group whose GPUs the preemptor could never use (`matters` false: other GPU
           models) is always reprieved;
         - once the free GPUs the preemptor could use no longer cover its request, the
           reprieve just tried cannot stand: `enough_free(withheld)` answers for the state
-          with `withheld` more milli-GPUs taken, and `usable_milli(group)` is what a group
-          holds on nodes the preemptor could use;
-        - a reprieve that `keeps_plan` (its nodes are not those of the last plan that
-          fitted, so `fits` would say yes without reading the state) is not even put back
-          on the state until a later check reads it: on a large cluster most of the
-          hundreds of candidates are reprieved that way, and putting each back only for
-          the final rollback to take it off again was most of the cost. Every check that
-          reads the state sees it exactly as if each reprieve had been put back at once.
+          with `withheld` more milli-GPUs taken;
+        - a reprieve that `keeps_plan` is not even put back on the state until a later
+          check reads it: on a large cluster most of the hundreds of candidates are
+          reprieved that way, and putting each back only for the final rollback to take it
+          off again was most of the cost. Every check that reads the state sees it exactly
+          as if each reprieve had been put back at once.
         """
-        potential = sorted((g for g in running if g.priority < preemptor_priority and matters(g)), key=self._key)
+        state = query.state
+        potential = sorted((g for g in query.running if g.priority < query.priority and query.matters(g)), key=self._key)
         if not potential:
             return None
         mark = state.mark()
@@ -92,20 +88,20 @@ class WorkloadPreemption:
             for group in potential:
                 for key, _ in group.holdings:
                     state.release(key)
-            if not fits(None):
+            if not query.fits(None):
                 return None
             victims: list[RunningGroup] = []
             deferred: list[RunningGroup] = []  # reprieved, not yet put back on the state
             withheld = 0  # what they hold that the preemptor could use
             for group in potential:  # reprieve the most important first
-                if not matters(group):
+                if not query.matters(group):
                     deferred.append(group)
                     continue
-                held = usable_milli(group)
-                if not enough_free(withheld + held):
+                held = query.usable_milli(group)
+                if not query.enough_free(withheld + held):
                     victims.append(group)  # put back, then taken off again: no change
                     continue
-                if keeps_plan(group):
+                if query.keeps_plan(group):
                     deferred.append(group)
                     withheld += held
                     continue
@@ -115,19 +111,13 @@ class WorkloadPreemption:
                 deferred, withheld = [], 0
                 for key, holding in group.holdings:
                     state.restore(key, holding)
-                if not fits(group):
+                if not query.fits(group):
                     for key, _ in group.holdings:
                         state.release(key)
                     victims.append(group)
             return victims
         finally:
             state.rollback(mark)
-
-
-@dataclass(frozen=True, slots=True)
-class NodeVictims:
-    node: int
-    pods: tuple[PodKey, ...]
 
 
 class DefaultPreemption:
@@ -137,31 +127,25 @@ class DefaultPreemption:
     completes: the waste gang scheduling exists to avoid."""
 
     name = names.DEFAULT_PREEMPTION
+    unit = Unit.POD
 
-    def select_victims(
-        self,
-        state: ClusterState,
-        preemptor_priority: int,
-        priority_of: Callable[[PodKey], int],
-        started_at: Callable[[PodKey], float],
-        nodes: list[int],
-        fits_on: Callable[[int], bool],
-    ) -> NodeVictims | None:
+    def select_pod_victims(self, query: PodPreemptionQuery) -> NodeVictims | None:
+        state, priority_of = query.state, query.priority_of
         best: tuple[tuple[int, int, int, int], NodeVictims] | None = None
-        for node in nodes:
-            potential = [k for k in state.pods_on_node[node] if priority_of(k) < preemptor_priority]
+        for node in query.nodes:
+            potential = [k for k in state.pods_on_node[node] if priority_of(k) < query.priority]
             if not potential:
                 continue
-            potential.sort(key=lambda k: (-priority_of(k), started_at(k), k))
+            potential.sort(key=lambda k: (-priority_of(k), query.started_at(k), k))
             mark = state.mark()
             try:
                 holdings = {k: state.release(k) for k in potential}
-                if not fits_on(node):
+                if not query.fits_on(node):
                     continue
                 victims = []
                 for key in potential:
                     state.restore(key, holdings[key])
-                    if not fits_on(node):
+                    if not query.fits_on(node):
                         state.release(key)
                         victims.append(key)
             finally:
@@ -171,3 +155,4 @@ class DefaultPreemption:
             if best is None or rank < best[0]:
                 best = (rank, NodeVictims(node, tuple(victims)))
         return best[1] if best else None
+

@@ -1,0 +1,148 @@
+"""PostFilter for a pod group: workload-aware preemption (v1.37), as the cycle drives it.
+
+The plugin (`plugins/preemption.py` WorkloadPreemption) chooses victims through a
+`GroupVictimSearch`, the query object this module builds for one preemptor; the cycle then
+evicts them. Two shortcuts keep this cheap on a large cluster, both exact and both checked
+by `replay --verify`:
+
+- "could preemption help at all?": free GPUs plus every lower-priority GPU of an accepted
+  model must cover the request, read from `ClusterState.held_below`;
+- a preemption that found nothing is not retried until `HoldingIndex.version` changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from scheduler.cycle.context import CycleContext
+from scheduler.cycle.planning import plan_group
+from scheduler.eventlog.schema import last_checkpoint_s
+from scheduler.framework.victims import RunningGroup
+from scheduler.state import ClusterState
+from scheduler.workload_run import WorkloadRun
+
+
+@dataclass
+class GroupVictimSearch:
+    """The `GroupPreemptionQuery` of one pending group (see its contract)."""
+
+    ctx: CycleContext
+    run: WorkloadRun
+    needed: int
+    running: list[RunningGroup]
+    defer: bool = True  # allow `keeps_plan` (False: every reprieve is put back at once)
+    plan_nodes: set[int] = field(default_factory=set)  # nodes of the last plan that fitted
+
+    @property
+    def state(self) -> ClusterState:
+        return self.ctx.state
+
+    @property
+    def priority(self) -> int:
+        return self.run.spec.priority
+
+    def fits(self, restored: RunningGroup | None) -> bool:
+        # A reprieve on nodes the last fitting plan does not use leaves that plan valid:
+        # the preemptor still fits, and no placement needs recomputing.
+        if restored is not None and self.plan_nodes and not any(h.node in self.plan_nodes for _, h in restored.holdings):
+            return True
+        plan = plan_group(self.ctx, self.run, self.needed, explain=False)
+        if len(plan.placed) < self.needed:
+            return False
+        self.plan_nodes.clear()
+        self.plan_nodes.update(node for _, node in plan.placed)
+        return True
+
+    def matters(self, group: RunningGroup) -> bool:
+        models = self.run.spec.gpu_models
+        return not models or not group.models.isdisjoint(models)
+
+    def enough_free(self, withheld: int) -> bool:
+        return self.state.free_milli(self.run.spec.gpu_models) - withheld >= self.needed * self.run.request.milli
+
+    def usable_milli(self, group: RunningGroup) -> int:
+        models, nodes = self.run.spec.gpu_models, self.state.nodes
+        return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
+
+    def keeps_plan(self, group: RunningGroup) -> bool:
+        return self.defer and bool(self.plan_nodes) and not any(h.node in self.plan_nodes for _, h in group.holdings)
+
+
+def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
+    """Evict whole lower-priority groups so that `run` fits; True when some were evicted."""
+    framework = ctx.framework
+    if not framework.group_post_filters:
+        return False
+    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
+    if run.preemption_failed_at == version:
+        if ctx.verifier:  # the skipped search would find nothing again
+            ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None,
+                              _victims(ctx, run, needed) or None, run.spec.workload_id)
+        return False
+    if not preemption_could_help(ctx, run, needed):
+        run.preemption_failed_at = version
+        return False
+    victims = _victims(ctx, run, needed)
+    if not victims:
+        run.preemption_failed_at = version
+        return False
+    for victim in victims:
+        ctx.actions.evict(ctx.runs[victim.workload_id], run)
+    ctx.actions.capacity_released()
+    return True
+
+
+def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> list[RunningGroup] | None:
+    running = running_groups(ctx, run, ctx.framework.post_filter_needs_loss)
+    search = GroupVictimSearch(ctx, run, needed, running)
+    victims = ctx.framework.run_post_filter(search)
+    if ctx.verifier:  # deferred reprieves choose what putting each back at once chooses
+        undeferred = ctx.framework.run_post_filter(GroupVictimSearch(ctx, run, needed, running, defer=False))
+        ctx.verifier.same(ctx.now, "victims with deferred reprieves", [g.workload_id for g in victims or []],
+                          [g.workload_id for g in undeferred or []], run.spec.workload_id)
+    return victims
+
+
+def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
+    """Cheap necessary condition: free GPUs plus all lower-priority GPUs of accepted models
+    cover the gang's request. Victim selection only runs when this holds."""
+    state, models, priority = ctx.state, run.spec.gpu_models, run.spec.priority
+    reclaimable = state.held_below(priority, models)  # the run's own pods are at its priority
+    if ctx.verifier:
+        walked = sum(state.holdings[(wid, pod)].milli for wid, other in ctx.holdings.runs.items()
+                     if other.spec.priority < priority for pod in other.holding
+                     if not models or state.nodes[state.holdings[(wid, pod)].node].gpu_model in models)
+        ctx.verifier.same(ctx.now, "GPUs held below a priority from the index", reclaimable, walked,
+                          run.spec.workload_id)
+    return state.free_milli(models) + reclaimable >= needed * run.request.milli
+
+
+def running_groups(ctx: CycleContext, preemptor: WorkloadRun, with_loss: bool) -> list[RunningGroup]:
+    """Running groups of lower priority than the preemptor: the only possible victims.
+
+    Each run keeps its group between calls (dropped when it places, starts or releases a
+    pod): on a large cluster thousands of groups are candidates for every preemption, and
+    rebuilding their holdings each time cost more than choosing among them."""
+    groups = []
+    state = ctx.state
+    for level, runs in ctx.holdings.below(preemptor.spec.priority):
+        for wid, other in runs.items():
+            group = other.running_group
+            if group is None:
+                holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in other.holding)
+                models = frozenset(state.nodes[h.node].gpu_model for _, h in holdings)
+                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models)
+                if other.started:  # reserved only: its start time is "now", which moves on
+                    other.running_group = group
+            if with_loss:
+                group = replace(group, loss_gpu_s=loss_gpu_s(ctx.now, other))
+            groups.append(group)
+    return groups
+
+
+def loss_gpu_s(now: float, run: WorkloadRun) -> float:
+    """GPU-seconds an eviction now would throw away: progress since the last checkpoint."""
+    if run.progress_start_s is None:
+        return 0.0
+    checkpoint = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
+    return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in run.started.values())

@@ -1,0 +1,163 @@
+"""What-if placement of a pod group: which node each pending pod would get, then roll back.
+
+A plan is made on the live state inside a journal mark and always rolled back; committing
+it means placing the same pods on the same nodes in the same order, which allocates the same
+devices. A group with a topology constraint (required or preferred) is planned per domain of
+its level (zone, block, rack), and a profile that shares one device claim per group
+(DRA, `group_device_claim`) plans per GPU model; the best-ranked domain wins
+(`plugins/topology.py`: more pods placed, then the tightest fit, then the name).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from scheduler.cycle.context import CycleContext
+from scheduler.framework.runtime import Diagnosis
+from scheduler.framework.status import Code
+from scheduler.model.workload import MILLI
+from scheduler.plugins import topology
+from scheduler.plugins.gang import placement_feasible
+from scheduler.verify import Verifier
+from scheduler.workload_run import WorkloadRun
+
+Rank = tuple[int, int, str]
+
+
+@dataclass
+class Plan:
+    """A what-if placement of a group's pending pods: pod → node, and why the rest failed."""
+
+    placed: list[tuple[int, int]] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None
+    topology_note: str | None = None  # set when a required topology could not be met
+
+
+def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool = True) -> Plan:
+    """Plan the group, honouring its topology constraint (required or preferred) and, when
+    the profile shares one device claim per group, one GPU model for all its pods."""
+    spec, state = run.spec, ctx.state
+    level = spec.topology_required or spec.topology_preferred
+    per_model = ctx.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
+    if not level and not per_model:
+        return Plan(*place_group(ctx, run, needed, explain=explain))
+    candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model)
+    if run.holding:  # a satisfied elastic group grows inside the domain it already uses
+        held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
+        mine = topology.domain_of(state, held, level, per_model=per_model)
+        candidates = [d for d in candidates if d.value == mine]
+    best: tuple[Rank, Plan] | None = None
+    fullest = Plan()  # the domain that came closest, for the pending message
+    if explain and (spec.topology_required or per_model):
+        # The message names the domain that came closest: every domain is tried.
+        for domain in candidates:
+            placed, diagnosis = place_in(ctx, run, needed, domain, explain)
+            if len(placed) >= needed:
+                rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
+                if best is None or rank < best[0]:
+                    best = (rank, Plan(placed, diagnosis))
+            elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
+                fullest = Plan(placed, diagnosis)
+    else:
+        best = best_domain(ctx, run, needed, candidates, explain)
+    if best is not None:
+        return best[1]
+    if spec.topology_required:
+        where = f"{level}" if not per_model else f"{level} of one GPU model"
+        note = (
+            f"no {where} can hold {needed} pods x {spec.gpus_per_pod:g} GPUs "
+            f"({spec.gpu_model_label or 'any model'}) together; the best of {len(candidates)} "
+            f"{level}s fits {len(fullest.placed)}"
+        )
+        return Plan([], None, note)
+    if level and per_model:  # preferred topology: fall back to one GPU model anywhere
+        for domain in topology.domains(state, spec.gpu_models, None, per_model=True):
+            placed, diagnosis = place_in(ctx, run, needed, domain, explain)
+            if len(placed) >= needed:
+                return Plan(placed, diagnosis)
+        return Plan([], fullest.diagnosis)
+    if level:  # preferred topology, no claim: fall back to the whole cluster
+        return Plan(*place_group(ctx, run, needed))
+    return Plan([], fullest.diagnosis)  # one claim per group, no model had room
+
+
+def best_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                explain: bool) -> tuple[Rank, Plan] | None:
+    """The best-ranked domain where the group fits, as trying every domain would find it,
+    trying them best bound first and stopping once no untried domain can rank better.
+
+    On a large cluster a topology-aware group has hundreds of domains, and trying each
+    one scans its nodes: most are full (their free GPUs cannot hold `needed` pods) or, on
+    an empty cluster, all alike, so the first one tried is the answer."""
+    state, milli, pods = ctx.state, run.request.milli, len(run.pending)
+    bounded = sorted((topology.best_possible_rank(state, domain, pods, milli), index)
+                     for index, domain in enumerate(candidates))
+    best: tuple[Rank, Plan] | None = None
+    for bound, index in bounded:
+        if -bound[0] < needed or (best is not None and bound > best[0]):
+            break  # every domain left holds too few pods, or ranks below the best found
+        domain = candidates[index]
+        placed, diagnosis = place_in(ctx, run, needed, domain, explain)
+        if len(placed) >= needed:
+            rank = topology.placement_rank(state, domain, len(placed), milli)
+            if best is None or rank < best[0]:
+                best = (rank, Plan(placed, diagnosis))
+    if ctx.verifier:
+        _verify_best_domain(ctx, ctx.verifier, run, needed, candidates, explain, best)
+    return best
+
+
+def _verify_best_domain(ctx: CycleContext, verifier: Verifier, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                        explain: bool, best: tuple[Rank, Plan] | None) -> None:
+    """The bounded search found what trying every domain finds; running sums are sums."""
+    state = ctx.state
+    walked: tuple[Rank, list[tuple[int, int]]] | None = None
+    for domain in candidates:
+        free = sum(state.nodes[n].gpus * MILLI - state.used_milli(n) for n in domain.nodes)
+        verifier.same(ctx.now, "free GPUs of a topology domain from running sums",
+                      topology.domain_free_milli(state, domain), free)
+        placed, _ = place_in(ctx, run, needed, domain, explain)
+        if len(placed) >= needed:
+            rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
+            if walked is None or rank < walked[0]:
+                walked = (rank, placed)
+    found = None if best is None else (best[0], best[1].placed)
+    verifier.same(ctx.now, "best topology domain from a bounded search", found, walked, run.spec.workload_id)
+
+
+def place_in(ctx: CycleContext, run: WorkloadRun, needed: int, domain: topology.Domain,
+             explain: bool = True) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+    """Place within one domain. A whole-model domain is a model constraint, not a node
+    list, so the usage index can answer instead of a scan of the domain's nodes."""
+    if domain.level == "gpu_model":
+        return place_group(ctx, run, needed, models=(domain.value,), explain=explain)
+    return place_group(ctx, run, needed, domain.nodes, explain=explain)
+
+
+def place_group(
+    ctx: CycleContext, run: WorkloadRun, needed: int, nodes: list[int] | None = None,
+    models: tuple[str, ...] | None = None, explain: bool = True,
+) -> tuple[list[tuple[int, int]], Diagnosis | None]:
+    """Plan pod → node for the pending pods on the live state, then roll back.
+
+    `nodes` restricts the candidates (one topology domain), `models` the GPU models."""
+    state, framework = ctx.state, ctx.framework
+    wid = run.spec.workload_id
+    request = run.request if models is None else replace(run.request, models=models)
+    pods = sorted(run.pending)
+    placed: list[tuple[int, int]] = []
+    first_failure: Diagnosis | None = None
+    mark = state.mark()
+    try:
+        for tried, pod in enumerate(pods, start=1):
+            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None)
+            if node is not None:
+                state.allocate((wid, pod), node, run.request)
+                placed.append((pod, node))
+            elif first_failure is None:
+                first_failure = diagnosis
+            if placement_feasible(needed, len(placed), len(pods) - tried).code is Code.UNSCHEDULABLE:
+                break  # early rejection: min_count can no longer be reached
+    finally:
+        state.rollback(mark)
+    return placed, first_failure

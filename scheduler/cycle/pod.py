@@ -1,0 +1,148 @@
+"""The pod cycle (profiles with unit = pod: kube-default, coscheduling, gang-v1.35).
+
+  1. Filter + Score: one node for this pod (`Framework.find_node`).
+  2. PostFilter: otherwise per-pod preemption frees one node, or the pod says why it is
+     pending; with a gang Permit, a failed pod may reject its whole waiting group
+     (coscheduling's optimistic rejection).
+  3. Permit: in a gang profile the pod is reserved and waits until min_count pods are
+     reserved (one shared deadline); the last one opens the barrier for all.
+  4. Bind: without a Permit plugin the pod starts at once; if its group never completes,
+     the training framework's rendezvous gives up after a time-out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from scheduler.cycle.context import CycleContext
+from scheduler.cycle.outcome import Outcome, failure_of
+from scheduler.eventlog.schema import PendingReason
+from scheduler.framework.runtime import Diagnosis
+from scheduler.state import ClusterState, PodKey
+from scheduler.workload_run import WorkloadRun
+
+
+def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
+    # 1. Filter + Score
+    node, diagnosis = ctx.framework.find_node(ctx.state, run.request)
+    # 2. PostFilter
+    if node is None:
+        node = _preempt_for_pod(ctx, run, diagnosis)
+    if node is None:
+        held = len(run.holding)
+        gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
+        detail = diagnosis.message() if diagnosis else "no node fits"
+        ctx.emitter.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
+        _maybe_reject_group(ctx, run)
+        return failure_of(diagnosis)
+    # 3. Permit
+    actions = ctx.actions
+    if ctx.framework.has_permit and not run.satisfied and run.min_count > 1:
+        actions.place(run, pod, node, reserve=True)
+        if ctx.framework.run_permit(len(run.holding), run.min_count).ok:
+            actions.start_reserved(run)
+        else:
+            actions.arm_deadline(run, ctx.framework.permit_timeout_s, "GangPermitTimeout")
+            ctx.waiting_gangs[run.spec.workload_id] = run
+        return Outcome.PLACED
+    # 4. Bind
+    actions.place(run, pod, node, reserve=False)
+    if not run.satisfied:
+        actions.maybe_start_progress(run)
+        if not run.satisfied:
+            actions.arm_deadline(run, ctx.profile.rendezvous_timeout_s, "RendezvousTimeout")
+            ctx.waiting_gangs[run.spec.workload_id] = run
+    return Outcome.PLACED
+
+
+def _maybe_reject_group(ctx: CycleContext, run: WorkloadRun) -> None:
+    """When one pod of a waiting gang fails, a Permit plugin may reject the whole group now
+    (coscheduling: more than `reject_percentage` % of min_count still unassigned) instead of
+    holding its reservations until the deadline."""
+    if not ctx.framework.has_permit or run.satisfied or not run.reserved:
+        return
+    unassigned = run.min_count - len(run.holding)
+    rejection = ctx.framework.reject_on_failure(unassigned, run.min_count)
+    if rejection is None:
+        return
+    ctx.actions.release_gang(
+        run,
+        "GangRejected",
+        f"GangRejected: a pod could not be placed with {unassigned} of {run.min_count} required "
+        f"pods unassigned ({rejection.why}); released {len(run.holding)} reserved pods",
+        backoff_s=rejection.backoff_s,
+    )
+
+
+@dataclass
+class PodVictimSearch:
+    """The `PodPreemptionQuery` of one pending pod."""
+
+    ctx: CycleContext
+    run: WorkloadRun
+    nodes: list[int]
+
+    @property
+    def state(self) -> ClusterState:
+        return self.ctx.state
+
+    @property
+    def priority(self) -> int:
+        return self.run.spec.priority
+
+    def priority_of(self, key: PodKey) -> int:
+        return self.ctx.runs[key[0]].spec.priority
+
+    def started_at(self, key: PodKey) -> float:
+        return self.ctx.runs[key[0]].started.get(key[1], self.ctx.now)
+
+    def fits_on(self, node: int) -> bool:
+        return self.ctx.framework.feasible(self.ctx.state, self.run.request, node)
+
+
+def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
+    if not ctx.framework.pod_post_filters:
+        return None
+    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
+    if run.preemption_failed_at == version:
+        if ctx.verifier:  # the skipped search would find nothing again
+            ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None,
+                              ctx.framework.run_post_filter(_search(ctx, run, diagnosis)), run.spec.workload_id)
+        return None
+    if not ctx.holdings.any_below(run.spec.priority):
+        run.preemption_failed_at = version
+        return None
+    choice = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
+    if choice is None:
+        run.preemption_failed_at = version
+        return None
+    # A distributed job cannot lose one worker and go on: evicting any of its pods
+    # evicts the whole workload (its controller restarts it from the last checkpoint).
+    for wid in sorted({key[0] for key in choice.pods}):
+        ctx.actions.evict(ctx.runs[wid], run)
+    ctx.actions.capacity_released()
+    return choice.node
+
+
+def _search(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis | None) -> PodVictimSearch:
+    unresolvable = diagnosis.unresolvable if diagnosis else set()
+    nodes = [n for n in ctx.state.candidate_nodes(run.request.models) if n not in unresolvable]
+    return PodVictimSearch(ctx, run, nodes)
+
+
+def report_waiting_gangs(ctx: CycleContext) -> None:
+    """After a pod cycle: say why each gang that got pods but not min_count still waits.
+
+    Written once per cycle rather than per pod, so a gang whose pods all land in the same
+    cycle never shows a passing "1 of 4" state."""
+    for run in ctx.waiting_gangs.values():
+        if run.done or run.satisfied or not run.holding:
+            continue
+        if run.reserved:
+            message = (f"waiting at the Permit barrier: {len(run.holding)} of {run.min_count} "
+                       "pods reserved, holding their GPUs")
+        else:
+            message = (f"partially placed: {len(run.started)} of {run.min_count} pods running; "
+                       "the job cannot make progress until all are")
+        ctx.emitter.pending(run, PendingReason.WAITING_FOR_GANG, message)
+    ctx.waiting_gangs.clear()

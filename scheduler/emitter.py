@@ -1,0 +1,75 @@
+"""Event rows of a replay: every state transition becomes one row of the event log.
+
+The emitter stamps each row with the simulated time and the workload's identity (tenant,
+queue, ClusterQueue, priority, GPU model) and keeps the one piece of policy about rows: a
+`pending` row that only repeats the last one is not written. Nothing else in the replay
+talks to the `EventLogWriter`.
+"""
+
+from __future__ import annotations
+
+from scheduler.eventlog.schema import EventType, PendingReason
+from scheduler.eventlog.writer import EventLogWriter
+from scheduler.model import Node, Workload
+from scheduler.sim import Environment
+from scheduler.workload_run import WorkloadRun
+
+# Repeating the same "why pending" sentence on every retry would bury the timeline; a
+# changed reason is always written, a changed message at most this often.
+PENDING_MESSAGE_REFRESH_S = 300.0
+
+
+class EventEmitter:
+    def __init__(self, writer: EventLogWriter, env: Environment, nodes: tuple[Node, ...]) -> None:
+        self.writer = writer
+        self.env = env
+        self.nodes = nodes
+
+    def emit(self, run: WorkloadRun, event: EventType, **fields: object) -> None:
+        spec = run.spec
+        fields.setdefault("gpu_model", spec.gpu_model_label)
+        self.writer.emit(
+            self.env.now,
+            event,
+            spec.workload_id,
+            tenant=spec.tenant,
+            queue=spec.queue,
+            cluster_queue=run.cluster_queue,
+            priority=spec.priority,
+            **fields,  # type: ignore[arg-type]  # the writer's keywords, checked there
+        )
+
+    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node: int, **fields: object) -> None:
+        """A row about one pod on one node: its GPUs and the node's GPU model."""
+        self.emit(run, event, pod_index=pod, node=self.nodes[node].name, gpus=run.spec.gpus_per_pod,
+                  gpu_model=self.nodes[node].gpu_model, **fields)
+
+    def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:
+        """True when a `pending` row with this reason would be dropped whatever its message
+        (the same reason was said less than PENDING_MESSAGE_REFRESH_S ago): callers can skip
+        composing a message nobody will read."""
+        last = run.last_pending
+        return last is not None and last[0] == reason.value and self.env.now - last[2] < PENDING_MESSAGE_REFRESH_S
+
+    def pending(self, run: WorkloadRun, reason: PendingReason, message: str, *,
+                queue_position: int | None = None, queue_length: int | None = None) -> None:
+        """A `pending` row, unless it would repeat the last one: same reason and the same
+        message, or the same reason said less than PENDING_MESSAGE_REFRESH_S ago.
+        `queue_position` / `queue_length`: the workload's place in its ClusterQueue (Kueue)."""
+        last = run.last_pending
+        now = self.env.now
+        if last is not None and last[0] == reason.value and (
+            last[1] == message or now - last[2] < PENDING_MESSAGE_REFRESH_S
+        ):
+            return
+        run.last_pending = (reason.value, message, now)
+        self.emit(run, EventType.PENDING, reason=reason.value, message=message,
+                  queue_position=queue_position, queue_length=queue_length)
+
+    def never_runs(self, workload: Workload, reason: str, message: str) -> None:
+        """An input row that can never run on this cluster: `submitted`, then `rejected`."""
+        common = {"gpu_model": workload.gpu_model_label, "tenant": workload.tenant, "queue": workload.queue,
+                  "priority": workload.priority}
+        self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, **common)  # type: ignore[arg-type]
+        self.writer.emit(self.env.now, EventType.REJECTED, workload.workload_id, reason=reason, message=message,
+                         **common)  # type: ignore[arg-type]
