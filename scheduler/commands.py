@@ -135,11 +135,8 @@ def replay(
     accepted, refused = check_against_cluster(loaded.workloads, cluster)
     refused_by_id = {r.workload_id: r for r in refused}
     # Rows that can never run on this cluster still arrive, and are rejected in the log.
-    never_runs = [
-        (w, *(part.strip() for part in refused_by_id[w.workload_id].reason.split(":", 1)))
-        for w in loaded.workloads
-        if w.workload_id in refused_by_id
-    ]
+    never_runs = [(w, refused_by_id[w.workload_id].code or "", refused_by_id[w.workload_id].message or "")
+                  for w in loaded.workloads if w.workload_id in refused_by_id]
     queue_config, admission_factory = _admission(queues)
     resize_rows = read_resizes(resizes, {w.workload_id: w for w in accepted}) if resizes else []
     run_id = run_id or f"{trace.stem}-{chosen.name}-s{seed}"

@@ -8,8 +8,10 @@ talks to the `EventLogWriter`.
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from scheduler.eventlog.schema import EventType, PendingReason
-from scheduler.eventlog.writer import EventLogWriter
+from scheduler.eventlog.writer import EventFields, EventLogWriter
 from scheduler.model import Node, Workload
 from scheduler.sim import Environment
 from scheduler.workload_run import WorkloadRun
@@ -25,24 +27,20 @@ class EventEmitter:
         self.env = env
         self.nodes = nodes
 
-    def emit(self, run: WorkloadRun, event: EventType, **fields: object) -> None:
+    def emit(self, run: WorkloadRun, event: EventType, **fields: Unpack[EventFields]) -> None:
         spec = run.spec
         fields.setdefault("gpu_model", spec.gpu_model_label)
-        self.writer.emit(
-            self.env.now,
-            event,
-            spec.workload_id,
-            tenant=spec.tenant,
-            queue=spec.queue,
-            cluster_queue=run.cluster_queue,
-            priority=spec.priority,
-            **fields,  # type: ignore[arg-type]  # the writer's keywords, checked there
-        )
+        fields["tenant"], fields["queue"], fields["priority"] = spec.tenant, spec.queue, spec.priority
+        fields["cluster_queue"] = run.cluster_queue
+        self.writer.emit(self.env.now, event, spec.workload_id, **fields)
 
-    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node: int, **fields: object) -> None:
+    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node_index: int,
+                 **fields: Unpack[EventFields]) -> None:
         """A row about one pod on one node: its GPUs and the node's GPU model."""
-        self.emit(run, event, pod_index=pod, node=self.nodes[node].name, gpus=run.spec.gpus_per_pod,
-                  gpu_model=self.nodes[node].gpu_model, **fields)
+        node = self.nodes[node_index]
+        fields["pod_index"], fields["node"], fields["gpu_model"] = pod, node.name, node.gpu_model
+        fields["gpus"] = run.spec.gpus_per_pod
+        self.emit(run, event, **fields)
 
     def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:
         """True when a `pending` row with this reason would be dropped whatever its message
@@ -68,8 +66,9 @@ class EventEmitter:
 
     def never_runs(self, workload: Workload, reason: str, message: str) -> None:
         """An input row that can never run on this cluster: `submitted`, then `rejected`."""
-        common = {"gpu_model": workload.gpu_model_label, "tenant": workload.tenant, "queue": workload.queue,
-                  "priority": workload.priority}
-        self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, **common)  # type: ignore[arg-type]
-        self.writer.emit(self.env.now, EventType.REJECTED, workload.workload_id, reason=reason, message=message,
-                         **common)  # type: ignore[arg-type]
+        submitted = EventFields(gpu_model=workload.gpu_model_label, tenant=workload.tenant, queue=workload.queue,
+                                priority=workload.priority)
+        rejected = EventFields(gpu_model=workload.gpu_model_label, tenant=workload.tenant, queue=workload.queue,
+                               priority=workload.priority, reason=reason, message=message)
+        self.writer.emit(self.env.now, EventType.SUBMITTED, workload.workload_id, **submitted)
+        self.writer.emit(self.env.now, EventType.REJECTED, workload.workload_id, **rejected)

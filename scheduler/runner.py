@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from functools import partial
 
 from scheduler.admission.port import ReplayPort
 from scheduler.cycle.context import CycleContext
@@ -74,11 +75,10 @@ class Replay:
                                 self.emitter, self.lifecycle, composites=composites, verifier=verifier)
         self.dispatcher.attach(self.ctx)
         for run in self.runs.values():
-            self.env.at(run.spec.submit_time_s, Phase.ARRIVE, lambda r=run: self.lifecycle.arrive(r))
+            self.env.at(run.spec.submit_time_s, Phase.ARRIVE, partial(self.lifecycle.arrive, run))
         self.lifecycle.admission = admission_factory(self.lifecycle) if admission_factory else None
         for workload, reason, message in rejected:
-            self.env.at(workload.submit_time_s, Phase.ARRIVE,
-                        lambda w=workload, rs=reason, m=message: self.emitter.never_runs(w, rs, m))
+            self.env.at(workload.submit_time_s, Phase.ARRIVE, partial(self.emitter.never_runs, workload, reason, message))
 
     def run(self) -> float:
         """Replay to the end; returns the simulated time of the last action."""

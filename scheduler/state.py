@@ -14,6 +14,7 @@ simulates the removal of preemption victims, and either keeps the result or roll
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from scheduler.model import Cluster, Node
 from scheduler.model.workload import MILLI
@@ -82,8 +83,10 @@ class ClusterState:
             self.free_milli_by_model[node.gpu_model] = (
                 self.free_milli_by_model.get(node.gpu_model, 0) + node.gpus * MILLI
             )
-        # Answers that depend only on the cluster's fixed shape (e.g. topology domains).
-        self.static_cache: dict[object, object] = {}
+        # Topology domains by (accepted models, level, per model): they depend only on the
+        # cluster's fixed labels (`plugins/topology.domains`). Typed loosely: the state does
+        # not know the plugin's Domain type.
+        self.domains_cache: dict[tuple[tuple[str, ...], str | None, bool], list[Any]] = {}
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
         # Bumped on every change: lets a cycle know that an answer it computed for one

@@ -1,19 +1,30 @@
-"""The one-way data flow is enforced, and the packages are this repository's own.
+"""The one-way data flow is enforced, the packages are this repository's own, imports form
+no cycle, and no module or class grows past what a reader can hold.
 
 PyPI has unrelated distributions called `scheduler` and `pipeline`: if one were installed
 and shadowed ours, every other test would test the wrong code.
 """
 
+import ast
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import grimp
+import pytest
 
 import dashboards
 import pipeline
 import scheduler
 
 REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("scheduler", "pipeline", "dashboards", "gpu_finops")
+MAX_MODULE_LINES = 600
+MAX_CLASS_LINES = 250
+# The pipeline may read exactly this of the scheduler: its published event-log contract (the
+# schema, and the folder swap that makes a run folder the old one or the new one, never half).
+PIPELINE_MAY_IMPORT_FROM_SCHEDULER = {"scheduler.eventlog.schema", "scheduler.eventlog.files"}
 
 
 def test_packages_resolve_inside_the_repository():
@@ -27,3 +38,93 @@ def test_import_contracts_hold():
     result = subprocess.run([lint_imports], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "broken" not in result.stdout.lower().replace("0 broken", "")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    """Every import of the four packages, lazy (inside functions) and TYPE_CHECKING ones too."""
+    return grimp.build_graph(*PACKAGES, include_external_packages=False, cache_dir=None)
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    counter = 0
+    for root in sorted(graph.modules):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.find_modules_directly_imported_by(root))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.find_modules_directly_imported_by(child)))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle_anywhere(graph):
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_cycles_and_only_cycles():
+    graph = grimp.ImportGraph()
+    for importer, imported in [("a", "b"), ("b", "c"), ("c", "a"), ("c", "d"), ("d", "e"), ("e", "d"), ("f", "a")]:
+        graph.add_import(importer=importer, imported=imported)
+    assert sorted(_cycles(graph)) == [["a", "b", "c"], ["d", "e"]]
+
+
+def test_the_pipeline_imports_only_the_published_schema_of_the_scheduler(graph):
+    reached = {imported for importer in graph.find_children("pipeline") | {"pipeline"}
+               for module in [importer, *graph.find_descendants(importer)]
+               for imported in graph.find_modules_directly_imported_by(module)
+               if imported.split(".")[0] == "scheduler"}
+    assert reached <= PIPELINE_MAY_IMPORT_FROM_SCHEDULER, sorted(reached - PIPELINE_MAY_IMPORT_FROM_SCHEDULER)
+
+
+def _python_files():
+    for package in (*PACKAGES, "benchmarks"):
+        yield from sorted((REPO / package).rglob("*.py"))
+
+
+def test_no_module_is_longer_than_a_reader_can_hold():
+    long = {str(p.relative_to(REPO)): n for p in _python_files()
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_no_class_is_longer_than_a_reader_can_hold():
+    long = {}
+    for path in _python_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and (size := node.end_lineno - node.lineno + 1) > MAX_CLASS_LINES:
+                long[f"{path.relative_to(REPO)}:{node.name}"] = size
+    assert long == {}

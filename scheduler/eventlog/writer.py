@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,6 +18,28 @@ import pyarrow.parquet as pq
 from scheduler.eventlog.schema import EVENT_SCHEMA, METADATA_KEY, SCHEMA_VERSION, EventType
 
 _COLUMNS = EVENT_SCHEMA.names
+
+
+_OPTIONAL = EVENT_SCHEMA.names[4:]
+
+
+class EventFields(TypedDict, total=False):
+    """The optional columns of one event row (all but seq, time_s, event, workload_id)."""
+
+    pod_index: int | None
+    node: str | None
+    gpus: float | None
+    gpu_model: str | None
+    tenant: str | None
+    queue: str | None
+    cluster_queue: str | None
+    priority: int | None
+    reason: str | None
+    message: str | None
+    flavor: str | None
+    preemptor: str | None
+    queue_position: int | None
+    queue_length: int | None
 
 
 class EventLogWriter:
@@ -31,46 +54,14 @@ class EventLogWriter:
         self.rows = 0
         self.counts: dict[str, int] = {}
 
-    def emit(
-        self,
-        time_s: float,
-        event: EventType,
-        workload_id: str,
-        *,
-        pod_index: int | None = None,
-        node: str | None = None,
-        gpus: float | None = None,
-        gpu_model: str | None = None,
-        tenant: str | None = None,
-        queue: str | None = None,
-        cluster_queue: str | None = None,
-        priority: int | None = None,
-        reason: str | None = None,
-        message: str | None = None,
-        flavor: str | None = None,
-        preemptor: str | None = None,
-        queue_position: int | None = None,
-        queue_length: int | None = None,
-    ) -> None:
+    def emit(self, time_s: float, event: EventType, workload_id: str, **fields: Unpack[EventFields]) -> None:
         buffer = self._buffer
         buffer["seq"].append(self.rows)
         buffer["time_s"].append(float(time_s))
         buffer["event"].append(event.value)
         buffer["workload_id"].append(workload_id)
-        buffer["pod_index"].append(pod_index)
-        buffer["node"].append(node)
-        buffer["gpus"].append(gpus)
-        buffer["gpu_model"].append(gpu_model)
-        buffer["tenant"].append(tenant)
-        buffer["queue"].append(queue)
-        buffer["cluster_queue"].append(cluster_queue)
-        buffer["priority"].append(priority)
-        buffer["reason"].append(reason)
-        buffer["message"].append(message)
-        buffer["flavor"].append(flavor)
-        buffer["preemptor"].append(preemptor)
-        buffer["queue_position"].append(queue_position)
-        buffer["queue_length"].append(queue_length)
+        for name in _OPTIONAL:
+            buffer[name].append(fields.get(name))
         self.rows += 1
         self.counts[event.value] = self.counts.get(event.value, 0) + 1
         if len(buffer["seq"]) >= self._batch_rows:

@@ -110,7 +110,9 @@ class PermitPlugin(Protocol):
     """
 
     name: str
-    timeout_s: float
+
+    @property
+    def timeout_s(self) -> float: ...
 
     def permit(self, reserved: int, min_count: int) -> Status: ...
 

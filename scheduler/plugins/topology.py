@@ -33,10 +33,10 @@ def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, 
     if level is None and per_model:  # one domain per model: the state already groups them
         return [Domain("gpu_model", m, state.nodes_by_model[m]) for m in sorted(state.candidate_models(models))]
     # Node labels never change during a replay, so the domains of a question are computed once.
-    key = ("domains", models, level, per_model)
-    cached = state.static_cache.get(key)
+    key = (models, level, per_model)
+    cached = state.domains_cache.get(key)
     if cached is None:
-        cached = state.static_cache[key] = _domains(state, models, level, per_model)
+        cached = state.domains_cache[key] = _domains(state, models, level, per_model)
     return cached
 
 

@@ -39,7 +39,7 @@ def check_against_cluster(
         Node(n.gpu_model, n.gpu_model, n.gpus, n.cpu_milli, n.memory_mib) for n in cluster.nodes if n.gpus > 0
     )
     gpu_nodes = list(alike)
-    answers: dict[tuple[object, ...], tuple[str, str] | None] = {}
+    answers: dict[tuple[object, ...], tuple[str, PendingReason, str] | None] = {}
     for workload in workloads:
         signature = (workload.gpu_models, workload.gpu_milli_per_pod, workload.cpu_milli_per_pod,
                      workload.memory_mib_per_pod, workload.min_count, workload.pods)
@@ -49,19 +49,20 @@ def check_against_cluster(
         if problem is None:
             accepted.append(workload)
         else:
-            field, reason = problem
-            rejected.append(RejectedRow(workload.source_row, workload.workload_id, field, reason))
+            field, code, message = problem
+            rejected.append(RejectedRow(workload.source_row, workload.workload_id, field, f"{code}: {message}",
+                                        code=code, message=message))
     return accepted, rejected
 
 
 def _why_never_runs(
     workload: Workload, gpu_nodes: list[Node], cluster: Cluster, count: Counter[Node]
-) -> tuple[str, str] | None:
+) -> tuple[str, PendingReason, str] | None:
+    """(field at fault, reason code, sentence) when the workload can never run here."""
     if workload.gpu_models and not any(m in cluster.gpu_models for m in workload.gpu_models):
         known = ", ".join(sorted(cluster.gpu_models)) or "none"
-        return "gpu_model", (
-            f"{PendingReason.UNKNOWN_GPU_MODEL}: asks for {workload.gpu_model_label}; "
-            f"the cluster has {known}"
+        return "gpu_model", PendingReason.UNKNOWN_GPU_MODEL, (
+            f"asks for {workload.gpu_model_label}; the cluster has {known}"
         )
     allowed = [n for n in gpu_nodes if workload.accepts_model(n.gpu_model)]
     models = "|".join(m for m in workload.gpu_models if m in cluster.gpu_models) or "any model"
@@ -74,16 +75,16 @@ def _why_never_runs(
     requested = _show(workload.total_gpus)
     quorum_gpus = _show(workload.min_count * workload.gpus_per_pod)
     detail = (
-        f"{PendingReason.LARGER_THAN_CLUSTER}: needs {workload.pods} pods x {per_pod} GPUs of "
+        f"needs {workload.pods} pods x {per_pod} GPUs of "
         f"{models} = {requested} GPUs with min_count {workload.min_count}"
         f" ({quorum_gpus} GPUs); cluster has {total_gpus} {models} GPUs, "
         f"max {max_per_node} per node"
     )
     cpu_or_memory = _largest_pod_resource_gap(workload, allowed)
     if cpu_or_memory:
-        return cpu_or_memory[0], f"{detail}; {cpu_or_memory[1]}"
+        return cpu_or_memory[0], PendingReason.LARGER_THAN_CLUSTER, f"{detail}; {cpu_or_memory[1]}"
     field = "gpus_per_pod" if workload.gpus_per_pod > max_per_node else "min_count"
-    return field, f"{detail}; only {fitting_pods} such pods fit"
+    return field, PendingReason.LARGER_THAN_CLUSTER, f"{detail}; only {fitting_pods} such pods fit"
 
 
 def _pods_per_node(workload: Workload, node: Node) -> int:

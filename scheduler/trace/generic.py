@@ -81,7 +81,11 @@ class RejectedRow:
     row: int  # spreadsheet line number: header = 1, first data row = 2
     workload_id: str | None
     field: str
-    reason: str
+    reason: str  # as rejected.csv shows it
+    # For rows refused because they can never run on the cluster (`trace/checks.py`): the
+    # `rejected` event row's reason code and message.
+    code: str | None = None
+    message: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

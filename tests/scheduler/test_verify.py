@@ -1,0 +1,105 @@
+"""`replay --verify`: every fast path is checked against the plain computation, and a
+shortcut broken on purpose stops the replay with a clear message.
+
+The scenario is the demo preset cut to its first 1,500 pods, under Kueue: high-priority
+inference preempts training, some gangs prefer one block, shapes park and unpark; every
+kind of check runs there within seconds.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_finops.cli import EXIT_VERIFY_FAILED, main
+from gpu_finops.generator import generate
+from scheduler.commands import replay
+from scheduler.cycle import group_preemption
+from scheduler.plugins import topology
+from scheduler.queue import ShapeQueue
+from scheduler.state import ClusterState
+from scheduler.usage_index import UsageClass
+from scheduler.verify import VerificationError, Verifier
+
+GROUP_CHECKS = {
+    "GPUs held below a priority from the index",
+    "best topology domain from a bounded search",
+    "free GPUs of a topology domain from running sums",
+    "group preemption skipped as unchanged",
+    "node chosen through the usage index",
+    "parked shape still fails",
+    "victims with deferred reprieves",
+}
+POD_CHECKS = {"node chosen through the usage index", "parked shape still fails", "pod preemption skipped as unchanged"}
+
+
+@pytest.fixture(scope="module")
+def small_demo(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("small-demo")
+    preset = folder / "small.toml"
+    preset.write_text('[preset]\nextends = "demo"\nmax_pods = 1500\n', encoding="utf-8")
+    return generate(str(preset), folder / "in", seed=42)
+
+
+def _replay(files, out, profile, verifier):
+    return replay(files.trace, files.cluster, out, profile=profile, seed=42, queues=files.queues, verifier=verifier)
+
+
+@pytest.mark.parametrize(("profile", "want_kinds"), [
+    ("gang-v1.37", GROUP_CHECKS),
+    ("kube-default", POD_CHECKS),
+], ids=["pod groups: every group shortcut is checked", "pods: every pod shortcut is checked"])
+def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_demo, tmp_path, profile, want_kinds):
+    verifier = Verifier()
+    _replay(small_demo, tmp_path / "verified", profile, verifier)
+    _replay(small_demo, tmp_path / "plain", profile, None)
+    assert set(verifier.checks) == want_kinds, verifier.summary()
+    verified, plain = ((tmp_path / name / "events.parquet").read_bytes() for name in ("verified", "plain"))
+    assert verified == plain
+
+
+
+_ORIGINAL_IN_ORDER = UsageClass.in_order
+
+BROKEN = {
+    "the held-GPU index miscounts": (
+        lambda mp: mp.setattr(ClusterState, "held_below", _wrap(ClusterState.held_below, lambda v: v + 1000)),
+        "GPUs held below a priority from the index"),
+    "a domain's running sum drifts": (
+        lambda mp: mp.setattr(topology, "domain_free_milli", _wrap(topology.domain_free_milli, lambda v: v + 1)),
+        "free GPUs of a topology domain from running sums"),
+    "the usage index walks nodes in the wrong order": (
+        lambda mp: mp.setattr(UsageClass, "in_order", lambda self, milli, most: _ORIGINAL_IN_ORDER(self, milli, not most)),
+        "node chosen through the usage index"),
+    "a parked shape ignores releases": (
+        lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
+        "parked shape still fails"),
+    "reprieves are deferred even on the plan's nodes": (
+        lambda mp: mp.setattr(group_preemption.GroupVictimSearch, "keeps_plan", lambda self, group: self.defer),
+        "victims with deferred reprieves"),
+}
+
+
+def _wrap(function, change):
+    def wrapped(*args, **kwargs):
+        return change(function(*args, **kwargs))
+    return wrapped
+
+
+@pytest.mark.parametrize("broken", list(BROKEN), ids=list(BROKEN))
+def test_a_shortcut_broken_on_purpose_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, broken):
+    breaking, want_kind = BROKEN[broken]
+    breaking(monkeypatch)
+    with pytest.raises(VerificationError, match=want_kind):
+        _replay(small_demo, tmp_path / "run", "gang-v1.37", Verifier())
+    assert not (tmp_path / "run").exists()  # nothing half-written
+
+
+def test_the_cli_reports_the_first_difference_in_one_line(small_demo, tmp_path, monkeypatch, capsys):
+    BROKEN["the held-GPU index miscounts"][0](monkeypatch)
+    files = small_demo
+    code = main(["replay", "--trace", str(files.trace), "--cluster", str(files.cluster), "--queues", str(files.queues),
+                 "--out", str(tmp_path / "run"), "--verify", "-q"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == EXIT_VERIFY_FAILED
+    assert len(err) == 1 and err[0].startswith("gpu-finops replay --verify: at t=")
+    assert "GPUs held below a priority from the index for workload" in err[0]
