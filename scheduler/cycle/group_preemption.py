@@ -31,7 +31,8 @@ class GroupVictimSearch:
     needed: int
     running: list[RunningGroup]
     defer: bool = True  # allow `keeps_plan` (False: every reprieve is put back at once)
-    plan_nodes: set[int] = field(default_factory=set)  # nodes of the last plan that fitted
+    plan: list[tuple[int, int]] = field(default_factory=list)  # the proposed assignment: pod -> node
+    plan_nodes: set[int] = field(default_factory=set)  # its nodes
 
     @property
     def state(self) -> ClusterState:
@@ -42,16 +43,32 @@ class GroupVictimSearch:
         return self.run.spec.priority
 
     def fits(self, restored: RunningGroup | None) -> bool:
-        # A reprieve on nodes the last fitting plan does not use leaves that plan valid:
-        # the preemptor still fits, and no placement needs recomputing.
-        if restored is not None and self.plan_nodes and not any(h.node in self.plan_nodes for _, h in restored.holdings):
+        """The first call plans the group with every potential victim removed; that plan is
+        the preemptor's proposed assignment. A reprieve stands when every preemptor pod
+        proposed for a node the reprieved group holds still passes the filters there, with
+        the preemptor pods before it on that node assumed (upstream's `reprieveVictim`:
+        the assignment is fixed, not planned again)."""
+        if restored is None:
+            plan = plan_group(self.ctx, self.run, self.needed, explain=False)
+            self.plan = plan.placed
+            self.plan_nodes.clear()
+            self.plan_nodes.update(node for _, node in plan.placed)
+            return len(plan.placed) >= self.needed
+        touched = {h.node for _, h in restored.holdings} & self.plan_nodes
+        if not touched:
             return True
-        plan = plan_group(self.ctx, self.run, self.needed, explain=False)
-        if len(plan.placed) < self.needed:
-            return False
-        self.plan_nodes.clear()
-        self.plan_nodes.update(node for _, node in plan.placed)
-        return True
+        state, framework, request = self.state, self.ctx.framework, self.run.request
+        wid = self.run.spec.workload_id
+        mark = state.mark()
+        try:
+            for pod, node in self.plan:
+                if node in touched:
+                    if not framework.feasible(state, request, node):
+                        return False
+                    state.allocate((wid, pod), node, request)
+            return True
+        finally:
+            state.rollback(mark)
 
     def matters(self, group: RunningGroup) -> bool:
         models = self.run.spec.gpu_models
@@ -65,7 +82,7 @@ class GroupVictimSearch:
         return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
 
     def keeps_plan(self, group: RunningGroup) -> bool:
-        return self.defer and bool(self.plan_nodes) and not any(h.node in self.plan_nodes for _, h in group.holdings)
+        return self.defer and not any(h.node in self.plan_nodes for _, h in group.holdings)
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
@@ -131,7 +148,8 @@ def running_groups(ctx: CycleContext, preemptor: WorkloadRun, with_loss: bool) -
             if group is None:
                 holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in other.holding)
                 models = frozenset(state.nodes[h.node].gpu_model for _, h in holdings)
-                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models)
+                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models,
+                                     is_gang=other.spec.min_count > 1)
                 if other.started:  # reserved only: its start time is "now", which moves on
                     other.running_group = group
             if with_loss:

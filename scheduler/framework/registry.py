@@ -60,7 +60,7 @@ def in_tree_registry() -> Registry:
         permit={names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
         post_filter={
             names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption.from_args(args),
-            names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(),
+            names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(rng),
         },
     )
 
