@@ -144,11 +144,12 @@ class Dispatcher:
             run = ctx.runs[head[0]]
             if run.done or (head[1] == GROUP and not run.pending) or (head[1] != GROUP and head[1] not in run.pending):
                 continue
-            if head[1] == GROUP:
-                needed = run.pods_needed
-                fits = len(plan_group(ctx, run, needed, explain=False).placed) >= needed
-            else:
-                fits = ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
+            with ctx.framework.unobserved():
+                if head[1] == GROUP:
+                    needed = run.pods_needed
+                    fits = len(plan_group(ctx, run, needed, explain=False).placed) >= needed
+                else:
+                    fits = ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
             if run.spec.parent_group and run.spec.parent_group not in ctx.composites_started:
                 continue  # a composite child is planned with its siblings
             verifier.same(now, "parked shape still fails", False, fits, head[0])

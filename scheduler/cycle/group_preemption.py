@@ -93,8 +93,9 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None,
-                              _victims(ctx, run, needed) or None, run.spec.workload_id)
+            with ctx.framework.unobserved():
+                found = _victims(ctx, run, needed) or None
+            ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None, found, run.spec.workload_id)
         return False
     if not preemption_could_help(ctx, run, needed):
         run.preemption_failed_at = version
@@ -114,7 +115,8 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> list[RunningGr
     search = GroupVictimSearch(ctx, run, needed, running)
     victims = ctx.framework.run_post_filter(search)
     if ctx.verifier:  # deferred reprieves choose what putting each back at once chooses
-        undeferred = ctx.framework.run_post_filter(GroupVictimSearch(ctx, run, needed, running, defer=False))
+        with ctx.framework.unobserved():
+            undeferred = ctx.framework.run_post_filter(GroupVictimSearch(ctx, run, needed, running, defer=False))
         ctx.verifier.same(ctx.now, "victims with deferred reprieves", [g.workload_id for g in victims or []],
                           [g.workload_id for g in undeferred or []], run.spec.workload_id)
     return victims

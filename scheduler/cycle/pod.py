@@ -106,8 +106,9 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis |
     version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None,
-                              ctx.framework.run_post_filter(_search(ctx, run, diagnosis)), run.spec.workload_id)
+            with ctx.framework.unobserved():
+                found = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
+            ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None, found, run.spec.workload_id)
         return None
     if not ctx.holdings.any_below(run.spec.priority):
         run.preemption_failed_at = version

@@ -20,7 +20,17 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
-from scheduler.plugins import fgd, gang, gpu_fit, names, packing, preemption, priority_sort, scoring
+from scheduler.plugins import (
+    fgd,
+    gang,
+    gpu_fit,
+    names,
+    node_resources,
+    packing,
+    preemption,
+    priority_sort,
+    scoring,
+)
 
 PluginArgs = Mapping[str, Any]
 
@@ -49,6 +59,9 @@ def in_tree_registry() -> Registry:
             names.NODE_RESOURCES_FIT: lambda args, rng: gpu_fit.NodeResourcesFit(),
         },
         score={
+            names.NODE_RESOURCES_FIT: lambda args, rng: node_resources.NodeResourcesFitScore.from_args(args),
+            names.NODE_RESOURCES_BALANCED_ALLOCATION:
+                lambda args, rng: node_resources.NodeResourcesBalancedAllocation.from_args(args),
             names.LEAST_ALLOCATED: lambda args, rng: scoring.LeastAllocated(),
             names.MOST_ALLOCATED: lambda args, rng: scoring.MostAllocated(),
             names.RANDOM_SCORE: lambda args, rng: scoring.RandomScore(rng),

@@ -3,6 +3,7 @@
 PRIORITY_SORT = "PrioritySort"
 GPU_FIT = "GpuFit"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 RANDOM_SCORE = "Random"

@@ -11,7 +11,7 @@ while the preemptor still fits, so no more is evicted than needed.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -32,7 +32,7 @@ class VictimOrder(StrEnum):
     CHEAPEST_LOSS = "cheapest_loss"  # within a priority, the group whose eviction loses most work
 
 
-def _importance(group: RunningGroup) -> tuple[float, ...]:
+def _importance(group: RunningGroup) -> tuple[int, bool, int, float, str]:
     """kube-scheduler's moreImportantVictim (podgrouppreemption.go), most important first:
     higher priority; then a gang before a single pod; among single pods the earlier start;
     among gangs the larger (more pods scheduled), then the earlier start. The workload id
@@ -41,7 +41,7 @@ def _importance(group: RunningGroup) -> tuple[float, ...]:
     return (-group.priority, not group.is_gang, -size, group.started_at_s, group.workload_id)
 
 
-def _importance_by_loss(group: RunningGroup) -> tuple[float, ...]:
+def _importance_by_loss(group: RunningGroup) -> tuple[int, float, str]:
     # The project's option, not upstream's: within a priority, the group whose eviction
     # loses the most work is the most important, so the victims are those that lose least.
     return (-group.priority, -group.loss_gpu_s, group.workload_id)
@@ -55,7 +55,8 @@ class WorkloadPreemption:
     unit = Unit.POD_GROUP
 
     def __init__(self, victim_order: VictimOrder = VictimOrder.PRIORITY) -> None:
-        self._key = _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance
+        self._key: Callable[[RunningGroup], tuple[Any, ...]] = (
+            _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance)
         self.needs_loss = victim_order is VictimOrder.CHEAPEST_LOSS  # callers compute losses only then
 
     @staticmethod
