@@ -146,6 +146,8 @@ def running_groups(ctx: CycleContext, preemptor: WorkloadRun, with_loss: bool) -
     state = ctx.state
     for level, runs in ctx.holdings.below(preemptor.spec.priority):
         for wid, other in runs.items():
+            if other.terminating:
+                continue  # already going: no victim for anyone else
             group = other.running_group
             if group is None:
                 holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in other.holding)

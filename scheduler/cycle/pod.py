@@ -25,9 +25,19 @@ from scheduler.workload_run import WorkloadRun
 def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     # 1. Filter + Score
     node, diagnosis = ctx.framework.find_node(ctx.state, run.request)
-    # 2. PostFilter
+    # 2. PostFilter (not while the victims of its last preemption still terminate)
+    if node is None and run.awaiting_victims_until > ctx.now:
+        ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
+                            f"pod {pod}: waiting for the pods it preempted to terminate "
+                            f"(grace period ends at t={run.awaiting_victims_until:g}s)")
+        return failure_of(diagnosis)
     if node is None:
         node = _preempt_for_pod(ctx, run, diagnosis)
+        if node is not None and run.awaiting_victims_until > ctx.now:  # victims still terminate
+            ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
+                                f"pod {pod}: preempted workloads on its nominated node; waiting for their "
+                                f"pods to terminate (grace period ends at t={run.awaiting_victims_until:g}s)")
+            return failure_of(diagnosis)
     if node is None:
         held = len(run.holding)
         gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
@@ -92,6 +102,9 @@ class PodVictimSearch:
 
     def priority_of(self, key: PodKey) -> int:
         return self.ctx.runs[key[0]].spec.priority
+
+    def terminating(self, key: PodKey) -> bool:
+        return self.ctx.runs[key[0]].terminating
 
     def started_at(self, key: PodKey) -> float:
         return self.ctx.runs[key[0]].started.get(key[1], self.ctx.now)

@@ -30,6 +30,7 @@ _BEHAVIOUR = {
     "group_device_claim",
     "tie_break",
     "percentage_of_nodes_to_score",
+    "termination_grace_s",
 }
 _FLAGS = {"group_device_claim"}
 
@@ -70,6 +71,9 @@ class Profile:
     # (percentageOfNodesToScore; 0: upstream's adaptive default, 50 % − nodes/125, at least
     # 5 % and 100 nodes), starting where the last pod's search stopped. None: every node.
     percentage_of_nodes_to_score: float | None = None
+    # A preempted pod terminates for this long (terminationGracePeriodSeconds, 30 s by
+    # default) holding its GPUs; the preemptor waits for it and binds afterwards.
+    termination_grace_s: float = 30.0
     source: str = ""
 
     def args(self, plugin: str) -> dict[str, Any]:

@@ -96,6 +96,9 @@ class PodPreemptionQuery(Protocol):
 
     def priority_of(self, key: PodKey) -> int: ...
 
+    def terminating(self, key: PodKey) -> bool:
+        """The pod is already being preempted: it is no victim for anyone else."""
+
     def started_at(self, key: PodKey) -> float: ...
 
     def fits_on(self, node: int) -> bool: ...

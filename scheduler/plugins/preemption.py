@@ -182,7 +182,7 @@ def _victims_on(query: PodPreemptionQuery, node: int) -> tuple[NodeVictims, tupl
     before raw priorities count; fewest victims; latest start of its highest-priority
     victims. (PodDisruptionBudgets, the first rule, are not modelled: none is violated.)"""
     state, priority_of = query.state, query.priority_of
-    potential = [k for k in state.pods_on_node[node] if priority_of(k) < query.priority]
+    potential = [k for k in state.pods_on_node[node] if priority_of(k) < query.priority and not query.terminating(k)]
     if not potential:
         return None
     potential.sort(key=lambda k: (-priority_of(k), query.started_at(k), k))  # most important first

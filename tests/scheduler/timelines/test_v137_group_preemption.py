@@ -29,7 +29,8 @@ def test_gang_v137_preemption_evicts_whole_groups_and_no_more_than_needed(tmp_pa
     assert {r["preemptor"] for r in rows if r["event"] in ("preempted", "requeued")} == {"urgent"}
     assert all(r["queue_position"] is None for r in rows)  # no Kueue: no queue place to report
     started = [(r["pod_index"], r["node"]) for r in rows if r["event"] == "started" and r["workload_id"] == "urgent"]
-    assert [t for t in rows if t["event"] == "started" and t["workload_id"] == "urgent"][0]["time_s"] == 100.0
+    # the victims terminate for the 30 s grace period first (terminationGracePeriodSeconds)
+    assert [t for t in rows if t["event"] == "started" and t["workload_id"] == "urgent"][0]["time_s"] == 130.0
     assert sorted(n for _, n in started) == ["n1", "n2"]
 
 
