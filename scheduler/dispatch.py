@@ -83,7 +83,8 @@ class Dispatcher:
             self.queue.remove((wid, pod))
 
     def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
-        return (*self.framework.queue_sort.sort_key(run.spec.priority, run.spec.submit_time_s), run.seq, pod)
+        spec = run.spec
+        return (*self.framework.queue_sort.sort_key(spec.priority, spec.submit_time_s, run.queued_s), run.seq, pod)
 
     def _version_of(self, shape: GpuShape | None) -> int:
         """The release version that matters to a shape: releases of the GPU models it

@@ -77,6 +77,7 @@ class Lifecycle:
 
     def arrive(self, run: WorkloadRun) -> None:
         run.arrived = True
+        run.queued_s = self._env.now
         self.emitter.emit(run, EventType.SUBMITTED)
         run.pending = set(range(run.spec.pods))
         if self.admission is not None:
@@ -92,6 +93,7 @@ class Lifecycle:
         uses quota borrowed from its cohort), `message` the sentence with the numbers,
         `flavor` the ResourceFlavor of its GPUs."""
         run.cluster_queue = cluster_queue
+        run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
 
@@ -286,6 +288,7 @@ class Lifecycle:
     def _requeue(self, run: WorkloadRun, reason: str, message: str, preemptor: str | None = None) -> None:
         run.attempt += 1
         run.terminating = False
+        run.queued_s = self._env.now
         for handle in (run.finish_handle, run.deadline_handle):
             if handle:
                 handle.cancel()

@@ -41,6 +41,7 @@ class WorkloadRun:
     arrived: bool = False
     terminating: bool = False  # preempted, its pods in their termination grace period
     attempt: int = 0  # bumped whenever the run gives all its pods back and is requeued
+    queued_s: float = 0.0  # when its pods were last added to the queue (QueueSort reads it)
     awaiting_victims_until: float = 0.0  # a preemptor waits for its victims to terminate
     # What preemption sees of this run while it holds pods (built on demand, dropped
     # whenever a pod is placed, started or released: see `cycle.group_preemption`).

@@ -21,6 +21,7 @@ from scheduler.framework.interface import (
     ScorePlugin,
 )
 from scheduler.plugins import (
+    coscheduling,
     fgd,
     gang,
     gpu_fit,
@@ -53,7 +54,10 @@ POINTS = ("queue_sort", "filter", "score", "permit", "post_filter")
 
 def in_tree_registry() -> Registry:
     return Registry(
-        queue_sort={names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort()},
+        queue_sort={
+            names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort(),
+            names.COSCHEDULING: lambda args, rng: coscheduling.CoschedulingSort(),
+        },
         filter={
             names.GPU_FIT: lambda args, rng: gpu_fit.GpuFit(),
             names.NODE_RESOURCES_FIT: lambda args, rng: gpu_fit.NodeResourcesFit(),
