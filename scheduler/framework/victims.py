@@ -29,6 +29,9 @@ class RunningGroup:
     # A gang (min_count > 1: its pods are disrupted together) or a single pod; upstream's
     # victim ordering prefers to spare gangs, and larger ones (`moreImportantVictim`).
     is_gang: bool = False
+    # The workloads evicted together: the group itself, or every started child of a
+    # CompositePodGroup (whose quorum would break without any one of them).
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
