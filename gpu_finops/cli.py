@@ -226,6 +226,48 @@ def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_import(args: argparse.Namespace) -> int:
+    """`import kubectl|kueue|prometheus`: a cluster's own history → the replay's inputs."""
+    from gpu_finops.importers.commands import run
+
+    return run(args)
+
+
+def _add_import(sub: argparse._SubParsersAction) -> None:
+    from gpu_finops.importers.commands import add_common
+
+    parser = sub.add_parser("import", help="a cluster's own history → trace, cluster, Kueue queues, rejected rows",
+                            description="a cluster's own history (kubectl dumps, Kueue objects, Prometheus "
+                            "range queries of kube-state-metrics) → the generic trace, cluster CSV and Kueue "
+                            "manifests the replay reads, with every refused object in rejected.csv")
+    sources = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sources.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=_cmd_import, command=f"import {name}")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+        return p
+
+    p = add("kubectl", "kubectl get pods -A -o json / kubectl get nodes -o json dumps → DIR/trace.csv, "
+            "DIR/cluster.csv, DIR/rejected.csv (and DIR/queues.yaml with --kueue)")
+    p.add_argument("--pods", nargs="+", required=True, metavar="PODS.json",
+                   help="pod dumps (JSON or YAML, List or several documents; PodGroups, Jobs, Workloads, "
+                   "ResourceClaims in them are read too)")
+    p.add_argument("--nodes", nargs="+", required=True, metavar="NODES.json", help="node dumps")
+    add_common(p)
+    p = add("prometheus", "Prometheus range-query exports (/api/v1/query_range JSON) of kube-state-metrics "
+            "pod requests, start and completion times → the same files")
+    p.add_argument("--series", nargs="+", required=True, metavar="QUERY.json",
+                   help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
+                   "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json",
+                   help="node dumps (default: nodes from kube_node_status_allocatable and kube_node_labels)")
+    add_common(p)
+    p = add("kueue", "Kueue objects as the cluster holds them → DIR/queues.yaml")
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json", help="node dumps, to check what each flavor selects")
+    add_common(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-finops",
@@ -313,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo-out")
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501)
+
+    _add_import(sub)
 
     experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",
                                 description="experiments on real traces: fgd (the FGD fragmentation study), "
