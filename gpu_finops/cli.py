@@ -226,6 +226,20 @@ def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    """`sweep`: many scenarios of one cluster, one database (gpu_finops/sweep/)."""
+    from rich.console import Console
+
+    from gpu_finops.sweep.run import print_report, run_sweep
+
+    console = Console(file=sys.stderr, soft_wrap=True)
+    report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
+                       workers=args.workers, quiet=args.quiet, console=console)
+    # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
+    print_report(report, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
+    return EXIT_VIOLATIONS if report.failed else 0
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     """`import kubectl|kueue|prometheus`: a cluster's own history → the replay's inputs."""
     from gpu_finops.importers.commands import run
@@ -357,6 +371,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8501)
 
     _add_import(sub)
+
+    p = add("sweep", _cmd_sweep, "many scenarios (profiles x queues x scoring x preemption x seeds) of one "
+            "cluster, replayed in parallel, built into one database")
+    p.add_argument("spec", metavar="SWEEP.toml", help="the sweep: inputs, and a [grid] or [[scenario]] list "
+                   "(docs/sweeps.md; an example: data/sweep-tiny.toml)")
+    p.add_argument("--out", required=True, help="folder for runs/, state/, logs/, sweep.json, gpu-finops.duckdb")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or Ray tasks on an existing Ray cluster")
+    p.add_argument("--address", help="Ray cluster address (default: auto, i.e. $RAY_ADDRESS or the local one)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: the sweep's, else one per CPU)")
 
     experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",
                                 description="experiments on real traces: fgd (the FGD fragmentation study), "
