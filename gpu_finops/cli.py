@@ -130,6 +130,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         formats,
         run_id=args.run_id,
         team=args.team,
+        baseline=args.baseline,
+        rank_by=args.rank_by,
     )
     for path in paths:
         print(path)
@@ -170,10 +172,12 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from gpu_finops.compare import compare
+    from gpu_finops.compare import RankingOptions, compare
 
-    compare(args.run_a, args.run_b, db=Path(args.db) if args.db else None,
-            prices=Path(args.prices) if args.prices else None, console=Console())
+    wide = None if sys.stdout.isatty() else 220  # a piped table is read whole
+    compare(args.runs, db=Path(args.db) if args.db else None, prices=Path(args.prices) if args.prices else None,
+            console=Console(width=wide, soft_wrap=args.format != "table"), all_runs=args.all,
+            options=RankingOptions(args.baseline, args.rank_by, args.window, args.format))
     return 0
 
 
@@ -340,6 +344,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
     p.add_argument("--team", help="one team's report (default: all teams)")
+    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the report's run)")
+    p.add_argument("--rank-by", default="total_cost", help="ranking metric: total_cost (default), waste_cost, "
+                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
@@ -354,11 +361,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help="ISO 8601 time to evaluate the schedule at (default: now; for backfills)")
     p.add_argument("--dry-run", action="store_true", help="say what is due, write nothing")
 
-    p = add("compare", _cmd_compare, "two runs side by side: waste, idle by cause, waits, preemptions, cost per team")
-    p.add_argument("run_a", metavar="RUN_A", help="a run directory, or a run id with --db")
-    p.add_argument("run_b", metavar="RUN_B")
-    p.add_argument("--prices", help="price book, to cost two run directories")
-    p.add_argument("--db", help="compare two runs already built into this database")
+    p = add("compare", _cmd_compare, "runs ranked against a baseline (cost, idle by cause, waits, partial "
+            "placement, preemption waste); two runs also side by side, per team")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run directories, or run ids with --db")
+    p.add_argument("--prices", help="price book, to cost run directories")
+    p.add_argument("--db", help="compare runs already built into this database (a sweep's, say)")
+    p.add_argument("--all", action="store_true", help="every run of --db")
+    p.add_argument("--baseline", help="run id to compare against (default: the first run given)")
+    p.add_argument("--rank-by", default="total_cost", help="total_cost (default), waste_cost, "
+                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, finished, …")
+    p.add_argument("--window", choices=("whole", "common"), default="whole",
+                   help="whole runs, or only the hours every compared run covers")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")
     p.add_argument("--db", required=True)
