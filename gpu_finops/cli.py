@@ -235,6 +235,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from gpu_finops.sweep.run import print_report, run_sweep
+    from scheduler.errors import InputError
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers", f"must be >= 1, got {args.workers}")
 
     console = Console(file=sys.stderr, soft_wrap=True)
     report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,

@@ -61,22 +61,30 @@ def _shown(value: float, unit: str) -> str:
     return f"{value:,.0f}"
 
 
+def _signed(value: float, unit: str) -> str:
+    if pd.isna(value):
+        return "–"
+    if abs(value) < 1e-9:
+        return "same"
+    return ("+" if value > 0 else "-") + _shown(abs(value), unit)
+
+
 best, base_row = ranking.iloc[0], ranking[ranking["is_baseline"]].iloc[0]
-worst = ranking.iloc[-1]
 cards = st.columns(3)
-cards[0].metric(f"Best by {label.lower()}", names[best["run_id"]], _shown(best[rank_by], unit),
-                delta_color="off", help=f"{best['run_id']} ({profiles[best['run_id']]})")
-cards[1].metric("Baseline", names[baseline], _shown(base_row[rank_by], unit), delta_color="off",
-                help=f"{baseline} ({profiles[baseline]}), rank {int(base_row['rank'])} of {len(ranking)}")
-cards[2].metric(f"Best against the baseline ({label.lower()})", _shown(best[rank_by] - base_row[rank_by], unit)
-                if unit != "count" else f"{best[rank_by] - base_row[rank_by]:+,.0f}",
-                f"worst: {_shown(worst[rank_by] - base_row[rank_by], unit)}", delta_color="off")
+with cards[0]:
+    st.metric(f"Best by {label.lower()}", _shown(best[rank_by], unit), help=f"{best['run_id']} "
+              f"({profiles[best['run_id']]})")
+    st.caption(f"**{names[best['run_id']]}**")
+with cards[1]:
+    st.metric("Baseline", _shown(base_row[rank_by], unit), help=f"{baseline} ({profiles[baseline]})")
+    st.caption(f"**{names[baseline]}**, rank {int(base_row['rank'])} of {len(ranking)}")
+with cards[2]:
+    st.metric("Best against the baseline", _signed(best[rank_by] - base_row[rank_by], unit),
+              help="the best scenario's value minus the baseline's")
+    st.caption(f"worst: {_signed(ranking.iloc[-1][rank_by] - base_row[rank_by], unit)} "
+               f"({names[ranking.iloc[-1]['run_id']]})")
 
 cache.chart(charts.scenario_ranking_chart(breakdown, ranking))
-if rank_by != "total_cost":
-    cache.chart(charts.scenario_change_chart(ranking, rank_by, label, higher_is_better=higher))
-else:
-    cache.chart(charts.scenario_change_chart(ranking, "waste_cost", metrics["waste_cost"][0]))
 
 shown = ranking.assign(scenario=ranking["run_id"].map(names))
 columns = ["rank", "scenario", "profile", "queues", "scoring", "preemption", "seed", "total_cost",
@@ -93,11 +101,14 @@ table = shown[[c for c in columns if c in shown]].rename(columns={
     "mean_wait_h": "mean wait h", "p95_wait_h": "p95 wait h"})
 if "vs baseline %" in table:
     table["vs baseline %"] = table["vs baseline %"] * 100
-st.caption(f"Ranked by {label.lower()} ({'higher' if higher else 'lower'} is better); baseline "
-           f"`{names[baseline]}`. Idle GPU-hours by cause, waits over whole runs.")
+st.caption(f"Ranked by {label.lower()} ({'higher' if higher else 'lower'} is better) against "
+           f"`{names[baseline]}`. Idle GPU-hours by cause; waits per workload over whole runs.")
 cache.table(table, column_config={c: st.column_config.NumberColumn(format="%.2f")
                                   for c in table.columns if table[c].dtype.kind == "f"})
 cache.csv_download(ranking, "scenario_ranking.csv", key="scenarios.ranking.csv")
+change_metric = rank_by if rank_by != "total_cost" else "waste_cost"
+cache.chart(charts.scenario_change_chart(ranking, change_metric, metrics[change_metric][0],
+                                         higher_is_better=metrics[change_metric][2]))
 
 # ------------------------------------------------------------------------ baseline vs one scenario
 

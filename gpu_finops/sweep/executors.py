@@ -20,6 +20,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import socket
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -126,6 +127,17 @@ class RayExecutor:
     def __init__(self, address: str, deliver: Deliver) -> None:
         self.address = address
         self.deliver = deliver  # writes a run directory that came back as bytes
+
+    def check(self) -> None:
+        """Fail fast on an address nothing listens at: Ray itself retries for minutes."""
+        host, _, port = self.address.rpartition(":")
+        if self.address == "auto" or "://" in self.address or not port.isdigit():
+            return
+        try:
+            socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+        except OSError as error:
+            raise InputError("--address", f"cannot reach a Ray cluster at {self.address!r}: "
+                             f"{error.strerror or error}") from None
 
     def run(self, tasks: list[ScenarioTask], on_start: OnStart, on_done: OnDone) -> None:
         try:

@@ -70,6 +70,10 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
               workers: int | None = None, quiet: bool = False, console: Console | None = None) -> SweepReport:
     console = console or Console(file=sys.stderr, soft_wrap=True)
     sweep = read_sweep(spec)
+    ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
+        if executor == "ray" else None
+    if ray is not None:
+        ray.check()
     out = out.resolve()
     for folder in ("runs", "state", "logs"):
         (out / folder).mkdir(parents=True, exist_ok=True)
@@ -110,9 +114,8 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
 
         tasks = [s.task for s in pending]
         if tasks:
-            if executor == "ray":
-                RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)).run(
-                    tasks, started, done)
+            if ray is not None:
+                ray.run(tasks, started, done)
             else:
                 LocalExecutor(workers or sweep.workers or os.cpu_count() or 1).run(tasks, started, done)
     db, built = _build(sweep, out, inputs, states, console, quiet)

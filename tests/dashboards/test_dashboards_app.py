@@ -271,13 +271,15 @@ def test_scenarios_page(monkeypatch, fixture_db, tmp_path):
     ranked = _table(at, "rank", "scenario", "total cost $", "vs baseline $")
     assert ranked[["rank", "scenario"]].values.tolist() == [[1, "demo-b"], [2, "demo-a"]]
     assert ranked["vs baseline $"].tolist() == pytest.approx([-956.16, 0.0])
-    assert _metrics(at)["Baseline"] == "demo-a"
+    assert _metrics(at)["Baseline"] == "$1.5k"  # demo-a's total cost
+    assert _metrics(at)["Best against the baseline"] == "-$956.16"
+    assert any("**demo-a**, rank 2 of 2" in c.value for c in at.caption)
     assert _charts(at) == 4  # ranking by usage class, change vs baseline, cost per team, p95 wait per team
     _one_csv_per_table(at)
     at = _ok(at.selectbox(key="scenarios.baseline.demo-a").select("demo-b").run())
     assert _table(at, "rank", "vs baseline $")["vs baseline $"].tolist() == pytest.approx([0.0, 956.16])
     at = _ok(at.selectbox(key="scenarios.rank_by").select("finished").run())  # higher is better
-    assert _metrics(at)["Baseline"] == "demo-b"
+    assert any("**demo-b**, rank" in c.value for c in at.caption)
     assert at.selectbox(key="scenarios.other.demo-b").value == "demo-a"
     at = _ok(at.radio(key="scenarios.window").set_value("common").run())
     assert len(_table(at, "rank", "scenario")) == 2
