@@ -606,7 +606,7 @@ def cluster_queue_holdings_chart(
 
 
 def scenario_ranking_chart(breakdown: pd.DataFrame, ranking: pd.DataFrame, value: str = "effective_cost",
-                           width: int | str = DEFAULT_WIDTH * 2, height: int | None = None) -> alt.Chart:
+                           width: int | str = DEFAULT_WIDTH * 2, height: int | None = None) -> alt.TopLevelMixin:
     """Ranked scenarios, best on top: each run's cost (or GPU-hours, ``value``) stacked by usage
     class, idle split by cause; a dashed line at the baseline's total. ``breakdown``: run_id,
     usage_class, gpu_hours, effective_cost; ``ranking``: run_id, rank, is_baseline[, scenario]."""

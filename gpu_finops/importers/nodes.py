@@ -44,12 +44,12 @@ def node_row(obj: SourceObject, keys: NodeLabels) -> NodeRow | Rejected:
 
     if not obj.name:
         return rejected("metadata.name", "Invalid: a node without a name")
-    status = obj.value.get("status") if isinstance(obj.value.get("status"), Mapping) else {}
+    status = _mapping(obj.value, "status")
     labels = text_map(obj.metadata.get("labels"))
     amounts: dict[str, Decimal] = {}
     for resource in (GPU_RESOURCE, "cpu", "memory"):
         for where in ("allocatable", "capacity"):
-            table = status.get(where) if isinstance(status.get(where), Mapping) else {}
+            table = _mapping(status, where)
             if resource in table:
                 try:
                     amounts[resource] = parse_quantity(table[resource])
@@ -80,6 +80,11 @@ def node_row(obj: SourceObject, keys: NodeLabels) -> NodeRow | Rejected:
         zone=_value(labels, ZONE_LABELS), block=_value(labels, keys.block), rack=_value(labels, keys.rack),
         pricing_category=pricing, labels=labels,
     )
+
+
+def _mapping(value: Any, key: str) -> Mapping[str, Any]:
+    found = value.get(key) if isinstance(value, Mapping) else None
+    return found if isinstance(found, Mapping) else {}
 
 
 def _whole(amount: Decimal) -> int:

@@ -68,8 +68,8 @@ def _read(obj: SourceObject, groups: GroupObjects, claim_users: Mapping[tuple[st
     started, finished, restarts = _run_times(meta, status, phase)
     owner = _controller(meta.get("ownerReferences"))
     priority = spec.get("priority")
-    workload_ref = spec.get("workloadRef") if isinstance(spec.get("workloadRef"), Mapping) else None
-    scheduling_group = spec.get("schedulingGroup") if isinstance(spec.get("schedulingGroup"), Mapping) else None
+    workload_ref = _mapping(spec, "workloadRef") or None
+    scheduling_group = _mapping(spec, "schedulingGroup") or None
     return PodRecord(
         source=obj.source, row=obj.row, namespace=namespace, name=obj.name, uid=str(meta.get("uid") or ""),
         labels=text_map(meta.get("labels")), annotations=text_map(meta.get("annotations")), owner=owner,
@@ -120,8 +120,8 @@ def _requests(resources: Any, path: str, other: set[str]) -> dict[str, Decimal]:
         return {}
     if not isinstance(resources, Mapping):
         raise _Problem(path, "Invalid: must be a mapping")
-    requests = resources.get("requests") if isinstance(resources.get("requests"), Mapping) else {}
-    limits = resources.get("limits") if isinstance(resources.get("limits"), Mapping) else {}
+    requests = _mapping(resources, "requests")
+    limits = _mapping(resources, "limits")
     asked: dict[str, Decimal] = {}
     for resource, key in ((GPU_RESOURCE, "gpu"), ("cpu", "cpu"), ("memory", "memory")):
         # A request defaults to the limit (always so for extended resources such as GPUs).
@@ -152,7 +152,7 @@ def _claim_gpus(spec: Mapping[str, Any], status: Mapping[str, Any], namespace: s
     for index, claim in enumerate(claims):
         if not isinstance(claim, Mapping):
             continue
-        source = claim.get("source") if isinstance(claim.get("source"), Mapping) else claim  # pre-1.31 nesting
+        source = _mapping(claim, "source") or claim  # pre-1.31 nesting
         path = f"spec.resourceClaims[{index}]"
         if source.get("resourceClaimName"):
             key = (namespace, str(source["resourceClaimName"]))
@@ -187,7 +187,7 @@ def named_claims(obj: SourceObject) -> list[tuple[str, str]]:
     found = []
     for claim in spec.get("resourceClaims") or []:
         if isinstance(claim, Mapping):
-            source = claim.get("source") if isinstance(claim.get("source"), Mapping) else claim
+            source = _mapping(claim, "source") or claim
             if source.get("resourceClaimName"):
                 found.append((obj.namespace or "default", str(source["resourceClaimName"])))
     return found
@@ -195,12 +195,12 @@ def named_claims(obj: SourceObject) -> list[tuple[str, str]]:
 
 def _gpu_models(spec: Mapping[str, Any], product_keys: tuple[str, ...]) -> tuple[str, ...]:
     """GPU products the pod may run on: node selector, or required node affinity terms (ORed)."""
-    selector = spec.get("nodeSelector") if isinstance(spec.get("nodeSelector"), Mapping) else {}
+    selector = _mapping(spec, "nodeSelector")
     for key in product_keys:
         if selector.get(key):
             return (str(selector[key]),)
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), Mapping) else {}
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), Mapping) else {}
+    affinity = _mapping(spec, "affinity")
+    node_affinity = _mapping(affinity, "nodeAffinity")
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     models: list[str] = []
@@ -225,9 +225,9 @@ def _run_times(meta: Mapping[str, Any], status: Mapping[str, Any], phase: str
             count = container.get("restartCount")
             restarts += count if isinstance(count, int) and list_name == "containerStatuses" else 0
             for state_name in ("state", "lastState"):
-                state = container.get(state_name) if isinstance(container.get(state_name), Mapping) else {}
+                state = _mapping(container, state_name)
                 for kind in ("running", "terminated"):
-                    detail = state.get(kind) if isinstance(state.get(kind), Mapping) else {}
+                    detail = _mapping(state, kind)
                     path = f"status.{list_name}[{index}].{state_name}.{kind}"
                     if detail.get("startedAt"):
                         starts.append(_time(detail["startedAt"], f"{path}.startedAt"))

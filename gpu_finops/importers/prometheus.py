@@ -130,9 +130,11 @@ def _answer_series(answer: Any, path: Path, number: int) -> Iterator[Mapping[str
 
 
 def _series(raw: Mapping[str, Any], path: Path, row: int) -> Series:
-    metric = raw.get("metric") if isinstance(raw.get("metric"), Mapping) else {}
+    found = raw.get("metric")
+    metric: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     name = str(metric.get("__name__") or (path.stem if path.stem in POD_METRICS | NODE_METRICS else ""))
-    values = raw.get("values") if isinstance(raw.get("values"), list) else [raw.get("value")]
+    listed = raw.get("values")
+    values: list[Any] = listed if isinstance(listed, list) else [raw.get("value")]
     samples = []
     for pair in values:
         try:

@@ -16,6 +16,7 @@ a bug, or its worker process killed) is reported with its error and does not sto
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -69,7 +70,7 @@ class LocalExecutor:
 
     def run(self, tasks: list[ScenarioTask], on_start: OnStart, on_done: OnDone) -> None:
         methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        context: Any = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             context.set_forkserver_preload(["gpu_finops.sweep.task", "scheduler.commands"])
         pending = deque(tasks)
@@ -148,7 +149,7 @@ class RayExecutor:
                              "(make install does)") from None
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         try:
-            ray.init(address=self.address, logging_level="ERROR", log_to_driver=False)
+            ray.init(address=self.address, logging_level=logging.ERROR, log_to_driver=False)
         except (ConnectionError, RuntimeError, ValueError) as error:
             raise InputError("--address", f"cannot reach a Ray cluster at {self.address!r}: "
                              f"{' '.join(str(error).split())[:200]}") from None
