@@ -21,7 +21,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import charts, data
+from dashboards import charts, data, scenario_charts
 from dashboards.errors import DashboardError
 
 FORMATS = ("html", "csv", "md", "png")
@@ -116,7 +116,7 @@ def _ranking_section(con, baseline: str, rank_by: str) -> _Section:
         "(whole runs: each lasts until its last pod ends). Idle GPU-hours by cause; partial placement is "
         "GPU-hours held by incomplete gangs; preemption waste is the work lost since the last checkpoint.",
         shown.drop(columns=["is_baseline"]),
-        lambda _table: charts.scenario_ranking_chart(breakdown, shown),
+        lambda _table: scenario_charts.scenario_ranking_chart(breakdown, shown),
     )
 
 

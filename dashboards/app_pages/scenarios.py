@@ -9,7 +9,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, charts, data, scenario_charts, ui
 
 db, filters = cache.current()
 runs = cache.query(db, "scenario_runs")
@@ -84,7 +84,7 @@ with cards[2]:
     st.caption(f"worst: {_signed(ranking.iloc[-1][rank_by] - base_row[rank_by], unit)} "
                f"({names[ranking.iloc[-1]['run_id']]})")
 
-cache.chart(charts.scenario_ranking_chart(breakdown, ranking))
+cache.chart(scenario_charts.scenario_ranking_chart(breakdown, ranking))
 
 shown = ranking.assign(scenario=ranking["run_id"].map(names))
 columns = ["rank", "scenario", "profile", "queues", "scoring", "preemption", "seed", "total_cost",
@@ -107,7 +107,7 @@ cache.table(table, column_config={c: st.column_config.NumberColumn(format="%.2f"
                                   for c in table.columns if table[c].dtype.kind == "f"})
 cache.csv_download(ranking, "scenario_ranking.csv", key="scenarios.ranking.csv")
 change_metric = rank_by if rank_by != "total_cost" else "waste_cost"
-cache.chart(charts.scenario_change_chart(ranking, change_metric, metrics[change_metric][0],
+cache.chart(scenario_charts.scenario_change_chart(ranking, change_metric, metrics[change_metric][0],
                                          higher_is_better=metrics[change_metric][2]))
 
 # ------------------------------------------------------------------------ baseline vs one scenario
