@@ -73,8 +73,9 @@ def _summary(result: ImportResult, out: Path, console: Console) -> None:
         highlight=False,
     )
     if counts["running_at_dump"]:
-        console.print(f"{counts['running_at_dump']:,} pods were still running at {result.observed_at:%Y-%m-%dT%H:%M:%SZ}: "
-                      "their run time ends there", highlight=False)
+        running = counts["running_at_dump"]
+        console.print(f"{running:,} pod{'s were' if running != 1 else ' was'} still running at "
+                      f"{result.observed_at:%Y-%m-%dT%H:%M:%SZ}: the run time ends there", highlight=False)
     for warning in result.warnings + (result.kueue.warnings if result.kueue else []):
         console.print(f"warning: {warning}", highlight=False, markup=False)
     queues = f" --queues {out / 'queues.yaml'}" if result.kueue else ""

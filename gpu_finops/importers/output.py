@@ -70,7 +70,8 @@ class ImportResult:
             "workloads": len(self.built.rows),
             "pods_as_workloads": roles["workload"],
             "pods_as_members": roles["member"],
-            "pods_rejected": roles["rejected"],
+            # rejected while grouping (never started) and while reading (no GPU, invalid, superseded)
+            "pods_rejected": roles["rejected"] + sum(1 for r in self.rejected if r.kind == "Pod"),
             "running_at_dump": self.built.running_at_dump,
             "nodes": len(self.nodes),
             "gpus": sum(n.gpus for n in self.nodes),
