@@ -140,7 +140,7 @@ def _prepare_inputs(sweep: Sweep, out: Path, console: Console, quiet: bool) -> I
         wanted = {"preset": inputs.preset, "seed": inputs.preset_seed, "version": _version()}
         if _read_json(folder / "preset.json") != wanted or not (folder / "trace.csv").is_file():
             # The preset generator: where it lives today (the lead moves it under gpu_finops).
-            from scheduler.generator import generate
+            from gpu_finops.generator import generate
 
             if not quiet:
                 console.print(f"generating preset {inputs.preset} (seed {inputs.preset_seed}) → {folder}")
