@@ -43,7 +43,7 @@ from scheduler.admission.wait_for_pods_ready import (
     AfterTimeout,
     PodsReadyTracker,
 )
-from scheduler.admission.workloads import AdmissionWorkload, State, pod_set_requests, quantity
+from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
 from scheduler.eventlog.schema import PendingReason
 from scheduler.sim import Phase
 
@@ -147,18 +147,8 @@ class KueueAdmission:
     def _track(self, run: WorkloadRun) -> AdmissionWorkload:
         spec = run.spec
         local_queue = self.config.local_queue(spec.queue) if spec.queue else None
-        wl = AdmissionWorkload(
-            run=run,
-            name=spec.workload_id,
-            local_queue=local_queue.key if local_queue else None,
-            cluster_queue=local_queue.cluster_queue if local_queue else None,
-            requests=pod_set_requests(run),
-            priority=spec.priority,
-            seq=run.seq,
-            created_s=spec.submit_time_s,
-            models=spec.gpu_models,
-            queue_timestamp_s=spec.submit_time_s,
-        )
+        wl = admission_workload(run, local_queue.key if local_queue else None,
+                                local_queue.cluster_queue if local_queue else None)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
