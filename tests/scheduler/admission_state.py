@@ -13,6 +13,7 @@ A flavor named in a ClusterQueue's quota is added as a ResourceFlavor unless giv
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from scheduler.admission.fair_shares import FairShares
@@ -130,7 +131,7 @@ class QuotaOnlyReplay:
         for workload in workloads:
             self._seq += 1
             run = workload_run(workload, self._seq)
-            self._env.at(workload.submit_time_s, Phase.ARRIVE, lambda r=run: self.layer.submit(r))
+            self._env.at(workload.submit_time_s, Phase.ARRIVE, partial(self.layer.submit, run))
         return self
 
     def run(self, until: float | None = None) -> list[tuple[float, str, str, str | None]]:

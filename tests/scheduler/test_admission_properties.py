@@ -66,7 +66,7 @@ class CheckedKueue(KueueAdmission):
 
     def check(self) -> None:
         for name, node in self.tree.queues.items():
-            held = {}
+            held: dict[tuple[str, str], int] = {}
             for wl in self.holders.by_queue[name].values():
                 for fr, value in wl.usage.items():
                     held[fr] = held.get(fr, 0) + value

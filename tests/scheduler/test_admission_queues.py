@@ -15,9 +15,10 @@ STRICT = QueueingStrategy.STRICT_FIFO
 BEST_EFFORT = QueueingStrategy.BEST_EFFORT_FIFO
 
 
-def _team_a(strategy: QueueingStrategy, gpus: int = 8, **preemption: PreemptionPolicy):
-    queue = make_cluster_queue("team-a").quota("a100", gpus=gpus).strategy(strategy)
-    return queue.preemption(**preemption) if preemption else queue
+def _team_a(strategy: QueueingStrategy, within: PreemptionPolicy | None = None):
+    """team-a: 8 GPUs, no cohort."""
+    queue = make_cluster_queue("team-a").quota("a100", gpus=8).strategy(strategy)
+    return queue.preemption(within=within) if within else queue
 
 
 def _job(name: str, gpus: int, at: float, runs_for: float = 1000, queue: str = "team-a", priority: int = 0):
