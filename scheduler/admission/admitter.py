@@ -36,6 +36,7 @@ from scheduler.eventlog.schema import PendingReason
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+_RECLAIM_ANY = PreemptionPolicy.ANY  # a module constant (see preemption.common)
 
 
 class AdmissionPort(Protocol):
@@ -221,7 +222,7 @@ class Admitter:
         if assignment.mode is Mode.PREEMPT and not entry.targets:
             # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
             # priority workload of another queue could take the quota this one waits for.
-            if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not PreemptionPolicy.ANY:
+            if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not _RECLAIM_ANY:
                 snapshot.reserve(node, {fr: min(v, max(0, node.available(fr))) for fr, v in assignment.usage.items()})
             entry.message, entry.equivalent_fail = assignment.message(), True
             return

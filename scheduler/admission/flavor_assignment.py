@@ -49,6 +49,10 @@ _SEVERITY = (
     PendingReason.EXCEEDS_MAX_QUOTA,
     PendingReason.WAITING_FOR_QUOTA,
 )
+# Compared per nomination and per flavor: module constants (see preemption.common).
+_NEVER = PreemptionPolicy.NEVER
+_NO_BORROWING = BorrowWithinCohortPolicy.NEVER
+_BORROWING_OVER_PREEMPTION = FungibilityPreference.BORROWING_OVER_PREEMPTION
 
 
 class Mode(IntEnum):
@@ -91,7 +95,7 @@ def is_preferred(a: Granular, b: Granular, fungibility: FlavorFungibility) -> bo
     # opposite for both explicit values (flavorassigner.go isPreferred: BorrowingOverPreemption
     # and unset rank by mode, PreemptionOverBorrowing by borrowing level); left for the
     # fidelity issue, as the replays' event logs depend on it.
-    if fungibility.preference is FungibilityPreference.BORROWING_OVER_PREEMPTION:
+    if fungibility.preference is _BORROWING_OVER_PREEMPTION:
         if a.borrow != b.borrow:
             return a.borrow < b.borrow
         return a.mode > b.mode
@@ -161,9 +165,9 @@ def assign_flavors(
             assignment.reasons.append(f"resource {resource} unavailable in ClusterQueue")
             assignment.mode, assignment.no_fit_reason = Mode.NO_FIT, PendingReason.NO_MATCHING_FLAVOR
             return assignment
-    can_preempt_in_queue = spec.preemption.within_cluster_queue is not PreemptionPolicy.NEVER
-    can_preempt_while_borrowing = spec.preemption.borrow_within_cohort is not BorrowWithinCohortPolicy.NEVER or (
-        fair_sharing and spec.preemption.reclaim_within_cohort is not PreemptionPolicy.NEVER
+    can_preempt_in_queue = spec.preemption.within_cluster_queue is not _NEVER
+    can_preempt_while_borrowing = spec.preemption.borrow_within_cohort is not _NO_BORROWING or (
+        fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
     fungibility = spec.flavor_fungibility
     for group in spec.resource_groups:

@@ -36,6 +36,8 @@ NODE_LABEL_ATTRIBUTES = {
     "gpu-finops/rack": "rack",
     "kubernetes.io/hostname": "name",
 }
+# Read for every flavor tried: a module constant (see preemption.common).
+_TRY_NEXT_FLAVOR = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
 
 
 # ---------------------------------------------------------------------- kueue.x-k8s.io
@@ -94,11 +96,11 @@ class FlavorFungibility:
 
     @property
     def try_next_when_borrowing(self) -> bool:
-        return self.when_can_borrow is FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
+        return self.when_can_borrow is _TRY_NEXT_FLAVOR
 
     @property
     def try_next_when_preempting(self) -> bool:
-        return self.when_can_preempt is FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
+        return self.when_can_preempt is _TRY_NEXT_FLAVOR
 
 
 @dataclass(frozen=True, slots=True)

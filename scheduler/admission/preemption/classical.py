@@ -38,6 +38,9 @@ from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usag
 from scheduler.admission.workloads import AdmissionWorkload
 
 _Source = tuple[QuotaNode, "QuotaNode | None", bool]  # (queue holding candidates, LCA, hierarchical advantage)
+# Compared per candidate: module constants (see preemption.common).
+_NEVER = PreemptionPolicy.NEVER
+_NO_BORROWING = BorrowWithinCohortPolicy.NEVER
 
 
 class _Validity(Enum):
@@ -82,7 +85,7 @@ class ClassicalPreemption:
 
     def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
         spec = self.specs[queue.name]
-        same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not PreemptionPolicy.NEVER else []
+        same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not _NEVER else []
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
         if not self._could_fit(wl, queue, usage, [*same, *hierarchy, *by_priority]):
             return []
@@ -98,7 +101,7 @@ class ClassicalPreemption:
 
         has_hierarchy = any(c.variant is Variant.HIERARCHICAL_RECLAIM for c in evicted) or exists(hierarchy)
         has_other = has_hierarchy or any(c.workload.cluster_queue != queue.name for c in evicted) or exists(by_priority)
-        forbidden = spec.preemption.borrow_within_cohort is BorrowWithinCohortPolicy.NEVER
+        forbidden = spec.preemption.borrow_within_cohort is _NO_BORROWING
         runs: tuple[bool, ...]
         if not has_other or (forbidden and not _under_nominal(queue, frs_need)):
             runs = (True,)
@@ -133,7 +136,7 @@ class ClassicalPreemption:
         without borrowing, every candidate counts but the preemptor must end within its
         nominal quota. (What a queue above nominal gives is not capped at what it borrows:
         its last victim may take it below nominal, freeing quota the preemptor can use.)"""
-        no_borrowing_reclaim = self.specs[queue.name].preemption.borrow_within_cohort is BorrowWithinCohortPolicy.NEVER
+        no_borrowing_reclaim = self.specs[queue.name].preemption.borrow_within_cohort is _NO_BORROWING
         with_borrowing = [source for source, _, advantage in sources
                           if source is queue or advantage or not no_borrowing_reclaim]
         if self._fits_without(wl, queue, usage, with_borrowing, allow_borrowing=True):
@@ -203,7 +206,7 @@ class ClassicalPreemption:
         the preemptor has a hierarchical advantage over, and the rest (by priority)."""
         hierarchy: list[_Source] = []
         by_priority: list[_Source] = []
-        if queue.parent is None or self.specs[queue.name].preemption.reclaim_within_cohort is PreemptionPolicy.NEVER:
+        if queue.parent is None or self.specs[queue.name].preemption.reclaim_within_cohort is _NEVER:
             return hierarchy, by_priority
         advantage, remaining = queue.fits_in_quota(usage)
         previous: QuotaNode | None = None
@@ -233,7 +236,7 @@ class ClassicalPreemption:
             return Variant.WITHIN_CQ
         if advantage:
             return Variant.HIERARCHICAL_RECLAIM
-        if preemption.borrow_within_cohort is BorrowWithinCohortPolicy.NEVER:
+        if preemption.borrow_within_cohort is _NO_BORROWING:
             return Variant.RECLAIM_WITHOUT_BORROWING
         threshold = preemption.borrow_max_priority_threshold
         if candidate.priority >= wl.priority or (threshold is not None and candidate.priority > threshold):

@@ -17,6 +17,13 @@ from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.quota import QuotaTree
 from scheduler.admission.workloads import AdmissionWorkload
 
+# Enum members read through their class cost a metaclass lookup (about 0.5 µs on CPython
+# 3.11, ten times a global): the checks that run per candidate or per nomination compare
+# with these module constants instead.
+_LOWER_PRIORITY = PreemptionPolicy.LOWER_PRIORITY
+_LOWER_OR_NEWER_EQUAL_PRIORITY = PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
+_ANY = PreemptionPolicy.ANY
+
 
 class PreemptionReason(StrEnum):
     """The reason of a victim's Preempted condition."""
@@ -62,21 +69,22 @@ def policy_towards(preemption: ClusterQueuePreemption, same_queue: bool) -> Pree
 def priority_too_high(preemption: ClusterQueuePreemption, preemptor: AdmissionWorkload, preemptor_queue: str,
                       candidate: AdmissionWorkload) -> bool:
     """Kueue's SatisfiesPreemptionPolicy, negated: the policy protects `candidate`."""
-    policy = policy_towards(preemption, candidate.cluster_queue == preemptor_queue)
+    same_queue = candidate.cluster_queue == preemptor_queue
+    policy = preemption.within_cluster_queue if same_queue else preemption.reclaim_within_cohort
     lower = preemptor.priority > candidate.priority
-    if policy is PreemptionPolicy.LOWER_PRIORITY:
+    if policy is _LOWER_PRIORITY:
         return not lower
-    if policy is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY:
+    if policy is _LOWER_OR_NEWER_EQUAL_PRIORITY:
         newer_equal = preemptor.priority == candidate.priority and preemptor.queue_timestamp_s < candidate.queue_timestamp_s
         return not (lower or newer_equal)
-    return policy is not PreemptionPolicy.ANY
+    return policy is not _ANY
 
 
 def priority_bound(policy: PreemptionPolicy, preemptor: AdmissionWorkload) -> int | None:
     """Candidates under `policy` have a priority below this (None: any priority)."""
-    if policy is PreemptionPolicy.LOWER_PRIORITY:
+    if policy is _LOWER_PRIORITY:
         return preemptor.priority
-    if policy is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY:
+    if policy is _LOWER_OR_NEWER_EQUAL_PRIORITY:
         return preemptor.priority + 1
     return None
 
