@@ -21,7 +21,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import charts, data
+from dashboards import charts, data, scenario_charts
 from dashboards.errors import DashboardError
 
 FORMATS = ("html", "csv", "md", "png")
@@ -92,7 +92,36 @@ class _Section:
     chart: Callable[[pd.DataFrame], alt.Chart] | None = None
 
 
-def _collect(db: Path, filters: data.Filters) -> tuple[dict[str, float], list[_Section], str]:
+# The ranked table's columns in the report (the CSV has every column of scenario_ranking).
+RANKING_COLUMNS = (
+    "rank", "scenario", "run_id", "profile", "queues", "scoring", "preemption", "seed", "total_cost",
+    "total_cost_vs_baseline", "total_cost_vs_baseline_pct", "waste_cost", "idle_fragmentation_gpu_hours",
+    "idle_quota_gpu_hours", "idle_gang_barrier_gpu_hours", "idle_no_demand_gpu_hours",
+    "partial_placement_gpu_hours", "lost_gpu_hours", "preemption_waste_cost", "preemptions", "mean_wait_h",
+    "p95_wait_h", "finished",
+)
+
+
+def _ranking_section(con, baseline: str, rank_by: str) -> _Section:
+    """Every run of the database ranked against ``baseline`` (a sweep's scenarios, say)."""
+    runs = tuple(data.list_runs(con)["run_id"])
+    ranking = data.scenario_ranking(con, runs, baseline, rank_by)
+    breakdown = data.scenario_cost_breakdown(con, runs)
+    label = next(m[1] for m in data.RANKING_METRICS if m[0] == rank_by).lower()
+    shown = ranking[[c for c in RANKING_COLUMNS if c in ranking]].copy()
+    shown["is_baseline"] = ranking["is_baseline"]
+    return _Section(
+        "scenario_ranking", "Scenarios ranked",
+        f"Every run in this database ranked by {label}, best first, against the baseline {baseline} "
+        "(whole runs: each lasts until its last pod ends). Idle GPU-hours by cause; partial placement is "
+        "GPU-hours held by incomplete gangs; preemption waste is the work lost since the last checkpoint.",
+        shown.drop(columns=["is_baseline"]),
+        lambda _table: scenario_charts.scenario_ranking_chart(breakdown, shown),
+    )
+
+
+def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
+             rank_by: str = "total_cost") -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -102,6 +131,7 @@ def _collect(db: Path, filters: data.Filters) -> tuple[dict[str, float], list[_S
         sections = []
         if len(data.list_runs(con)) > 1:
             compared = data.runs_compared(con)
+            sections.append(_ranking_section(con, baseline or filters.run_id, rank_by))
             sections += [
                 _Section("runs_compared", "Runs side by side",
                          "Every run in this database, e.g. one trace under different scheduling "
@@ -263,8 +293,13 @@ def write_report(
     formats: tuple[str, ...] = ("html", "csv"),
     run_id: str | None = None,
     team: str | None = None,
+    baseline: str | None = None,
+    rank_by: str = "total_cost",
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
+
+    A database of several runs (a sweep) gets a first section ranking every run by ``rank_by``
+    against ``baseline`` (default: the report's run).
 
     ``formats``: any of html (index.html), csv (one file per table), md (report.md),
     png (one file per chart). Dates are inclusive UTC days; None means the run's bounds.
@@ -289,6 +324,11 @@ def write_report(
         elif run_id not in set(runs["run_id"]):
             raise DashboardError(f"run {run_id!r} is not in {db}")
         run_range = data.run_date_range(con, run_id)
+        if baseline is not None and baseline not in set(runs["run_id"]):
+            raise DashboardError(f"baseline {baseline!r} is not in {db}")
+        if rank_by not in {m[0] for m in data.RANKING_METRICS}:
+            raise DashboardError(f"cannot rank by {rank_by!r}: use one of "
+                                 f"{', '.join(m[0] for m in data.RANKING_METRICS)}")
         if team is not None and team not in data.list_tenants(con, run_id):
             known = ", ".join(data.list_tenants(con, run_id)) or "(none)"
             raise DashboardError(f"team {team!r} has no workloads in run {run_id}; known: {known}")
@@ -298,7 +338,7 @@ def write_report(
         date_from = date_from or run_range[0]
         date_to = date_to or run_range[1]
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
-    metrics, sections, scope = _collect(db, filters)
+    metrics, sections, scope = _collect(db, filters, baseline, rank_by)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     # Render everything first, in memory: a failure here leaves nothing on disk.

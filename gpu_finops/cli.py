@@ -140,6 +140,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         formats,
         run_id=args.run_id,
         team=args.team,
+        baseline=args.baseline,
+        rank_by=args.rank_by,
     )
     for path in paths:
         print(path)
@@ -180,10 +182,12 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 def _cmd_compare(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from gpu_finops.compare import compare
+    from gpu_finops.compare import RankingOptions, compare
 
-    compare(args.run_a, args.run_b, db=Path(args.db) if args.db else None,
-            prices=Path(args.prices) if args.prices else None, console=Console())
+    wide = None if sys.stdout.isatty() else 220  # a piped table is read whole
+    compare(args.runs, db=Path(args.db) if args.db else None, prices=Path(args.prices) if args.prices else None,
+            console=Console(width=wide, soft_wrap=args.format != "table"), all_runs=args.all,
+            options=RankingOptions(args.baseline, args.rank_by, args.window, args.format))
     return 0
 
 
@@ -234,6 +238,66 @@ def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
     from gpu_finops.experiments.aaic import run
 
     return run(args)
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    """`sweep`: many scenarios of one cluster, one database (gpu_finops/sweep/)."""
+    from rich.console import Console
+
+    from gpu_finops.sweep.run import print_report, run_sweep
+    from scheduler.errors import InputError
+
+    if args.workers is not None and args.workers < 1:
+        raise InputError("--workers", f"must be >= 1, got {args.workers}")
+
+    console = Console(file=sys.stderr, soft_wrap=True)
+    report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
+                       workers=args.workers, quiet=args.quiet, console=console)
+    # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
+    print_report(report, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
+    return EXIT_VIOLATIONS if report.failed else 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    """`import kubectl|kueue|prometheus`: a cluster's own history → the replay's inputs."""
+    from gpu_finops.importers.commands import run
+
+    return run(args)
+
+
+def _add_import(sub: argparse._SubParsersAction) -> None:
+    from gpu_finops.importers.commands import add_common
+
+    parser = sub.add_parser("import", help="a cluster's own history → trace, cluster, Kueue queues, rejected rows",
+                            description="a cluster's own history (kubectl dumps, Kueue objects, Prometheus "
+                            "range queries of kube-state-metrics) → the generic trace, cluster CSV and Kueue "
+                            "manifests the replay reads, with every refused object in rejected.csv")
+    sources = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sources.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=_cmd_import, command=f"import {name}")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+        return p
+
+    p = add("kubectl", "kubectl get pods -A -o json / kubectl get nodes -o json dumps → DIR/trace.csv, "
+            "DIR/cluster.csv, DIR/rejected.csv (and DIR/queues.yaml with --kueue)")
+    p.add_argument("--pods", nargs="+", required=True, metavar="PODS.json",
+                   help="pod dumps (JSON or YAML, List or several documents; PodGroups, Jobs, Workloads, "
+                   "ResourceClaims in them are read too)")
+    p.add_argument("--nodes", nargs="+", required=True, metavar="NODES.json", help="node dumps")
+    add_common(p)
+    p = add("prometheus", "Prometheus range-query exports (/api/v1/query_range JSON) of kube-state-metrics "
+            "pod requests, start and completion times → the same files")
+    p.add_argument("--series", nargs="+", required=True, metavar="QUERY.json",
+                   help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
+                   "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json",
+                   help="node dumps (default: nodes from kube_node_status_allocatable and kube_node_labels)")
+    add_common(p)
+    p = add("kueue", "Kueue objects as the cluster holds them → DIR/queues.yaml")
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json", help="node dumps, to check what each flavor selects")
+    add_common(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -297,6 +361,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
     p.add_argument("--team", help="one team's report (default: all teams)")
+    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the report's run)")
+    p.add_argument("--rank-by", default="total_cost", help="ranking metric: total_cost (default), waste_cost, "
+                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
@@ -311,11 +378,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--now", help="ISO 8601 time to evaluate the schedule at (default: now; for backfills)")
     p.add_argument("--dry-run", action="store_true", help="say what is due, write nothing")
 
-    p = add("compare", _cmd_compare, "two runs side by side: waste, idle by cause, waits, preemptions, cost per team")
-    p.add_argument("run_a", metavar="RUN_A", help="a run directory, or a run id with --db")
-    p.add_argument("run_b", metavar="RUN_B")
-    p.add_argument("--prices", help="price book, to cost two run directories")
-    p.add_argument("--db", help="compare two runs already built into this database")
+    p = add("compare", _cmd_compare, "runs ranked against a baseline (cost, idle by cause, waits, partial "
+            "placement, preemption waste); two runs also side by side, per team")
+    p.add_argument("runs", nargs="*", metavar="RUN", help="run directories, or run ids with --db")
+    p.add_argument("--prices", help="price book, to cost run directories")
+    p.add_argument("--db", help="compare runs already built into this database (a sweep's, say)")
+    p.add_argument("--all", action="store_true", help="every run of --db")
+    p.add_argument("--baseline", help="run id to compare against (default: the first run given)")
+    p.add_argument("--rank-by", default="total_cost", help="total_cost (default), waste_cost, "
+                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, finished, …")
+    p.add_argument("--window", choices=("whole", "common"), default="whole",
+                   help="whole runs, or only the hours every compared run covers")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")
     p.add_argument("--db", required=True)
@@ -326,6 +400,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="demo-out")
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501)
+
+    _add_import(sub)
+
+    p = add("sweep", _cmd_sweep, "many scenarios (profiles x queues x scoring x preemption x seeds) of one "
+            "cluster, replayed in parallel, built into one database")
+    p.add_argument("spec", metavar="SWEEP.toml", help="the sweep: inputs, and a [grid] or [[scenario]] list "
+                   "(docs/sweeps.md; an example: data/sweep-tiny.toml)")
+    p.add_argument("--out", required=True, help="folder for runs/, state/, logs/, sweep.json, gpu-finops.duckdb")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or Ray tasks on an existing Ray cluster")
+    p.add_argument("--address", help="Ray cluster address (default: auto, i.e. $RAY_ADDRESS or the local one)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: the sweep's, else one per CPU)")
 
     experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",
                                 description="experiments on real traces: fgd (the FGD fragmentation study), "

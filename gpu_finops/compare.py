@@ -1,8 +1,11 @@
-"""`gpu-finops compare RUN_A RUN_B`: two replays side by side.
+"""`gpu-finops compare RUN...`: any number of replays ranked against a baseline, and two
+side by side.
 
-Run directories are built into a temporary database first (so `--prices` is needed);
-with `--db`, the two arguments are run ids already built there. Every number comes from
-the marts through a read-only connection with bound parameters.
+Run directories are built into a temporary database first (so `--prices` is needed); with
+`--db`, the arguments are run ids already built there (`--all`: every run of it, e.g. a
+sweep's). The ranking is the dashboard's Scenarios table (dashboards.data.scenario_ranking);
+with exactly two runs the metric-by-metric table and cost per team follow. Every number comes
+from the marts through a read-only connection with bound parameters.
 """
 
 from __future__ import annotations
@@ -66,21 +69,86 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
     return RunFigures(run_id, profile, hours, figures, teams)
 
 
-def compare(first: str, second: str, *, db: Path | None, prices: Path | None, console: Console) -> None:
+@dataclass(frozen=True)
+class RankingOptions:
+    baseline: str | None = None  # default: the first run given
+    rank_by: str = "total_cost"
+    window: str = "whole"
+    output: str = "table"  # table | csv | json
+
+
+def compare(runs: list[str], *, db: Path | None, prices: Path | None, console: Console, all_runs: bool = False,
+            options: RankingOptions | None = None) -> None:
+    options = options or RankingOptions()
     if db is None:
         if prices is None:
-            raise PipelineError("compare needs --prices to cost two run directories (or --db with two run ids)")
+            raise PipelineError("compare needs --prices to cost run directories (or --db with run ids)")
+        if len(runs) < 2:
+            raise PipelineError("compare needs two or more run directories")
         from pipeline.build import build
 
         with tempfile.TemporaryDirectory(prefix="gpu-finops-compare-") as tmp:
-            result = build([Path(first), Path(second)], prices, Path(tmp) / "compare.duckdb", show_progress=False)
-            if len(set(result.run_ids)) < 2:
-                raise PipelineError("both run directories have the same run id; replay one with --run-id")
-            _print(Path(tmp) / "compare.duckdb", result.run_ids[0], result.run_ids[1], console)
+            result = build([Path(r) for r in runs], prices, Path(tmp) / "compare.duckdb", show_progress=False)
+            if len(set(result.run_ids)) < len(runs):
+                raise PipelineError("two run directories have the same run id; replay one with --run-id")
+            _report(Path(tmp) / "compare.duckdb", list(result.run_ids), console, options)
         return
     if not db.is_file():
         raise PipelineError(f"database not found: {db}")
-    _print(db, first, second, console)
+    if all_runs:
+        if runs:
+            raise PipelineError("give run ids or --all, not both")
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            runs = [r for (r,) in con.execute("SELECT run_id FROM dim_runs ORDER BY run_id").fetchall()]
+        finally:
+            con.close()
+    if len(runs) < 2:
+        raise PipelineError("compare needs two or more runs (or --all with --db)")
+    _report(db, runs, console, options)
+
+
+RANKED_COLUMNS = (  # (column, header, format)
+    ("rank", "#", "{:.0f}"), ("label", "scenario", "{}"), ("total_cost", "cost $", "{:,.2f}"),
+    ("total_cost_vs_baseline", "vs base $", "{:+,.2f}"), ("waste_cost", "waste $", "{:,.2f}"),
+    ("idle_fragmentation_gpu_hours", "idle frag h", "{:,.1f}"), ("idle_quota_gpu_hours", "idle quota h", "{:,.1f}"),
+    ("idle_gang_barrier_gpu_hours", "idle barrier h", "{:,.1f}"),
+    ("idle_no_demand_gpu_hours", "idle no-demand h", "{:,.1f}"),
+    ("partial_placement_gpu_hours", "partial h", "{:,.1f}"), ("lost_gpu_hours", "lost h", "{:,.1f}"),
+    ("preemption_waste_cost", "lost $", "{:,.2f}"), ("mean_wait_h", "wait h", "{:,.2f}"),
+    ("p95_wait_h", "p95 wait h", "{:,.2f}"), ("finished", "finished", "{:.0f}"),
+)
+
+
+def _report(db: Path, runs: list[str], console: Console, options: RankingOptions) -> None:
+    from dashboards import data
+
+    con = data.connect_read_only(db)
+    try:
+        ranking = data.scenario_ranking(con, tuple(runs), options.baseline, options.rank_by, options.window)
+    finally:
+        con.close()
+    if options.output == "csv":
+        from dashboards.report import neutralise_csv_frame
+
+        console.file.write(neutralise_csv_frame(ranking).to_csv(index=False))
+        return
+    if options.output == "json":
+        console.file.write(ranking.to_json(orient="records", date_format="iso", indent=2) + "\n")
+        return
+    label = next(m[1] for m in data.RANKING_METRICS if m[0] == options.rank_by)
+    baseline = str(ranking.loc[ranking["is_baseline"], "run_id"].iloc[0])
+    table = Table(title=f"{len(ranking)} runs ranked by {label.lower()}, against {baseline}")
+    for _, header, _ in RANKED_COLUMNS:
+        table.add_column(header, justify="left" if header == "scenario" else "right")
+    for row in ranking.assign(label=[(s if isinstance(s, str) and s else r) + (" (baseline)" if b else "")
+                                     for s, r, b in zip(ranking["scenario"], ranking["run_id"],
+                                                        ranking["is_baseline"], strict=True)]).to_dict("records"):
+        table.add_row(*("" if row[c] is None or row[c] != row[c] else f.format(row[c]) for c, _, f in RANKED_COLUMNS))
+    console.print(table)
+    if len(runs) == 2:
+        others = [r for r in ranking["run_id"] if r != baseline]
+        _print(db, baseline, others[0], console)
 
 
 def _print(db: Path, first: str, second: str, console: Console) -> None:

@@ -67,9 +67,14 @@ from dashboards.data.queues import (
     queue_usage_summary,
 )
 from dashboards.data.scenarios import (
+    RANKING_METRICS,
     SCENARIO_METRICS,
+    WINDOWS,
     scenario_by_team,
     scenario_compare,
+    scenario_cost_breakdown,
+    scenario_ranking,
+    scenario_runs,
     scenario_usage,
     wait_stats,
 )
@@ -84,12 +89,12 @@ QUERIES = frozenset({
     "workload_pods", "workload_timeline", "list_cluster_queues", "queue_usage_over_time",
     "queue_usage_summary", "borrowed_by_team", "cluster_queue_holdings", "preemption_loss",
     "preemption_victims", "preemption_over_time", "scenario_compare", "scenario_by_team", "scenario_usage",
-    "wait_stats",
+    "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
 })
 
 __all__ = [
     "DB_ENV_VAR", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT", "QUERIES",
-    "QUEUE_USAGE_COLUMNS", "READ_ONLY_CONFIG", "SCENARIO_METRICS", "TIME_BUCKETS",
+    "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS", "TIME_BUCKETS",
     "USAGE_CLASSES", "borrowed_by_team", "check_bucket", "cluster_queue_holdings",
     "connect_read_only",
     "costliest_workloads", "db_fingerprint", "db_path_from_env", "fragmentation_by_model",
@@ -99,7 +104,8 @@ __all__ = [
     "preemption_loss", "preemption_over_time", "preemption_summary", "preemption_victims",
     "queue_position",
     "queue_usage_over_time", "queue_usage_summary", "require_db", "run_date_range",
-    "runs_compared", "runs_waits", "scenario_by_team", "scenario_compare", "scenario_usage",
+    "runs_compared", "runs_waits", "scenario_by_team", "scenario_compare", "scenario_cost_breakdown",
+    "scenario_ranking", "scenario_runs", "scenario_usage", "WINDOWS",
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
     "workload_timeline",

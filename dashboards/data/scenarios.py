@@ -1,12 +1,15 @@
-"""Scenarios: two runs side by side (one trace replayed under two profiles, say).
+"""Scenarios: any number of runs ranked against a baseline (a sweep's scenarios, say), and two
+runs side by side (one trace replayed under two profiles).
 
-The sidebar's team, GPU model and date filters apply to both runs: replays of one trace share
-their start, so the same days mean the same arrivals.
+The side-by-side functions take the sidebar's team, GPU model and date filters for both runs:
+replays of one trace share their start, so the same days mean the same arrivals. The ranking
+compares whole runs, or the hours every compared run covers.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import duckdb
 import pandas as pd
@@ -19,8 +22,11 @@ from dashboards.data.core import (
     Filters,
     _df,
     _execute,
+    table_columns,
+    usage_resource,
 )
 from dashboards.data.overview import headline_metrics
+from dashboards.errors import DashboardError
 
 # (metric key, label, unit); "lower is better" for every one but allocation.
 SCENARIO_METRICS = (
@@ -145,3 +151,165 @@ def scenario_usage(
             replace(filters, run_id=run_id).params(),
         ))
     return pd.concat(frames, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Any number of runs: a ranked table against a baseline
+# --------------------------------------------------------------------------------------------
+
+# (column, label, unit, higher is better): what the ranked table shows and may be ranked by.
+RANKING_METRICS = (
+    ("total_cost", "Total cost", "usd", False),
+    ("waste_cost", "Waste cost (idle, partial placement, preemption)", "usd", False),
+    ("cost_per_productive_gpu_hour", "Cost per productive GPU-hour", "usd", False),
+    ("productive_gpu_hours", "Productive GPU-hours", "hours", True),
+    ("idle_cost", "Idle cost", "usd", False),
+    ("idle_gpu_hours", "Idle GPU-hours", "hours", False),
+    ("idle_fragmentation_gpu_hours", "Idle: fragmentation", "hours", False),
+    ("idle_quota_gpu_hours", "Idle: quota", "hours", False),
+    ("idle_gang_barrier_gpu_hours", "Idle: gang barrier", "hours", False),
+    ("idle_no_demand_gpu_hours", "Idle: no demand", "hours", False),
+    ("partial_placement_gpu_hours", "Partial placement GPU-hours", "hours", False),
+    ("partial_placement_cost", "Partial placement cost", "usd", False),
+    ("lost_gpu_hours", "Lost to preemption GPU-hours", "hours", False),
+    ("preemption_waste_cost", "Preemption waste cost", "usd", False),
+    ("preemptions", "Preemptions", "count", False),
+    ("mean_wait_h", "Mean wait", "h", False),
+    ("p95_wait_h", "p95 wait", "h", False),
+    ("finished", "Finished workloads", "count", True),
+)
+SCENARIO_TABLE = "sweep_scenarios"  # written by `gpu-finops sweep` next to the marts
+SCENARIO_AXES = ("scenario", "queues", "scoring", "preemption")
+IDLE_CAUSES = ("fragmentation", "quota", "gang_barrier", "no_demand")
+WINDOWS = ("whole", "common")
+
+
+def scenario_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
+    """Every run with what its scenario changed: run_id, profile, seed, start_ts, end_ts, and
+    scenario, queues, scoring, preemption from a sweep's table (None for runs built otherwise)."""
+    axes = ", ".join(f"s.{axis}" for axis in SCENARIO_AXES) if table_columns(con, SCENARIO_TABLE) \
+        else ", ".join(f"NULL::VARCHAR AS {axis}" for axis in SCENARIO_AXES)
+    join = f"LEFT JOIN {SCENARIO_TABLE} s USING (run_id)" if table_columns(con, SCENARIO_TABLE) else ""
+    return _df(con, f"""
+        SELECT d.run_id, d.profile, d.seed, d.start_ts, d.end_ts, {axes}
+        FROM dim_runs d {join}
+        ORDER BY d.run_id
+        """)
+
+
+def common_window(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> tuple[Any, Any]:
+    """[latest start, earliest end) of ``run_ids``: the hours every one of them covers."""
+    row = _execute(con, "SELECT max(start_ts), min(end_ts) FROM dim_runs WHERE list_contains($runs, run_id)",
+                   {"runs": list(run_ids)}).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def scenario_ranking(
+    con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], baseline: str | None = None,
+    rank_by: str = "total_cost", window: str = "whole",
+) -> pd.DataFrame:
+    """One row per run of ``run_ids``, best first by ``rank_by``: cost, idle GPU-hours by cause,
+    partial placement, preemption waste, waits, with ``rank``, ``is_baseline`` and, for cost,
+    ``total_cost_vs_baseline`` (USD) and ``total_cost_vs_baseline_pct``.
+
+    ``window``: ``whole`` runs (each lasts until its last pod ends, so a run that drains later
+    holds more idle hours) or ``common``, the hours every selected run covers. Waits are per
+    workload over whole runs either way. ``baseline`` defaults to the first run."""
+    metrics = {m[0]: m for m in RANKING_METRICS}
+    if rank_by not in metrics:
+        raise DashboardError(f"cannot rank by {rank_by!r}: use one of {', '.join(metrics)}")
+    if window not in WINDOWS:
+        raise DashboardError(f"unknown window {window!r}: use whole or common")
+    runs = list(dict.fromkeys(run_ids))
+    known = set(scenario_runs(con)["run_id"])
+    missing = [r for r in runs if r not in known]
+    if missing or not runs:
+        raise DashboardError(f"run(s) not in the database: {', '.join(missing) or '(none given)'}; "
+                             f"it has: {', '.join(sorted(known)) or 'no run'}")
+    baseline = baseline or runs[0]
+    if baseline not in runs:
+        raise DashboardError(f"baseline {baseline!r} is not among the compared runs")
+    start, end = common_window(con, runs) if window == "common" else (None, None)
+    gpu = usage_resource(con)
+    causes = ",\n".join(
+        f"coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu' AND u.usage_class = 'idle' "
+        f"AND u.idle_reason = '{cause}'), 0) AS idle_{cause}_gpu_hours" for cause in IDLE_CAUSES)
+    frame = _df(con, f"""
+        WITH usage AS (
+            SELECT u.run_id,
+                   coalesce(sum(u.effective_cost), 0) AS total_cost,
+                   coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class = 'idle'), 0) AS idle_cost,
+                   coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class IN
+                                                          ('idle', 'gang_wait', 'lost_to_preemption')), 0) AS waste_cost,
+                   coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu' AND u.usage_class = 'productive'), 0)
+                       AS productive_gpu_hours,
+                   coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu' AND u.usage_class = 'idle'), 0)
+                       AS idle_gpu_hours,
+                   {causes},
+                   coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu' AND u.usage_class = 'gang_wait'), 0)
+                       AS partial_placement_gpu_hours,
+                   coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class = 'gang_wait'), 0)
+                       AS partial_placement_cost,
+                   coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu'
+                                                     AND u.usage_class = 'lost_to_preemption'), 0) AS lost_gpu_hours,
+                   coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class = 'lost_to_preemption'), 0)
+                       AS preemption_waste_cost
+            FROM fct_usage_hourly u
+            WHERE list_contains($runs, u.run_id)
+              AND ($ts_from::TIMESTAMP IS NULL OR u.charge_period_start >= $ts_from::TIMESTAMP)
+              AND ($ts_to::TIMESTAMP IS NULL OR u.charge_period_start < $ts_to::TIMESTAMP)
+            GROUP BY u.run_id
+        ),
+        waits AS (
+            SELECT w.run_id, count(*) AS workloads,
+                   count(*) FILTER (WHERE w.final_state = 'finished') AS finished,
+                   coalesce(sum(w.preemptions), 0) AS preemptions,
+                   avg(w.wait_s) / 3600.0 AS mean_wait_h,
+                   quantile_cont(w.wait_s, 0.95) / 3600.0 AS p95_wait_h
+            FROM fct_workloads w
+            WHERE list_contains($runs, w.run_id) AND w.final_state <> 'rejected'
+            GROUP BY w.run_id
+        )
+        SELECT u.*, u.total_cost / nullif(u.productive_gpu_hours, 0) AS cost_per_productive_gpu_hour,
+               coalesce(w.workloads, 0) AS workloads, coalesce(w.finished, 0) AS finished,
+               coalesce(w.preemptions, 0) AS preemptions, w.mean_wait_h, w.p95_wait_h
+        FROM usage u LEFT JOIN waits w USING (run_id)
+        """, {"runs": runs, "ts_from": start, "ts_to": end})
+    described = scenario_runs(con)
+    frame = described[described["run_id"].isin(runs)].merge(frame, on="run_id", how="left")
+    for column in frame.columns:
+        if metrics.get(column, ("", "", ""))[2] in ("usd", "hours", "count"):
+            # No usage row is zero usage; and a sum's float dust must not order equal costs.
+            frame[column] = frame[column].fillna(0).round(6)
+    higher_better = metrics[rank_by][3]
+    frame = frame.sort_values([rank_by, "run_id"], ascending=[not higher_better, True], na_position="last")
+    frame.insert(0, "rank", range(1, len(frame) + 1))
+    frame["is_baseline"] = frame["run_id"] == baseline
+    base_cost = float(frame.loc[frame["is_baseline"], "total_cost"].iloc[0])
+    frame["total_cost_vs_baseline"] = (frame["total_cost"] - base_cost).round(6)
+    frame["total_cost_vs_baseline_pct"] = (frame["total_cost_vs_baseline"] / base_cost) if base_cost else float("nan")
+    return frame.reset_index(drop=True)
+
+
+def scenario_cost_breakdown(
+    con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], window: str = "whole"
+) -> pd.DataFrame:
+    """Per run and usage class (idle split by cause): GPU-hours and effective cost, for the
+    ranking chart. Columns: run_id, usage_class, gpu_hours, effective_cost."""
+    runs = list(dict.fromkeys(run_ids))
+    start, end = common_window(con, runs) if window == "common" else (None, None)
+    gpu = usage_resource(con)
+    return _df(con, f"""
+        SELECT u.run_id,
+               CASE WHEN u.usage_class = 'idle' THEN 'idle: ' || coalesce(u.idle_reason, 'unknown')
+                    ELSE u.usage_class END AS usage_class,
+               coalesce(sum(u.gpu_hours) FILTER (WHERE {gpu} = 'gpu'), 0) AS gpu_hours,
+               sum(u.effective_cost) AS effective_cost
+        FROM fct_usage_hourly u
+        WHERE list_contains($runs, u.run_id)
+          AND ($ts_from::TIMESTAMP IS NULL OR u.charge_period_start >= $ts_from::TIMESTAMP)
+          AND ($ts_to::TIMESTAMP IS NULL OR u.charge_period_start < $ts_to::TIMESTAMP)
+        GROUP BY ALL
+        ORDER BY u.run_id, usage_class
+        """, {"runs": runs, "ts_from": start, "ts_to": end})

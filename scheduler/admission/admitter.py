@@ -2,40 +2,71 @@
 schedule(); semantics reference §4.4).
 
   1. Heads: pop one workload per ClusterQueue that has any.
-  2. Snapshot: the live quota tree; usage reserved only for this cycle is undone in step 6.
+  2. Snapshot: the live quota tree; usage reserved only for this cycle is undone after step 5.
   3. Nominate: flavor assignment for each head, and preemption targets when it needs them.
   4. Order: classical (borrowing level, priority, age) or the fair-sharing tournament.
   5. Process in that order: admit what fits; issue preemptions; say why the rest waits.
   6. Requeue the heads not admitted (StrictFIFO / BestEffortFIFO) and write their reasons.
 
-`run_cycle` returns True when another cycle at the same instant can do more: something was
-admitted, or a BestEffortFIFO head moved aside so that the next one gets its turn.
+The `Admitter` owns the decisions' state that outlives a cycle (the nomination cache, the
+preemptor and its oracle cache) and reads the layer's quota tree, queues and holders. What a
+cycle may *do* goes through `AdmissionPort`, which the layer (`kueue.KueueAdmission`)
+implements: admit, evict, say why a workload waits, ask whether admission is blocked.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from scheduler.admission.fair_sharing import tournament_order
+from scheduler.admission.fair_shares import FairShares
+from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
-from scheduler.admission.preemption import Target
+from scheduler.admission.holders import Holders
+from scheduler.admission.objects import QueueConfig
+from scheduler.admission.policies import PreemptionPolicy
+from scheduler.admission.preemption.common import PreemptionReason, Target
+from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
-from scheduler.admission.quota import FlavorResource, QuotaNode
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
 from scheduler.admission.workloads import AdmissionWorkload, State
 from scheduler.eventlog.schema import PendingReason
 
-if TYPE_CHECKING:
-    from scheduler.admission.kueue import KueueAdmission
-
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 OVERLAPPING_TARGETS = "Workload has overlapping preemption targets with another workload"
+_RECLAIM_ANY = PreemptionPolicy.ANY  # a module constant (see preemption.common)
+
+
+class AdmissionPort(Protocol):
+    """What an admission cycle may do to the workloads it decides on.
+
+    Every call is a decision of the current cycle, made at the simulated instant of the
+    cycle; each writes the event rows it implies. None of them may start another cycle
+    synchronously (the layer schedules cycles on the clock).
+    """
+
+    def admit(self, wl: AdmissionWorkload, assignment: Assignment) -> None:
+        """`wl` (a head of this cycle) fits: it leaves its queue and holds
+        `assignment.usage` in its ClusterQueue for real (the tree's `commit`)."""
+
+    def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
+        """Preempt the admitted `victim` for `preemptor`; its quota comes back once its pods
+        are gone, which is never within this cycle."""
+
+    def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
+        """Why `wl`, still queued, was not admitted (a `pending` row with its place in the queue)."""
+
+    def admission_blocked(self) -> bool:
+        """waitForPodsReady.blockAdmission: an admitted workload is not PodsReady yet, so
+        nothing else may be admitted now."""
 
 
 @dataclass(eq=False)
 class Entry:
+    """One head in one cycle: Kueue's scheduler entry."""
+
     wl: AdmissionWorkload
     pending_queue: PendingQueue
     node: QuotaNode
@@ -49,7 +80,7 @@ class Entry:
     retry_now: bool = False  # another entry was admitted first: retried next cycle, no row
     equivalent_fail: bool = False  # shapes like it fail alike (NoFit, no preemption candidates)
 
-    # what the fair-sharing tournament reads
+    # what the fair-sharing tournament reads (`fair_sharing_order.Contender`)
     @property
     def queue(self) -> QuotaNode:
         return self.node
@@ -67,135 +98,167 @@ class Entry:
         return self.wl.queue_timestamp_s
 
 
-def run_cycle(layer: KueueAdmission) -> bool:
-    # 1. Heads: one per ClusterQueue.
-    entries = _pop_heads(layer)
-    if not entries:
-        return False
-    # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
-    reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
-    version, commits = layer.tree.version, layer.commits
-    try:
-        # 3. Nominate.
-        for entry in entries:
-            _nominate(layer, entry)
-        # 4 + 5. Order and process.
-        preempted: set[str] = set()
-        for entry in _ordered(layer, entries):
-            _process(layer, entry, preempted, reserved)
-    finally:
-        for node, usage in reserved:
-            layer.tree.remove(node, usage)
-        if layer.commits == commits:
-            layer.tree.version = version  # only this cycle's reservations changed it, now undone
+class CycleSnapshot:
+    """Step 2: the live tree serves as the cycle's snapshot. Quota reserved for the cycle
+    only (a preemptor waiting for its victims, a head holding what is free for itself) is
+    added to it and removed again by `restore`. When nothing changed for real meanwhile
+    (no admission, no eviction), the tree's version goes back too, so that nominations
+    cached before the cycle stay valid for the next one."""
+
+    def __init__(self, tree: QuotaTree) -> None:
+        self.tree = tree
+        self.version = tree.version
+        self.commits = tree.commits
+        self.reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
+
+    def reserve(self, node: QuotaNode, usage: dict[FlavorResource, int]) -> None:
+        self.tree.add(node, usage)
+        self.tree.touch()
+        self.reserved.append((node, usage))
+
+    def restore(self) -> None:
+        for node, usage in self.reserved:
+            self.tree.remove(node, usage)
+        if self.tree.commits == self.commits:
+            self.tree.version = self.version  # only this cycle's reservations changed it, now undone
         else:
-            layer.tree.touch()
-    # 6. Requeue and explain.
-    progressed = False
-    for entry in entries:
-        if entry.admitted:
-            progressed = True
-        elif entry.wl.state is State.QUEUED:
-            progressed |= _requeue(layer, entry)
-    return progressed
+            self.tree.touch()
 
 
-def _pop_heads(layer: KueueAdmission) -> list[Entry]:
-    entries = []
-    for name, pending_queue in layer.queues.items():
-        if not pending_queue.has_heads:
-            continue
-        wl = pending_queue.pop_head()
-        if wl is not None:
-            entries.append(Entry(wl, pending_queue, layer.tree.queue(name), pending_queue.requeues))
-    return entries
-
-
-def _nominate(layer: KueueAdmission, entry: Entry) -> None:
-    inactive = layer.tree.inactive.get(entry.node.name)
-    if inactive is not None:
-        entry.assignment = Assignment(mode=Mode.NO_FIT)
-        entry.reason, entry.message = PendingReason.SUSPENDED, inactive
-        return
-    wl, tree = entry.wl, layer.tree
-    if layer.nominations_version != tree.version:
-        layer.nominations.clear()
-        layer.nominations_version = tree.version
-    key = (entry.node.name, wl.shape, wl.queue_timestamp_s if layer.timestamp_matters else None)
-    cached = layer.nominations.get(key)
-    if cached is None:
-        spec = layer.config.cluster_queues[entry.node.name]
-        assignment = assign_flavors(
-            wl, entry.node, spec, layer.config.flavors, layer.preemptor.simulate, fair_sharing=layer.fair_sharing is not None,
+class Admitter:
+    def __init__(self, config: QueueConfig, tree: QuotaTree, queues: Mapping[str, PendingQueue], holders: Holders,
+                 port: AdmissionPort) -> None:
+        self.config = config
+        self.tree = tree
+        self.queues = queues
+        self.port = port
+        self.fair_sharing = config.configuration.fair_sharing
+        self.shares = FairShares(tree)
+        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares)
+        # Nominations (assignment, targets) against the current tree version: a head that
+        # is retried while nothing changed, or shaped like one just tried, reuses them.
+        self.nominations: dict[tuple[object, ...], tuple[Assignment, list[Target]]] = {}
+        self.nominations_version = -1
+        # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
+        self.timestamp_matters = any(
+            cq.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
+            for cq in config.cluster_queues.values()
         )
-        targets = []
-        if assignment.mode is Mode.PREEMPT:
-            targets = layer.preemptor.targets(wl, entry.node, assignment.usage, assignment.frs_needing_preemption)
-        cached = layer.nominations[key] = (assignment, targets)
-    entry.assignment, entry.targets = cached
 
+    def run_cycle(self) -> bool:
+        """One cycle; True when another cycle at the same instant can do more: something was
+        admitted, or a BestEffortFIFO head moved aside so that the next one gets its turn."""
+        # 1. Heads: one per ClusterQueue.
+        entries = self._heads()
+        if not entries:
+            return False
+        # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
+        snapshot = CycleSnapshot(self.tree)
+        try:
+            # 3. Nominate.
+            for entry in entries:
+                self._nominate(entry)
+            # 4 + 5. Order and process (the tournament picks each winner after the last admission).
+            preempted: set[str] = set()
+            for entry in self._ordered(entries):
+                self._process(entry, preempted, snapshot)
+        finally:
+            snapshot.restore()
+        # 6. Requeue and explain.
+        progressed = False
+        for entry in entries:
+            if entry.admitted:
+                progressed = True
+            elif entry.wl.state is State.QUEUED:
+                progressed |= self._requeue(entry)
+        return progressed
 
-def _ordered(layer: KueueAdmission, entries: list[Entry]) -> Iterable[Entry]:
-    if layer.fair_sharing is not None:
-        return tournament_order(layer.shares, entries)  # type: ignore[return-value]  # yields the entries it is given
-    return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
+    def _heads(self) -> list[Entry]:
+        entries = []
+        for name, pending_queue in self.queues.items():
+            if not pending_queue.has_heads:
+                continue
+            wl = pending_queue.pop_head()
+            if wl is not None:
+                entries.append(Entry(wl, pending_queue, self.tree.queue(name), pending_queue.requeues))
+        return entries
 
-
-def _process(layer: KueueAdmission, entry: Entry, preempted: set[str], reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]]) -> None:
-    assignment, node, wl = entry.assignment, entry.node, entry.wl
-    if entry.reason is PendingReason.SUSPENDED:
-        return
-    if assignment.mode is Mode.NO_FIT:
-        entry.reason = assignment.no_fit_reason or PendingReason.WAITING_FOR_QUOTA
-        entry.message, entry.equivalent_fail = assignment.message(), True
-        return
-    if assignment.mode is Mode.PREEMPT and not entry.targets:
-        # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
-        # priority workload of another queue could take the quota this one waits for.
-        if layer.config.cluster_queues[node.name].preemption.reclaim_within_cohort != "Any":
-            _reserve(layer, node, {fr: min(v, max(0, node.available(fr))) for fr, v in assignment.usage.items()}, reserved)
-        entry.message, entry.equivalent_fail = assignment.message(), True
-        return
-    if assignment.mode is Mode.PREEMPT:
-        names = {t.workload.name for t in entry.targets}
-        if names & preempted:
-            entry.message, entry.transient = OVERLAPPING_TARGETS, True
+    def _nominate(self, entry: Entry) -> None:
+        inactive = self.tree.inactive.get(entry.node.name)
+        if inactive is not None:
+            entry.assignment = Assignment(mode=Mode.NO_FIT)
+            entry.reason, entry.message = PendingReason.SUSPENDED, inactive
             return
-        preempted |= names
-        _reserve(layer, node, assignment.usage, reserved)
-        for target in entry.targets:
-            if target.workload.state is State.ADMITTED:
-                layer.evict(target.workload, wl, target.reason)
-        entry.reason = PendingReason.WAITING_FOR_PREEMPTED
-        entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
-        entry.transient = True
-        entry.pending_queue.sticky = wl  # keeps its turn until the victims are gone
-        return
-    if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
-        entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
-        return
-    if layer.pods_ready_tracker.blocking:
-        entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True
-        return
-    layer.admit(wl, assignment)
-    entry.admitted = True
+        wl, tree = entry.wl, self.tree
+        if self.nominations_version != tree.version:
+            self.nominations.clear()
+            self.nominations_version = tree.version
+        key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None)
+        cached = self.nominations.get(key)
+        if cached is None:
+            spec = self.config.cluster_queues[entry.node.name]
+            assignment = assign_flavors(
+                wl, entry.node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
+            )
+            targets = []
+            if assignment.mode is Mode.PREEMPT:
+                targets = self.preemptor.targets(wl, entry.node, assignment.usage, assignment.frs_needing_preemption)
+            cached = self.nominations[key] = (assignment, targets)
+        entry.assignment, entry.targets = cached
 
+    def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
+        if self.fair_sharing is not None:
+            return tournament_order(self.shares, entries)
+        return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
-def _reserve(layer: KueueAdmission, node: QuotaNode, usage: dict[FlavorResource, int], reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]]) -> None:
-    layer.tree.add(node, usage)
-    layer.tree.touch()
-    reserved.append((node, usage))
+    def _process(self, entry: Entry, preempted: set[str], snapshot: CycleSnapshot) -> None:
+        assignment, node, wl = entry.assignment, entry.node, entry.wl
+        if entry.reason is PendingReason.SUSPENDED:
+            return
+        if assignment.mode is Mode.NO_FIT:
+            entry.reason = assignment.no_fit_reason or PendingReason.WAITING_FOR_QUOTA
+            entry.message, entry.equivalent_fail = assignment.message(), True
+            return
+        if assignment.mode is Mode.PREEMPT and not entry.targets:
+            # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
+            # priority workload of another queue could take the quota this one waits for.
+            if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not _RECLAIM_ANY:
+                snapshot.reserve(node, {fr: min(v, max(0, node.available(fr))) for fr, v in assignment.usage.items()})
+            entry.message, entry.equivalent_fail = assignment.message(), True
+            return
+        if assignment.mode is Mode.PREEMPT:
+            names = {t.workload.name for t in entry.targets}
+            if names & preempted:
+                entry.message, entry.transient = OVERLAPPING_TARGETS, True
+                return
+            preempted |= names
+            snapshot.reserve(node, assignment.usage)
+            for target in entry.targets:
+                if target.workload.state is State.ADMITTED:
+                    self.port.evict(target.workload, wl, target.reason)
+            entry.reason = PendingReason.WAITING_FOR_PREEMPTED
+            entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
+            entry.transient = True
+            entry.pending_queue.sticky = wl  # keeps its turn until the victims are gone
+            return
+        if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
+            entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
+            return
+        if self.port.admission_blocked():
+            entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True
+            return
+        self.port.admit(wl, assignment)
+        entry.admitted = True
 
-
-def _requeue(layer: KueueAdmission, entry: Entry) -> bool:
-    """Back into its queue; True when it went aside (the next head gets a turn)."""
-    wl, pending_queue = entry.wl, entry.pending_queue
-    parked = pending_queue.requeue(wl, transient=entry.transient, requeues_at_pop=entry.requeues_at_pop)
-    if entry.retry_now:
-        # The next cycle (another entry was admitted, so there is one) says the real reason.
-        return parked
-    layer.say_pending(wl, entry.reason, entry.message)
-    if parked and entry.equivalent_fail:
-        for other in pending_queue.park_equivalents(wl, entry.reason.value):
-            layer.say_pending(other, entry.reason, entry.message)
-    return parked and pending_queue.has_heads
+    def _requeue(self, entry: Entry) -> bool:
+        """Back into its queue; True when it went aside (the next head gets a turn)."""
+        wl, pending_queue = entry.wl, entry.pending_queue
+        parked = pending_queue.requeue(wl, transient=entry.transient, requeues_at_pop=entry.requeues_at_pop)
+        if entry.retry_now:
+            # The next cycle (another entry was admitted, so there is one) says the real reason.
+            return parked
+        self.port.say_pending(wl, entry.reason, entry.message)
+        if parked and entry.equivalent_fail:
+            for other in pending_queue.park_equivalents(wl, entry.reason.value):
+                self.port.say_pending(other, entry.reason, entry.message)
+        return parked and pending_queue.has_heads

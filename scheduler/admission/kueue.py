@@ -19,7 +19,7 @@ Life cycle of a workload here:
              ─▶ evicted by the placement layer (kube-scheduler preemption, gang time-out):
                 quota released, queued again
 
-Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.run_cycle`):
+Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
 one at an instant when something may have changed (a submission, released quota, a backoff
 or PodsReady change), and again at the same instant while cycles make progress, like
 Kueue's back-to-back scheduling loop. When capacity is released, the inadmissible
@@ -31,11 +31,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from scheduler.admission.fair_sharing import FairShares
-from scheduler.admission.flavor_assignment import GPU_PRODUCT_LABEL, Assignment
+from scheduler.admission.admitter import Admitter
+from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
-from scheduler.admission.manifests import QueueConfig
-from scheduler.admission.preemption import HUMAN_REASONS, Preemptor
+from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig
+from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
 from scheduler.admission.wait_for_pods_ready import (
@@ -43,7 +43,7 @@ from scheduler.admission.wait_for_pods_ready import (
     AfterTimeout,
     PodsReadyTracker,
 )
-from scheduler.admission.workloads import AdmissionWorkload, State, pod_set_requests, quantity
+from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
 from scheduler.eventlog.schema import PendingReason
 from scheduler.sim import Phase
 
@@ -62,35 +62,28 @@ def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_G
 
 
 class KueueAdmission:
+    """Kueue's controllers and cache for one replay: workloads' life cycle, queues, quota
+    and who holds it. One admission cycle is the `Admitter`'s; it acts through this class's
+    `AdmissionPort` methods (admit, evict, say_pending, admission_blocked)."""
+
     def __init__(self, replay: ReplayPort, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> None:
         self.replay = replay
         self.env = replay.env
         self.config = config
         self.eviction_grace_s = eviction_grace_s
         self.tree = QuotaTree(config)
-        self.shares = FairShares(self.tree)
-        self.fair_sharing = config.configuration.fair_sharing
         self.queues = {name: PendingQueue(name, cq.queueing_strategy) for name, cq in config.cluster_queues.items()}
         # Workloads holding quota per ClusterQueue (admitted, or evicted and terminating).
         self.holders = Holders(config.cluster_queues)
-        self.preemptor = Preemptor(self.tree, config.cluster_queues, self.holders, self.fair_sharing, self.shares)
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
+        self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
         self._cycle_at: float | None = None
-        self.commits = 0
         self._requeue_roots: set[int] = set()
-        # Nominations (assignment, targets) against the current tree version: a head that
-        # is retried while nothing changed, or shaped like one just tried, reuses them.
-        self.nominations: dict[tuple[object, ...], tuple[Assignment, list]] = {}
-        self.nominations_version = -1
-        # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
-        self.timestamp_matters = any(
-            cq.preemption.within_cluster_queue == "LowerOrNewerEqualPriority" for cq in config.cluster_queues.values()
-        )
 
     @property
     def now(self) -> float:
@@ -98,8 +91,7 @@ class KueueAdmission:
 
     def commit(self) -> None:
         """Quota or holders changed for real: cached nominations are stale."""
-        self.commits += 1
-        self.tree.touch()
+        self.tree.commit()
 
     # -- the AdmissionLayer protocol -----------------------------------------------------
 
@@ -155,18 +147,8 @@ class KueueAdmission:
     def _track(self, run: WorkloadRun) -> AdmissionWorkload:
         spec = run.spec
         local_queue = self.config.local_queue(spec.queue) if spec.queue else None
-        wl = AdmissionWorkload(
-            run=run,
-            name=spec.workload_id,
-            local_queue=local_queue.key if local_queue else None,
-            cluster_queue=local_queue.cluster_queue if local_queue else None,
-            requests=pod_set_requests(run),
-            priority=spec.priority,
-            seq=run.seq,
-            created_s=spec.submit_time_s,
-            models=spec.gpu_models,
-            queue_timestamp_s=spec.submit_time_s,
-        )
+        wl = admission_workload(run, local_queue.key if local_queue else None,
+                                local_queue.cluster_queue if local_queue else None)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
@@ -202,10 +184,8 @@ class KueueAdmission:
             self.env.at(self.now, Phase.ADMIT, self._cycle)
 
     def _cycle(self) -> None:
-        from scheduler.admission.admitter import run_cycle
-
         self._cycle_at = None
-        if run_cycle(self):
+        if self.admitter.run_cycle():
             self.request_cycle()
         else:
             self._explain_unevaluated()
@@ -216,6 +196,11 @@ class KueueAdmission:
             if wl.state is State.QUEUED and not wl.explained:
                 self.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
         self.unexplained.clear()
+
+    # -- the admitter's AdmissionPort ---------------------------------------------------------
+
+    def admission_blocked(self) -> bool:
+        return self.pods_ready_tracker.blocking
 
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
         wl.explained = True
@@ -251,14 +236,14 @@ class KueueAdmission:
             message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
         self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
 
-    def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: str) -> None:
+    def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
         self.commit()  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
-            f"{HUMAN_REASONS[reason]}; preemptor path: {self.node_of(preemptor).path()}; "
+            f"{reason.human}; preemptor path: {self.node_of(preemptor).path()}; "
             f"preemptee path: {self.node_of(victim).path()}"
         )
         self.replay.evict(victim.run, preemptor.run, message=message)

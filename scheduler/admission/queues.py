@@ -39,6 +39,7 @@ import heapq
 import itertools
 from dataclasses import dataclass, field
 
+from scheduler.admission.policies import QueueingStrategy
 from scheduler.admission.workloads import AdmissionWorkload
 
 Entry = tuple[tuple[int, float, int], AdmissionWorkload]  # (queue key, workload)
@@ -54,9 +55,9 @@ class _Shape:
 
 
 class PendingQueue:
-    def __init__(self, name: str, queueing_strategy: str) -> None:
+    def __init__(self, name: str, queueing_strategy: QueueingStrategy) -> None:
         self.name = name
-        self.strict_fifo = queueing_strategy == "StrictFIFO"
+        self.strict_fifo = queueing_strategy is QueueingStrategy.STRICT_FIFO
         self._heap: list[tuple[tuple[int, float, int], int, AdmissionWorkload]] = []
         self._token: dict[str, int] = {}  # workload -> its live heap entry
         self._tokens = itertools.count()

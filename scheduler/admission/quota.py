@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 
-from scheduler.admission.manifests import QueueConfig, ResourceGroup
+from scheduler.admission.objects import QueueConfig, ResourceGroup
+from scheduler.admission.policies import StopPolicy
 
 FlavorResource = tuple[str, str]  # (flavor, resource)
 Usage = Mapping[FlavorResource, int]
@@ -175,10 +176,12 @@ class QuotaTree:
         self.queues: dict[str, QuotaNode] = {}
         self.cohorts: dict[str, QuotaNode] = {}
         self.inactive: dict[str, str] = {}  # ClusterQueue -> why it is inactive
-        # Bumped by `touch` whenever usage changes for real (an admission, a release, a
-        # reservation), not by what-ifs that restore what they change: answers computed
-        # against the tree (assignments, preemption oracle) stay valid until then.
+        # Bumped by `touch` whenever usage changes (an admission, a release, a reservation
+        # for one admission cycle), not by what-ifs that restore what they change: answers
+        # computed against the tree (assignments, preemption oracle) stay valid until then.
         self.version = 0
+        # Bumped by `commit`: changes for real, which a cycle's reservations are not.
+        self.commits = 0
         for name, cohort in config.cohorts.items():
             node = self._cohort(name)
             node.weight = cohort.fair_sharing_weight
@@ -192,7 +195,7 @@ class QuotaTree:
             self.queues[name] = node
             if queue.cohort:
                 _link(self._cohort(queue.cohort), node)
-            if queue.stop_policy != "None":
+            if queue.stop_policy is not StopPolicy.NONE:
                 self.inactive[name] = f"ClusterQueue {name} is inactive (stopPolicy {queue.stop_policy})"
         cyclic = _cohorts_in_cycles(self.cohorts.values())
         for name, node in self.queues.items():
@@ -220,8 +223,13 @@ class QuotaTree:
             queue.remove_usage(fr, value)
 
     def touch(self) -> None:
-        """Usage changed for real (see `version`)."""
+        """Usage changed (see `version`)."""
         self.version += 1
+
+    def commit(self) -> None:
+        """Usage or its holders changed for real: an admission, an eviction, a release."""
+        self.commits += 1
+        self.touch()
 
     def queues_of_tree(self, queue: QuotaNode) -> list[QuotaNode]:
         """Every ClusterQueue sharing `queue`'s root cohort (or just `queue`)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from scheduler.admission.manifests import QueueConfig
+from scheduler.admission.objects import QueueConfig
 from scheduler.admission.workloads import in_base_unit
 from scheduler.eventlog.schema import QUEUE_SCHEMA
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
-from scheduler.admission.configuration import WaitForPodsReady
+from scheduler.admission.objects import WaitForPodsReady
+from scheduler.admission.policies import RequeueTimestamp
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.sim import Environment, Phase
 
@@ -92,7 +93,7 @@ class PodsReadyTracker:
             return AfterTimeout.DEACTIVATE
         wl.requeue_count += 1
         wl.requeue_at_s = now + settings.backoff_s(wl.requeue_count)
-        if settings.requeue_timestamp == "Eviction":
+        if settings.requeue_timestamp is RequeueTimestamp.EVICTION:
             wl.queue_timestamp_s = now
         return AfterTimeout.BACKOFF
 

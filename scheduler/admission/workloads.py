@@ -16,7 +16,7 @@ from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from scheduler.admission.manifests import GPU_RESOURCE
+from scheduler.admission.objects import GPU_RESOURCE
 from scheduler.admission.quota import FlavorResource
 
 if TYPE_CHECKING:
@@ -78,6 +78,24 @@ class AdmissionWorkload:
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)
+
+
+def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue: str | None) -> AdmissionWorkload:
+    """Kueue's view of a run, computed once when the layer first sees it (``workload.Info``);
+    its queue-order timestamp starts as its creation (submit) time."""
+    spec = run.spec
+    return AdmissionWorkload(
+        run=run,
+        name=spec.workload_id,
+        local_queue=local_queue,
+        cluster_queue=cluster_queue,
+        requests=pod_set_requests(run),
+        priority=spec.priority,
+        seq=run.seq,
+        created_s=spec.submit_time_s,
+        models=spec.gpu_models,
+        queue_timestamp_s=spec.submit_time_s,
+    )
 
 
 def pod_set_requests(run: WorkloadRun) -> dict[str, int]:

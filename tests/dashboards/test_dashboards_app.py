@@ -267,9 +267,25 @@ def test_preemption_page(monkeypatch, fixture_db):
 
 def test_scenarios_page(monkeypatch, fixture_db, tmp_path):
     at = _on(monkeypatch, fixture_db, "scenarios")
-    assert at.selectbox(key="scenarios.other.demo-a").value == "demo-b"
-    assert _charts(at) == 3  # usage by class per run, cost per team, p95 wait per team
+    # Ranked, best first: demo-b's $579.84 against demo-a's $1,536.00 (the sidebar's run is the baseline)
+    ranked = _table(at, "rank", "scenario", "total cost $", "vs baseline $")
+    assert ranked[["rank", "scenario"]].values.tolist() == [[1, "demo-b"], [2, "demo-a"]]
+    assert ranked["vs baseline $"].tolist() == pytest.approx([-956.16, 0.0])
+    assert _metrics(at)["Baseline"] == "$1.5k"  # demo-a's total cost
+    assert _metrics(at)["Best against the baseline"] == "-$956.16"
+    assert any("**demo-a**, rank 2 of 2" in c.value for c in at.caption)
+    assert _charts(at) == 4  # ranking by usage class, change vs baseline, cost per team, p95 wait per team
     _one_csv_per_table(at)
+    at = _ok(at.selectbox(key="scenarios.baseline.demo-a").select("demo-b").run())
+    assert _table(at, "rank", "vs baseline $")["vs baseline $"].tolist() == pytest.approx([0.0, 956.16])
+    at = _ok(at.selectbox(key="scenarios.rank_by").select("finished").run())  # higher is better
+    assert any("**demo-b**, rank" in c.value for c in at.caption)
+    assert at.selectbox(key="scenarios.other.demo-b").value == "demo-a"
+    at = _ok(at.radio(key="scenarios.window").set_value("common").run())
+    assert len(_table(at, "rank", "scenario")) == 2
+
+    at = _on(monkeypatch, fixture_db, "scenarios")  # the baseline and one scenario, per team
+    assert at.selectbox(key="scenarios.other.demo-a").value == "demo-b"
     metrics = _metrics(at)
     assert metrics["Total cost"] == "$579.84"  # demo-b's: 8 H100 x 24 h x $3 + 32 cores x 12 h
     deltas = {m.label: m.delta for m in at.metric}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboards import charts, data
+from dashboards import charts, data, scenario_charts
 
 
 @pytest.fixture
@@ -38,6 +38,9 @@ def test_every_builder_produces_a_vega_lite_spec(con):
         charts.scenario_by_team_chart(data.scenario_by_team(con, filters, "demo-b")),
         charts.runs_compared_chart(data.scenario_usage(con, filters, "demo-b")),
         charts.workload_gantt_chart(data.workload_pods(con, "demo-a", "=SUM(A1)")),
+        scenario_charts.scenario_ranking_chart(data.scenario_cost_breakdown(con, ("demo-a", "demo-b")),
+                                      data.scenario_ranking(con, ("demo-a", "demo-b"))),
+        scenario_charts.scenario_change_chart(data.scenario_ranking(con, ("demo-a", "demo-b")), "p95_wait_h", "p95 wait"),
     ]
     for chart in built:
         spec = chart.to_dict()
@@ -88,3 +91,12 @@ def test_auto_chart_for_ad_hoc_results(frame, mark, x_field):
     assert spec["encoding"]["x"]["field"] == x_field
     assert charts.auto_chart(pd.DataFrame({"only_text": ["a"]})) is None
     assert charts.auto_chart(pd.DataFrame({"a": ["x"], "b": ["y"]})) is None
+
+
+def test_scenario_ranking_chart_orders_by_rank_and_marks_the_baseline(con):
+    ranking = data.scenario_ranking(con, ("demo-a", "demo-b"), baseline="demo-a")
+    spec = scenario_charts.scenario_ranking_chart(data.scenario_cost_breakdown(con, ("demo-a", "demo-b")), ranking).to_dict()
+    bars, rule = spec["layer"]
+    assert bars["encoding"]["y"]["sort"] == ["1. demo-b", "2. demo-a (baseline)"]  # cheapest on top
+    assert rule["mark"]["strokeDash"] == [6, 4]  # at demo-a's total
+    assert any(row.get("baseline") == pytest.approx(1536.0) for rows in spec["datasets"].values() for row in rows)

@@ -259,6 +259,41 @@ def test_scenarios_side_by_side(con):
                                                                      "demo-b": 192.0}
 
 
+def test_scenarios_ranked_against_a_baseline(con):
+    ranking = data.scenario_ranking(con, ("demo-a", "demo-b"), baseline="demo-a")
+    assert ranking[["rank", "run_id", "is_baseline"]].values.tolist() == [[1, "demo-b", False],
+                                                                          [2, "demo-a", True]]
+    assert ranking["total_cost"].tolist() == pytest.approx([579.84, 1536.0])
+    assert ranking["total_cost_vs_baseline"].tolist() == pytest.approx([-956.16, 0.0])
+    assert ranking["total_cost_vs_baseline_pct"].iloc[0] == pytest.approx(-956.16 / 1536.0)
+    a = ranking.set_index("run_id").loc["demo-a"]
+    # the same figures as the two-run comparison and the idle-by-cause page
+    compared = data.scenario_compare(con, data.Filters("demo-a"), "demo-b").set_index("metric")
+    assert a["idle_gpu_hours"] == pytest.approx(compared.loc["Idle GPU-hours", "baseline"])
+    assert a["partial_placement_gpu_hours"] == pytest.approx(
+        compared.loc["Partial placement (gang_wait) GPU-hours", "baseline"])
+    assert a["lost_gpu_hours"] == pytest.approx(compared.loc["Lost to preemption GPU-hours", "baseline"])
+    assert a["preemptions"] == 1 and a["p95_wait_h"] == pytest.approx(compared.loc["p95 wait", "baseline"])
+    idle = data.idle_cost_by_cause(con, data.Filters("demo-a")).set_index("cause")
+    for cause in ("fragmentation", "quota", "gang_barrier", "no_demand"):
+        expected = idle["gpu_hours"].get(cause, 0.0)
+        assert a[f"idle_{cause}_gpu_hours"] == pytest.approx(expected), cause
+    by_finished = data.scenario_ranking(con, ("demo-a", "demo-b"), baseline="demo-b", rank_by="finished")
+    assert by_finished["finished"].is_monotonic_decreasing  # higher is better
+    common = data.scenario_ranking(con, ("demo-a", "demo-b"), window="common")
+    assert (common["total_cost"] <= ranking.set_index("run_id").loc[common["run_id"], "total_cost"].values).all()
+    breakdown = data.scenario_cost_breakdown(con, ("demo-a", "demo-b"))
+    assert breakdown.groupby("run_id")["effective_cost"].sum().to_dict() == pytest.approx(
+        dict(zip(ranking["run_id"], ranking["total_cost"], strict=True)))
+    runs = data.scenario_runs(con)
+    assert runs["scenario"].isna().all()  # built without a sweep: no scenario table
+    for bad in ({"rank_by": "x"}, {"window": "x"}, {"baseline": "nope"}):
+        with pytest.raises(DashboardError):
+            data.scenario_ranking(con, ("demo-a", "demo-b"), **bad)
+    with pytest.raises(DashboardError, match="not in the database"):
+        data.scenario_ranking(con, ("demo-a", "x'); DROP TABLE dim_runs; --"))
+
+
 def test_queue_position_golden(con):
     # gang-2 (cq-ob, submitted hour 1) waits alone at 01:30; at 06:30 big-4 (hour 3, same
     # priority) queues behind it.

@@ -26,7 +26,7 @@ PAGES = {
     "queues": ("Queues: quota use and borrowing", 3),
     "pending": ("Why is it pending?", 3),
     "preemption": ("Preemption", 2),
-    "scenarios": ("Scenarios side by side", 3),
+    "scenarios": ("Scenarios ranked", 4),
     "workload": ("Workload detail", 2),
     "sql": ("SQL", 1),
 }

@@ -42,9 +42,9 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
     assert "http://" not in page and "https://" not in page
     assert "<script" not in page.lower()
     charts = re.findall(r'<img class="chart"[^>]*src="data:image/svg\+xml;base64,', page)
-    # runs side by side (the fixture holds two runs), spend, usage over time, idle by cause,
-    # costliest, pending
-    assert len(charts) == 6
+    # scenarios ranked and runs side by side (the fixture holds two runs), spend, usage over
+    # time, idle by cause, costliest, pending
+    assert len(charts) == 7
     for heading in ("Spend by team", "GPU-hours by usage class", "Idle and partial-placement",
                     "Costliest workloads"):
         assert heading in page

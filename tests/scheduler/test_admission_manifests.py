@@ -11,9 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from scheduler.admission import parse_queue_config
-from scheduler.admission.configuration import FairSharing, WaitForPodsReady
+from scheduler.admission.objects import FairSharing, WaitForPodsReady
+from scheduler.admission.policies import FairSharingStrategy, RequeueTimestamp
 from scheduler.errors import InputError
-from tests.scheduler.admission_story import cluster_queue, job_in, kueue_rows, node, queues
+from tests.scheduler.admission_story import A100, kueue_rows
+from tests.scheduler.builders import make_cluster_queue, make_node, make_workload
 
 FLAVOR = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n---\n"
 CQ = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n"
@@ -48,7 +50,24 @@ CONFIG = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\n"
             id="one flavor in two resource groups",
         ),
         pytest.param(FLAVOR + CQ + "  flavorFungibility: {preference: Cheapest}\n", "spec.flavorFungibility.preference",
-                     "BorrowingOverPreemption, PreemptionOverBorrowing", id="unknown fungibility preference"),
+                     "must be one of BorrowingOverPreemption, PreemptionOverBorrowing, got 'Cheapest'",
+                     id="unknown fungibility preference"),
+        pytest.param(FLAVOR + CQ + "  flavorFungibility: {whenCanBorrow: Always}\n", "spec.flavorFungibility.whenCanBorrow",
+                     "must be one of MayStopSearch, TryNextFlavor, Borrow, got 'Always'",
+                     id="unknown whenCanBorrow (the v1beta1 spelling Borrow is listed)"),
+        pytest.param(FLAVOR + CQ + "  queueingStrategy: FIFO\n", "spec.queueingStrategy",
+                     "must be one of BestEffortFIFO, StrictFIFO, got 'FIFO'", id="unknown queueing strategy"),
+        pytest.param(FLAVOR + CQ + "  preemption: {withinClusterQueue: Any}\n", "spec.preemption.withinClusterQueue",
+                     "must be one of Never, LowerPriority, LowerOrNewerEqualPriority, got 'Any'",
+                     id="withinClusterQueue Any: a policy only reclaimWithinCohort has"),
+        pytest.param(FLAVOR + CQ + "  preemption: {reclaimWithinCohort: LowerOrNewerEqualPriority}\n",
+                     "spec.preemption.reclaimWithinCohort", "must be one of Never, LowerPriority, Any",
+                     id="reclaimWithinCohort LowerOrNewerEqualPriority: a policy only withinClusterQueue has"),
+        pytest.param(FLAVOR + CQ + "  stopPolicy: Pause\n", "spec.stopPolicy", "must be one of None, Hold, HoldAndDrain",
+                     id="unknown stop policy"),
+        pytest.param(CONFIG + "waitForPodsReady: {enable: true, requeuingStrategy: {timestamp: Admission}}\n",
+                     "waitForPodsReady.requeuingStrategy.timestamp", "must be one of Eviction, Creation, got 'Admission'",
+                     id="unknown requeuing timestamp"),
         pytest.param(CONFIG + "waitForPodsReady: {enable: true, timeout: five minutes}\n", "waitForPodsReady.timeout",
                      "must be a duration such as 5m or 300s", id="waitForPodsReady timeout not a duration"),
         pytest.param(CONFIG + "waitForPodsReady: {enable: true, requeuingStrategy: {backoffLimitCount: -1}}\n",
@@ -94,14 +113,14 @@ def test_the_command_line_names_file_document_and_field_and_writes_nothing(tmp_p
         pytest.param(
             CONFIG + "waitForPodsReady:\n  enable: true\n  timeout: 1h30m\n  blockAdmission: false\n"
             "  requeuingStrategy: {timestamp: Creation, backoffLimitCount: 3, backoffBaseSeconds: 10, backoffMaxSeconds: 100}\n",
-            WaitForPodsReady(5400.0, False, "Creation", 10.0, 100.0, 3), None, id="v1beta1 everything set",
+            WaitForPodsReady(5400.0, False, RequeueTimestamp.CREATION, 10.0, 100.0, 3), None, id="v1beta1 everything set",
         ),
         pytest.param("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n", WaitForPodsReady(1800.0, False), None,
                      id="v1beta2: always on, 30m, no blocking"),
         pytest.param(CONFIG + "fairSharing: {enable: true}\n", None, FairSharing(), id="v1beta1 fair sharing, default strategies"),
         pytest.param("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nfeatureGates: {DisableWaitForPodsReady: true}\n"
                      "fairSharing: {preemptionStrategies: [LessThanInitialShare]}\n",
-                     None, FairSharing(("LessThanInitialShare",)), id="v1beta2 fair sharing on by presence"),
+                     None, FairSharing((FairSharingStrategy.LESS_THAN_INITIAL_SHARE,)), id="v1beta2 fair sharing on by presence"),
     ],
 )
 def test_kueue_configuration_defaults_follow_its_api_version(document, want_wait, want_fair):
@@ -116,8 +135,9 @@ def test_backoff_doubles_from_60s_and_stops_at_3600s():
 
 
 def test_the_replay_writes_cluster_queues_parquet_in_base_units(tmp_path):
-    manifests = queues(cluster_queue("team-a", 8, cohort="org", borrowing_limit=4), cluster_queue("team-b", 0.5, cohort="org"))
-    kueue_rows(tmp_path, [node("n1")], [job_in("team-a", "w", 0, 60, gpus=1)], manifests)
+    manifests = [A100.obj(), make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8, borrowing_limit=4).obj(),
+                 make_cluster_queue("team-b").cohort("org").quota("a100", gpus=0.5).obj()]
+    kueue_rows(tmp_path, [make_node("n1").obj()], [make_workload("w").queue("team-a").runs_for(60).obj()], manifests)
     table = pq.read_table(tmp_path / "run-gang-v1.37" / "cluster_queues.parquet")
     assert table.to_pylist() == [
         {"cluster_queue": "team-a", "cohort": "org", "flavor": "a100", "resource": "nvidia.com/gpu",

@@ -11,20 +11,35 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scheduler.admission import parse_queue_config
 from scheduler.admission.kueue import KueueAdmission
+from scheduler.admission.policies import (
+    BorrowWithinCohortPolicy,
+    PreemptionPolicy,
+    QueueingStrategy,
+)
 from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import load_profile
+from scheduler.model.cluster import Cluster
 from scheduler.runner import Replay
-from tests.builders import make_cluster, make_workload
-from tests.scheduler.admission_story import cluster_queue, queues
+from tests.scheduler.admission_state import with_local_queues
+from tests.scheduler.admission_story import A100
+from tests.scheduler.builders import (
+    make_cluster_queue,
+    make_configuration,
+    make_node,
+    make_workload,
+    queue_config,
+)
 
-POLICIES = st.sampled_from(["{}", "{reclaimWithinCohort: Any}", "{reclaimWithinCohort: LowerPriority, withinClusterQueue: LowerPriority}",
-                            "{reclaimWithinCohort: LowerPriority, borrowWithinCohort: {policy: LowerPriority}}"])
+LOWER = PreemptionPolicy.LOWER_PRIORITY
+POLICIES = st.sampled_from([
+    {}, {"reclaim": PreemptionPolicy.ANY}, {"reclaim": LOWER, "within": LOWER},
+    {"reclaim": LOWER, "borrow": BorrowWithinCohortPolicy.LOWER_PRIORITY},
+])
 QUEUE = st.fixed_dictionaries({
     "gpus": st.integers(0, 16),
     "limit": st.one_of(st.none(), st.integers(0, 8)),
-    "strategy": st.sampled_from(["BestEffortFIFO", "StrictFIFO"]),
+    "strategy": st.sampled_from(list(QueueingStrategy)),
     "preemption": POLICIES,
 })
 JOB = st.fixed_dictionaries({
@@ -51,7 +66,7 @@ class CheckedKueue(KueueAdmission):
 
     def check(self) -> None:
         for name, node in self.tree.queues.items():
-            held = {}
+            held: dict[tuple[str, str], int] = {}
             for wl in self.holders.by_queue[name].values():
                 for fr, value in wl.usage.items():
                     held[fr] = held.get(fr, 0) + value
@@ -69,22 +84,22 @@ class CheckedKueue(KueueAdmission):
 @settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(a=QUEUE, b=QUEUE, jobs=st.lists(JOB, min_size=1, max_size=12), fair=st.booleans())
 def test_quota_is_never_exceeded_and_every_waiting_workload_says_why(a, b, jobs, fair):
-    manifests = queues(
-        cluster_queue("team-a", a["gpus"], cohort="org", borrowing_limit=a["limit"], strategy=a["strategy"], preemption=a["preemption"]),
-        cluster_queue("team-b", b["gpus"], cohort="org", borrowing_limit=b["limit"], strategy=b["strategy"], preemption=b["preemption"]),
-        *(["apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n"] if fair else []),
-    )
-    config = parse_queue_config(manifests)
+    teams = [
+        make_cluster_queue(name).cohort("org").quota("a100", gpus=q["gpus"], borrowing_limit=q["limit"])
+        .strategy(q["strategy"]).preemption(**q["preemption"]).obj()
+        for name, q in (("team-a", a), ("team-b", b))
+    ]
+    config = queue_config(*with_local_queues([A100.obj(), *teams, *([make_configuration().fair_sharing().obj()] if fair else [])]))
     workloads = sorted(
-        (make_workload(workload_id=f"w{i}", submit_time_s=float(j["at"]), duration_s=float(j["duration"]), pods=j["pods"],
-                       gpus_per_pod=j["gpus"], queue=j["queue"], tenant=j["queue"], priority=j["priority"])
-         for i, j in enumerate(jobs)),
+        (make_workload(f"w{i}").at(j["at"]).runs_for(j["duration"]).pods(j["pods"]).gpus(j["gpus"]).queue(j["queue"])
+         .tenant(j["queue"]).priority(j["priority"]).obj() for i, j in enumerate(jobs)),
         key=lambda w: w.submit_time_s,
     )
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "events.parquet"
         writer = EventLogWriter(path)
-        replay = Replay(make_cluster(nodes=3), workloads, [], load_profile("gang-v1.37"), writer, seed=1,
+        cluster = Cluster(tuple(make_node(f"node-{i}").obj() for i in range(3)))
+        replay = Replay(cluster, workloads, [], load_profile("gang-v1.37"), writer, seed=1,
                         admission_factory=lambda r: CheckedKueue(r, config))
         replay.run()
         writer.close()

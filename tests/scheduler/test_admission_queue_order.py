@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler.admission.policies import QueueingStrategy
 from scheduler.admission.queues import PendingQueue
 
 
@@ -52,7 +53,7 @@ operations = st.lists(
 @settings(max_examples=300, deadline=None, derandomize=True, database=None)
 @given(operations)
 def test_heads_come_out_in_heap_order(ops):
-    lazy, naive = PendingQueue("cq", "BestEffortFIFO"), NaiveQueue()
+    lazy, naive = PendingQueue("cq", QueueingStrategy.BEST_EFFORT_FIFO), NaiveQueue()
     members: list[Waiting] = []
     for step, (op, a, b) in enumerate(ops):
         if op == "arrive":

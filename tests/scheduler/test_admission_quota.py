@@ -1,5 +1,7 @@
-"""Quota arithmetic over a cohort tree, checked against hand-computed numbers (Kueue's
-resource_node.go formulas), and dominant resource shares."""
+"""The quota tree, checked against hand-computed numbers (Kueue's resource_node.go formulas;
+semantics reference §4.2): what a queue can admit now (available), could ever hold
+(potential), how deep it borrows, with borrowing and lending limits and nested cohorts; and
+the dominant resource shares fair sharing compares."""
 
 from __future__ import annotations
 
@@ -7,44 +9,36 @@ import math
 
 import pytest
 
-from scheduler.admission import parse_queue_config
-from scheduler.admission.fair_sharing import FairShares
+from scheduler.admission.fair_shares import FairShares
+from scheduler.admission.policies import StopPolicy
 from scheduler.admission.quota import QuotaTree
+from tests.scheduler.admission_state import with_flavors
+from tests.scheduler.builders import make_cluster_queue, make_cohort, queue_config
 
 GPU = ("a100", "nvidia.com/gpu")
 
 
-def _cq(name: str, parent: str, quota: str) -> str:
-    return (
-        f"apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\n"
-        f"spec:\n  cohortName: {parent}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
-        f"    flavors: [{{name: a100, resources: [{{name: nvidia.com/gpu, {quota}}}]}}]\n"
-    )
+def _tree(*objects, usage: dict[str, int] | None = None) -> QuotaTree:
+    tree = QuotaTree(queue_config(*with_flavors(objects)))
+    for queue, gpus in (usage or {}).items():
+        tree.add(tree.queue(queue), {GPU: gpus * 1000})
+    return tree
 
 
 # org (own 4 GPUs) ─┬─ research ─┬─ cv   (10, lends at most 4: 6 guaranteed)
 #                   │            └─ nlp  (6, borrows at most 2)
 #                   └─ prod (8)
-TREE = "---\n".join([
-    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n",
-    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: org}\nspec:\n  resourceGroups:\n"
-    "  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}]\n",
-    "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: research}\nspec: {parentName: org}\n",
-    _cq("cv", "research", "nominalQuota: 10, lendingLimit: 4"),
-    _cq("nlp", "research", "nominalQuota: 6, borrowingLimit: 2"),
-    _cq("prod", "org", "nominalQuota: 8"),
-])
-
-
-def _tree(usage: dict[str, int]) -> QuotaTree:
-    tree = QuotaTree(parse_queue_config(TREE))
-    for queue, gpus in usage.items():
-        tree.add(tree.queue(queue), {GPU: gpus * 1000})
-    return tree
+RESEARCH_ORG = (
+    make_cohort("org").quota("a100", gpus=4).obj(),
+    make_cohort("research").parent("org").obj(),
+    make_cluster_queue("cv").cohort("research").quota("a100", gpus=10, lending_limit=4).obj(),
+    make_cluster_queue("nlp").cohort("research").quota("a100", gpus=6, borrowing_limit=2).obj(),
+    make_cluster_queue("prod").cohort("org").quota("a100", gpus=8).obj(),
+)
 
 
 def test_subtree_and_guaranteed_quota_add_up_the_lendable_parts():
-    tree = _tree({})
+    tree = _tree(*RESEARCH_ORG)
     assert {n: (tree.cohorts[n].subtree[GPU], tree.cohorts[n].guaranteed.get(GPU, 0)) for n in ("org", "research")} == {
         "research": (10_000, 0),  # cv lends 4, nlp lends all 6
         "org": (22_000, 0),  # 4 own + research 10 + prod 8
@@ -53,23 +47,40 @@ def test_subtree_and_guaranteed_quota_add_up_the_lendable_parts():
 
 
 @pytest.mark.parametrize(
-    ("usage", "want"),
+    ("objects", "usage", "want"),
     [
+        # want: queue -> (available GPUs, potential GPUs, borrowing level of 8 more GPUs)
         # level 1: the research subtree holds the extra; 2: only the whole org tree does
-        pytest.param({}, {"cv": (28, 28, 0), "nlp": (8, 8, 1), "prod": (22, 22, 0)}, id="empty cluster"),
-        pytest.param({"cv": 8}, {"cv": (20, 28, 1), "nlp": (8, 8, 1), "prod": (20, 22, 0)},
+        pytest.param(RESEARCH_ORG, {}, {"cv": (28, 28, 0), "nlp": (8, 8, 1), "prod": (22, 22, 0)}, id="empty cluster"),
+        pytest.param(RESEARCH_ORG, {"cv": 8}, {"cv": (20, 28, 1), "nlp": (8, 8, 1), "prod": (20, 22, 0)},
                      id="cv past its guaranteed 6 stores 2 in research"),
-        pytest.param({"nlp": 8}, {"cv": (20, 28, 0), "nlp": (0, 8, 2), "prod": (14, 22, 0)},
+        pytest.param(RESEARCH_ORG, {"nlp": 8}, {"cv": (20, 28, 0), "nlp": (0, 8, 2), "prod": (14, 22, 0)},
                      id="nlp at nominal + borrowingLimit"),
-        pytest.param({"prod": 22}, {"cv": (6, 28, 0), "nlp": (0, 8, 1), "prod": (0, 22, 2)},
+        pytest.param(RESEARCH_ORG, {"prod": 22}, {"cv": (6, 28, 0), "nlp": (0, 8, 1), "prod": (0, 22, 2)},
                      id="lendingLimit protects cv's guaranteed 6"),
-        pytest.param({"cv": 14, "prod": 4}, {"cv": (10, 28, 2), "nlp": (8, 8, 2), "prod": (10, 22, 2)},
+        pytest.param(RESEARCH_ORG, {"cv": 14, "prod": 4}, {"cv": (10, 28, 2), "nlp": (8, 8, 2), "prod": (10, 22, 2)},
                      id="cv borrows beyond research: the org subtree holds it"),
+        pytest.param(
+            (make_cluster_queue("a").cohort("org").quota("a100", gpus=4, borrowing_limit=2).obj(),
+             make_cluster_queue("b").cohort("org").quota("a100", gpus=8).obj()),
+            {}, {"a": (6, 6, 1), "b": (12, 12, 0)},
+            id="borrowingLimit 2: a can hold its 4 and 2 of b's, never more"),
+        pytest.param(
+            (make_cluster_queue("a").cohort("org").quota("a100", gpus=4).obj(),
+             make_cluster_queue("b").cohort("org").quota("a100", gpus=8, lending_limit=3).obj()),
+            {"b": 2}, {"a": (7, 7, 1), "b": (10, 12, 1)},
+            id="lendingLimit 3: b keeps 5 for itself even while it uses only 2"),
+        pytest.param(
+            (make_cohort("org").quota("a100", gpus=8).obj(),
+             make_cohort("lab").parent("org").quota("a100", gpus=2, borrowing_limit=1).obj(),
+             make_cluster_queue("a").cohort("lab").quota("a100", gpus=4).obj(),
+             make_cluster_queue("b").cohort("org").quota("a100", gpus=0).obj()),
+            {}, {"a": (7, 7, 2), "b": (14, 14, 2)},
+            id="a nested cohort's own quota and its borrowingLimit bound what its queues can borrow"),
     ],
 )
-def test_available_potential_and_borrowing_level(usage, want):
-    # want: queue -> (available GPUs, potential GPUs, borrowing level of 8 more GPUs)
-    tree = _tree(usage)
+def test_available_potential_and_borrowing_level(objects, usage, want):
+    tree = _tree(*objects, usage=usage)
     got = {}
     for name in want:
         queue = tree.queue(name)
@@ -79,12 +90,29 @@ def test_available_potential_and_borrowing_level(usage, want):
 
 
 def test_removing_usage_restores_every_level_of_the_tree():
-    tree = _tree({"cv": 9, "nlp": 7, "prod": 3})
+    tree = _tree(*RESEARCH_ORG, usage={"cv": 9, "nlp": 7, "prod": 3})
     before = {n.name: dict(n.usage) for n in (*tree.queues.values(), *tree.cohorts.values())}
     tree.add(tree.queue("cv"), {GPU: 5_000})
     tree.remove(tree.queue("cv"), {GPU: 5_000})
     assert {n.name: dict(n.usage) for n in (*tree.queues.values(), *tree.cohorts.values())} == before
     assert tree.cohorts["org"].usage[GPU] == 3_000 + 3_000 + 7_000  # prod, cv past 6, nlp
+
+
+@pytest.mark.parametrize(
+    ("objects", "want_inactive"),
+    [
+        pytest.param((make_cluster_queue("a").quota("a100", gpus=4).stop_policy(StopPolicy.HOLD).obj(),
+                      make_cluster_queue("b").quota("a100", gpus=4).obj()),
+                     {"a": "ClusterQueue a is inactive (stopPolicy Hold)"}, id="stopPolicy Hold: admits nothing"),
+        pytest.param((make_cohort("x").parent("y").obj(), make_cohort("y").parent("x").obj(),
+                      make_cluster_queue("a").cohort("x").quota("a100", gpus=4).obj(),
+                      make_cluster_queue("b").quota("a100", gpus=4).obj()),
+                     {"a": "ClusterQueue a is inactive (its cohort tree has a cycle)"},
+                     id="cohorts that are each other's parent disable their tree"),
+    ],
+)
+def test_inactive_cluster_queues(objects, want_inactive):
+    assert _tree(*objects).inactive == want_inactive
 
 
 @pytest.mark.parametrize(
@@ -97,12 +125,7 @@ def test_removing_usage_restores_every_level_of_the_tree():
     ],
 )
 def test_dominant_resource_share(weight, borrowed, want_share):
-    manifests = "---\n".join([
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n",
-        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {name: org}\nspec:\n  resourceGroups:\n"
-        "  - coveredResources: [nvidia.com/gpu]\n    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 12}]}]\n",
-        _cq("team", "org", "nominalQuota: 0").replace("spec:\n", f"spec:\n  fairSharing: {{weight: {weight}}}\n"),
-    ])
-    tree = QuotaTree(parse_queue_config(manifests))
-    tree.add(tree.queue("team"), {GPU: borrowed * 1000})
+    tree = _tree(make_cohort("org").quota("a100", gpus=12).obj(),
+                 make_cluster_queue("team").cohort("org").quota("a100", gpus=0).weight(weight).obj(),
+                 usage={"team": borrowed})
     assert FairShares(tree).share(tree.queue("team")).weighted == want_share

@@ -9,16 +9,19 @@ import pytest
 from rich.console import Console
 
 from gpu_finops.explain import explain_run_dir
-from tests.scheduler.admission_story import (
-    cluster_queue,
-    job_in,
-    kueue_rows,
-    node,
-    pending_reasons,
-    queues,
-    timeline,
+from scheduler.admission.policies import (
+    BorrowWithinCohortPolicy,
+    PreemptionPolicy,
+    QueueingStrategy,
 )
-from tests.scheduler.scenario import job
+from tests.scheduler.admission_story import A100, kueue_rows, pending_reasons, timeline
+from tests.scheduler.builders import (
+    make_cluster_queue,
+    make_cohort,
+    make_configuration,
+    make_node,
+    make_workload,
+)
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
 
@@ -27,22 +30,31 @@ def _placed(rows, event="started"):
     return [(r["time_s"], r["workload_id"], r["node"]) for r in rows if r["event"] == event]
 
 
+def _job(name, queue, at, runs_for, gpus=8):
+    """One pod of `gpus` GPUs in `queue`'s LocalQueue."""
+    return make_workload(name).queue(queue).at(at).runs_for(runs_for).gpus(gpus)
+
+
+N1, N2 = make_node("n1").obj(), make_node("n2").obj()
+
+
 def test_team_a_borrows_idle_quota_then_team_b_reclaims_it_by_preempting_only_enough(tmp_path):
     # Two teams of 8 A100 quota in one cohort; team A fills all 16 GPUs (6 borrowed).
     # Team B's 4-GPU job needs 4 back: the newest borrowed job (a4, 2 GPUs) is not enough,
     # a3 (4 GPUs) is, and adding a4 back still fits: exactly one victim, a3.
-    manifests = queues(
-        cluster_queue("team-a", 8, cohort="org"),
-        cluster_queue("team-b", 8, cohort="org", preemption="{reclaimWithinCohort: Any}"),
-    )
-    jobs = [
-        job_in("team-a", "a1", 0, 10_000, gpus=4),
-        job_in("team-a", "a2", 1, 10_000, gpus=6),
-        job_in("team-a", "a3", 2, 10_000, gpus=4),
-        job_in("team-a", "a4", 3, 10_000, gpus=2),
-        job_in("team-b", "b1", 100, 1_000, gpus=4),
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).preemption(reclaim=PreemptionPolicy.ANY).obj(),
     ]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    jobs = [
+        _job("a1", "team-a", 0, 10_000, gpus=4).obj(),
+        _job("a2", "team-a", 1, 10_000, gpus=6).obj(),
+        _job("a3", "team-a", 2, 10_000, gpus=4).obj(),
+        _job("a4", "team-a", 3, 10_000, gpus=2).obj(),
+        _job("b1", "team-b", 100, 1_000, gpus=4).obj(),
+    ]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
 
     assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION) if t < 2_000] == [
         (0.0, "admitted", "a1", None),
@@ -87,39 +99,31 @@ def test_team_a_borrows_idle_quota_then_team_b_reclaims_it_by_preempting_only_en
 @pytest.mark.parametrize(
     ("strategy", "want_admitted"),
     [
-        pytest.param("StrictFIFO", {"w0": 0.0, "big": 1000.0, "small": 1000.0}, id="StrictFIFO: the head blocks the small job"),
+        pytest.param(QueueingStrategy.STRICT_FIFO, {"w0": 0.0, "big": 1000.0, "small": 1000.0},
+                     id="StrictFIFO: the head blocks the small job"),
         # big sat in the inadmissible set: it is retried 1 s after w0 frees the quota
-        pytest.param("BestEffortFIFO", {"w0": 0.0, "big": 1001.0, "small": 20.0}, id="BestEffortFIFO: the small job skips ahead"),
+        pytest.param(QueueingStrategy.BEST_EFFORT_FIFO, {"w0": 0.0, "big": 1001.0, "small": 20.0},
+                     id="BestEffortFIFO: the small job skips ahead"),
     ],
 )
 def test_queueing_strategy_head_of_line_blocking(tmp_path, strategy, want_admitted):
     # 8 GPUs of quota, 6 in use until t=1000; "big" (4) arrives first and does not fit,
     # "small" (2) arrives next and would.
-    manifests = queues(cluster_queue("team-a", 8, strategy=strategy))
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=8).strategy(strategy).obj()]
     jobs = [
-        job_in("team-a", "w0", 0, 1000, gpus=6),
-        job_in("team-a", "big", 10, 1000, gpus=4),
-        job_in("team-a", "small", 20, 1000, gpus=2),
+        _job("w0", "team-a", 0, 1000, gpus=6).obj(),
+        _job("big", "team-a", 10, 1000, gpus=4).obj(),
+        _job("small", "team-a", 20, 1000, gpus=2).obj(),
     ]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
     assert {r["workload_id"]: r["time_s"] for r in rows if r["event"] == "admitted"} == want_admitted
-    if strategy == "StrictFIFO":
+    if strategy is QueueingStrategy.STRICT_FIFO:
         assert pending_reasons(rows, "small") == [(
             20.0, "PendingEvaluation",
             "Workload is pending evaluation in the scheduling queue; position 2 of 2 in ClusterQueue team-a",
         )]
 
 
-FAIR_CONFIG = "apiVersion: config.kueue.x-k8s.io/v1beta1\nkind: Configuration\nfairSharing: {enable: true}\n"
-ORG_WITH_12_GPUS = """\
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: Cohort
-metadata: {name: org}
-spec:
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 12}]}]
-"""
 
 
 def _usage_over_time(rows):
@@ -141,7 +145,7 @@ def _usage_over_time(rows):
     ("preemption", "until", "want"),
     [
         pytest.param(
-            "{}", 1201.0,
+            None, 1201.0,
             # Each GPU team A frees (at 100 s, 200 s, …) goes to team B, whose share after the
             # admission is lower, until the shares are equal at weights 1:2, i.e. 4:8; from
             # then on the GPU A frees comes back to A (1 s later: the inadmissible requeue).
@@ -153,7 +157,7 @@ def _usage_over_time(rows):
             id="without preemption: converges as team A's work finishes",
         ),
         pytest.param(
-            "{reclaimWithinCohort: Any}", 250.0,
+            PreemptionPolicy.ANY, 250.0,
             # Team B preempts A's borrowed jobs one at a time (each victim is requeued, and its
             # quota freed, when its pods are gone after the 30 s grace) while B's share with
             # the job <= A's share without the victim.
@@ -168,40 +172,35 @@ def test_fair_sharing_converges_to_the_weights_on_a_saturated_cohort(tmp_path, p
     # The cohort owns 12 GPUs; team A (weight 1) and team B (weight 2) own none and borrow
     # everything. A starts alone (12 short jobs, 12 long ones queued); B arrives at t=10 with
     # more than fits. A queue's share is what it borrows / 12 / its weight.
-    manifests = queues(
-        ORG_WITH_12_GPUS,
-        cluster_queue("team-a", 0, cohort="org", weight=1, preemption=preemption),
-        cluster_queue("team-b", 0, cohort="org", weight=2, preemption=preemption),
-        FAIR_CONFIG,
-    )
-    jobs = [job_in("team-a", f"a{i:02d}", 0, 100 * (i + 1), gpus=1) for i in range(12)]
-    jobs += [job_in("team-a", f"a-backlog{i:02d}", 0, 50_000, gpus=1) for i in range(12)]
-    jobs += [job_in("team-b", f"b{i:02d}", 10, 50_000, gpus=1) for i in range(12)]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    manifests = [
+        A100.obj(),
+        make_cohort("org").quota("a100", gpus=12).obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=0).weight(1).preemption(reclaim=preemption).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=0).weight(2).preemption(reclaim=preemption).obj(),
+        make_configuration().fair_sharing().obj(),
+    ]
+    jobs = [_job(f"a{i:02d}", "team-a", 0, 100 * (i + 1), gpus=1).obj() for i in range(12)]
+    jobs += [_job(f"a-backlog{i:02d}", "team-a", 0, 50_000, gpus=1).obj() for i in range(12)]
+    jobs += [_job(f"b{i:02d}", "team-b", 10, 50_000, gpus=1).obj() for i in range(12)]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
     usage = _usage_over_time(rows)
     assert [row for row in usage if row[0] == 0.0][-1] == (0.0, 12, 0)  # A alone borrows all
     assert [row for row in usage if 0.0 < row[0] <= until] == want
     assert all(a + b <= 12 for _, a, b in usage)  # never more than the cohort's quota
 
 
-WAIT_FOR_PODS_READY = """\
-apiVersion: config.kueue.x-k8s.io/v1beta1
-kind: Configuration
-waitForPodsReady:
-  enable: true
-  timeout: 5m
-  blockAdmission: false
-  requeuingStrategy: {backoffLimitCount: 2, backoffBaseSeconds: 60, backoffMaxSeconds: 3600}
-"""
-
-
 def test_wait_for_pods_ready_evicts_and_backs_off_a_gang_stuck_on_fragmented_nodes(tmp_path):
     # Quota admits the 2 x 8-GPU gang, but a 1-GPU pod Kueue does not manage sits on each
     # node: 14 GPUs free, no node with 8. Every 300 s the gang is evicted and requeued after
     # 60 s, then 120 s; the third time-out exceeds backoffLimitCount 2 and deactivates it.
-    manifests = queues(cluster_queue("team-a", 16), WAIT_FOR_PODS_READY)
-    jobs = [job("sys-0", 0, 100_000, gpus=1), job("sys-1", 0, 100_000, gpus=1), job_in("team-a", "gang", 10, 1000, pods=2)]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").quota("a100", gpus=16).obj(),
+        make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False, backoff_limit=2).obj(),
+    ]
+    jobs = [make_workload("sys-0").runs_for(100_000).obj(), make_workload("sys-1").runs_for(100_000).obj(),
+            _job("gang", "team-a", 10, 1000).pods(2).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
     story = [(t, e, r) for t, e, w, r in timeline(rows, *ADMISSION, "pending") if w == "gang"]
     assert story == [
         (10.0, "admitted", None),
@@ -231,17 +230,17 @@ def test_why_pending_golden_timeline_with_both_layers_reasons(tmp_path):
     # One queue of 8 A100 GPUs. "trainer" waits for quota, is admitted when "first" ends,
     # then waits for placement: a higher-priority pod Kueue does not manage took a GPU on
     # each A100 node, so no node has 8 free. Its neighbours wait for reasons of their own.
-    manifests = queues(cluster_queue("team-a", 8))
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=8).obj()]
     jobs = [
-        job_in("team-a", "first", 0, 1000),
-        job("daemon-0", 5, 1000, gpus=1, model="A100", priority=100),
-        job_in("team-a", "trainer", 10, 3000),
-        job_in("team-a", "huge", 20, 100, pods=2),
-        job_in("team-a", "h100-only", 30, 100, model="H100"),
-        job_in("team-z", "typo", 40, 100),
-        job("daemon-1", 1000, 5000, gpus=1, model="A100", priority=100),
+        _job("first", "team-a", 0, 1000).obj(),
+        make_workload("daemon-0").at(5).runs_for(1000).model("A100").priority(100).obj(),
+        _job("trainer", "team-a", 10, 3000).obj(),
+        _job("huge", "team-a", 20, 100).pods(2).obj(),
+        _job("h100-only", "team-a", 30, 100).model("H100").obj(),
+        _job("typo", "team-z", 40, 100).obj(),
+        make_workload("daemon-1").at(1000).runs_for(5000).model("A100").priority(100).obj(),
     ]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2"), node("h1", model="H100")], jobs, manifests)
+    rows = kueue_rows(tmp_path, [N1, N2, make_node("h1").model("H100").obj()], jobs, manifests)
     trainer = [(r["time_s"], r["event"], r["reason"], r["message"]) for r in rows
                if r["workload_id"] == "trainer" and r["event"] in ("pending", "admitted", "started")]
     assert [row[:3] for row in trainer] == [
@@ -273,13 +272,13 @@ def test_why_pending_golden_timeline_with_both_layers_reasons(tmp_path):
 
 
 def test_explain_answers_for_every_waiting_workload_and_the_log_is_byte_identical(tmp_path):
-    manifests = queues(cluster_queue("team-a", 8, strategy="StrictFIFO"))
-    jobs = [job_in("team-a", "w0", 0, 1000, gpus=6), job_in("team-a", "big", 10, 1000, gpus=4),
-            job_in("team-a", "small", 20, 1000, gpus=2), job_in("team-z", "typo", 30, 100)]
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=8).strategy(QueueingStrategy.STRICT_FIFO).obj()]
+    jobs = [_job("w0", "team-a", 0, 1000, gpus=6).obj(), _job("big", "team-a", 10, 1000, gpus=4).obj(),
+            _job("small", "team-a", 20, 1000, gpus=2).obj(), _job("typo", "team-z", 30, 100).obj()]
     logs = []
     for attempt in ("first", "second"):
         (tmp_path / attempt).mkdir()
-        kueue_rows(tmp_path / attempt, [node("n1")], jobs, manifests)
+        kueue_rows(tmp_path / attempt, [N1], jobs, manifests)
         logs.append((tmp_path / attempt / "run-gang-v1.37" / "events.parquet").read_bytes())
     assert logs[0] == logs[1]
     for workload, reason in (("small", "PendingEvaluation"), ("typo", "Misconfigured"), ("big", "WaitingForQuota")):
@@ -294,18 +293,19 @@ def test_reclaim_while_borrowing_takes_a_victim_that_drops_its_queue_below_nomin
     # victim while team-a is above nominal (9 > 8); removing it frees all 8 of its GPUs, not
     # just the 1 team-a borrowed. A shortcut that capped what team-a can give at what it
     # borrows would wrongly decide that no set of victims can make room.
-    manifests = queues(
-        cluster_queue("team-a", 8, cohort="org"),
-        cluster_queue("team-b", 8, cohort="org", preemption=(
-            "{reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: 5}}")),
-    )
-    jobs = [
-        job_in("team-a", "a1", 0, 10_000, gpus=1),
-        job_in("team-a", "a2", 1, 10_000, gpus=8),
-        job_in("team-b", "b0", 2, 10_000, gpus=6, priority=10),
-        job_in("team-b", "b1", 100, 1_000, gpus=4, priority=10),
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).preemption(
+            reclaim=PreemptionPolicy.ANY, borrow=BorrowWithinCohortPolicy.LOWER_PRIORITY, max_priority_threshold=5).obj(),
     ]
-    rows = kueue_rows(tmp_path, [node("n1"), node("n2")], jobs, manifests)
+    jobs = [
+        _job("a1", "team-a", 0, 10_000, gpus=1).obj(),
+        _job("a2", "team-a", 1, 10_000, gpus=8).obj(),
+        _job("b0", "team-b", 2, 10_000, gpus=6).priority(10).obj(),
+        _job("b1", "team-b", 100, 1_000, gpus=4).priority(10).obj(),
+    ]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
     assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION) if t < 1_000] == [
         (0.0, "admitted", "a1", None),
         (1.0, "admitted", "a2", "Borrowing"),

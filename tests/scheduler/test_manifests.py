@@ -13,6 +13,7 @@ from scheduler.admission import (
     quantity_to_milli,
     read_queue_config,
 )
+from scheduler.admission.policies import PreemptionPolicy, QueueingStrategy
 from scheduler.errors import InputError
 from scheduler.model.cluster import Node
 
@@ -51,8 +52,9 @@ def test_the_generated_demo_queues_parse_into_teams_in_one_cohort():
     assert len(config.cluster_queues) >= 4
     assert {cq.cohort for cq in config.cluster_queues.values()} == {"gpu-cluster"}
     queue = config.cluster_queues["team-vision"]
-    assert queue.queueing_strategy == "BestEffortFIFO"
-    assert (queue.preemption.reclaim_within_cohort, queue.preemption.within_cluster_queue) == ("Any", "LowerPriority")
+    assert queue.queueing_strategy is QueueingStrategy.BEST_EFFORT_FIFO
+    assert (queue.preemption.reclaim_within_cohort, queue.preemption.within_cluster_queue) == (
+        PreemptionPolicy.ANY, PreemptionPolicy.LOWER_PRIORITY)
     assert queue.flavor_names == ("h100", "a100", "l40s")
     gpu = queue.quota("h100", "nvidia.com/gpu")
     assert gpu.nominal_milli > 0 and gpu.borrowing_limit_milli > 0 and gpu.lending_limit_milli is None

@@ -8,18 +8,19 @@ priority, then its PodGroup's creation time."""
 
 import pytest
 
-from tests.scheduler.admission_story import cluster_queue, job_in, kueue_rows, node, queues
+from tests.scheduler.admission_story import A100, kueue_rows
+from tests.scheduler.builders import make_cluster_queue, make_node, make_workload
 
 # "early" is created at 1 but waits for quota (its queue's other job, "filler", holds half of
 # it) until filler ends at 59, and is admitted at 60; "late" is created and admitted at 50.
 # Both need the 8-GPU node that "blocker" holds until 200 (filler's node is too small).
-MANIFESTS = queues(cluster_queue("qa", 8), cluster_queue("qb", 8), cluster_queue("qc", 8))
-NODES = [node("n1"), node("n2", gpus=4)]
+MANIFESTS = [A100.obj(), *(make_cluster_queue(name).quota("a100", gpus=8).obj() for name in ("qa", "qb", "qc"))]
+NODES = [make_node("n1").obj(), make_node("n2").gpus(4).obj()]
 JOBS = [
-    job_in("qc", "blocker", 0, 200),
-    job_in("qa", "filler", 0, 59, gpus=4),
-    job_in("qa", "early", 1, 100),
-    job_in("qb", "late", 50, 100),
+    make_workload("blocker").queue("qc").at(0).runs_for(200).gpus(8).obj(),
+    make_workload("filler").queue("qa").at(0).runs_for(59).gpus(4).obj(),
+    make_workload("early").queue("qa").at(1).runs_for(100).gpus(8).obj(),
+    make_workload("late").queue("qb").at(50).runs_for(100).gpus(8).obj(),
 ]
 
 

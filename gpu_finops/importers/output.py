@@ -1,0 +1,197 @@
+"""Writing an import: trace.csv, cluster.csv, queues.yaml, rejected.csv, pods.csv, import.json.
+
+Every file is written into a temporary folder inside the output folder and renamed into place
+only once all are written: an interrupted import leaves the previous files or the new ones,
+never half of a file. A queues.yaml left by an earlier import with Kueue objects is removed when
+this one has none, so the folder always describes one import.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from gpu_finops.importers.kube import iso
+from gpu_finops.importers.kueue import KueueImport, render_queues
+from gpu_finops.importers.records import NodeRow, Rejected
+from gpu_finops.importers.workloads import Built, TraceRow
+from scheduler.errors import InputError
+
+TRACE_COLUMNS = (
+    "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
+    "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority", "topology_required",
+    "topology_preferred", "parent_group", "parent_min_groups", "kind",
+)
+CLUSTER_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
+REJECTED_COLUMNS = ("source", "row", "kind", "namespace", "name", "field", "reason")
+POD_COLUMNS = ("source", "row", "namespace", "pod", "uid", "role", "workload_id", "member", "attempt",
+               "mechanism", "phase", "node", "gpus", "created", "started", "finished", "restarts", "note")
+OUTPUTS = ("trace.csv", "cluster.csv", "queues.yaml", "rejected.csv", "pods.csv", "import.json")
+
+
+@dataclass
+class ImportResult:
+    source: str  # kubectl | prometheus
+    inputs: list[Path]
+    built: Built
+    nodes: list[NodeRow]
+    rejected: list[Rejected]  # nodes and other objects; rejected pods are in built.rejected
+    observed_at: datetime
+    kueue: KueueImport | None = None
+    warnings: list[str] = field(default_factory=list)
+    input_pods: int = 0
+    objects_read: dict[str, int] = field(default_factory=dict)  # gang and claim objects, by kind
+
+    @property
+    def start(self) -> datetime:
+        """The replay's start: the hour of the first submission (relative times count from it)."""
+        first = min((r.submit_time for r in self.built.rows), default=self.observed_at)
+        return first.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+
+    @property
+    def all_rejected(self) -> list[Rejected]:
+        rows = self.rejected + self.built.rejected + (self.kueue.rejected if self.kueue else [])
+        return sorted(rows, key=lambda r: (r.source, r.row))
+
+    def summary(self) -> dict[str, Any]:
+        roles = Counter(o.role for o in self.built.outcomes)
+        return {
+            "input_pods": self.input_pods,
+            "workloads": len(self.built.rows),
+            "pods_as_workloads": roles["workload"],
+            "pods_as_members": roles["member"],
+            # rejected while grouping (never started) and while reading (no GPU, invalid, superseded)
+            "pods_rejected": roles["rejected"] + sum(1 for r in self.rejected if r.kind == "Pod"),
+            "running_at_dump": self.built.running_at_dump,
+            "nodes": len(self.nodes),
+            "gpus": sum(n.gpus for n in self.nodes),
+            "rejected_rows": len(self.all_rejected),
+            "gang_and_claim_objects": self.objects_read,
+            **({"kueue_objects": self.kueue.counts()} if self.kueue else {}),
+        }
+
+
+def write_import(out: Path, result: ImportResult) -> list[Path]:
+    """Write every file of ``result`` into ``out`` (see the module docstring)."""
+    if not result.nodes:
+        raise InputError(result.inputs[-1] if result.inputs else "nodes", "no GPU node in the input: the replay needs "
+                         "at least one (see rejected rows with --out for why each node was left out)")
+    start = result.start
+    files = {
+        "trace.csv": csv_text(TRACE_COLUMNS, (_trace_row(r, start) for r in result.built.rows)),
+        "cluster.csv": csv_text(CLUSTER_COLUMNS, ([getattr(n, c) for c in CLUSTER_COLUMNS] for n in result.nodes)),
+        "rejected.csv": csv_text(REJECTED_COLUMNS, ([getattr(r, c) for c in REJECTED_COLUMNS] for r in result.all_rejected)),
+        "pods.csv": csv_text(POD_COLUMNS, _pod_rows(result)),
+    }
+    if result.kueue is not None:
+        files["queues.yaml"] = render_queues(result.kueue)
+    manifest = {
+        "source": result.source,
+        "start": iso(start),
+        "observed_at": iso(result.observed_at),
+        "inputs": {p.name: _sha256(p) for p in result.inputs},
+        "counts": result.summary(),
+        "warnings": result.warnings + (result.kueue.warnings if result.kueue else []),
+        "notes": result.built.notes,
+    }
+    files["import.json"] = json.dumps(manifest, indent=2) + "\n"
+    return write_files(Path(out), files)
+
+
+def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
+    return [
+        row.workload_id, _number((row.submit_time - start).total_seconds()), _number(row.duration_s), row.pods,
+        row.min_count, _number(row.gpus_per_pod), row.gpu_model, row.cpu_milli_per_pod, row.memory_mib_per_pod,
+        row.tenant, row.queue, row.priority, row.topology_required, row.topology_preferred, row.parent_group,
+        "" if row.parent_min_groups is None else row.parent_min_groups, row.kind,
+    ]
+
+
+def _pod_rows(result: ImportResult) -> list[list[Any]]:
+    """Every input pod: those read (with what they became) and those refused while reading."""
+    rows = [(o.pod.source, o.pod.row, _pod_row(o)) for o in result.built.outcomes]
+    read = {(o.pod.source, o.pod.row) for o in result.built.outcomes}
+    for r in result.rejected:
+        if r.kind == "Pod" and (r.source, r.row) not in read:
+            rows.append((r.source, r.row, [r.source, r.row, r.namespace, r.name, "", "rejected", "", "", "", "",
+                                           "", "", "", "", "", "", "", r.reason]))
+    return [row for _, _, row in sorted(rows, key=lambda item: (item[0], item[1]))]
+
+
+def _pod_row(outcome) -> list[Any]:
+    pod = outcome.pod
+    return [
+        pod.source, pod.row, pod.namespace, pod.name, pod.uid, outcome.role, outcome.workload_id, outcome.member,
+        outcome.attempt, outcome.mechanism, pod.phase, pod.node or "", _number(pod.gpus), iso(pod.created),
+        iso(pod.started) if pod.started else "", iso(pod.finished) if pod.finished else "", pod.restarts,
+        outcome.note,
+    ]
+
+
+def _number(value: float) -> str:
+    """Whole numbers without a decimal point; others to the millisecond (or milli-GPU)."""
+    rounded = round(float(value), 3)
+    return str(int(rounded)) if rounded.is_integer() else repr(rounded)
+
+
+_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise(value: str) -> str:
+    """A cell a spreadsheet would run as a formula gets a leading quote (the rule of the
+    dashboard's CSV downloads; not imported from there: the pandas stack is slow to load)."""
+    value = value.replace("\r\n", "\n").replace("\r", "\n")
+    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
+
+
+def csv_text(columns: tuple[str, ...], rows) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        # Cells a spreadsheet would run as a formula get a quote (names and reasons are user text).
+        writer.writerow([neutralise(v) if isinstance(v, str) else v for v in row])
+    return buffer.getvalue()
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def write_files(out: Path, files: dict[str, str], stale: tuple[str, ...] = OUTPUTS) -> list[Path]:
+    """Write ``files`` (name → text) into ``out`` atomically; remove the ``stale`` names not among them."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(out, f"cannot create the output folder: {error.strerror}") from None
+    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))
+    written = []
+    try:
+        for name, text in files.items():
+            with (staging / name).open("w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+                handle.flush()
+                os.fsync(handle.fileno())
+        for name in files:
+            os.replace(staging / name, out / name)
+            written.append(out / name)
+        for name in stale:  # an earlier import's file this one does not have
+            if name not in files and (out / name).exists():
+                (out / name).unlink()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return written

@@ -1,0 +1,338 @@
+"""`gpu-finops sweep SWEEP.toml --out DIR`: run every scenario, then build one database.
+
+Output folder::
+
+    DIR/inputs/               the preset's generated inputs (when the sweep names a preset)
+    DIR/profiles/<s>.toml     derived profiles (a scenario that changes scoring or preemption)
+    DIR/runs/<s>/             one run directory per scenario (events.parquet, run.json, ...)
+    DIR/state/<s>.json        each scenario's outcome and fingerprint; <s>.running while it runs
+    DIR/logs/<s>.log          the traceback of a failed scenario
+    DIR/sweep.json            every scenario, its settings, status and error
+    DIR/gpu-finops.duckdb     every successful run built, plus table sweep_scenarios
+
+A rerun skips a scenario whose state says it finished with the same fingerprint (its settings,
+the hashes of its inputs and profile, and the gpu-finops version) and whose run directory is
+there; a failed or changed scenario runs again. The database is rebuilt only when its runs
+changed, into a temporary file renamed into place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
+from gpu_finops.sweep.profiles import scenario_profile
+from gpu_finops.sweep.spec import Inputs, Scenario, Sweep, read_sweep
+from gpu_finops.sweep.task import ScenarioTask, sha256_file
+from scheduler.errors import InputError
+
+DB_NAME = "gpu-finops.duckdb"
+SCENARIO_TABLE = "sweep_scenarios"
+
+
+@dataclass
+class ScenarioState:
+    scenario: Scenario
+    task: ScenarioTask
+    fingerprint: str
+    status: str = "pending"  # ok | failed | skipped (finished before, same fingerprint)
+    error: str = ""
+    result: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SweepReport:
+    sweep: Sweep
+    out: Path
+    states: list[ScenarioState]
+    db: Path | None
+    built: bool
+
+    @property
+    def failed(self) -> list[ScenarioState]:
+        return [s for s in self.states if s.status == "failed"]
+
+
+def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | None = None,
+              workers: int | None = None, quiet: bool = False, console: Console | None = None) -> SweepReport:
+    console = console or Console(file=sys.stderr, soft_wrap=True)
+    sweep = read_sweep(spec)
+    ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
+        if executor == "ray" else None
+    if ray is not None:
+        ray.check()
+    out = out.resolve()
+    for folder in ("runs", "state", "logs"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
+    inputs = _prepare_inputs(sweep, out, console, quiet)
+    states = [_plan(sweep, scenario, inputs, out) for scenario in sweep.scenarios]
+    pending = []
+    for state in states:
+        previous = _read_json(out / "state" / f"{state.scenario.name}.json")
+        if (previous.get("status") == "ok" and previous.get("fingerprint") == state.fingerprint
+                and (state.task.run_dir / "run.json").is_file()):
+            state.status, state.result = "skipped", previous.get("result", {})
+        else:
+            pending.append(state)
+    console.print(f"sweep {sweep.name}: {len(states)} scenarios, {len(states) - len(pending)} finished before, "
+                  f"{len(pending)} to run ({_where(executor, address, workers or sweep.workers)})", highlight=False)
+    by_name = {s.scenario.name: s for s in states}
+    with _progress(len(pending), quiet, console) as advance:
+        def started(task: ScenarioTask, where: str) -> None:
+            _write_json(out / "state" / f"{task.name}.running", {"where": where, "since": time.time()})
+
+        def done(outcome: Outcome) -> None:
+            state = by_name[outcome.task.name]
+            (out / "state" / f"{outcome.task.name}.running").unlink(missing_ok=True)
+            if outcome.ok:
+                assert outcome.result is not None
+                state.status, state.result = "ok", _result_fields(outcome)
+                line = f"[green]✓[/] {state.scenario.name} ({outcome.result.seconds:.1f} s)"
+            else:
+                state.status, state.error = "failed", outcome.error
+                (out / "logs" / f"{state.scenario.name}.log").write_text(
+                    f"{outcome.error}\n\n{outcome.detail}", encoding="utf-8")
+                line = f"[red]✗[/] {state.scenario.name}: {outcome.error}"
+            _write_json(out / "state" / f"{state.scenario.name}.json", {
+                "status": state.status, "fingerprint": state.fingerprint, "error": state.error,
+                "result": state.result})
+            console.print(line, highlight=False)
+            advance()
+
+        tasks = [s.task for s in pending]
+        if tasks:
+            if ray is not None:
+                ray.run(tasks, started, done)
+            else:
+                LocalExecutor(workers or sweep.workers or os.cpu_count() or 1).run(tasks, started, done)
+    db, built = _build(sweep, out, inputs, states, console, quiet)
+    _write_json(out / "sweep.json", _summary(sweep, states, db))
+    return SweepReport(sweep, out, states, db, built)
+
+
+def _where(executor: str, address: str | None, workers: int | None) -> str:
+    if executor == "ray":
+        return f"Ray cluster at {address or 'auto'}"
+    return f"{workers or os.cpu_count() or 1} local worker processes"
+
+
+# ------------------------------------------------------------------------------------ inputs
+
+
+def _prepare_inputs(sweep: Sweep, out: Path, console: Console, quiet: bool) -> Inputs:
+    """Concrete files for every scenario: the preset generated once, an import's start read."""
+    inputs = sweep.inputs
+    if inputs.preset is not None:
+        folder = out / "inputs"
+        wanted = {"preset": inputs.preset, "seed": inputs.preset_seed, "version": _version()}
+        if _read_json(folder / "preset.json") != wanted or not (folder / "trace.csv").is_file():
+            # The preset generator: where it lives today (the lead moves it under gpu_finops).
+            from gpu_finops.generator import generate
+
+            if not quiet:
+                console.print(f"generating preset {inputs.preset} (seed {inputs.preset_seed}) → {folder}")
+            generate(inputs.preset, folder, seed=inputs.preset_seed)
+            _write_json(folder / "preset.json", wanted)
+        return Inputs(folder / "trace.csv", folder / "cluster.csv", folder / "queues.yaml",
+                      inputs.prices or folder / "prices.csv", inputs.start, inputs.trace_format)
+    if inputs.imported is not None and inputs.start is None:
+        start = _read_json(inputs.imported / "import.json").get("start")
+        return Inputs(inputs.trace, inputs.cluster, inputs.queues, inputs.prices, start, inputs.trace_format,
+                      imported=inputs.imported)
+    return inputs
+
+
+def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> ScenarioState:
+    queues = {"inputs": inputs.queues, "none": None}.get(scenario.queues, Path(scenario.queues))
+    trace = scenario.trace or inputs.trace
+    cluster = scenario.cluster or inputs.cluster
+    assert trace is not None and cluster is not None  # read_sweep requires them
+    task = ScenarioTask(
+        name=scenario.name, run_id=sweep.run_id(scenario), trace=trace, cluster=cluster, queues=queues,
+        profile=scenario_profile(scenario, out / "profiles"), seed=scenario.seed,
+        start=scenario.start or inputs.start, trace_format=inputs.trace_format, run_dir=out / "runs" / scenario.name,
+    )
+    files = [task.trace, task.cluster, *([task.queues] if task.queues else []),
+             *([task.profile_path] if task.profile_path else [])]
+    for path in files:
+        if not path.is_file():
+            raise InputError(path, f"scenario {scenario.name}: file not found")
+    identity = {
+        "version": _version(), "run_id": task.run_id, "seed": task.seed, "start": task.start,
+        "format": task.trace_format, "profile": task.profile if task.profile_path is None else task.profile_path.name,
+        "files": {role: sha256_file(p) for role, p in zip(("trace", "cluster", "queues", "profile"), [
+            task.trace, task.cluster, task.queues, task.profile_path], strict=True) if p is not None},
+    }
+    return ScenarioState(scenario, task, _digest(identity))
+
+
+# ------------------------------------------------------------------------------------- runs
+
+
+def _deliver(run_dir: Path, files: dict[str, bytes]) -> None:
+    """A run directory that came back as bytes: written beside, then swapped into place."""
+    staging = run_dir.parent / f".{run_dir.name}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    for name, payload in files.items():
+        if "/" in name or name in (".", ".."):
+            raise ValueError(f"unexpected run file name {name!r}")
+        (staging / name).write_bytes(payload)
+    old = run_dir.parent / f".{run_dir.name}.old-{os.getpid()}"
+    if run_dir.exists():
+        os.replace(run_dir, old)
+    os.replace(staging, run_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _result_fields(outcome: Outcome) -> dict[str, Any]:
+    result = outcome.result
+    assert result is not None
+    return {"run_id": result.run_id, "workloads": result.workloads, "events": result.events,
+            "rejected_rows": result.rejected_rows, "horizon_s": result.horizon_s,
+            "seconds": round(result.seconds, 3), "events_sha256": result.events_sha256, "host": result.host}
+
+
+# --------------------------------------------------------------------------------- database
+
+
+def _build(sweep: Sweep, out: Path, inputs: Inputs, states: list[ScenarioState], console: Console,
+           quiet: bool) -> tuple[Path | None, bool]:
+    finished = [s for s in states if s.status in ("ok", "skipped")]
+    db = out / DB_NAME
+    if not finished:
+        console.print("[red]no scenario finished: no database built[/]")
+        return None, False
+    assert inputs.prices is not None
+    identity = {"runs": [[s.scenario.name, s.fingerprint, s.result.get("events_sha256")] for s in finished],
+                "prices": sha256_file(inputs.prices), "charge_period_s": sweep.charge_period_s,
+                "failed": sorted(s.scenario.name for s in states if s.status == "failed")}
+    if db.is_file() and _read_json(out / "state" / "database.json").get("digest") == _digest(identity):
+        console.print(f"database unchanged: {db}", highlight=False)
+        return db, False
+    from pipeline.build import build
+
+    temporary = out / f".{DB_NAME}.tmp-{os.getpid()}"
+    temporary.unlink(missing_ok=True)
+    try:
+        build([s.task.run_dir for s in finished], inputs.prices, temporary, charge_period_s=sweep.charge_period_s,
+              show_progress=not quiet)
+        _write_scenario_table(temporary, sweep, states)
+        os.replace(temporary, db)
+    finally:
+        temporary.unlink(missing_ok=True)
+        Path(f"{temporary}.wal").unlink(missing_ok=True)
+    _write_json(out / "state" / "database.json", {"digest": _digest(identity)})
+    console.print(f"built {len(finished)} runs → {db}", highlight=False)
+    return db, True
+
+
+def _write_scenario_table(db: Path, sweep: Sweep, states: list[ScenarioState]) -> None:
+    """Table sweep_scenarios: one row per scenario with its settings, status and error, so the
+    comparison can show what each run changed (facts as columns, not parsed from run ids)."""
+    import duckdb
+    import pyarrow as pa
+
+    rows = [{"run_id": s.task.run_id, "sweep": sweep.name, "scenario": s.scenario.name,
+             "status": "ok" if s.status == "skipped" else s.status, **s.scenario.axes(),
+             "trace": s.task.trace.name, "error": s.error or None,
+             "replay_seconds": s.result.get("seconds"), "events_sha256": s.result.get("events_sha256")}
+            for s in states]
+    for row in rows:
+        row["queues"] = Path(row["queues"]).name if row["queues"] not in ("inputs", "none") else row["queues"]
+        row["profile"] = Path(row["profile"]).name if str(row["profile"]).endswith(".toml") else row["profile"]
+    table = pa.Table.from_pylist(rows, schema=pa.schema([
+        ("run_id", pa.string()), ("sweep", pa.string()), ("scenario", pa.string()), ("status", pa.string()),
+        ("profile", pa.string()), ("queues", pa.string()), ("scoring", pa.string()), ("preemption", pa.string()),
+        ("seed", pa.int64()), ("trace", pa.string()), ("error", pa.string()), ("replay_seconds", pa.float64()),
+        ("events_sha256", pa.string())]))
+    with duckdb.connect(str(db)) as con:
+        con.register("scenario_rows", table)
+        con.execute(f"CREATE OR REPLACE TABLE {SCENARIO_TABLE} AS SELECT * FROM scenario_rows")
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def _summary(sweep: Sweep, states: list[ScenarioState], db: Path | None) -> dict[str, Any]:
+    return {
+        "sweep": sweep.name, "source": str(sweep.source), "database": str(db) if db else None,
+        "scenarios": [{"name": s.scenario.name, "run_id": s.task.run_id, **s.scenario.axes(),
+                       "status": s.status, "error": s.error, **{k: v for k, v in s.result.items() if k != "run_id"}}
+                      for s in states],
+    }
+
+
+def print_report(report: SweepReport, console: Console) -> None:
+    table = Table(title=f"sweep {report.sweep.name}")
+    for column in ("scenario", "profile", "queues", "scoring", "preemption", "seed", "status", "replay s"):
+        table.add_column(column, justify="right" if column in ("seed", "replay s") else "left")
+    for state in report.states:
+        axes = state.scenario.axes()
+        status = {"ok": "[green]ok[/]", "skipped": "done before", "failed": "[red]failed[/]"}.get(state.status, "")
+        seconds = state.result.get("seconds")
+        table.add_row(state.scenario.name, Path(str(axes["profile"])).name, Path(str(axes["queues"])).name,
+                      str(axes["scoring"]), str(axes["preemption"]), str(axes["seed"]), status,
+                      f"{seconds:.1f}" if isinstance(seconds, int | float) else "")
+    console.print(table)
+    for state in report.failed:
+        console.print(f"[red]failed[/] {state.scenario.name}: {state.error} "
+                      f"(log: {report.out / 'logs' / (state.scenario.name + '.log')})", highlight=False)
+    if report.db:
+        console.print(f"compare them: gpu-finops compare --db {report.db} --all   ·   "
+                      f"gpu-finops report --db {report.db} --out REPORT_DIR   ·   gpu-finops dashboard --db {report.db}",
+                      highlight=False)
+
+
+@contextmanager
+def _progress(total: int, quiet: bool, console: Console) -> Iterator[Any]:
+    if quiet or total == 0:
+        yield lambda: None
+        return
+    with Progress(TextColumn("[bold]scenarios"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("scenarios", total=total)
+        yield lambda: progress.advance(task)
+
+
+def _version() -> str:
+    """The installed gpu-finops version: a new one reruns every scenario (the replay may differ)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("gpu-finops")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _digest(value: Any) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _write_json(path: Path, value: Any) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

@@ -1,0 +1,322 @@
+"""The sweep TOML: what to replay, and under which scenarios (docs/sweeps.md has every key).
+
+::
+
+    [sweep]
+    name = "tiny-policies"          # run ids are <name>-<scenario>; default: the file's stem
+    charge_period = "1h"            # of the cost records (15m, 1h, 1d, ...)
+
+    [inputs]                        # one of: a preset, an `import` folder, or files
+    preset = "tiny"                 # generated into OUT/inputs with `seed` (default 42)
+    # imported = "cluster-import"   # trace.csv, cluster.csv, queues.yaml and the start of import.json
+    # trace = "t.csv"  cluster = "c.csv"  queues = "q.yaml"  start = "2026-03-02T00:00:00Z"
+    prices = "prices.csv"           # needed unless the preset writes one
+
+    [grid]                          # every combination is a scenario
+    profiles = ["gang-v1.37", "kube-default"]
+    queues = ["inputs", "none"]     # the inputs' Kueue manifests, no admission layer, or a file
+    scoring = ["LeastAllocated", "MostAllocated"]   # or [["GpuPacking", 2], ["LeastAllocated", 1]]
+    preemption = ["profile", "none"]                # profile | none | priority | cheapest_loss
+    seeds = [42]
+
+    [[scenario]]                    # and/or an explicit list; each key as in [grid], one value
+    name = "baseline"
+    profile = "kube-default"
+    queues = "none"
+
+Paths are relative to the sweep file. Anything unknown or out of place is an `InputError`
+naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from scheduler.errors import InputError
+
+PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
+GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "preemption": "preemption",
+             "seeds": "seed"}
+SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start"}
+INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "prices", "start", "format"}
+SWEEP_KEYS = {"name", "charge_period", "workers"}
+DEFAULT_PROFILE = "gang-v1.37"
+_SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+
+Scoring = tuple[tuple[str, float], ...]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The inputs every scenario shares (a scenario may name its own trace or cluster)."""
+
+    trace: Path | None = None
+    cluster: Path | None = None
+    queues: Path | None = None
+    prices: Path | None = None
+    start: str | None = None
+    trace_format: str = "auto"
+    preset: str | None = None  # generated into OUT/inputs when set
+    preset_seed: int = 42
+    imported: Path | None = None  # an `import` output folder
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One replay of the sweep; ``queues`` is "inputs", "none" or a path (text)."""
+
+    name: str
+    profile: str = DEFAULT_PROFILE
+    queues: str = "auto"  # read_sweep resolves it: the inputs' queues when they have some, else none
+    scoring: Scoring | None = None  # None: the profile's own
+    preemption: str = "profile"
+    seed: int = 42
+    trace: Path | None = None  # None: the sweep's inputs
+    cluster: Path | None = None
+    start: str | None = None
+
+    def axes(self) -> dict[str, Any]:
+        """The scenario's settings, as the comparison table and the database show them."""
+        return {"profile": self.profile, "queues": self.queues, "scoring": scoring_label(self.scoring),
+                "preemption": self.preemption, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Sweep:
+    source: Path
+    name: str
+    inputs: Inputs
+    scenarios: tuple[Scenario, ...]
+    charge_period_s: int = 3600
+    workers: int | None = None
+
+    def run_id(self, scenario: Scenario) -> str:
+        return f"{self.name}-{scenario.name}"
+
+
+@dataclass
+class _Reader:
+    path: Path
+
+    def fail(self, key: str, message: str) -> InputError:
+        return InputError(self.path, message, field=key)
+
+    def table(self, document: dict[str, Any], key: str, allowed: set[str]) -> dict[str, Any]:
+        value = document.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(key, "must be a table")
+        for name in value:
+            if name not in allowed:
+                raise self.fail(f"{key}.{name}", f"unknown key; known: {', '.join(sorted(allowed))}")
+        return value
+
+    def text(self, value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"must be non-empty text, got {value!r}")
+        return value.strip()
+
+    def path_of(self, value: Any, key: str, *, must_exist: bool = True) -> Path:
+        path = (self.path.parent / self.text(value, key)).resolve()
+        if must_exist and not path.exists():
+            raise self.fail(key, f"not found: {path}")
+        return path
+
+    def integer(self, value: Any, key: str) -> int:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise self.fail(key, f"must be a whole number, got {value!r}")
+        return value
+
+
+def read_sweep(path: Path) -> Sweep:
+    """Read and check a sweep TOML; see the module docstring."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "file not found")
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InputError(path, f"not valid TOML: {error}") from None
+    reader = _Reader(path)
+    for key in document:
+        if key not in ("sweep", "inputs", "grid", "scenario"):
+            raise reader.fail(key, "unknown table; known: sweep, inputs, grid, scenario")
+    settings = reader.table(document, "sweep", SWEEP_KEYS)
+    name = _safe(reader.text(settings.get("name", path.stem), "sweep.name"))
+    period = _period(reader, settings.get("charge_period", "1h"))
+    workers = settings.get("workers")
+    if workers is not None and reader.integer(workers, "sweep.workers") < 1:
+        raise reader.fail("sweep.workers", f"must be >= 1, got {workers}")
+    inputs = _inputs(reader, reader.table(document, "inputs", INPUT_KEYS))
+    scenarios = _grid(reader, document.get("grid")) + _explicit(reader, document.get("scenario"))
+    if not scenarios:
+        raise reader.fail("grid", "no scenario: give a [grid] or [[scenario]] tables")
+    has_queues = inputs.queues is not None or inputs.preset is not None  # a preset writes queues.yaml
+    seen: dict[str, int] = {}
+    for number, scenario in enumerate(scenarios, start=1):
+        if scenario.name in seen:
+            raise reader.fail("scenario.name", f"scenario name {scenario.name!r} twice (scenarios {seen[scenario.name]} "
+                              f"and {number}): name them")
+        seen[scenario.name] = number
+        if scenario.queues == "inputs" and not has_queues:
+            raise reader.fail("queues", f"scenario {scenario.name}: queues = \"inputs\" but the inputs have no "
+                              "queues file (use \"none\" or a path)")
+    resolved = tuple(replace(s, queues="inputs" if has_queues else "none") if s.queues == "auto" else s
+                     for s in scenarios)
+    return Sweep(path.resolve(), name, inputs, resolved, period, workers)
+
+
+def _inputs(reader: _Reader, table: dict[str, Any]) -> Inputs:
+    sources = [k for k in ("preset", "imported", "trace") if k in table]
+    if len(sources) != 1:
+        raise reader.fail("inputs", "give exactly one of preset, imported, or trace (with cluster)")
+    prices = reader.path_of(table["prices"], "inputs.prices") if "prices" in table else None
+    start = reader.text(table["start"], "inputs.start") if "start" in table else None
+    trace_format = reader.text(table.get("format", "auto"), "inputs.format")
+    if "preset" in table:
+        preset = reader.text(table["preset"], "inputs.preset")
+        if preset.endswith(".toml"):
+            preset = str(reader.path_of(preset, "inputs.preset"))
+        return Inputs(prices=prices, start=start, preset=preset,
+                      preset_seed=reader.integer(table.get("seed", 42), "inputs.seed"))
+    if "imported" in table:
+        folder = reader.path_of(table["imported"], "inputs.imported")
+        for name in ("trace.csv", "cluster.csv", "import.json"):
+            if not (folder / name).is_file():
+                raise reader.fail("inputs.imported", f"{folder} has no {name}: is it a `gpu-finops import` folder?")
+        if prices is None:
+            raise reader.fail("inputs.prices", "an imported cluster needs a price book (prices = \"...\")")
+        queues = folder / "queues.yaml" if (folder / "queues.yaml").is_file() else None
+        return Inputs(folder / "trace.csv", folder / "cluster.csv", queues, prices, start, trace_format,
+                      imported=folder)
+    if "cluster" not in table:
+        raise reader.fail("inputs.cluster", "a trace needs a cluster")
+    if prices is None:
+        raise reader.fail("inputs.prices", "give the price book (prices = \"...\")")
+    queues = reader.path_of(table["queues"], "inputs.queues") if "queues" in table else None
+    return Inputs(reader.path_of(table["trace"], "inputs.trace"), reader.path_of(table["cluster"], "inputs.cluster"),
+                  queues, prices, start, trace_format)
+
+
+def _grid(reader: _Reader, grid: Any) -> list[Scenario]:
+    if grid is None:
+        return []
+    if not isinstance(grid, dict):
+        raise reader.fail("grid", "must be a table")
+    axes: dict[str, list[Any]] = {}
+    for key, value in grid.items():
+        if key not in GRID_KEYS:
+            raise reader.fail(f"grid.{key}", f"unknown axis; known: {', '.join(GRID_KEYS)}")
+        if not isinstance(value, list) or not value:
+            raise reader.fail(f"grid.{key}", "must be a non-empty list")
+        axes[GRID_KEYS[key]] = [_value(reader, GRID_KEYS[key], v, f"grid.{key}") for v in value]
+    varying = [axis for axis, values in axes.items() if len(values) > 1]
+    scenarios = []
+    for combination in itertools.product(*axes.values()):
+        settings = dict(zip(axes, combination, strict=True))
+        label = "_".join(_label(axis, settings[axis]) for axis in varying) or "base"
+        scenarios.append(Scenario(name=label, **settings))
+    return scenarios
+
+
+def _explicit(reader: _Reader, tables: Any) -> list[Scenario]:
+    if tables is None:
+        return []
+    if not isinstance(tables, list):
+        raise reader.fail("scenario", "must be [[scenario]] tables")
+    scenarios = []
+    for number, table in enumerate(tables):
+        where = f"scenario[{number}]"
+        if not isinstance(table, dict):
+            raise reader.fail(where, "must be a table")
+        settings: dict[str, Any] = {}
+        for key, value in table.items():
+            if key not in SCENARIO_KEYS:
+                raise reader.fail(f"{where}.{key}", f"unknown key; known: {', '.join(sorted(SCENARIO_KEYS))}")
+            if key in ("trace", "cluster"):
+                settings[key] = reader.path_of(value, f"{where}.{key}")
+            elif key == "start":
+                settings[key] = reader.text(value, f"{where}.start")
+            elif key != "name":
+                settings[key] = _value(reader, key, value, f"{where}.{key}")
+        label = "_".join(_label(axis, v) for axis, v in settings.items() if axis not in ("trace", "cluster", "start"))
+        name = _safe(reader.text(table["name"], f"{where}.name")) if "name" in table else (label or f"s{number}")
+        scenarios.append(Scenario(name=name, **settings))
+    return scenarios
+
+
+def _value(reader: _Reader, axis: str, value: Any, key: str) -> Any:
+    if axis == "profile":
+        text = reader.text(value, key)
+        return str(reader.path_of(text, key)) if text.endswith(".toml") else text
+    if axis == "queues":
+        text = reader.text(value, key)
+        return text if text in ("inputs", "none") else str(reader.path_of(text, key))
+    if axis == "scoring":
+        return _scoring(reader, value, key)
+    if axis == "preemption":
+        text = reader.text(value, key)
+        if text not in PREEMPTION:
+            raise reader.fail(key, f"must be one of {', '.join(PREEMPTION)}, got {text!r}")
+        return text
+    return reader.integer(value, key)
+
+
+def _scoring(reader: _Reader, value: Any, key: str) -> Scoring:
+    """"Plugin" (weight 1) or [["Plugin", weight], ...]."""
+    if isinstance(value, str):
+        return ((reader.text(value, key), 1.0),)
+    if not isinstance(value, list) or not value:
+        raise reader.fail(key, f"must be a plugin name or a list of [name, weight], got {value!r}")
+    pairs = []
+    for item in value:
+        if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+                or not isinstance(item[1], int | float) or isinstance(item[1], bool) or item[1] <= 0):
+            raise reader.fail(key, f"each scoring entry is [\"Plugin\", weight > 0], got {item!r}")
+        pairs.append((item[0], float(item[1])))
+    return tuple(pairs)
+
+
+def scoring_label(scoring: Scoring | None) -> str:
+    if scoring is None:
+        return "profile"
+    if len(scoring) == 1 and scoring[0][1] == 1.0:
+        return scoring[0][0]
+    return "+".join(f"{name}{weight:g}" for name, weight in scoring)
+
+
+def _label(axis: str, value: Any) -> str:
+    if axis == "seed":
+        return f"s{value}"
+    if axis == "scoring":
+        return _safe(scoring_label(value))
+    if axis == "preemption":
+        return {"none": "no-preemption", "profile": "profile-preemption"}.get(value, value)
+    if axis == "queues" and value not in ("inputs", "none"):
+        return _safe(Path(value).stem)
+    if axis == "queues":
+        return "kueue" if value == "inputs" else "no-kueue"
+    return _safe(Path(value).stem if str(value).endswith(".toml") else str(value))
+
+
+def _safe(text: str) -> str:
+    safe = _SAFE.sub("-", text).strip("-.")
+    return safe or "scenario"
+
+
+def _period(reader: _Reader, text: Any) -> int:
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    value = reader.text(text, "sweep.charge_period")
+    try:
+        seconds = int(value[:-1]) * units[value[-1]]
+    except (ValueError, KeyError):
+        raise reader.fail("sweep.charge_period", f"like 15m, 1h or 1d, got {value!r}") from None
+    if seconds <= 0 or (86400 % seconds and seconds % 86400):
+        raise reader.fail("sweep.charge_period", f"must divide a day or be whole days, got {value!r}")
+    return seconds

@@ -1,0 +1,235 @@
+"""The Kueue objects of a queues file, as frozen values (what `scheduler.admission.manifests`
+reads and every decision consumes): ResourceFlavor, ClusterQueue, LocalQueue, Cohort,
+WorkloadPriorityClass, Kueue's own Configuration, and `QueueConfig`, all of them together.
+
+Quantities are integers in milli-units of the resource's base unit (8 GPUs -> 8000; "500m"
+CPU -> 500; "1Gi" memory -> 1073741824000), so that quota arithmetic is exact. Policies are
+the string enums of `scheduler.admission.policies`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from scheduler.admission.policies import (
+    BorrowWithinCohortPolicy,
+    FairSharingStrategy,
+    FlavorFungibilityPolicy,
+    FungibilityPreference,
+    PreemptionPolicy,
+    QueueingStrategy,
+    RequeueTimestamp,
+    StopPolicy,
+)
+from scheduler.model.cluster import Node
+
+GPU_RESOURCE = "nvidia.com/gpu"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
+
+# nodeLabels keys that select simulated nodes, and the Node attribute each one reads.
+NODE_LABEL_ATTRIBUTES = {
+    GPU_PRODUCT_LABEL: "gpu_model",
+    "topology.kubernetes.io/zone": "zone",
+    "gpu-finops/block": "block",
+    "gpu-finops/rack": "rack",
+    "kubernetes.io/hostname": "name",
+}
+# Read for every flavor tried: a module constant (see preemption.common).
+_TRY_NEXT_FLAVOR = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
+
+
+# ---------------------------------------------------------------------- kueue.x-k8s.io
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFlavor:
+    name: str
+    node_labels: tuple[tuple[str, str], ...] = ()  # sorted (key, value) pairs
+
+    @property
+    def labels(self) -> dict[str, str]:
+        return dict(self.node_labels)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceQuota:
+    """One resource's quota in one flavor, in milli-units. A limit of None is unlimited."""
+
+    resource: str
+    nominal_milli: int
+    borrowing_limit_milli: int | None = None
+    lending_limit_milli: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorQuotas:
+    flavor: str
+    resources: tuple[ResourceQuota, ...]
+
+    def quota(self, resource: str) -> ResourceQuota | None:
+        return next((q for q in self.resources if q.resource == resource), None)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceGroup:
+    covered_resources: tuple[str, ...]
+    flavors: tuple[FlavorQuotas, ...]  # in the order Kueue tries them
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueuePreemption:
+    """ClusterQueue ``spec.preemption`` (Kueue's ClusterQueuePreemption)."""
+
+    within_cluster_queue: PreemptionPolicy = PreemptionPolicy.NEVER
+    reclaim_within_cohort: PreemptionPolicy = PreemptionPolicy.NEVER
+    borrow_within_cohort: BorrowWithinCohortPolicy = BorrowWithinCohortPolicy.NEVER
+    borrow_max_priority_threshold: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FlavorFungibility:
+    when_can_borrow: FlavorFungibilityPolicy = FlavorFungibilityPolicy.MAY_STOP_SEARCH
+    when_can_preempt: FlavorFungibilityPolicy = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
+    preference: FungibilityPreference | None = None  # unset ranks flavors its own way (see flavor_assignment)
+
+    @property
+    def try_next_when_borrowing(self) -> bool:
+        return self.when_can_borrow is _TRY_NEXT_FLAVOR
+
+    @property
+    def try_next_when_preempting(self) -> bool:
+        return self.when_can_preempt is _TRY_NEXT_FLAVOR
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterQueue:
+    name: str
+    cohort: str | None = None
+    queueing_strategy: QueueingStrategy = QueueingStrategy.BEST_EFFORT_FIFO
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    preemption: ClusterQueuePreemption = ClusterQueuePreemption()
+    flavor_fungibility: FlavorFungibility = FlavorFungibility()
+    fair_sharing_weight: float = 1.0
+    stop_policy: StopPolicy = StopPolicy.NONE  # Hold / HoldAndDrain: the queue admits nothing
+
+    @property
+    def flavor_names(self) -> tuple[str, ...]:
+        return tuple(f.flavor for g in self.resource_groups for f in g.flavors)
+
+    def quota(self, flavor: str, resource: str) -> ResourceQuota | None:
+        for group in self.resource_groups:
+            for flavor_quotas in group.flavors:
+                if flavor_quotas.flavor == flavor:
+                    found = flavor_quotas.quota(resource)
+                    if found is not None:
+                        return found
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class LocalQueue:
+    namespace: str
+    name: str
+    cluster_queue: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Cohort:
+    name: str
+    parent: str | None = None
+    resource_groups: tuple[ResourceGroup, ...] = ()
+    fair_sharing_weight: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadPriorityClass:
+    name: str
+    value: int
+    description: str = ""
+
+
+# ---------------------------------------------------------------- config.kueue.x-k8s.io
+
+
+@dataclass(frozen=True, slots=True)
+class WaitForPodsReady:
+    """An admitted workload must reach PodsReady within `timeout_s`, or it is evicted
+    and requeued after min(base·2^(n−1), max) seconds; past `backoff_limit_count`
+    requeues it is deactivated."""
+
+    timeout_s: float = 300.0
+    block_admission: bool = True
+    requeue_timestamp: RequeueTimestamp = RequeueTimestamp.EVICTION
+    backoff_base_s: float = 60.0
+    backoff_max_s: float = 3600.0
+    backoff_limit_count: int | None = None
+
+    def backoff_s(self, count: int) -> float:
+        """The wait before the `count`-th requeue (count >= 1)."""
+        return min(self.backoff_base_s * 2 ** (count - 1), self.backoff_max_s)
+
+
+@dataclass(frozen=True, slots=True)
+class FairSharing:
+    preemption_strategies: tuple[FairSharingStrategy, ...] = (
+        FairSharingStrategy.LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, FairSharingStrategy.LESS_THAN_INITIAL_SHARE,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class KueueConfiguration:
+    wait_for_pods_ready: WaitForPodsReady | None = None
+    fair_sharing: FairSharing | None = None
+
+
+# ------------------------------------------------------------------------ all of them
+
+
+def frozen_mapping(mapping: dict | None = None) -> Mapping:
+    return MappingProxyType(dict(mapping or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class QueueConfig:
+    """All admission objects of one queues file, keyed by name (LocalQueues by
+    ``namespace/name``), in file order."""
+
+    flavors: Mapping[str, ResourceFlavor] = field(default_factory=frozen_mapping)
+    cluster_queues: Mapping[str, ClusterQueue] = field(default_factory=frozen_mapping)
+    local_queues: Mapping[str, LocalQueue] = field(default_factory=frozen_mapping)
+    cohorts: Mapping[str, Cohort] = field(default_factory=frozen_mapping)
+    priority_classes: Mapping[str, WorkloadPriorityClass] = field(default_factory=frozen_mapping)
+    warnings: tuple[str, ...] = ()
+    configuration: KueueConfiguration = KueueConfiguration()
+
+    def local_queue(self, queue: str) -> LocalQueue | None:
+        """The LocalQueue a trace row's ``queue`` names: ``namespace/name`` or a bare name.
+        A bare name used in several namespaces resolves to the first namespace in
+        alphabetical order (a warning was recorded at load time)."""
+        if "/" in queue:
+            return self.local_queues.get(queue)
+        matches = sorted((lq for lq in self.local_queues.values() if lq.name == queue), key=lambda lq: lq.namespace)
+        return matches[0] if matches else None
+
+    def cluster_queue_for(self, local_queue_name: str) -> str | None:
+        found = self.local_queue(local_queue_name)
+        return found.cluster_queue if found else None
+
+
+def flavor_matches(flavor: ResourceFlavor, node: Node) -> bool:
+    """True when every nodeLabel of the flavor that simulated nodes carry matches the node.
+
+    Keys the simulator does not know were reported as warnings at load time and are
+    ignored here (nodes carry only the labels in `NODE_LABEL_ATTRIBUTES`).
+    """
+    for key, value in flavor.node_labels:
+        attribute = NODE_LABEL_ATTRIBUTES.get(key)
+        if attribute is not None and getattr(node, attribute) != value:
+            return False
+    return True

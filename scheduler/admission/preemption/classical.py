@@ -1,0 +1,260 @@
+"""Classical preemption (fair sharing off): candidates, their classes, and the runs.
+
+Sources: kueue pkg/scheduler/preemption/preemption.go (classicalPreemptions),
+classical/candidate_generator.go, classical/hierarchical_preemption.go (semantics reference
+§4.6).
+
+  1. Candidates: the preemptor's ClusterQueue (withinClusterQueue policy) and, with
+     reclaimWithinCohort, queues of the cohort tree that are above their quota on a needed
+     flavor-resource. Each is classified: WithinCQ, HierarchicalReclaim (the preemptor's
+     subtree owns the quota), ReclaimWithoutBorrowing, ReclaimWhileBorrowing
+     (borrowWithinCohort, priority below maxPriorityThreshold).
+  2. Order inside a class: already evicted first, lower priority, most recently admitted,
+     then id; classes: hierarchical, priority, same queue (evicted ones of each first).
+  3. Runs with allowBorrowing true and/or false (order by configuration); each run removes
+     valid candidates until the preemptor fits, then adds them back newest-removed-first
+     while it still fits (`search.VictimSearch`).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import Enum, IntEnum
+
+from scheduler.admission.holders import Holders, order_key
+from scheduler.admission.objects import ClusterQueue
+from scheduler.admission.policies import BorrowWithinCohortPolicy, PreemptionPolicy
+from scheduler.admission.preemption.common import (
+    PreemptionReason,
+    Target,
+    policy_towards,
+    priority_bound,
+    priority_too_high,
+)
+from scheduler.admission.preemption.search import VictimSearch
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.workloads import AdmissionWorkload
+
+_Source = tuple[QuotaNode, "QuotaNode | None", bool]  # (queue holding candidates, LCA, hierarchical advantage)
+# Compared per candidate: module constants (see preemption.common).
+_NEVER = PreemptionPolicy.NEVER
+_NO_BORROWING = BorrowWithinCohortPolicy.NEVER
+
+
+class _Validity(Enum):
+    VALID = "valid"
+    SKIP = "skip"  # this candidate only
+    QUEUE_DONE = "queue done"  # its queue (or subtree) is back within quota: none of it is valid
+
+
+class Variant(IntEnum):
+    """Kueue's candidate classes (classical/candidate_generator.go)."""
+
+    NEVER = 0
+    WITHIN_CQ = 1
+    HIERARCHICAL_RECLAIM = 2
+    RECLAIM_WITHOUT_BORROWING = 3
+    RECLAIM_WHILE_BORROWING = 4
+
+    @property
+    def reason(self) -> PreemptionReason:
+        if self is Variant.WITHIN_CQ:
+            return PreemptionReason.IN_CLUSTER_QUEUE
+        if self is Variant.RECLAIM_WHILE_BORROWING:
+            return PreemptionReason.IN_COHORT_RECLAIM_WHILE_BORROWING
+        return PreemptionReason.IN_COHORT_RECLAMATION
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    workload: AdmissionWorkload
+    lca: QuotaNode | None
+    variant: Variant
+
+
+class ClassicalPreemption:
+    """Targets against the live quota tree (restored before returning). `holders` indexes
+    the workloads holding quota in each ClusterQueue (admitted, or evicted and terminating)."""
+
+    def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders) -> None:
+        self.tree = tree
+        self.specs = specs
+        self.holders = holders
+
+    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
+        spec = self.specs[queue.name]
+        same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not _NEVER else []
+        hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
+        if not self._could_fit(wl, queue, usage, [*same, *hierarchy, *by_priority]):
+            return []
+        evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same))
+
+        def ordered(done: set[str]) -> Iterator[_Candidate]:
+            yield from evicted
+            for sources in (hierarchy, by_priority, same):
+                yield from self._stream(wl, queue, sources, frs_need, done)
+
+        def exists(sources: list[_Source]) -> bool:
+            return next(self._stream(wl, queue, sources, frs_need, set()), None) is not None
+
+        has_hierarchy = any(c.variant is Variant.HIERARCHICAL_RECLAIM for c in evicted) or exists(hierarchy)
+        has_other = has_hierarchy or any(c.workload.cluster_queue != queue.name for c in evicted) or exists(by_priority)
+        forbidden = spec.preemption.borrow_within_cohort is _NO_BORROWING
+        runs: tuple[bool, ...]
+        if not has_other or (forbidden and not _under_nominal(queue, frs_need)):
+            runs = (True,)
+        elif forbidden and not has_hierarchy:
+            runs = (False, True)
+        else:
+            runs = (True, False)
+        for allow_borrowing in runs:
+            search = VictimSearch(self.tree, queue, usage, allow_borrowing)
+            # Queues back within their quota give up no more victims in this run (removals
+            # only lower usage): their remaining candidates are not even looked at.
+            done: set[str] = set()
+            try:
+                for candidate in ordered(done):
+                    validity = self._valid(candidate, queue, allow_borrowing, frs_need)
+                    if validity is _Validity.QUEUE_DONE:
+                        done.add(candidate.workload.cluster_queue or "")
+                    elif validity is _Validity.VALID and search.take(Target(candidate.workload, candidate.variant.reason)):
+                        return search.result
+            finally:
+                search.restore()
+        return []
+
+    def _could_fit(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, sources: list[_Source]) -> bool:
+        """A necessary condition, cheap: could the preemptor fit if every workload that could
+        ever be a victim were gone? Removing usage never lowers what a queue can admit, and a
+        search only removes some of those workloads, so when even all of them together leave
+        no room, the one-by-one search Kueue runs would find none either (same answer).
+
+        Checked once per kind of run: with borrowing allowed, queues whose candidates could
+        only be reclaimed without borrowing give nothing (they are skipped in that run);
+        without borrowing, every candidate counts but the preemptor must end within its
+        nominal quota. (What a queue above nominal gives is not capped at what it borrows:
+        its last victim may take it below nominal, freeing quota the preemptor can use.)"""
+        no_borrowing_reclaim = self.specs[queue.name].preemption.borrow_within_cohort is _NO_BORROWING
+        with_borrowing = [source for source, _, advantage in sources
+                          if source is queue or advantage or not no_borrowing_reclaim]
+        if self._fits_without(wl, queue, usage, with_borrowing, allow_borrowing=True):
+            return True
+        return self._fits_without(wl, queue, usage, [source for source, _, _ in sources], allow_borrowing=False)
+
+    def _fits_without(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, sources: list[QuotaNode],
+                      allow_borrowing: bool) -> bool:
+        """Does `usage` fit `queue` once the sources' holders below the priority bound are gone?"""
+        removed = []
+        preemption = self.specs[queue.name].preemption
+        for source in dict.fromkeys(sources):  # a queue is one source, even if listed twice
+            bound = priority_bound(policy_towards(preemption, source is queue), wl)
+            freeable = {fr: self.holders.held_below(source.name, fr, bound) for fr in usage}
+            self.tree.remove(source, freeable)
+            removed.append((source, freeable))
+        try:
+            return all((allow_borrowing or not queue.borrowing_with(fr, value)) and value <= max(0, queue.available(fr))
+                       for fr, value in usage.items())
+        finally:
+            for source, freeable in reversed(removed):
+                self.tree.add(source, freeable)
+
+    def _stream(self, wl: AdmissionWorkload, queue: QuotaNode, sources: list[_Source],
+                frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
+        """The (not evicted) candidates of some queues, merged in candidate order."""
+        streams = [self._candidates_of(wl, queue, holder, lca, advantage, frs_need, done) for holder, lca, advantage in sources]
+        if len(streams) == 1:
+            return streams[0]
+        return heapq.merge(*streams, key=lambda c: order_key(c.workload))
+
+    def _evicted_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource],
+                            groups: tuple[list[_Source], ...]) -> list[_Candidate]:
+        """Victims already being evicted come first, class by class (their quota is coming back)."""
+        found = []
+        for sources in groups:
+            where = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
+            in_group = []
+            for candidate in self.holders.evicting.values():
+                if candidate.cluster_queue in where and candidate.uses(frs_need):
+                    lca, advantage = where[candidate.cluster_queue or ""]
+                    variant = self._classify(wl, queue, candidate, advantage)
+                    if variant is not Variant.NEVER:
+                        in_group.append(_Candidate(candidate, lca, variant))
+            found.extend(sorted(in_group, key=lambda c: order_key(c.workload)))
+        return found
+
+    def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource]) -> _Validity:
+        """Kueue's candidateIsValid, checked as victims are removed one by one."""
+        if candidate.workload.cluster_queue == queue.name:
+            return _Validity.VALID
+        if allow_borrowing and candidate.variant is Variant.RECLAIM_WITHOUT_BORROWING:
+            return _Validity.SKIP
+        node = self.tree.queue(candidate.workload.cluster_queue or "")
+        if node.within_nominal(frs_need):
+            return _Validity.QUEUE_DONE
+        for ancestor in node.ancestors():
+            if ancestor is candidate.lca:
+                break
+            if ancestor.within_nominal(frs_need):
+                return _Validity.QUEUE_DONE
+        return _Validity.VALID
+
+    def _cohort_sources(self, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> tuple[
+            list[_Source], list[_Source]]:
+        """Queues of the cohort tree above their quota on a needed flavor-resource: those
+        the preemptor has a hierarchical advantage over, and the rest (by priority)."""
+        hierarchy: list[_Source] = []
+        by_priority: list[_Source] = []
+        if queue.parent is None or self.specs[queue.name].preemption.reclaim_within_cohort is _NEVER:
+            return hierarchy, by_priority
+        advantage, remaining = queue.fits_in_quota(usage)
+        previous: QuotaNode | None = None
+        for subtree_root in queue.ancestors():
+            found = hierarchy if advantage else by_priority
+            _collect_in_subtree(queue, subtree_root, subtree_root, previous, advantage, frs_need, found)
+            fits, remaining = subtree_root.fits_in_quota(remaining)
+            advantage = advantage or fits
+            previous = subtree_root
+        return hierarchy, by_priority
+
+    def _candidates_of(self, wl: AdmissionWorkload, queue: QuotaNode, holder: QuotaNode, lca: QuotaNode | None,
+                       advantage: bool, frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
+        bound = priority_bound(policy_towards(self.specs[queue.name].preemption, holder is queue), wl)
+        for candidate in self.holders.ordered(holder.name, frs_need, bound):
+            if holder.name in done:
+                return
+            variant = self._classify(wl, queue, candidate, advantage)
+            if variant is not Variant.NEVER:
+                yield _Candidate(candidate, lca, variant)
+
+    def _classify(self, wl: AdmissionWorkload, queue: QuotaNode, candidate: AdmissionWorkload, advantage: bool) -> Variant:
+        preemption = self.specs[queue.name].preemption
+        if priority_too_high(preemption, wl, queue.name, candidate):
+            return Variant.NEVER
+        if candidate.cluster_queue == queue.name:
+            return Variant.WITHIN_CQ
+        if advantage:
+            return Variant.HIERARCHICAL_RECLAIM
+        if preemption.borrow_within_cohort is _NO_BORROWING:
+            return Variant.RECLAIM_WITHOUT_BORROWING
+        threshold = preemption.borrow_max_priority_threshold
+        if candidate.priority >= wl.priority or (threshold is not None and candidate.priority > threshold):
+            return Variant.RECLAIM_WITHOUT_BORROWING
+        return Variant.RECLAIM_WHILE_BORROWING
+
+
+def _collect_in_subtree(queue: QuotaNode, current: QuotaNode, subtree_root: QuotaNode, skip: QuotaNode | None,
+                        advantage: bool, frs_need: frozenset[FlavorResource], found: list[_Source]) -> None:
+    for child in current.child_cohorts:
+        if child is skip or child.within_nominal(frs_need):
+            continue
+        _collect_in_subtree(queue, child, subtree_root, skip, advantage, frs_need, found)
+    for child in current.child_queues:
+        if child is not queue and not child.within_nominal(frs_need):
+            found.append((child, subtree_root, advantage))
+
+
+def _under_nominal(queue: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
+    """Kueue's queueUnderNominalInResourcesNeedingPreemption (strictly below)."""
+    return all(queue.usage.get(fr, 0) < queue.subtree.get(fr, 0) for fr in frs)

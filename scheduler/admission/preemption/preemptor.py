@@ -1,0 +1,70 @@
+"""The entry point of preemption: targets for a nominated workload, and the oracle flavor
+assignment asks whether preemption could make room in one flavor-resource.
+
+Sources: kueue pkg/scheduler/preemption/preemption.go (Preemptor.GetTargets),
+preemption_oracle.go (SimulatePreemption).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from scheduler.admission.fair_shares import FairShares
+from scheduler.admission.holders import Holders
+from scheduler.admission.objects import ClusterQueue, FairSharing
+from scheduler.admission.policies import PreemptionPolicy
+from scheduler.admission.preemption.classical import ClassicalPreemption
+from scheduler.admission.preemption.common import Possibility, Target, add_workload, remove_workload
+from scheduler.admission.preemption.fair_sharing import FairSharingPreemption
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.workloads import AdmissionWorkload
+
+
+class Preemptor:
+    """Finds preemption targets against the live quota tree (restored before returning):
+    classical preemption, or fair sharing's when `fair_sharing` is set."""
+
+    def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders,
+                 fair_sharing: FairSharing | None, shares: FairShares) -> None:
+        self.tree = tree
+        self.strategy: ClassicalPreemption | FairSharingPreemption = (
+            ClassicalPreemption(tree, specs, holders) if fair_sharing is None
+            else FairSharingPreemption(tree, specs, holders, fair_sharing, shares)
+        )
+        # Oracle answers for the current tree version (flavor assignment asks the same
+        # question for every head of the same size while nothing is admitted).
+        self._answers: dict[tuple[object, ...], tuple[Possibility, int]] = {}
+        self._answers_version = -1
+        # The preemptor's timestamp changes an answer only under LowerOrNewerEqualPriority.
+        self._timestamp_matters = any(
+            s.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY for s in specs.values()
+        )
+
+    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
+        """The fewest workloads whose eviction lets `usage` fit in `queue` ([] when none do)."""
+        return self.strategy.targets(wl, queue, usage, frs_need)
+
+    def simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
+        """The oracle: could preemption make room for `value` of `fr`, and with which
+        borrowing level once the victims are gone."""
+        if self._answers_version != self.tree.version:
+            self._answers.clear()
+            self._answers_version = self.tree.version
+        key = (queue.name, fr, value, wl.priority, wl.queue_timestamp_s if self._timestamp_matters else None)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = self._simulate(wl, queue, fr, value)
+        return answer
+
+    def _simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
+        targets = self.targets(wl, queue, {fr: value}, frozenset({fr}))
+        if not targets:
+            return Possibility.NO_CANDIDATES, 0
+        for target in targets:
+            remove_workload(self.tree, target.workload)
+        borrow, _ = queue.borrowing_level(fr, value)
+        for target in targets:
+            add_workload(self.tree, target.workload)
+        if any(t.workload.cluster_queue == queue.name for t in targets):
+            return Possibility.PREEMPT, borrow
+        return Possibility.RECLAIM, borrow

@@ -1,0 +1,53 @@
+"""`gpu-finops import prometheus` on query_range answers of kube-state-metrics
+(prometheus_export.py): pods and nodes from series, the same rules as the kubectl importer."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from prometheus_export import PODS, write_export
+
+from gpu_finops.cli import main
+
+
+def rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_series_become_workloads_nodes_and_rejected_rows(tmp_path):
+    paths = write_export(tmp_path / "export")
+    assert main(["import", "prometheus", "--series", *map(str, paths), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out"
+    trace = {r["workload_id"]: r for r in rows(out / "trace.csv")}
+    train = trace["ml/jobset/train"]
+    # kube_pod_labels' label_jobset_sigs_k8s_io_jobset_name read back: one gang of two workers
+    assert (train["pods"], train["min_count"], train["gpus_per_pod"], train["queue"]) == ("2", "2", "8", "ml/main")
+    assert (train["submit_time"], train["duration_s"]) == ("600", "7200")  # 08:10; 08:20 → 10:20
+    assert trace["ml/solo"]["duration_s"] == "1800"
+    assert trace["ml/gone"]["duration_s"] == str(70 * 60)  # its series stop at 09:40: deleted then
+    assert trace["ml/serve"]["duration_s"] == str(4 * 3600 - 5 * 60)  # still there at 12:00: cut there
+    assert (trace["ml/serve"]["kind"], trace["ml/solo"]["cpu_milli_per_pod"]) == ("inference", "4000")
+    pods = {p["pod"]: p for p in rows(out / "pods.csv")}
+    assert sorted(pods) == sorted(PODS)
+    assert {p: pods[p]["role"] for p in ("waiting", "cpu-only")} == {"waiting": "rejected", "cpu-only": "rejected"}
+    reasons = {r["name"]: r["reason"].split(":")[0] for r in rows(out / "rejected.csv")}
+    assert reasons == {"waiting": "NeverStarted", "cpu-only": "NoGpuRequest", "cpu-a": "NoGpus",
+                       "node_load1": "NotUsed"}
+    cluster = {r["node"]: r for r in rows(out / "cluster.csv")}
+    assert {n: (r["gpus"], r["pricing_category"]) for n, r in cluster.items()} == {
+        "h100-a": ("8", "Standard"), "h100-b": ("8", "Dynamic")}  # gke-spot "true"
+    manifest = json.loads((out / "import.json").read_text())
+    assert (manifest["source"], manifest["start"], manifest["observed_at"]) == (
+        "prometheus", "2026-03-02T08:00:00Z", "2026-03-02T12:00:00Z")
+
+
+def test_a_prometheus_error_answer_is_one_line(tmp_path, capsys):
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"status": "error", "errorType": "bad_data", "error": "parse error at char 5"}))
+    assert main(["import", "prometheus", "--series", str(path), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "q.json: answer 1 is a Prometheus error: bad_data: parse error at char 5" in error
+    assert error.count("\n") == 1
