@@ -103,7 +103,9 @@ def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[Repla
     from scheduler.admission.manifests import read_queue_config
 
     config = read_queue_config(queues)
-    return config, kueue_admission(config)
+    # The replay terminates preempted pods for the profile's grace period and releases them
+    # afterwards: Kueue frees their quota at that release, so it adds no grace of its own.
+    return config, kueue_admission(config, eviction_grace_s=0.0)
 
 
 def replay(

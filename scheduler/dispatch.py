@@ -83,7 +83,8 @@ class Dispatcher:
             self.queue.remove((wid, pod))
 
     def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
-        return (*self.framework.queue_sort.sort_key(run.spec.priority, run.spec.submit_time_s), run.seq, pod)
+        spec = run.spec
+        return (*self.framework.queue_sort.sort_key(spec.priority, spec.submit_time_s, run.queued_s), run.seq, pod)
 
     def _version_of(self, shape: GpuShape | None) -> int:
         """The release version that matters to a shape: releases of the GPU models it
@@ -144,11 +145,12 @@ class Dispatcher:
             run = ctx.runs[head[0]]
             if run.done or (head[1] == GROUP and not run.pending) or (head[1] != GROUP and head[1] not in run.pending):
                 continue
-            if head[1] == GROUP:
-                needed = run.pods_needed
-                fits = len(plan_group(ctx, run, needed, explain=False).placed) >= needed
-            else:
-                fits = ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
+            with ctx.framework.unobserved():
+                if head[1] == GROUP:
+                    needed = run.pods_needed
+                    fits = len(plan_group(ctx, run, needed, explain=False).placed) >= needed
+                else:
+                    fits = ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
             if run.spec.parent_group and run.spec.parent_group not in ctx.composites_started:
                 continue  # a composite child is planned with its siblings
             verifier.same(now, "parked shape still fails", False, fits, head[0])

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from scheduler.state import ClusterState
 from scheduler.workload_run import WorkloadRun
 
+_EVERYONE = 2**31  # above every 32-bit priority
+
 
 class HoldingIndex:
     def __init__(self, state: ClusterState) -> None:
@@ -44,8 +46,13 @@ class HoldingIndex:
         return any(o.spec.priority < priority for o in self.runs.values())
 
     def count_release(self, run: WorkloadRun) -> None:
-        """`run` is about to give back every pod it holds (call before releasing them)."""
-        priority, nodes, holdings = run.spec.priority, self.state.nodes, self.state.holdings
+        """`run` is about to give back every pod it holds (call before releasing them).
+
+        A run whose pods were terminating after a preemption counts for every preemptor:
+        while they terminated they were neither free nor anyone's victims, so their
+        release can help a preemption of any priority."""
+        priority = _EVERYONE if run.terminating else run.spec.priority
+        nodes, holdings = self.state.nodes, self.state.holdings
         wid = run.spec.workload_id
         for model in {nodes[holdings[(wid, pod)].node].gpu_model for pod in run.holding}:
             self._releases[(model, priority)] = self._releases.get((model, priority), 0) + 1

@@ -77,6 +77,7 @@ class Lifecycle:
 
     def arrive(self, run: WorkloadRun) -> None:
         run.arrived = True
+        run.queued_s = self._env.now
         self.emitter.emit(run, EventType.SUBMITTED)
         run.pending = set(range(run.spec.pods))
         if self.admission is not None:
@@ -92,6 +93,7 @@ class Lifecycle:
         uses quota borrowed from its cohort), `message` the sentence with the numbers,
         `flavor` the ResourceFlavor of its GPUs."""
         run.cluster_queue = cluster_queue
+        run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
 
@@ -195,6 +197,7 @@ class Lifecycle:
         run.running_group = None
         self.holdings.stopped(run)
         run.done = True
+        run.terminating = False
         run.remaining_s = 0.0
         run.pending.clear()
         self.dispatcher.dequeue(run)
@@ -216,24 +219,49 @@ class Lifecycle:
         self.capacity_released()
 
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
-        """Preempt every pod of `run`; it resumes later from its last checkpoint.
-        `message`: the admission layer's own sentence (Kueue's preemption message)."""
+        """Preempt every pod of `run` for `preemptor`; it resumes later from its last
+        checkpoint. The pods terminate for the profile's grace period first, holding their
+        GPUs (they are no victims for anyone else meanwhile), and the preemptor waits for
+        them (kube-scheduler: a preemptor whose victims are terminating does not preempt
+        again, and binds once they are gone). `message`: the admission layer's own
+        sentence (Kueue's preemption message)."""
+        if run.terminating:
+            return
+        grace = self.profile.termination_grace_s
+        if grace <= 0:
+            self._terminated(run, preemptor, message, grace)
+            return
+        run.terminating = True
+        run.running_group = None
+        done_at = self._env.now + grace
+        preemptor.awaiting_victims_until = max(preemptor.awaiting_victims_until, done_at)
+        attempt = run.attempt
+        self._env.at(done_at, Phase.FINISH, lambda: self._terminated(run, preemptor, message, grace, attempt))
+
+    def _terminated(self, run: WorkloadRun, preemptor: WorkloadRun, message: str | None, grace: float,
+                    attempt: int | None = None) -> None:
+        """The preempted pods are gone: their GPUs come back and the workload is requeued."""
+        if attempt is not None and (attempt != run.attempt or run.done):
+            return  # it finished, or gave its pods back otherwise, during the grace period
         now = self._env.now
         if run.progress_start_s is not None:
             kept = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
             run.remaining_s = max(0.0, run.remaining_s - (kept - run.progress_start_s))
         reason = f"preempted-by:{preemptor.spec.workload_id}"
+        terminated = f"; terminated after a {grace:g}s grace period" if grace > 0 else ""
         if message is not None:
-            message = f"{message}; {run.remaining_s:.0f}s of work left after the last checkpoint"
+            message = f"{message}{terminated}; {run.remaining_s:.0f}s of work left after the last checkpoint"
         else:
             message = (
                 f"Preempted to accommodate workload {preemptor.spec.workload_id} "
-                f"(priority {preemptor.spec.priority} > {run.spec.priority}); "
+                f"(priority {preemptor.spec.priority} > {run.spec.priority}){terminated}; "
                 f"{run.remaining_s:.0f}s of work left after the last checkpoint"
             )
         by = preemptor.spec.workload_id
         self._release_all(run, EventType.PREEMPTED, reason, message, preemptor=by)
         self._requeue(run, "Preempted", message, preemptor=by)
+        if grace > 0:
+            self.capacity_released()
 
     def _time_out(self, run: WorkloadRun, timeout_s: float, reason: str) -> None:
         run.deadline_handle = None
@@ -258,6 +286,9 @@ class Lifecycle:
         self.holdings.stopped(run)
 
     def _requeue(self, run: WorkloadRun, reason: str, message: str, preemptor: str | None = None) -> None:
+        run.attempt += 1
+        run.terminating = False
+        run.queued_s = self._env.now
         for handle in (run.finish_handle, run.deadline_handle):
             if handle:
                 handle.cancel()

@@ -56,6 +56,10 @@ class ClusterState:
         self.whole_free: list[int] = [n.gpus for n in self.nodes]
         self.cpu_free: list[int] = [n.cpu_milli for n in self.nodes]
         self.memory_free: list[int] = [n.memory_mib for n in self.nodes]
+        # Pods that request no CPU (memory) per node: kube-scheduler's scores count them as
+        # requesting a default amount (`plugins/node_resources.py`).
+        self.pods_without_cpu: list[int] = [0] * len(self.nodes)
+        self.pods_without_memory: list[int] = [0] * len(self.nodes)
         self.pods_on_node: list[dict[PodKey, Holding]] = [{} for _ in self.nodes]
         self.holdings: dict[PodKey, Holding] = {}
         self.free_milli_by_model: dict[str, int] = {}
@@ -227,6 +231,10 @@ class ClusterState:
             self._whole_free_moved(node, whole_before)
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
+        if not holding.cpu_milli:
+            self.pods_without_cpu[node] += 1
+        if not holding.memory_mib:
+            self.pods_without_memory[node] += 1
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
         held_class = (self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
@@ -258,6 +266,10 @@ class ClusterState:
             self._whole_free_moved(node, whole_before)
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
+        if not holding.cpu_milli:
+            self.pods_without_cpu[node] -= 1
+        if not holding.memory_mib:
+            self.pods_without_memory[node] -= 1
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
         self.held_milli_by_class[(self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))] -= holding.milli
         if holding.milli:

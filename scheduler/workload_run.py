@@ -39,6 +39,10 @@ class WorkloadRun:
     min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
     preemption_failed_at: tuple[object, ...] = ()  # `HoldingIndex.version` when preemption last could not help
     arrived: bool = False
+    terminating: bool = False  # preempted, its pods in their termination grace period
+    attempt: int = 0  # bumped whenever the run gives all its pods back and is requeued
+    queued_s: float = 0.0  # when its pods were last added to the queue (QueueSort reads it)
+    awaiting_victims_until: float = 0.0  # a preemptor waits for its victims to terminate
     # What preemption sees of this run while it holds pods (built on demand, dropped
     # whenever a pod is placed, started or released: see `cycle.group_preemption`).
     running_group: RunningGroup | None = None

@@ -8,6 +8,7 @@ started, the remaining children are placed like any group.
 from __future__ import annotations
 
 from scheduler.cycle.context import CycleContext
+from scheduler.cycle.group_preemption import preempt_for_composite
 from scheduler.cycle.outcome import Outcome
 from scheduler.cycle.planning import Rank, place_group
 from scheduler.eventlog.schema import PendingReason
@@ -32,7 +33,24 @@ def schedule_composite(ctx: CycleContext, parent: str, run: WorkloadRun) -> Outc
         return Outcome.FAILED
     # 2. Plan every child in each candidate domain, siblings assumed together; roll back.
     best = _best_plans(ctx, waiting, min_groups, level)
-    # 3. Unschedulable: every waiting child says why.
+    # 3. PostFilter: workload-aware preemption for the quorum, unless its victims still terminate.
+    awaiting = max(child.awaiting_victims_until for child in children)
+    if best is None and awaiting <= ctx.now:
+        def planner() -> list[tuple[WorkloadRun, int, int]] | None:
+            plans = _best_plans(ctx, waiting, min_groups, level)
+            return None if plans is None else [(child, pod, node) for child, placed in plans for pod, node in placed]
+
+        priority = max(child.spec.priority for child in waiting)
+        if preempt_for_composite(ctx, parent, priority, planner):
+            best = _best_plans(ctx, waiting, min_groups, level)
+            awaiting = max(child.awaiting_victims_until for child in children)
+    if best is None and awaiting > ctx.now:
+        for child in waiting:
+            ctx.emitter.pending(child, PendingReason.WAITING_FOR_PREEMPTED,
+                                f"composite pod group {parent}: waiting for the pods of the workloads it preempted "
+                                f"to terminate (grace period ends at t={awaiting:g}s)")
+        return Outcome.FAILED_GPU
+    # 4. Unschedulable: every waiting child says why.
     if best is None:
         where = f" within one {level}" if level else ""
         for child in waiting:
@@ -40,7 +58,7 @@ def schedule_composite(ctx: CycleContext, parent: str, run: WorkloadRun) -> Outc
                                 f"composite pod group {parent}: fewer than {min_groups} of {len(waiting)} child groups "
                                 f"fit together{where}")
         return Outcome.FAILED_GPU
-    # 4. Bind: the quorum starts together.
+    # 5. Bind: the quorum starts together.
     ctx.composites_started.add(parent)
     for child, placed in best:
         for pod, node in placed:

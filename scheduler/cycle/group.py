@@ -37,9 +37,15 @@ def schedule_group(ctx: CycleContext, run: WorkloadRun) -> Outcome:
     shortfall = needed * run.request.milli - ctx.state.free_milli(spec.gpu_models)
     # 2. Filter + Score, on a what-if
     plan = plan_group(ctx, run, needed) if shortfall <= 0 else Plan()
-    # 3. PostFilter
-    if len(plan.placed) < needed and preempt_for_group(ctx, run, needed):
-        plan = plan_group(ctx, run, needed)
+    # 3. PostFilter (not while the victims of its last preemption still terminate)
+    if len(plan.placed) < needed:
+        if run.awaiting_victims_until <= ctx.now and preempt_for_group(ctx, run, needed):
+            plan = plan_group(ctx, run, needed)
+        if len(plan.placed) < needed and run.awaiting_victims_until > ctx.now:
+            ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
+                                "waiting for the pods of the workloads it preempted to terminate "
+                                f"(grace period ends at t={run.awaiting_victims_until:g}s)")
+            return Outcome.FAILED_GPU
     # 4. Reserve + Bind
     if len(plan.placed) >= needed:
         return _bind(ctx, run, plan)

@@ -12,6 +12,7 @@ by `replay --verify`:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from scheduler.cycle.context import CycleContext
@@ -21,51 +22,69 @@ from scheduler.framework.victims import RunningGroup
 from scheduler.state import ClusterState
 from scheduler.workload_run import WorkloadRun
 
+Assignment = list[tuple[WorkloadRun, int, int]]  # (run, pod, node) in placement order
+Planner = Callable[[], Assignment | None]  # a what-if plan on the current state, or None
+
 
 @dataclass
 class GroupVictimSearch:
-    """The `GroupPreemptionQuery` of one pending group (see its contract)."""
+    """The `GroupPreemptionQuery` of one pending group, or of a CompositePodGroup's quorum
+    (see its contract). `planner` plans the preemptor on the current state; `models` and
+    `needed_milli` feed the exact shortcuts (an empty `needed_milli` disables them)."""
 
     ctx: CycleContext
-    run: WorkloadRun
-    needed: int
+    priority: int
+    planner: Planner
     running: list[RunningGroup]
+    models: tuple[str, ...] = ()
+    needed_milli: int = 0
     defer: bool = True  # allow `keeps_plan` (False: every reprieve is put back at once)
-    plan_nodes: set[int] = field(default_factory=set)  # nodes of the last plan that fitted
+    plan: Assignment = field(default_factory=list)  # the proposed assignment
+    plan_nodes: set[int] = field(default_factory=set)  # its nodes
 
     @property
     def state(self) -> ClusterState:
         return self.ctx.state
 
-    @property
-    def priority(self) -> int:
-        return self.run.spec.priority
-
     def fits(self, restored: RunningGroup | None) -> bool:
-        # A reprieve on nodes the last fitting plan does not use leaves that plan valid:
-        # the preemptor still fits, and no placement needs recomputing.
-        if restored is not None and self.plan_nodes and not any(h.node in self.plan_nodes for _, h in restored.holdings):
+        """The first call plans the group with every potential victim removed; that plan is
+        the preemptor's proposed assignment. A reprieve stands when every preemptor pod
+        proposed for a node the reprieved group holds still passes the filters there, with
+        the preemptor pods before it on that node assumed (upstream's `reprieveVictim`:
+        the assignment is fixed, not planned again)."""
+        if restored is None:
+            plan = self.planner()
+            self.plan = plan or []
+            self.plan_nodes.clear()
+            self.plan_nodes.update(node for _, _, node in self.plan)
+            return plan is not None
+        touched = {h.node for _, h in restored.holdings} & self.plan_nodes
+        if not touched:
             return True
-        plan = plan_group(self.ctx, self.run, self.needed, explain=False)
-        if len(plan.placed) < self.needed:
-            return False
-        self.plan_nodes.clear()
-        self.plan_nodes.update(node for _, node in plan.placed)
-        return True
+        state, framework = self.state, self.ctx.framework
+        mark = state.mark()
+        try:
+            for run, pod, node in self.plan:
+                if node in touched:
+                    if not framework.feasible(state, run.request, node):
+                        return False
+                    state.allocate((run.spec.workload_id, pod), node, run.request)
+            return True
+        finally:
+            state.rollback(mark)
 
     def matters(self, group: RunningGroup) -> bool:
-        models = self.run.spec.gpu_models
-        return not models or not group.models.isdisjoint(models)
+        return not self.models or not group.models.isdisjoint(self.models)
 
     def enough_free(self, withheld: int) -> bool:
-        return self.state.free_milli(self.run.spec.gpu_models) - withheld >= self.needed * self.run.request.milli
+        return self.state.free_milli(self.models) - withheld >= self.needed_milli
 
     def usable_milli(self, group: RunningGroup) -> int:
-        models, nodes = self.run.spec.gpu_models, self.state.nodes
+        models, nodes = self.models, self.state.nodes
         return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
 
     def keeps_plan(self, group: RunningGroup) -> bool:
-        return self.defer and bool(self.plan_nodes) and not any(h.node in self.plan_nodes for _, h in group.holdings)
+        return self.defer and not any(h.node in self.plan_nodes for _, h in group.holdings)
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
@@ -76,8 +95,9 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None,
-                              _victims(ctx, run, needed) or None, run.spec.workload_id)
+            with ctx.framework.unobserved():
+                found = _victims(ctx, run, needed) or None
+            ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None, found, run.spec.workload_id)
         return False
     if not preemption_could_help(ctx, run, needed):
         run.preemption_failed_at = version
@@ -86,18 +106,37 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     if not victims:
         run.preemption_failed_at = version
         return False
-    for victim in victims:
-        ctx.actions.evict(ctx.runs[victim.workload_id], run)
-    ctx.actions.capacity_released()
+    evict_victims(ctx, victims, run)
     return True
 
 
+def evict_victims(ctx: CycleContext, victims: list[RunningGroup], preemptor: WorkloadRun) -> None:
+    """Evict every member of every victim (a composite's started children together)."""
+    for victim in victims:
+        for member in victim.members or (victim.workload_id,):
+            ctx.actions.evict(ctx.runs[member], preemptor)
+        parent = ctx.runs[victim.workload_id].spec.parent_group if not victim.members else victim.workload_id
+        if parent:
+            ctx.composites_started.discard(parent)  # its quorum must be met again
+    ctx.actions.capacity_released()
+
+
+def _group_search(ctx: CycleContext, run: WorkloadRun, needed: int, running: list[RunningGroup],
+                  defer: bool = True) -> GroupVictimSearch:
+    def planner() -> Assignment | None:
+        placed = plan_group(ctx, run, needed, explain=False).placed
+        return [(run, pod, node) for pod, node in placed] if len(placed) >= needed else None
+
+    return GroupVictimSearch(ctx, run.spec.priority, planner, running, run.spec.gpu_models,
+                             needed * run.request.milli, defer=defer)
+
+
 def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> list[RunningGroup] | None:
-    running = running_groups(ctx, run, ctx.framework.post_filter_needs_loss)
-    search = GroupVictimSearch(ctx, run, needed, running)
-    victims = ctx.framework.run_post_filter(search)
+    running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
+    victims = ctx.framework.run_post_filter(_group_search(ctx, run, needed, running))
     if ctx.verifier:  # deferred reprieves choose what putting each back at once chooses
-        undeferred = ctx.framework.run_post_filter(GroupVictimSearch(ctx, run, needed, running, defer=False))
+        with ctx.framework.unobserved():
+            undeferred = ctx.framework.run_post_filter(_group_search(ctx, run, needed, running, defer=False))
         ctx.verifier.same(ctx.now, "victims with deferred reprieves", [g.workload_id for g in victims or []],
                           [g.workload_id for g in undeferred or []], run.spec.workload_id)
     return victims
@@ -117,27 +156,56 @@ def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> b
     return state.free_milli(models) + reclaimable >= needed * run.request.milli
 
 
-def running_groups(ctx: CycleContext, preemptor: WorkloadRun, with_loss: bool) -> list[RunningGroup]:
-    """Running groups of lower priority than the preemptor: the only possible victims.
+def running_groups(ctx: CycleContext, priority: int, with_loss: bool) -> list[RunningGroup]:
+    """Running groups of lower priority than the preemptor: the only possible victims. The
+    started children of one CompositePodGroup are one victim, evicted together.
 
     Each run keeps its group between calls (dropped when it places, starts or releases a
     pod): on a large cluster thousands of groups are candidates for every preemption, and
     rebuilding their holdings each time cost more than choosing among them."""
     groups = []
+    composites: dict[str, list[RunningGroup]] = {}
     state = ctx.state
-    for level, runs in ctx.holdings.below(preemptor.spec.priority):
+    for level, runs in ctx.holdings.below(priority):
         for wid, other in runs.items():
+            if other.terminating:
+                continue  # already going: no victim for anyone else
             group = other.running_group
             if group is None:
                 holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in other.holding)
                 models = frozenset(state.nodes[h.node].gpu_model for _, h in holdings)
-                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models)
+                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models,
+                                     is_gang=other.spec.min_count > 1)
                 if other.started:  # reserved only: its start time is "now", which moves on
                     other.running_group = group
             if with_loss:
                 group = replace(group, loss_gpu_s=loss_gpu_s(ctx.now, other))
-            groups.append(group)
+            parent = other.spec.parent_group
+            if parent and parent in ctx.composites_started:
+                composites.setdefault(parent, []).append(group)
+            else:
+                groups.append(group)
+    for parent, children in composites.items():
+        groups.append(RunningGroup(
+            parent, min(c.priority for c in children), min(c.started_at_s for c in children),
+            tuple(h for c in children for h in c.holdings), sum(c.loss_gpu_s for c in children),
+            frozenset().union(*(c.models for c in children)), is_gang=True,
+            members=tuple(c.workload_id for c in children)))
     return groups
+
+
+def preempt_for_composite(ctx: CycleContext, parent: str, priority: int, planner: Planner) -> bool:
+    """Workload-aware preemption for a CompositePodGroup whose quorum fits nowhere: victims
+    whose removal lets `min_groups` children fit together. True when some were evicted."""
+    if not ctx.framework.group_post_filters:
+        return False
+    running = [g for g in running_groups(ctx, priority, ctx.framework.post_filter_needs_loss)
+               if g.workload_id != parent]
+    victims = ctx.framework.run_post_filter(GroupVictimSearch(ctx, priority, planner, running))
+    if not victims:
+        return False
+    evict_victims(ctx, victims, ctx.composites[parent][0])
+    return True
 
 
 def loss_gpu_s(now: float, run: WorkloadRun) -> float:

@@ -25,9 +25,19 @@ from scheduler.workload_run import WorkloadRun
 def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     # 1. Filter + Score
     node, diagnosis = ctx.framework.find_node(ctx.state, run.request)
-    # 2. PostFilter
+    # 2. PostFilter (not while the victims of its last preemption still terminate)
+    if node is None and run.awaiting_victims_until > ctx.now:
+        ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
+                            f"pod {pod}: waiting for the pods it preempted to terminate "
+                            f"(grace period ends at t={run.awaiting_victims_until:g}s)")
+        return failure_of(diagnosis)
     if node is None:
         node = _preempt_for_pod(ctx, run, diagnosis)
+        if node is not None and run.awaiting_victims_until > ctx.now:  # victims still terminate
+            ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
+                                f"pod {pod}: preempted workloads on its nominated node; waiting for their "
+                                f"pods to terminate (grace period ends at t={run.awaiting_victims_until:g}s)")
+            return failure_of(diagnosis)
     if node is None:
         held = len(run.holding)
         gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
@@ -93,6 +103,9 @@ class PodVictimSearch:
     def priority_of(self, key: PodKey) -> int:
         return self.ctx.runs[key[0]].spec.priority
 
+    def terminating(self, key: PodKey) -> bool:
+        return self.ctx.runs[key[0]].terminating
+
     def started_at(self, key: PodKey) -> float:
         return self.ctx.runs[key[0]].started.get(key[1], self.ctx.now)
 
@@ -106,8 +119,9 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis |
     version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None,
-                              ctx.framework.run_post_filter(_search(ctx, run, diagnosis)), run.spec.workload_id)
+            with ctx.framework.unobserved():
+                found = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
+            ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None, found, run.spec.workload_id)
         return None
     if not ctx.holdings.any_below(run.spec.priority):
         run.preemption_failed_at = version

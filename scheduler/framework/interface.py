@@ -38,15 +38,16 @@ class Unit(StrEnum):
 class QueueSortPlugin(Protocol):
     """Orders the active queue. Called once per queued entity when it is filed.
 
-    `sort_key` must be total and deterministic: entities with equal keys would otherwise
-    be tried in an order that depends on set iteration. The queue appends the workload's
-    arrival sequence and the pod index as the last tie-breakers. Only one queue sort plugin
-    may be enabled in a profile.
+    `created_s` is when the workload (pod group) was created; `queued_s` when its pods were
+    last added to the queue: created, admitted by Kueue (which creates them), or sent back
+    after a failure (time-out, rejection, eviction). `sort_key` must be deterministic; the
+    queue appends the workload's arrival sequence and the pod index as the last
+    tie-breakers. Only one queue sort plugin may be enabled in a profile.
     """
 
     name: str
 
-    def sort_key(self, priority: int, enqueue_time_s: float) -> tuple[float, ...]: ...
+    def sort_key(self, priority: int, created_s: float, queued_s: float) -> tuple[float, ...]: ...
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field
+from enum import StrEnum
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,18 @@ _BEHAVIOUR = {
     "max_simulated_s",
     "unschedulable_flush_s",
     "group_device_claim",
+    "tie_break",
+    "percentage_of_nodes_to_score",
+    "termination_grace_s",
 }
 _FLAGS = {"group_device_claim"}
+
+
+class TieBreak(StrEnum):
+    """Which of the best-scoring nodes a pod gets."""
+
+    LOWEST_INDEX = "lowest_index"  # the first in the cluster file: reproducible by eye
+    RANDOM = "random"  # kube-scheduler's selectHost: uniform among them (the replay's seeded generator)
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,14 @@ class Profile:
     group_device_claim: bool = False
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
+    tie_break: TieBreak = TieBreak.LOWEST_INDEX
+    # kube-scheduler stops filtering once it found this share of the nodes feasible
+    # (percentageOfNodesToScore; 0: upstream's adaptive default, 50 % − nodes/125, at least
+    # 5 % and 100 nodes), starting where the last pod's search stopped. None: every node.
+    percentage_of_nodes_to_score: float | None = None
+    # A preempted pod terminates for this long (terminationGracePeriodSeconds, 30 s by
+    # default) holding its GPUs; the preemptor waits for it and binds afterwards.
+    termination_grace_s: float = 30.0
     source: str = ""
 
     def args(self, plugin: str) -> dict[str, Any]:
@@ -125,7 +144,15 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
     for key, value in behaviour.items():
         if key not in _BEHAVIOUR:
             raise fail(f"behaviour.{key}", "unknown key")
-        if key in _FLAGS:
+        if key == "tie_break":
+            if value not in set(TieBreak):
+                raise fail(f"behaviour.{key}", f"must be one of {', '.join(TieBreak)}, got {value!r}")
+            settings[key] = TieBreak(value)
+        elif key == "percentage_of_nodes_to_score":
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 100:
+                raise fail(f"behaviour.{key}", f"must be a percentage 0..100 (0: adaptive), got {value!r}")
+            settings[key] = float(value)
+        elif key in _FLAGS:
             if not isinstance(value, bool):
                 raise fail(f"behaviour.{key}", f"must be true or false, got {value!r}")
             settings[key] = value

@@ -20,7 +20,18 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
-from scheduler.plugins import fgd, gang, gpu_fit, names, packing, preemption, priority_sort, scoring
+from scheduler.plugins import (
+    coscheduling,
+    fgd,
+    gang,
+    gpu_fit,
+    names,
+    node_resources,
+    packing,
+    preemption,
+    priority_sort,
+    scoring,
+)
 
 PluginArgs = Mapping[str, Any]
 
@@ -43,12 +54,18 @@ POINTS = ("queue_sort", "filter", "score", "permit", "post_filter")
 
 def in_tree_registry() -> Registry:
     return Registry(
-        queue_sort={names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort()},
+        queue_sort={
+            names.PRIORITY_SORT: lambda args, rng: priority_sort.PrioritySort(),
+            names.COSCHEDULING: lambda args, rng: coscheduling.CoschedulingSort(),
+        },
         filter={
             names.GPU_FIT: lambda args, rng: gpu_fit.GpuFit(),
             names.NODE_RESOURCES_FIT: lambda args, rng: gpu_fit.NodeResourcesFit(),
         },
         score={
+            names.NODE_RESOURCES_FIT: lambda args, rng: node_resources.NodeResourcesFitScore.from_args(args),
+            names.NODE_RESOURCES_BALANCED_ALLOCATION:
+                lambda args, rng: node_resources.NodeResourcesBalancedAllocation.from_args(args),
             names.LEAST_ALLOCATED: lambda args, rng: scoring.LeastAllocated(),
             names.MOST_ALLOCATED: lambda args, rng: scoring.MostAllocated(),
             names.RANDOM_SCORE: lambda args, rng: scoring.RandomScore(rng),
@@ -60,7 +77,7 @@ def in_tree_registry() -> Registry:
         permit={names.GANG_PERMIT: lambda args, rng: gang.GangPermit.from_args(args)},
         post_filter={
             names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption.from_args(args),
-            names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(),
+            names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(rng),
         },
     )
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, overload
 
@@ -25,7 +26,7 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
-from scheduler.framework.profile import Profile
+from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
 from scheduler.framework.status import Code, Status
 from scheduler.framework.victims import (
@@ -38,6 +39,8 @@ from scheduler.state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
 T = TypeVar("T")
+MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
@@ -60,6 +63,8 @@ class Diagnosis:
 class Framework:
     def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None) -> None:
         self.profile = profile
+        self._rng = rng
+        self._next_start = 0  # where the next partial node search starts (percentage_of_nodes_to_score)
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
         registry = in_tree_registry()
 
@@ -85,6 +90,18 @@ class Framework:
                 self.group_post_filters.append(plugin)
             else:
                 self.pod_post_filters.append(plugin)
+
+    @contextmanager
+    def unobserved(self) -> Iterator[None]:
+        """Run plugins without the run noticing: the random generator and the position of
+        the partial node search are put back afterwards (`replay --verify`'s extra checks
+        must leave the replay exactly as it would be without them)."""
+        rng_state, next_start = self._rng.getstate(), self._next_start
+        try:
+            yield
+        finally:
+            self._rng.setstate(rng_state)
+            self._next_start = next_start
 
     # -- Permit ---------------------------------------------------------------------------
 
@@ -148,7 +165,12 @@ class Framework:
 
     @property
     def _index_order(self) -> str | None:
-        """"least"/"most" when the profile scores by allocation alone (one such plugin)."""
+        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin),
+        breaks ties by node order and scores every node: then the usage index finds the node
+        a full scan would."""
+        profile = self.profile
+        if profile.tie_break is not TieBreak.LOWEST_INDEX or profile.percentage_of_nodes_to_score is not None:
+            return None
         if len(self.scores) == 1:
             return getattr(self.scores[0][0], "index_order", None)
         return None
@@ -217,9 +239,17 @@ class Framework:
         return self._scan(state, request, nodes)
 
     def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None) -> tuple[int | None, Diagnosis | None]:
-        """Filter every candidate node, score the feasible ones, keep the best (the plain way)."""
+        """Filter the candidate nodes, score the feasible ones, keep the best (the plain way).
+
+        With `percentage_of_nodes_to_score`, as kube-scheduler: nodes are filtered in
+        cluster order from where the last search stopped, until enough are feasible; with
+        `tie_break = random`, the best-scoring nodes are drawn from uniformly (selectHost)."""
+        if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
+            return self._scan_some(state, request)
         candidates = state.candidate_nodes(request.models) if nodes is None else nodes
         best_node, best_score = None, -1.0
+        best: list[int] = []
+        random_ties = self.profile.tie_break is TieBreak.RANDOM
         diagnosis: Diagnosis | None = None
         for node in candidates:
             failed = None
@@ -238,13 +268,57 @@ class Framework:
             score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
             if score > best_score:
                 best_node, best_score = node, score
+                best = [node]
+            elif random_ties and score == best_score:
+                best.append(node)
         if best_node is not None:
-            return best_node, None
+            return (self._rng.choice(best) if random_ties else best_node), None
         diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
         mismatched = len(state.nodes) - len(candidates)
         if mismatched and nodes is None:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         return None, diagnosis
+
+
+    def _scan_some(self, state: ClusterState, request: PodRequest) -> tuple[int | None, Diagnosis | None]:
+        """kube-scheduler's findNodesThatPassFilters with numFeasibleNodesToFind: every node
+        (a node of another GPU model fails NodeAffinity), from `_next_start`, until enough
+        are feasible; then the best score among those."""
+        count = len(state.nodes)
+        wanted = feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score or 0.0, count)
+        feasible: list[tuple[float, int]] = []
+        diagnosis = Diagnosis(total_nodes=count)
+        processed = 0
+        for i in range(count):
+            if len(feasible) >= wanted:
+                break
+            node = (self._next_start + i) % count
+            processed += 1
+            if request.models and state.nodes[node].gpu_model not in request.models:
+                diagnosis.reasons[MODEL_MISMATCH] += 1
+                continue
+            failed = self._first_failure(state, request, node)
+            if failed is not None:
+                diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
+                if failed.code is Code.UNRESOLVABLE:
+                    diagnosis.unresolvable.add(node)
+                continue
+            feasible.append((sum(w * p.score(state, request, node) for p, w in self.scores), node))
+        self._next_start = (self._next_start + processed) % count if count else 0
+        if not feasible:
+            return None, diagnosis
+        top = max(score for score, _ in feasible)
+        best = [node for score, node in feasible if score == top]
+        return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
+
+
+def feasible_nodes_to_find(percentage: float, nodes: int) -> int:
+    """kube-scheduler's numFeasibleNodesToFind (0 %: the adaptive default)."""
+    if nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return nodes
+    if percentage == 0:
+        percentage = max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(int(nodes * percentage // 100), MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def _answer(found: tuple[int | None, Diagnosis | None], explain: bool) -> tuple[object, ...]:

@@ -26,6 +26,12 @@ class RunningGroup:
     holdings: tuple[tuple[PodKey, Holding], ...]
     loss_gpu_s: float = 0.0  # GPU-seconds since its last checkpoint: what evicting it throws away
     models: frozenset[str] = frozenset()  # GPU models of the nodes it holds
+    # A gang (min_count > 1: its pods are disrupted together) or a single pod; upstream's
+    # victim ordering prefers to spare gangs, and larger ones (`moreImportantVictim`).
+    is_gang: bool = False
+    # The workloads evicted together: the group itself, or every started child of a
+    # CompositePodGroup (whose quorum would break without any one of them).
+    members: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,15 +49,16 @@ class GroupPreemptionQuery(Protocol):
     `running` holds the lower-priority groups (the only possible victims). The methods are
     exact shortcuts the plugin may use to skip work; each answers for the live state:
 
-    - `fits(restored)`: does the preemptor fit now? `restored` is the group just put back
-      (None for the first check); a query may answer from the last fitting plan when the
-      restored group's nodes are not in it. It leaves the state as it found it.
+    - `fits(restored)`: does the preemptor fit now? The first call (`restored` None), with
+      every potential victim removed, fixes the preemptor's proposed assignment; each
+      later call asks whether the assignment still fits with the group `restored` put back
+      (only the nodes it holds can change the answer). It leaves the state as it found it.
     - `matters(group)`: could the preemptor ever use the GPUs `group` holds (its models)?
     - `enough_free(withheld)`: with `withheld` more milli-GPUs taken, do the free GPUs the
       preemptor could use still cover its request?
     - `usable_milli(group)`: milli-GPUs `group` holds on nodes the preemptor could use.
-    - `keeps_plan(group)`: putting `group` back leaves the last fitting plan valid (its
-      nodes are not the plan's), so `fits` would say yes without reading the state.
+    - `keeps_plan(group)`: putting `group` back cannot touch the proposed assignment (its
+      nodes are not the assignment's), so `fits` would say yes without reading the state.
     """
 
     @property
@@ -91,6 +98,9 @@ class PodPreemptionQuery(Protocol):
     def nodes(self) -> Sequence[int]: ...
 
     def priority_of(self, key: PodKey) -> int: ...
+
+    def terminating(self, key: PodKey) -> bool:
+        """The pod is already being preempted: it is no victim for anyone else."""
 
     def started_at(self, key: PodKey) -> float: ...
 

@@ -1,8 +1,10 @@
 """Plugin names, in one place, as profiles spell them."""
 
 PRIORITY_SORT = "PrioritySort"
+COSCHEDULING = "Coscheduling"
 GPU_FIT = "GpuFit"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
 RANDOM_SCORE = "Random"

@@ -10,7 +10,8 @@ while the preemptor still fits, so no more is evicted than needed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 from typing import Any
 
@@ -31,15 +32,18 @@ class VictimOrder(StrEnum):
     CHEAPEST_LOSS = "cheapest_loss"  # within a priority, the group whose eviction loses most work
 
 
-def _importance(group: RunningGroup) -> tuple[float, float, str]:
-    # Most important first: higher priority, then the one running longer (more work at
-    # stake; kube-scheduler likewise prefers evicting the most recently started pods).
-    return (-group.priority, group.started_at_s, group.workload_id)
+def _importance(group: RunningGroup) -> tuple[int, bool, int, float, str]:
+    """kube-scheduler's moreImportantVictim (podgrouppreemption.go), most important first:
+    higher priority; then a gang before a single pod; among single pods the earlier start;
+    among gangs the larger (more pods scheduled), then the earlier start. The workload id
+    makes the order total (upstream leaves equal victims in list order)."""
+    size = len(group.holdings) if group.is_gang else 0
+    return (-group.priority, not group.is_gang, -size, group.started_at_s, group.workload_id)
 
 
-def _importance_by_loss(group: RunningGroup) -> tuple[float, float, str]:
-    # Within a priority, the group whose eviction loses the most work is the most
-    # important, so the victims are the ones whose loss is cheapest.
+def _importance_by_loss(group: RunningGroup) -> tuple[int, float, str]:
+    # The project's option, not upstream's: within a priority, the group whose eviction
+    # loses the most work is the most important, so the victims are those that lose least.
     return (-group.priority, -group.loss_gpu_s, group.workload_id)
 
 
@@ -51,7 +55,8 @@ class WorkloadPreemption:
     unit = Unit.POD_GROUP
 
     def __init__(self, victim_order: VictimOrder = VictimOrder.PRIORITY) -> None:
-        self._key = _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance
+        self._key: Callable[[RunningGroup], tuple[Any, ...]] = (
+            _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance)
         self.needs_loss = victim_order is VictimOrder.CHEAPEST_LOSS  # callers compute losses only then
 
     @staticmethod
@@ -120,39 +125,84 @@ class WorkloadPreemption:
             state.rollback(mark)
 
 
+# kube-scheduler's DefaultPreemptionArgs defaults: the dry run stops once it has found
+# max(10 % of the potential nodes, 100) candidate nodes, starting at a random offset.
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+_PRIORITY_OFFSET = 2**31  # math.MaxInt32 + 1: every victim's priority counts as >= 0 in sums
+
+
 class DefaultPreemption:
     """kube-scheduler's per-pod preemption: victims are lower-priority pods on ONE node.
 
     It knows nothing of gangs, so it may evict pods for a pod whose own gang never
-    completes: the waste gang scheduling exists to avoid."""
+    completes: the waste gang scheduling exists to avoid.
+
+    Source: pkg/scheduler/framework/preemption/preemption.go and defaultpreemption:
+    candidate nodes are tried from a random offset (`DryRunPreemption`) until enough are
+    found (`calculateNumCandidates`); on each, every lower-priority pod is removed and the
+    pods are reprieved most important first (`SelectVictimsOnNode`: higher priority, then
+    earlier start); the node is chosen by `pickOneNodeForPreemption`."""
 
     name = names.DEFAULT_PREEMPTION
     unit = Unit.POD
 
-    def select_pod_victims(self, query: PodPreemptionQuery) -> NodeVictims | None:
-        state, priority_of = query.state, query.priority_of
-        best: tuple[tuple[int, int, int, int], NodeVictims] | None = None
-        for node in query.nodes:
-            potential = [k for k in state.pods_on_node[node] if priority_of(k) < query.priority]
-            if not potential:
-                continue
-            potential.sort(key=lambda k: (-priority_of(k), query.started_at(k), k))
-            mark = state.mark()
-            try:
-                holdings = {k: state.release(k) for k in potential}
-                if not query.fits_on(node):
-                    continue
-                victims = []
-                for key in potential:
-                    state.restore(key, holdings[key])
-                    if not query.fits_on(node):
-                        state.release(key)
-                        victims.append(key)
-            finally:
-                state.rollback(mark)
-            priorities = [priority_of(k) for k in victims]
-            rank = (max(priorities), sum(priorities), len(victims), node)
-            if best is None or rank < best[0]:
-                best = (rank, NodeVictims(node, tuple(victims)))
-        return best[1] if best else None
+    def __init__(self, rng: random.Random) -> None:
+        self._rng = rng
 
+    def select_pod_victims(self, query: PodPreemptionQuery) -> NodeVictims | None:
+        nodes = query.nodes
+        if not nodes:
+            return None
+        wanted = candidates_to_find(len(nodes))
+        offset = self._rng.randrange(len(nodes))
+        candidates: list[tuple[NodeVictims, tuple[int, ...]]] = []
+        for i in range(len(nodes)):
+            found = _victims_on(query, nodes[(offset + i) % len(nodes)])
+            if found is not None:
+                candidates.append(found)
+                if len(candidates) >= wanted:
+                    break
+        if not candidates:
+            return None
+        # pickOneNodeForPreemption; ties after every rule: the first candidate found.
+        best = min(range(len(candidates)), key=lambda index: (candidates[index][1], index))
+        return candidates[best][0]
+
+
+def candidates_to_find(potential_nodes: int) -> int:
+    """kube-scheduler's calculateNumCandidates."""
+    wanted = potential_nodes * MIN_CANDIDATE_NODES_PERCENTAGE // 100
+    return min(max(wanted, MIN_CANDIDATE_NODES_ABSOLUTE), potential_nodes)
+
+
+def _victims_on(query: PodPreemptionQuery, node: int) -> tuple[NodeVictims, tuple[int, ...]] | None:
+    """SelectVictimsOnNode, and the node's rank for pickOneNodeForPreemption (smaller wins):
+    lowest highest victim priority; lowest sum of (priority + 2^31), so fewer victims win
+    before raw priorities count; fewest victims; latest start of its highest-priority
+    victims. (PodDisruptionBudgets, the first rule, are not modelled: none is violated.)"""
+    state, priority_of = query.state, query.priority_of
+    potential = [k for k in state.pods_on_node[node] if priority_of(k) < query.priority and not query.terminating(k)]
+    if not potential:
+        return None
+    potential.sort(key=lambda k: (-priority_of(k), query.started_at(k), k))  # most important first
+    mark = state.mark()
+    try:
+        holdings = {k: state.release(k) for k in potential}
+        if not query.fits_on(node):
+            return None
+        victims = []
+        for key in potential:
+            state.restore(key, holdings[key])
+            if not query.fits_on(node):
+                state.release(key)
+                victims.append(key)
+    finally:
+        state.rollback(mark)
+    if not victims:
+        return None
+    priorities = [priority_of(k) for k in victims]
+    highest = max(priorities)
+    earliest_top_start = min(query.started_at(k) for k in victims if priority_of(k) == highest)
+    rank = (highest, sum(p + _PRIORITY_OFFSET for p in priorities), len(victims), -round(earliest_top_start * 1e9))
+    return NodeVictims(node, tuple(victims)), rank

@@ -1,4 +1,10 @@
-"""QueueSort: higher priority first, then earlier enqueue time (kube-scheduler's default)."""
+"""QueueSort: higher priority first, then the earlier time the pod was added to the queue.
+
+Source: kube-scheduler's PrioritySort (`plugins/queuesort/priority_sort.go` `Less`): priority,
+then `QueuedPodInfo.Timestamp`, which the queue refreshes whenever a failed pod is added back
+(`AddUnschedulableIfNotPresent`): a pod sent back after a time-out or an eviction goes behind
+pods of its priority that were queued meanwhile.
+"""
 
 from __future__ import annotations
 
@@ -8,5 +14,5 @@ from scheduler.plugins import names
 class PrioritySort:
     name = names.PRIORITY_SORT
 
-    def sort_key(self, priority: int, enqueue_time_s: float) -> tuple[float, ...]:
-        return (-priority, enqueue_time_s)
+    def sort_key(self, priority: int, created_s: float, queued_s: float) -> tuple[float, ...]:
+        return (-priority, queued_s)

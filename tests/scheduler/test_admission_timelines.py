@@ -61,8 +61,8 @@ def test_team_a_borrows_idle_quota_then_team_b_reclaims_it_by_preempting_only_en
         (1.0, "admitted", "a2", "Borrowing"),  # 10 of nominal 8
         (2.0, "admitted", "a3", "Borrowing"),
         (3.0, "admitted", "a4", "Borrowing"),
-        (100.0, "requeued", "a3", "Preempted"),  # the one victim
-        (130.0, "admitted", "b1", None),  # its quota came back after the pods' 30 s grace
+        (130.0, "requeued", "a3", "Preempted"),  # the one victim, once its pods' 30 s grace is over
+        (130.0, "admitted", "b1", None),  # its quota came back with its pods
         (1131.0, "admitted", "a3", "Borrowing"),  # b1 done at 1130, inadmissible requeue 1 s later
     ]
     assert [r["reason"] for r in rows if r["event"] == "preempted"] == ["preempted-by:b1"]
@@ -158,11 +158,12 @@ def _usage_over_time(rows):
         ),
         pytest.param(
             PreemptionPolicy.ANY, 250.0,
-            # Team B preempts A's borrowed jobs one at a time (each frees its quota after the
-            # pods' 30 s grace) while B's share with the job <= A's share without the victim.
-            [(10.0, 11, 0), (40.0, 11, 1), (40.0, 10, 1), (70.0, 10, 2), (70.0, 9, 2), (100.0, 9, 3),
-             (100.0, 8, 3), (130.0, 8, 4), (130.0, 7, 4), (160.0, 7, 5), (160.0, 6, 5), (190.0, 6, 6),
-             (190.0, 5, 6), (220.0, 5, 7), (220.0, 4, 7), (250.0, 4, 8)],
+            # Team B preempts A's borrowed jobs one at a time (each victim is requeued, and its
+            # quota freed, when its pods are gone after the 30 s grace) while B's share with
+            # the job <= A's share without the victim.
+            [(40.0, 11, 0), (40.0, 11, 1), (70.0, 10, 1), (70.0, 10, 2), (100.0, 9, 2), (100.0, 9, 3),
+             (130.0, 8, 3), (130.0, 8, 4), (160.0, 7, 4), (160.0, 7, 5), (190.0, 6, 5), (190.0, 6, 6),
+             (220.0, 5, 6), (220.0, 5, 7), (250.0, 4, 7), (250.0, 4, 8)],
             id="with fair-sharing preemption: converges at once",
         ),
     ],
@@ -309,7 +310,7 @@ def test_reclaim_while_borrowing_takes_a_victim_that_drops_its_queue_below_nomin
         (0.0, "admitted", "a1", None),
         (1.0, "admitted", "a2", "Borrowing"),
         (2.0, "admitted", "b0", None),
-        (100.0, "requeued", "a2", "Preempted"),
+        (130.0, "requeued", "a2", "Preempted"),  # its pods' 30 s grace is over
         (130.0, "admitted", "b1", "Borrowing"),
     ]
     assert [r["reason"] for r in rows if r["event"] == "preempted"] == ["preempted-by:b1"]

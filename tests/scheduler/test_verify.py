@@ -29,7 +29,7 @@ GROUP_CHECKS = {
     "parked shape still fails",
     "victims with deferred reprieves",
 }
-POD_CHECKS = {"node chosen through the usage index", "parked shape still fails", "pod preemption skipped as unchanged"}
+POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"}
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,9 @@ def _replay(files, out, profile, verifier):
 @pytest.mark.parametrize(("profile", "want_kinds"), [
     ("gang-v1.37", GROUP_CHECKS),
     ("kube-default", POD_CHECKS),
-], ids=["pod groups: every group shortcut is checked", "pods: every pod shortcut is checked"])
+    ("kube-default-gpu", POD_CHECKS | {"node chosen through the usage index"}),
+], ids=["pod groups: every group shortcut is checked", "pods: every pod shortcut is checked",
+        "pods scored by GPUs: the usage index is checked too"])
 def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_demo, tmp_path, profile, want_kinds):
     verifier = Verifier()
     _replay(small_demo, tmp_path / "verified", profile, verifier)

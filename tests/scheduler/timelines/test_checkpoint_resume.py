@@ -13,11 +13,13 @@ def test_preempted_work_resumes_from_the_last_checkpoint(tmp_path):
         "gang-v1.37",
     )
     trainer = [s for s in story(rows, events=PLACEMENT) if s[2] == "trainer"]
-    # Ran 1000 s, checkpointed at 600: 400 s lost, 2400 s left; resumes when urgent ends.
+    # Evicted at 1000, its pod terminates for the 30 s grace period (it holds the GPUs until
+    # 1030, where urgent starts); checkpointed at 600: 430 s lost, 2400 s left; resumes when
+    # urgent ends at 1130.
     assert trainer == [
         (0.0, "started", "trainer", 0, "n1"),
-        (1000.0, "preempted", "trainer", 0, "n1"),
-        (1000.0, "requeued", "trainer", None, None),
-        (1100.0, "started", "trainer", 0, "n1"),
-        (3500.0, "finished", "trainer", 0, "n1"),
+        (1030.0, "preempted", "trainer", 0, "n1"),
+        (1030.0, "requeued", "trainer", None, None),
+        (1130.0, "started", "trainer", 0, "n1"),
+        (3530.0, "finished", "trainer", 0, "n1"),
     ]

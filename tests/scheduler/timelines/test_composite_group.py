@@ -34,3 +34,40 @@ def test_a_composite_with_a_rack_constraint_keeps_all_children_in_one_rack(tmp_p
     )
     nodes = {r["node"] for r in rows if r["event"] == "started"}
     assert nodes in ({"n1", "n2"}, {"n3", "n4"})
+
+
+def test_a_composite_quorum_preempts_lower_priority_groups_to_start_together(tmp_path):
+    """CompositePodGroup in workload-aware preemption (podgrouppreemption.go, with the
+    composite's quorum as the preemptor): lower-priority groups are removed, the quorum is
+    planned once, victims not needed by that plan are reprieved."""
+    rows = replay_rows(
+        tmp_path,
+        [node("n1"), node("n2"), node("n3")],
+        [
+            job("low-1", 0, 9000, priority=1),
+            job("low-2", 1, 9000, priority=1),
+            job("low-3", 2, 9000, priority=1),
+            job("learner", 100, 500, priority=9, parent_group="rl", parent_min_groups=2),
+            job("actor", 100, 500, priority=9, parent_group="rl", parent_min_groups=2),
+        ],
+        "gang-v1.37",
+    )
+    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["low-1", "low-2"]
+    children = story([r for r in rows if r["workload_id"] in ("learner", "actor")], events=("started",))
+    assert [t[0] for t in children] == [130.0, 130.0]  # together, once the victims terminated
+
+
+def test_a_running_composite_is_one_victim_whose_children_go_together(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1"), node("n2")],
+        [
+            job("learner", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
+            job("actor", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
+            job("urgent", 100, 500, priority=9),
+        ],
+        "gang-v1.37",
+    )
+    # urgent needs one node: evicting one child would break the composite's quorum
+    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["actor", "learner"]
+    assert {r["preemptor"] for r in rows if r["event"] == "preempted"} == {"urgent"}
