@@ -1,4 +1,5 @@
 -- grain: one row per run × charge period × tenant × gpu_model × usage_class × idle_reason × resource (Usage rows)
+-- phase: the run phase of the charge period (x_Phase: warmup, steady, drain)
 -- gpu_hours counts GPU rows only (0 on CPU and memory rows); quantity is in the resource's unit
 with records as (
     select * from focus_cost_records
@@ -18,7 +19,8 @@ final as (
         sum(ListCost) as list_cost,
         x_Resource as resource,
         sum(PricingQuantity) as quantity,
-        any_value(PricingUnit) as unit
+        any_value(PricingUnit) as unit,
+        any_value(x_Phase) as phase
     from records
     group by all
     order by all
