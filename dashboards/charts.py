@@ -26,6 +26,8 @@ IDLE_CAUSE_COLORS = {
     "fragmentation": "#e65100",
     "gang_barrier": "#ef6c00",
     "quota": "#6a1b9a",
+    "scheduling_latency": "#0277bd",
+    "shared_device_slack": "#8d6e63",
     "no_demand": "#9e9e9e",
     "gang_wait (partial placement)": "#f9a825",
     "unknown": "#616161",
@@ -244,12 +246,15 @@ def _team_scale(teams: list[str]) -> alt.Scale:
 def team_chargeback_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
-    """Stacked bars per team: the cost of its own GPU-hours and its share of idle capacity.
-    Columns: tenant, usage_cost, idle_share_cost."""
-    long = df.melt(id_vars=["tenant"], value_vars=["usage_cost", "idle_share_cost"],
-                   var_name="part", value_name="cost")
-    long["part"] = long["part"].map({"usage_cost": "GPU-hours used",
-                                     "idle_share_cost": "share of idle GPUs"})
+    """Stacked bars per team: the cost of its own GPU-hours, its share of idle capacity and,
+    with the reclaim option, the lost work moved to or from it. Columns: tenant, usage_cost,
+    idle_share_cost[, reclaim_adjustment_cost]."""
+    parts = {"usage_cost": "GPU-hours used", "idle_share_cost": "share of idle GPUs",
+             "reclaim_adjustment_cost": "reclaimed lost work"}
+    present = [c for c in parts if c in df.columns
+               and (c != "reclaim_adjustment_cost" or bool((df[c].abs() > 0).any()))]
+    long = df.melt(id_vars=["tenant"], value_vars=present, var_name="part", value_name="cost")
+    long["part"] = long["part"].map(parts)
     chart = (
         alt.Chart(long, title="Charged cost per team")
         .mark_bar()
@@ -257,8 +262,8 @@ def team_chargeback_chart(
             x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("tenant:N", title=None, sort="-x"),
             color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top"),
-                            scale=alt.Scale(domain=["GPU-hours used", "share of idle GPUs"],
-                                            range=["#1565c0", IDLE_TEAM_COLOR])),
+                            scale=alt.Scale(domain=list(parts.values()),
+                                            range=["#1565c0", IDLE_TEAM_COLOR, "#c62828"])),
             tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("part:N"),
                      alt.Tooltip("sum(cost):Q", title="cost", format=_MONEY)],
         )

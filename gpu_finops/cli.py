@@ -130,6 +130,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         formats,
         run_id=args.run_id,
         team=args.team,
+        phase=None if args.phase == "all" else args.phase,
     )
     for path in paths:
         print(path)
@@ -284,6 +285,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
     p.add_argument("--team", help="one team's report (default: all teams)")
+    p.add_argument("--phase", default="steady", choices=("steady", "warmup", "drain", "all"),
+                   help="run phase (x_Phase) to report on: the steady window by default, all for "
+                        "the whole run")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)

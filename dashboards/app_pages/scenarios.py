@@ -27,6 +27,9 @@ other = st.selectbox("Compare the sidebar's run with", others, key=f"scenarios.o
 # Whole runs unless the dates were narrowed: runs of one trace under two profiles last different
 # times (a run ends when its last pod does), and runs of two traces need not overlap at all.
 run_range = cache.query(db, "run_date_range", filters.run_id)
+# A run phase is a window of the sidebar's run only (the other run's phases differ): whole phases
+# are not compared across runs.
+filters = replace(filters, phase=None, phase_window=None)
 whole_runs = run_range is None or (filters.date_from, filters.date_to) == tuple(run_range)
 if whole_runs:
     filters = replace(filters, date_from=None, date_to=None)

@@ -131,36 +131,45 @@ model_steps as (
     window w as (partition by g.run_id, mc.gpu_model order by g.time_s)
 ),
 
-set_points as (
-    select run_id, cause, gpu_models, time_s, sum(delta) as delta
-    from set_changes
-    group by all
+set_keys as (
+    select distinct run_id, cause, gpu_models from set_changes
 ),
 
-set_values as (
-    select
-        run_id,
-        cause,
-        gpu_models,
-        time_s,
-        lead(time_s) over w as next_time_s,
-        round(sum(delta) over (w rows between unbounded preceding and current row), 9) as gpus
-    from set_points
-    window w as (partition by run_id, cause, gpu_models order by time_s)
+set_points as (
+    -- each waiting set's changes, and every step of the run's grid (zero change) so that its
+    -- running sum is known at every step
+    select run_id, cause, gpu_models, time_s, sum(delta) as delta
+    from (
+        select run_id, cause, gpu_models, time_s, delta from set_changes
+        union all
+        select k.run_id, k.cause, k.gpu_models, g.time_s, 0.0
+        from set_keys as k
+        inner join grid as g using (run_id)
+    )
+    group by all
 ),
 
 set_steps as (
     -- each waiting set's GPUs at every step of the grid where it waits
-    select g.run_id, g.time_s, v.cause, v.gpu_models, v.gpus
-    from set_values as v
-    inner join grid as g
-        on g.run_id = v.run_id and g.time_s >= v.time_s and g.time_s < v.next_time_s
-    where v.gpus > 0
+    select run_id, time_s, cause, gpu_models, gpus
+    from (
+        select
+            run_id,
+            cause,
+            gpu_models,
+            time_s,
+            round(sum(delta) over (
+                partition by run_id, cause, gpu_models order by time_s
+                rows between unbounded preceding and current row
+            ), 9) as gpus
+        from set_points
+    )
+    where gpus > 0
 ),
 
 set_members as (
-    select distinct run_id, gpu_models, unnest(string_split(gpu_models, '|')) as gpu_model
-    from set_points
+    select run_id, gpu_models, unnest(string_split(gpu_models, '|')) as gpu_model
+    from (select distinct run_id, gpu_models from set_keys)
 ),
 
 after_barrier as (
