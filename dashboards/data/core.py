@@ -219,11 +219,6 @@ def focus_gpu_rows(con: duckdb.DuckDBPyConnection) -> str:
         else "TRUE"
 
 
-def usage_resource(con: duckdb.DuckDBPyConnection) -> str:
-    """fct_usage_hourly's resource column (alias u), or 'gpu' where it predates the column."""
-    return "u.resource" if "resource" in table_columns(con, "fct_usage_hourly") else "'gpu'"
-
-
 # --------------------------------------------------------------------------------------------
 # Pickers
 # --------------------------------------------------------------------------------------------

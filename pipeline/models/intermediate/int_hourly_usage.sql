@@ -63,7 +63,8 @@ shared as (
     left join admissions as a using (run_id, workload_id, attempt)
     left join queue_usage as q
         on q.run_id = c.run_id and q.cluster_queue = a.cluster_queue
-        and q.flavor is not distinct from a.flavor and q.period_index = c.period_index
+        -- an admission without a flavor (a hand-made log) has its own null-flavor row
+        and coalesce(q.flavor, '') = coalesce(a.flavor, '') and q.period_index = c.period_index
 ),
 
 final as (
