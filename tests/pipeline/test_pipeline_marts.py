@@ -119,15 +119,16 @@ def test_fct_usage_hourly(con):
             """select * from fct_usage_hourly where run_id = 'fractional' order by all""",
         ),
         [
+            # a spot node (Dynamic): its idle can be given back
             ("fractional", H0, "__idle__", "T4", "idle", "shared_device_slack", 0.25, 0.05, 0.125, "gpu", 0.25,
-             "GPU-Hours", "steady"),
+             "GPU-Hours", "steady", "Dynamic"),
             ("fractional", H0, "team-a", "T4", "productive", None, 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours",
-             "steady"),
+             "steady", "Dynamic"),
             ("fractional", H0, "team-b", "T4", "productive", None, 0.5, 0.1, 0.25, "gpu", 0.5, "GPU-Hours",
-             "steady"),
+             "steady", "Dynamic"),
             # after the hour of the last submission: the drain
             ("fractional", H1, "__idle__", "T4", "idle", "no_demand", 1.0, 0.2, 0.5, "gpu", 1.0, "GPU-Hours",
-             "drain"),
+             "drain", "Dynamic"),
         ],
     )
     # CPU and memory rows carry no GPU-hours; their quantity is in their own unit
