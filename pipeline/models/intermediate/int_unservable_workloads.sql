@@ -61,12 +61,20 @@ queue_ceilings as (
     group by all
 ),
 
+node_shapes as (
+    -- nodes alike in model and GPUs hold alike
+    select run_id, gpu_model, gpus, count(*) as nodes
+    from nodes
+    where gpu_model is not null
+    group by all
+),
+
 pods_that_fit as (
     -- pods of the workload's request that all the nodes of its accepted models hold at once
     select
         w.run_id,
         w.workload_id,
-        sum(case
+        sum(n.nodes * case
             when w.gpus_per_pod <= 0 then 1e18
             -- requests are whole milli-GPUs; below one GPU, floor(1000 / milli) share a device
             when w.gpus_per_pod < 1 then n.gpus * floor(1000 / round(w.gpus_per_pod * 1000))
@@ -74,7 +82,7 @@ pods_that_fit as (
         end) as pods
     from workloads as w
     inner join accepted_models as am using (run_id, workload_id)
-    inner join nodes as n on n.run_id = am.run_id and n.gpu_model = am.gpu_model
+    inner join node_shapes as n on n.run_id = am.run_id and n.gpu_model = am.gpu_model
     group by all
 ),
 
