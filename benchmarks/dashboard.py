@@ -97,6 +97,7 @@ def page_queries(con: Any, db: Path) -> dict[str, list[tuple[str, Callable[[], A
             ("run_date_range", lambda: data.run_date_range(con, run_id)),
             ("list_tenants", lambda: data.list_tenants(con, run_id)),
             ("list_gpu_models", lambda: data.list_gpu_models(con, run_id)),
+            ("run_phases", lambda: data.run_phases(con, run_id)),
         ],
         "Overview": [
             ("headline_metrics", lambda: data.headline_metrics(con, filters)),
@@ -105,11 +106,15 @@ def page_queries(con: Any, db: Path) -> dict[str, list[tuple[str, Callable[[], A
             ("usage_class_over_time", lambda: data.usage_class_over_time(con, filters, bucket)),
             ("costliest_workloads", lambda: data.costliest_workloads(con, filters)),
             ("partial_placement_workloads", lambda: data.partial_placement_workloads(con, filters)),
+            ("savings", lambda: data.savings(con, filters)),
+            ("training_run_costs", lambda: data.training_run_costs(con, filters)),
         ],
         "Teams": [
             ("team_showback", lambda: data.team_showback(con, filters, "separate")),
             ("team_cost_over_time",
              lambda: data.team_cost_over_time(con, filters, bucket, "separate")),
+            ("waiting_cost_by_team", lambda: data.waiting_cost_by_team(con, filters)),
+            ("eviction_losses", lambda: data.eviction_losses(con, filters)),
         ],
         "Idle GPUs": [
             ("headline_metrics", lambda: data.headline_metrics(con, filters)),
@@ -117,6 +122,9 @@ def page_queries(con: Any, db: Path) -> dict[str, list[tuple[str, Callable[[], A
             ("idle_by_cause_over_time", lambda: data.idle_by_cause_over_time(con, filters, bucket)),
             ("idle_heatmap", lambda: data.idle_heatmap(con, filters, "rack", bucket)),
             ("fragmentation_by_model", lambda: data.fragmentation_by_model(con, filters)),
+            ("idle_by_payment", lambda: data.idle_by_payment(con, filters)),
+            ("commitment_pools", lambda: data.commitment_pools(con, run_id)),
+            ("unservable_demand", lambda: data.unservable_demand(con, filters)),
         ],
         # the page's two branches: quota charts, or GPUs held when the run has no quota usage
         "Queues": [("list_cluster_queues", lambda: data.list_cluster_queues(con, filters)), *(

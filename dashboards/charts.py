@@ -26,6 +26,8 @@ IDLE_CAUSE_COLORS = {
     "fragmentation": "#e65100",
     "gang_barrier": "#ef6c00",
     "quota": "#6a1b9a",
+    "scheduling_latency": "#0277bd",
+    "shared_device_slack": "#8d6e63",
     "no_demand": "#9e9e9e",
     "gang_wait (partial placement)": "#f9a825",
     "unknown": "#616161",
@@ -33,10 +35,10 @@ IDLE_CAUSE_COLORS = {
 
 DEFAULT_WIDTH = 560
 DEFAULT_HEIGHT = 230
-_MONEY = "$,.2f"
+MONEY = "$,.2f"
 
 
-def _sized(chart: alt.Chart, width: int | str, height: int) -> alt.Chart:
+def sized(chart: alt.Chart, width: int | str, height: int) -> alt.Chart:
     return chart.properties(width=width, height=height)
 
 
@@ -46,9 +48,9 @@ def spend_by_team_chart(
     """Horizontal bars of effective cost per team. Columns: tenant, effective_cost[, list_cost,
     gpu_hours]."""
     tooltip = [alt.Tooltip("tenant:N", title="team"),
-               alt.Tooltip("effective_cost:Q", title="effective cost", format=_MONEY)]
+               alt.Tooltip("effective_cost:Q", title="effective cost", format=MONEY)]
     if "list_cost" in df.columns:
-        tooltip.append(alt.Tooltip("list_cost:Q", title="list cost", format=_MONEY))
+        tooltip.append(alt.Tooltip("list_cost:Q", title="list cost", format=MONEY))
     if "gpu_hours" in df.columns:
         tooltip.append(alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"))
     chart = (
@@ -59,12 +61,12 @@ def spend_by_team_chart(
             y=alt.Y("tenant:N", title=None, sort="-x"),
             # the same colour per team on every page; the axis already names them
             color=alt.Color("tenant:N", legend=None,
-                            scale=_team_scale(df["tenant"].dropna().unique().tolist()
+                            scale=team_scale(df["tenant"].dropna().unique().tolist()
                                               if "tenant" in df else [])),
             tooltip=tooltip,
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def usage_class_over_time_chart(
@@ -90,7 +92,7 @@ def usage_class_over_time_chart(
             stack_order=f"indexof({USAGE_CLASS_ORDER!r}, datum.usage_class)"
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def idle_cost_by_cause_chart(
@@ -110,11 +112,11 @@ def idle_cost_by_cause_chart(
             y=alt.Y("cause:N", title=None, sort="-x"),
             color=alt.Color("cause:N", scale=alt.Scale(domain=domain, range=palette), legend=None),
             tooltip=[alt.Tooltip("cause:N"),
-                     alt.Tooltip("effective_cost:Q", title="effective cost", format=_MONEY),
+                     alt.Tooltip("effective_cost:Q", title="effective cost", format=MONEY),
                      alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f")],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def costliest_workloads_chart(
@@ -123,7 +125,7 @@ def costliest_workloads_chart(
     """Horizontal bars of the costliest workloads, coloured by team. Columns: workload_id,
     effective_cost, tenant[, gpu_hours, final_state]."""
     tooltip = [alt.Tooltip("workload_id:N", title="workload"), alt.Tooltip("tenant:N", title="team"),
-               alt.Tooltip("effective_cost:Q", title="effective cost", format=_MONEY)]
+               alt.Tooltip("effective_cost:Q", title="effective cost", format=MONEY)]
     for column, title in (("gpu_hours", "GPU-hours"), ("final_state", "final state")):
         if column in df.columns:
             tooltip.append(alt.Tooltip(f"{column}:{'Q' if column == 'gpu_hours' else 'N'}",
@@ -136,12 +138,12 @@ def costliest_workloads_chart(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=220)),
             color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
-                            scale=_team_scale(teams)),
+                            scale=team_scale(teams)),
             tooltip=tooltip,
         )
     )
     # every bar keeps its label: at least 18 pixels a workload
-    return _sized(chart, width, max(height, 18 * len(df)))
+    return sized(chart, width, max(height, 18 * len(df)))
 
 
 def workload_timeline_chart(
@@ -163,7 +165,7 @@ def workload_timeline_chart(
         if column in data.columns:
             tooltip.append(alt.Tooltip(f"{column}:N"))
     base = alt.Chart(data, title="Events and reasons over time").encode(
-        x=_time_axis("ts", domain),
+        x=time_axis("ts", domain),
         y=alt.Y("event:N", title=None, sort=_EVENT_ORDER),
         tooltip=tooltip,
     )
@@ -191,7 +193,7 @@ def pending_by_reason_chart(
                      alt.Tooltip("gpus_requested:Q", title="GPUs requested", format=",.1f")],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 _EVENT_ORDER = ["submitted", "pending", "admitted", "reserved", "started", "resized",
@@ -203,7 +205,7 @@ _EVENT_COLORS = ["#607d8b", "#6a1b9a", "#1565c0", "#f9a825", "#2e7d32", "#00838f
 def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = 160) -> alt.Chart:
     """GPU-hours per run, stacked by usage class (idle split by cause): scenarios side by side."""
     if df.empty:
-        return _sized(alt.Chart(pd.DataFrame({"run_id": []})).mark_bar(), width, height)
+        return sized(alt.Chart(pd.DataFrame({"run_id": []})).mark_bar(), width, height)
     classes = sorted(df["usage_class"].unique(), key=lambda c: (c.startswith("idle"), c))
     palette = {**USAGE_CLASS_COLORS, **{f"idle: {k}": v for k, v in IDLE_CAUSE_COLORS.items()}}
     scale = alt.Scale(domain=classes, range=[palette.get(c, "#616161") for c in classes])
@@ -217,11 +219,11 @@ def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, heig
                             legend=alt.Legend(orient="right", title=None)),
             order=alt.Order("usage_class:N"),
             tooltip=["run_id", "usage_class", alt.Tooltip("gpu_hours:Q", format=",.1f"),
-                     alt.Tooltip("effective_cost:Q", format=_MONEY)],
+                     alt.Tooltip("effective_cost:Q", format=MONEY)],
         )
         .properties(title="GPU-hours by usage class, per run")
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 # --------------------------------------------------------------------------------------------
@@ -231,7 +233,7 @@ def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, heig
 IDLE_TEAM_COLOR = "#9e9e9e"  # __idle__ is grey wherever it appears
 
 
-def _team_scale(teams: list[str]) -> alt.Scale:
+def team_scale(teams: list[str]) -> alt.Scale:
     """Category colours per team, with ``__idle__`` always grey."""
     palette = ["#1565c0", "#00897b", "#6a1b9a", "#ef6c00", "#ad1457", "#5d4037", "#3949ab",
                "#7cb342", "#00acc1", "#8e24aa"]
@@ -244,12 +246,15 @@ def _team_scale(teams: list[str]) -> alt.Scale:
 def team_chargeback_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
-    """Stacked bars per team: the cost of its own GPU-hours and its share of idle capacity.
-    Columns: tenant, usage_cost, idle_share_cost."""
-    long = df.melt(id_vars=["tenant"], value_vars=["usage_cost", "idle_share_cost"],
-                   var_name="part", value_name="cost")
-    long["part"] = long["part"].map({"usage_cost": "GPU-hours used",
-                                     "idle_share_cost": "share of idle GPUs"})
+    """Stacked bars per team: the cost of its own GPU-hours, its share of idle capacity and,
+    with the reclaim option, the lost work moved to or from it. Columns: tenant, usage_cost,
+    idle_share_cost[, reclaim_adjustment_cost]."""
+    parts = {"usage_cost": "GPU-hours used", "idle_share_cost": "share of idle GPUs",
+             "reclaim_adjustment_cost": "reclaimed lost work"}
+    present = [c for c in parts if c in df.columns
+               and (c != "reclaim_adjustment_cost" or bool((df[c].abs() > 0).any()))]
+    long = df.melt(id_vars=["tenant"], value_vars=present, var_name="part", value_name="cost")
+    long["part"] = long["part"].map(parts)
     chart = (
         alt.Chart(long, title="Charged cost per team")
         .mark_bar()
@@ -257,13 +262,13 @@ def team_chargeback_chart(
             x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("tenant:N", title=None, sort="-x"),
             color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top"),
-                            scale=alt.Scale(domain=["GPU-hours used", "share of idle GPUs"],
-                                            range=["#1565c0", IDLE_TEAM_COLOR])),
+                            scale=alt.Scale(domain=list(parts.values()),
+                                            range=["#1565c0", IDLE_TEAM_COLOR, "#c62828"])),
             tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("part:N"),
-                     alt.Tooltip("sum(cost):Q", title="cost", format=_MONEY)],
+                     alt.Tooltip("sum(cost):Q", title="cost", format=MONEY)],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def team_cost_over_time_chart(
@@ -272,20 +277,20 @@ def team_cost_over_time_chart(
     """Stacked bars of charged cost per team per period. Columns: period_start, tenant,
     charged_cost."""
     chart = (
-        alt.Chart(_with_period_end(df), title="Charged cost per team over time")
+        alt.Chart(with_period_end(df), title="Charged cost per team over time")
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
             x=alt.X("period_start:T", title=None),
             x2="period_end:T",
             y=alt.Y("sum(charged_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
             color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
-                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
+                            scale=team_scale(df["tenant"].dropna().unique().tolist())),
             tooltip=[alt.Tooltip("period_start:T", title="period"),
                      alt.Tooltip("tenant:N", title="team"),
-                     alt.Tooltip("sum(charged_cost):Q", title="cost", format=_MONEY)],
+                     alt.Tooltip("sum(charged_cost):Q", title="cost", format=MONEY)],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def _cause_scale(causes: list[str]) -> alt.Scale:
@@ -313,7 +318,7 @@ def idle_by_cause_over_time_chart(
                      alt.Tooltip("sum(gpu_hours):Q", title="GPU-hours", format=",.1f")],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def idle_heatmap_chart(
@@ -325,7 +330,7 @@ def idle_heatmap_chart(
     places = df["place"].nunique() if "place" in df else 0
     height = height or max(120, min(20 * places, 800))
     chart = (
-        alt.Chart(_with_period_end(df), title=f"Idle share per {level} and period")
+        alt.Chart(with_period_end(df), title=f"Idle share per {level} and period")
         .mark_rect()
         .encode(
             x=alt.X("period_start:T", title=None),
@@ -342,7 +347,7 @@ def idle_heatmap_chart(
                                  format=",.1f")],
         )
     )
-    return _sized(chart, width, height)
+    return sized(chart, width, height)
 
 
 def _period_length(starts: pd.Series) -> pd.Timedelta:
@@ -353,7 +358,7 @@ def _period_length(starts: pd.Series) -> pd.Timedelta:
     return gaps.min() if not gaps.empty else pd.Timedelta(hours=1)
 
 
-def _with_period_end(df: pd.DataFrame) -> pd.DataFrame:
+def with_period_end(df: pd.DataFrame) -> pd.DataFrame:
     data = df.copy()
     data["period_end"] = data["period_start"] + _period_length(data["period_start"])
     return data
@@ -372,109 +377,11 @@ def fragmentation_by_model_chart(
             y=alt.Y("gpu_model:N", title=None, sort="-x"),
             tooltip=[alt.Tooltip("gpu_model:N", title="GPU model"),
                      alt.Tooltip("fragmentation_gpu_hours:Q", title="GPU-hours", format=",.1f"),
-                     alt.Tooltip("fragmentation_cost:Q", title="cost", format=_MONEY),
+                     alt.Tooltip("fragmentation_cost:Q", title="cost", format=MONEY),
                      alt.Tooltip("fragmentation_pct:Q", title="of capacity", format=".1%")],
         )
     )
-    return _sized(chart, width, height)
-
-
-def queue_usage_chart(
-    df: pd.DataFrame, title: str, width: int | str = DEFAULT_WIDTH, height: int = 200
-) -> alt.Chart:
-    """One ClusterQueue over time: admitted GPUs (area), the part borrowed (orange), nominal
-    quota (solid line) and the borrowing ceiling (dashed). Columns: period_start,
-    admitted_gpus, borrowed_gpus, nominal_quota, borrowing_ceiling."""
-    base = alt.Chart(df).encode(x=alt.X("period_start:T", title=None))
-    tooltip = [alt.Tooltip("period_start:T", title="period", format="%Y-%m-%d %H:%M"),
-               alt.Tooltip("admitted_gpus:Q", title="admitted GPUs", format=",.1f"),
-               alt.Tooltip("borrowed_gpus:Q", title="borrowed GPUs", format=",.1f"),
-               alt.Tooltip("nominal_quota:Q", title="nominal quota", format=",.0f"),
-               alt.Tooltip("borrowing_ceiling:Q", title="nominal + borrowing limit",
-                           format=",.0f")]
-    admitted = base.mark_area(interpolate="step-after", color="#1565c0", opacity=0.55).encode(
-        y=alt.Y("admitted_gpus:Q", title="GPUs"), tooltip=tooltip)
-    borrowed = base.mark_area(interpolate="step-after", color="#ef6c00", opacity=0.8).encode(
-        y="borrowed_gpus:Q", tooltip=tooltip)
-    nominal = base.mark_line(interpolate="step-after", color="#212121", strokeWidth=1.5).encode(
-        y="nominal_quota:Q")
-    ceiling = base.mark_line(interpolate="step-after", color="#212121", strokeDash=[4, 3],
-                             strokeWidth=1).encode(y="borrowing_ceiling:Q")
-    return (admitted + borrowed + nominal + ceiling).properties(
-        title=title, width=width, height=height)
-
-
-def queue_position_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 170
-) -> alt.Chart:
-    """The workload's position in its queue (1 = head) at each attempt, and the queue's length.
-    Columns: ts, position, queued."""
-    long = df.melt(id_vars=["ts"], value_vars=["position", "queued"], var_name="series",
-                   value_name="workloads")
-    long["series"] = long["series"].map({"position": "its position (1 = next)",
-                                         "queued": "workloads queued"})
-    chart = (
-        alt.Chart(long, title="Position in its queue over time")
-        .mark_line(interpolate="step-after",
-                   point=alt.OverlayMarkDef(size=18) if len(df) <= 60 else False)
-        .encode(
-            x=alt.X("ts:T", title=None),
-            y=alt.Y("workloads:Q", title="workloads", axis=alt.Axis(tickMinStep=1)),
-            color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
-                            scale=alt.Scale(range=["#6a1b9a", "#bdbdbd"])),
-            tooltip=[alt.Tooltip("ts:T", title="time", format="%Y-%m-%d %H:%M:%S"),
-                     alt.Tooltip("series:N", title=" "), alt.Tooltip("workloads:Q")],
-        )
-    )
-    return _sized(chart, width, height)
-
-
-def preemption_over_time_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
-) -> alt.Chart:
-    """Stacked bars of the cost of work lost to preemption per team and period. Columns:
-    period_start, tenant, lost_cost, lost_gpu_hours."""
-    chart = (
-        alt.Chart(_with_period_end(df), title="Cost of work lost to preemption")
-        .mark_bar(stroke="white", strokeWidth=0.5)
-        .encode(
-            x=alt.X("period_start:T", title=None),
-            x2="period_end:T",
-            y=alt.Y("sum(lost_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
-                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
-            tooltip=[alt.Tooltip("period_start:T", title="period"),
-                     alt.Tooltip("tenant:N", title="team"),
-                     alt.Tooltip("sum(lost_gpu_hours):Q", title="GPU-hours", format=",.1f"),
-                     alt.Tooltip("sum(lost_cost):Q", title="cost", format=_MONEY)],
-        )
-    )
-    return _sized(chart, width, height)
-
-
-def preemption_victims_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
-    top: int = 12,
-) -> alt.Chart:
-    """The victims that lost the most, coloured by team. Columns: workload_id, tenant,
-    lost_cost, lost_gpu_hours, evicted_pods."""
-    shown = df.nlargest(top, ["lost_cost", "evicted_pods"]) if len(df) > top else df
-    chart = (
-        alt.Chart(shown, title=f"Victims that lost the most (top {min(top, len(df))})")
-        .mark_bar()
-        .encode(
-            x=alt.X("lost_cost:Q", title="lost cost (USD)", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=190)),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
-                            scale=_team_scale(df["tenant"].dropna().unique().tolist())),
-            tooltip=[alt.Tooltip("workload_id:N", title="workload"),
-                     alt.Tooltip("tenant:N", title="team"),
-                     alt.Tooltip("evicted_pods:Q", title="evicted pods"),
-                     alt.Tooltip("lost_gpu_hours:Q", title="lost GPU-hours", format=",.1f"),
-                     alt.Tooltip("lost_cost:Q", title="lost cost", format=_MONEY)],
-        )
-    )
-    return _sized(chart, width, max(height, 20 * len(shown)))
+    return sized(chart, width, height)
 
 
 def scenario_by_team_chart(
@@ -494,49 +401,10 @@ def scenario_by_team_chart(
             color=alt.Color("run_id:N", title="run", legend=alt.Legend(orient="top"),
                             scale=alt.Scale(range=["#1565c0", "#ef6c00"])),
             tooltip=[alt.Tooltip("run_id:N", title="run"), alt.Tooltip("tenant:N", title="team"),
-                     alt.Tooltip(f"{value}:Q", format=_MONEY if money else ",.2f")],
+                     alt.Tooltip(f"{value}:Q", format=MONEY if money else ",.2f")],
         )
     )
-    return _sized(chart, width, height)
-
-
-def _time_axis(field: str, domain: tuple | None) -> alt.X:
-    """A time axis, over ``domain`` (start, end) when given: charts drawn one above the other
-    then line up."""
-    scale = alt.Scale(domain=[pd.Timestamp(d).isoformat() for d in domain]) if domain else alt.Undefined
-    return alt.X(f"{field}:T", title=None, scale=scale)
-
-
-def workload_gantt_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int | None = None,
-    domain: tuple | None = None,
-) -> alt.Chart:
-    """A Gantt of a workload's pods: one lane per pod, a bar per holding interval labelled with
-    its node, coloured by usage class. Columns: pod_index, node, start_ts, end_ts, usage_class,
-    gpus."""
-    data = df.copy()
-    data["pod"] = "pod " + data["pod_index"].astype("Int64").astype(str)
-    lanes = data["pod"].nunique()
-    height = height or max(80, min(24 * lanes, 600))
-    order = sorted(data["pod"].unique(), key=lambda p: int(p.split()[-1]) if p[4:].isdigit() else 0)
-    classes = [c for c in USAGE_CLASS_ORDER if c != "idle"]  # a pod's GPUs are never idle
-    base = alt.Chart(data).encode(
-        x=_time_axis("start_ts", domain),
-        y=alt.Y("pod:N", title=None, sort=order),
-        tooltip=[alt.Tooltip("pod:N"), alt.Tooltip("node:N"), alt.Tooltip("gpus:Q", title="GPUs"),
-                 alt.Tooltip("usage_class:N", title="usage class"),
-                 alt.Tooltip("start_ts:T", title="from", format="%Y-%m-%d %H:%M:%S"),
-                 alt.Tooltip("end_ts:T", title="to", format="%Y-%m-%d %H:%M:%S")],
-    )
-    bars = base.mark_bar(height=max(6, min(18, 600 // max(lanes, 1) - 4))).encode(
-        x2="end_ts:T",
-        color=alt.Color("usage_class:N", title="usage class", legend=alt.Legend(orient="top"),
-                        scale=alt.Scale(domain=classes,
-                                        range=[USAGE_CLASS_COLORS[c] for c in classes])),
-    )
-    nodes = base.mark_text(align="left", dx=4, color="white", fontSize=10).encode(text="node:N")
-    return (bars + nodes).properties(title="Its pods on nodes over time", width=width,
-                                     height=height)
+    return sized(chart, width, height)
 
 
 def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 240,
@@ -583,23 +451,8 @@ def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: i
         height = max(height, min(18 * data["label"].nunique(), 600))
     return chart.properties(title=f"{value} by {label}", width=width, height=height)
 
-
-def cluster_queue_holdings_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = DEFAULT_HEIGHT
-) -> alt.Chart:
-    """Stacked area of the mean GPUs each ClusterQueue's workloads held. Columns: period_start,
-    cluster_queue, held_gpus."""
-    chart = (
-        alt.Chart(df, title="GPUs held per ClusterQueue")
-        .mark_area(interpolate="step-after", opacity=0.85)
-        .encode(
-            x=alt.X("period_start:T", title=None),
-            y=alt.Y("sum(held_gpus):Q", title="GPUs (mean per period)", stack="zero"),
-            color=alt.Color("cluster_queue:N", title="ClusterQueue",
-                            legend=alt.Legend(orient="top")),
-            tooltip=[alt.Tooltip("period_start:T", title="period"),
-                     alt.Tooltip("cluster_queue:N", title="ClusterQueue"),
-                     alt.Tooltip("sum(held_gpus):Q", title="GPUs", format=",.1f")],
-        )
-    )
-    return _sized(chart, width, height)
+def time_axis(field: str, domain: tuple | None) -> alt.X:
+    """A time axis, over ``domain`` (start, end) when given: charts drawn one above the other
+    then line up."""
+    scale = alt.Scale(domain=[pd.Timestamp(d).isoformat() for d in domain]) if domain else alt.Undefined
+    return alt.X(f"{field}:T", title=None, scale=scale)

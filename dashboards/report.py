@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import charts, data, scenario_charts
+from dashboards import charts, data, finops_charts, scenario_charts
 from dashboards.errors import DashboardError
 
 FORMATS = ("html", "csv", "md", "png")
@@ -126,7 +126,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
     try:
         run_range = data.run_date_range(con, filters.run_id)
         bucket = data.pick_time_bucket(filters, run_range)
-        metrics = data.headline_metrics(con, filters)
+        metrics = {**data.headline_metrics(con, filters), **data.savings(con, filters)}
         pending = data.pending_workloads(con, filters)
         sections = []
         if len(data.list_runs(con)) > 1:
@@ -152,10 +152,39 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "checkpoint of a preempted pod; idle: held by nobody.",
                      data.usage_class_over_time(con, filters, bucket),
                      charts.usage_class_over_time_chart),
+            _Section("chargeback", "Chargeback per team",
+                     "What each team is charged: its own usage plus the idle capacity of the "
+                     "charge periods and GPU models it used, in proportion to its cost there "
+                     "(fct_chargeback, policy `window`); idle nobody could carry stays on the "
+                     "platform line (__idle__).",
+                     data.team_showback(con, filters, "window"), charts.team_chargeback_chart),
             _Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
                      "Idle GPU-hours by cause, and the GPU-hours held by partially placed gangs "
                      "(usage class gang_wait). Idle capacity belongs to no team.",
                      data.idle_cost_by_cause(con, filters), charts.idle_cost_by_cause_chart),
+            _Section("idle_avoidable_or_sunk", "Idle cost: avoidable or sunk",
+                     "Idle on nodes paid by the hour could be given back (avoidable); idle on "
+                     "Committed nodes is paid whatever happens (sunk).",
+                     data.idle_by_payment(con, filters), finops_charts.idle_by_payment_chart),
+            _Section("commitment_pools", "Commitment pools",
+                     "Committed capacity pooled per SKU, per month (the whole run): utilization, "
+                     "coverage and the on-demand hours the unused part could have carried.",
+                     data.commitment_pools(con, filters.run_id)),
+            _Section("unservable_demand", "Unservable demand",
+                     "Workloads that can never run on this cluster and its quotas, per team and "
+                     "reason: GPU-hours asked. Not demand for idle causes.",
+                     data.unservable_demand(con, filters), finops_charts.unservable_demand_chart),
+            _Section("cost_of_waiting", "Cost of waiting",
+                     "GPU-hours each team's workloads asked for while they waited to run, at "
+                     "the list price of their GPU model.",
+                     data.waiting_cost_by_team(con, filters), finops_charts.waiting_cost_chart),
+            _Section("checkpoint_loss", "Checkpoint loss per eviction",
+                     "Work since the last checkpoint each eviction threw away, per victim team; "
+                     "reclaim: another queue took the GPUs back.",
+                     data.eviction_losses(con, filters), finops_charts.eviction_losses_chart),
+            _Section("cost_per_training_run", "Cost per training run",
+                     "Training and fine-tune runs by outcome, each with the idle it carries.",
+                     data.training_run_costs(con, filters), finops_charts.training_run_costs_chart),
             _Section("costliest_workloads", "Costliest workloads",
                      "From the FOCUS cost records in the window.",
                      data.costliest_workloads(con, filters, limit=20),
@@ -172,7 +201,8 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
     finally:
         con.close()
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
-    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC), {teams}"
+    phase = f", {filters.phase} phase" if filters.phase else ""
+    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}"
     return metrics, sections, scope
 
 
@@ -187,6 +217,8 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
         ("Partial-placement GPU-hours (gang_wait)",
          f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
         ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
+        ("Effective savings rate (unused commitment counted as loss)",
+         f"{metrics['effective_savings_rate']:.1%}"),
     ]
 
 
@@ -295,6 +327,7 @@ def write_report(
     team: str | None = None,
     baseline: str | None = None,
     rank_by: str = "total_cost",
+    phase: str | None = data.DEFAULT_PHASE,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
@@ -304,7 +337,9 @@ def write_report(
     ``formats``: any of html (index.html), csv (one file per table), md (report.md),
     png (one file per chart). Dates are inclusive UTC days; None means the run's bounds.
     ``team``: one team's report (its spend, workloads and waits; idle capacity is the
-    cluster's and stays in the headline); None for all teams.
+    cluster's and stays in the headline); None for all teams. ``phase``: the run phase
+    (steady by default, warmup, drain; None for the whole run), intersected with the dates; a
+    database built before run phases has none and gets the whole run.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -332,12 +367,15 @@ def write_report(
         if team is not None and team not in data.list_tenants(con, run_id):
             known = ", ".join(data.list_tenants(con, run_id)) or "(none)"
             raise DashboardError(f"team {team!r} has no workloads in run {run_id}; known: {known}")
+        windows = data.run_phases(con, run_id)
     finally:
         con.close()
     if run_range is not None:
         date_from = date_from or run_range[0]
         date_to = date_to or run_range[1]
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
+    if phase is not None and windows:
+        filters = replace(filters, phase=phase, phase_window=data.phase_window(windows, phase))
     metrics, sections, scope = _collect(db, filters, baseline, rank_by)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 

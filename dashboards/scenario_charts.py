@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from dashboards.charts import _MONEY, DEFAULT_WIDTH, IDLE_CAUSE_COLORS, USAGE_CLASS_COLORS, _sized
+from dashboards.charts import DEFAULT_WIDTH, IDLE_CAUSE_COLORS, MONEY, USAGE_CLASS_COLORS, sized
 
 
 def scenario_ranking_chart(breakdown: pd.DataFrame, ranking: pd.DataFrame, value: str = "effective_cost",
@@ -35,13 +35,13 @@ def scenario_ranking_chart(breakdown: pd.DataFrame, ranking: pd.DataFrame, value
         order=alt.Order("usage_class:N"),
         tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("usage_class:N", title="usage class"),
                  alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"),
-                 alt.Tooltip("effective_cost:Q", title="effective cost", format=_MONEY)],
+                 alt.Tooltip("effective_cost:Q", title="effective cost", format=MONEY)],
     )
     base_runs = ranking.loc[ranking["is_baseline"], "run_id"].tolist()
     base_total = float(df.loc[df["run_id"].isin(base_runs), value].sum())
     rule = alt.Chart(pd.DataFrame({"baseline": [base_total]})).mark_rule(strokeDash=[6, 4], color="#212121").encode(
         x="baseline:Q", tooltip=[alt.Tooltip("baseline:Q", title="baseline total",
-                                             format=_MONEY if money else ",.1f")])
+                                             format=MONEY if money else ",.1f")])
     title = "Scenarios ranked: " + ("cost" if money else "GPU-hours") + " by usage class (dashed: the baseline)"
     return alt.layer(bars, rule, title=title).properties(
         width=width, height=height or max(120, 28 * len(order) + 40))
@@ -64,4 +64,4 @@ def scenario_change_chart(ranking: pd.DataFrame, metric: str, label: str, higher
             range=["#c62828", "#9e9e9e", "#2e7d32"] if higher_is_better else ["#2e7d32", "#9e9e9e", "#c62828"])),
         tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("change:Q", format=",.2f")],
     )
-    return _sized(chart, width, height or max(120, 28 * len(df) + 40))
+    return sized(chart, width, height or max(120, 28 * len(df) + 40))

@@ -266,8 +266,9 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     previous = target.with_name(f".{target.name}.previous-{os.getpid()}")
     try:
+        # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
-                     run_id=report.run_id, team=report.team)
+                     run_id=report.run_id, team=report.team, phase=None)
         if target.exists():  # a rerun after a lost state: swap the old folder out
             os.replace(target, previous)
         os.replace(staging, target)

@@ -76,6 +76,20 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         # While a person is picking a range, Streamlit briefly returns only its first day.
         date_from = picked[0] if picked else first
         date_to = picked[1] if len(picked) > 1 else date_from
+    phase, window = None, None
+    windows = cache.query(db, "run_phases", run_id)
+    if windows:  # a database built before run phases has none: the whole run
+        labels = {"steady": "Steady", "all": "Whole run", "warmup": "Warm-up", "drain": "Drain"}
+        picked_phase = st.sidebar.segmented_control(
+            "Phase", list(labels), key=f"filters.phase.{run_id}", default=data.DEFAULT_PHASE,
+            format_func=labels.get, required=True,
+            help="Steady: from the end of the warm-up (the first tenth of the submission window) "
+                 "to the end of the hour of the last submission. The drain after it is the "
+                 "cluster emptying; the warm-up, the cluster filling. Each charge period's "
+                 "phase is x_Phase in the cost records.",
+        ) or data.DEFAULT_PHASE
+        if picked_phase != "all":
+            phase, window = picked_phase, data.phase_window(windows, picked_phase)
     tenants = st.sidebar.multiselect(
         "Team", cache.query(db, "list_tenants", run_id), key=f"filters.teams.{run_id}",
         placeholder="All teams",
@@ -85,7 +99,7 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         placeholder="All GPU models",
     )
     st.sidebar.caption(f"Database: `{db.path}`")
-    return data.Filters(run_id, date_from, date_to, tuple(tenants), tuple(gpu_models))
+    return data.Filters(run_id, date_from, date_to, tuple(tenants), tuple(gpu_models), phase, window)
 
 
 # Streamlit's defaults leave a tall empty band above a 2.75rem title: on a 768-pixel-high laptop

@@ -41,8 +41,9 @@ def scope_caption(filters: data.Filters, extra: str = "") -> None:
     """One grey line saying what the page shows: run, dates, teams, GPU models."""
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
     models = ", ".join(filters.gpu_models) if filters.gpu_models else "all GPU models"
-    parts = [f"Run `{filters.run_id}`", f"{filters.date_from} to {filters.date_to} (UTC)", teams,
-             models]
+    phase = f"{filters.phase} phase" if filters.phase else "whole run"
+    parts = [f"Run `{filters.run_id}`", f"{filters.date_from} to {filters.date_to} (UTC)", phase,
+             teams, models]
     st.caption(" · ".join(parts) + (f" · {extra}" if extra else ""))
 
 

@@ -142,6 +142,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         team=args.team,
         baseline=args.baseline,
         rank_by=args.rank_by,
+        phase=None if args.phase == "all" else args.phase,
     )
     for path in paths:
         print(path)
@@ -364,6 +365,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the report's run)")
     p.add_argument("--rank-by", default="total_cost", help="ranking metric: total_cost (default), waste_cost, "
                    "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
+    p.add_argument("--phase", default="steady", choices=("steady", "warmup", "drain", "all"),
+                   help="run phase (x_Phase) to report on: the steady window by default, all for "
+                        "the whole run")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)

@@ -20,7 +20,8 @@ from rich.table import Table
 
 from pipeline.errors import PipelineError
 
-IDLE_CAUSES = ("fragmentation", "quota", "gang_barrier", "no_demand")
+IDLE_CAUSES = ("fragmentation", "quota", "gang_barrier", "scheduling_latency", "shared_device_slack",
+               "no_demand")
 
 
 @dataclass

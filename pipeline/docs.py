@@ -22,43 +22,59 @@ INTERPRETATION = """\
 - The rest is the pod's progress. On a `preempted` or `timed_out` end, the part after
   `max(pod progress start, last_checkpoint_s(group progress start, end, checkpoint_interval_s))`
   is `lost_to_preemption`; everything else is `productive` (also for pods cut at the horizon).
-- `x_Borrowed`: the attempt's `admitted` row had reason `Borrowing` (Kueue admitted it on quota
-  borrowed from the cohort).
+- `lost_to_preemption` rows name the workload the eviction made room for (`x_PreemptedBy`, the
+  event log's `preemptor` column) and its team (`x_PreemptedByTenant`).
+- `x_Borrowed`: the share of the GPU-hours above the ClusterQueue's nominal quota in the charge
+  period (∫ max(admitted − nominal, 0) ÷ ∫ admitted, int_queue_usage); a workload's GPU rows
+  are split into a borrowed and an unborrowed part. Without a quota table, the attempt's
+  `Borrowing` flag.
+- `x_Phase`: the run phase of the charge period: `warmup` (periods ending by the first
+  submission plus a tenth of the submission window), `steady` (to the end of the period of the
+  last submission), `drain` (the rest).
 
 ## How idle GPU-hours are split by cause
 
 - Per node and charge period: idle = GPUs × period hours − Σ held GPU-hours (fractional
   requests add up: 0.25 + 0.5 on one device leaves 0.25 idle).
-- Shared devices: with F = Σ requests below one GPU on a node, the fewest devices that hold
-  them are ceil(F); their unshared part ceil(F) − F is idle with cause `fragmentation`, on
-  that node (the event log names no device, so this is the least such slack).
-- Demand per GPU model over time, counted for every model a workload accepts:
-  - `gang_barrier`: a gang holding 0 < n < min_count pods (reserved at the barrier, or
-    started one by one) misses (min_count − n) × gpus_per_pod GPUs until its progress starts;
-  - `quota`: a workload waiting in the queue (from `submitted`/`requeued` to its next
-    `reserved`/`started`/`rejected`) whose latest `pending` row has a Kueue admission reason
-    (WaitingForQuota, ExceedsMaxQuota, NoMatchingFlavor) and no `admitted` row since;
-  - `fragmentation`: any other waiting workload (placement reasons, or no attempt yet).
-- Per GPU model, the usable free GPUs (model GPUs − held − shared-device slack) are claimed in
-  that order: min(free, barrier demand) is `gang_barrier`, min(rest, quota demand) is `quota`,
-  min(rest, placement demand) is `fragmentation`; integrated exactly between the change points
-  of the cluster-level timeline (holdings, waits, barrier steps, period boundaries).
+- `shared_device_slack`: with F = Σ requests below one GPU on a node, the fewest devices that
+  hold them are ceil(F); their unshared part ceil(F) − F is idle on that node (the event log
+  names no device, so this is the least such slack).
+- Workloads that can never run (int_unservable_workloads: rejected as LargerThanCluster,
+  UnknownGpuModel or UnknownQueue; Kueue's ExceedsMaxQuota, NoMatchingFlavor, Misconfigured,
+  Suspended; more GPUs than the queue's quota ceiling; fewer than min_count pods fit) are no
+  demand: fct_unservable_demand reports them.
+- Waiting demand (from `submitted`/`requeued` to the next `reserved`/`started`/`rejected`),
+  by the latest `pending` or `admitted` row: `quota` (WaitingForQuota, WaitingForPodsReady),
+  `latency` (no attempt yet, admitted and not placed, PendingEvaluation, PodsReadyTimeout,
+  WaitingForPreemptedWorkloads), `placement` (any other code). A gang holding 0 < n < min_count
+  pods misses (min_count − n) × gpus_per_pod GPUs until its progress starts, on the models its
+  pods hold: `gang_barrier` while some are reserved at the barrier, `placement` when they
+  started one by one.
+- Per GPU model, the usable free GPUs (model GPUs − held − slack) are claimed in order:
+  `gang_barrier`, `quota`, `fragmentation` (placement demand), `scheduling_latency` (latency
+  demand), each min(what is left, its demand); integrated exactly between the change points of
+  the cluster's timeline. A workload accepting several models counts once: at each step its
+  GPUs are split over its models in proportion to their free GPUs for its cause.
 - Those amounts are spread over the model's nodes in proportion to each node's idle GPU-hours
   net of its slack (capped at it); the remainder is `no_demand`. So for every node and period
   Σ PricingQuantity = GPUs × hours, and no quantity is negative.
 - CPU and memory (when the price book prices them) are split the same way into requests and
   idle; their idle has the single reason `unallocated` (causes are a GPU notion).
-- Idle lines below 1e-12 units (float noise) are not written.
+- Idle lines below 1e-12 units (float noise) are not written. Idle rows consume nothing:
+  ConsumedQuantity 0 (null on Unused-commitment rows).
 
 ## Prices, commitments, FOCUS layouts
 
 - Each node's resource is priced from the book's row of its GPU model (CPU and memory rows
   may also be the default row, empty `gpu_model`, which CPU-only nodes use): Standard nodes pay
   the list price, Committed ones the contracted price, Dynamic ones the spot price.
-- Each Committed node's resource is a usage commitment (`CommitmentDiscountId`): one Purchase
-  row per billing period carries its cost (BilledCost, EffectiveCost 0); its Usage rows carry
-  that cost amortized (EffectiveCost at the contracted price, BilledCost 0), `Used` for
-  workloads and `Unused` (ConsumedQuantity null) for idle. docs/cost-model.md says why.
+- The Committed capacity of a SKU is one pooled usage commitment (`CommitmentDiscountId`
+  `k8s://<run>/commitment/<sku>`): one Purchase row per billing period carries its cost
+  (BilledCost, EffectiveCost 0); its nodes' Usage rows carry that cost amortized (EffectiveCost
+  at the contracted price, BilledCost 0), `Used` for workloads and `Unused` (ConsumedQuantity
+  null) for idle. docs/cost-model.md says why.
+- Chargeback: int_idle_shares is the one rule that shares idle (policies `separate`, `window`,
+  `node`, `cause`); fct_chargeback and fct_showback read it.
 - `build --focus-split` writes FOCUS 1.3 split cost allocation: the node-period of a resource
   is the origin charge, workloads are its allocated parts (AllocatedResourceId), idle its
   unallocated remainder (AllocatedResourceId null).

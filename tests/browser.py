@@ -113,9 +113,10 @@ def _devtools_ws(profile: Path, browser: subprocess.Popen, timeout_s: float = 30
     raise AssertionError("chromium DevTools endpoint did not come up")
 
 
-async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int,
+async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int | list[int],
                   viewport: tuple[int, int]) -> list[dict]:
-    """Load each (url, screenshot) in turn in one tab; return what was drawn on each."""
+    """Load each (url, screenshot) in turn in one tab; return what was drawn on each.
+    ``min_charts``: the charts to wait for, on every page or one count per page."""
     import websockets
 
     async with websockets.connect(ws_url, max_size=64 * 2**20) as ws:
@@ -137,9 +138,10 @@ async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int,
                    deviceScaleFactor=1, mobile=False)
         await call("Page.enable")
         states = []
-        for url, screenshot in pages:
+        wanted = min_charts if isinstance(min_charts, list) else [min_charts] * len(pages)
+        for (url, screenshot), charts in zip(pages, wanted, strict=True):
             await call("Page.navigate", url=url)
-            state = await _wait_drawn(call, min_charts)
+            state = await _wait_drawn(call, charts)
             shot = await call("Page.captureScreenshot", format="png")
             screenshot.write_bytes(base64.b64decode(shot["data"]))
             dom = await call("Runtime.evaluate", expression="document.documentElement.outerHTML",
@@ -175,8 +177,8 @@ async def _wait_drawn(call, min_charts: int) -> dict:
 
 
 def open_pages_in_chromium(chromium: str, pages: list[tuple[str, Path]], profile: Path,
-                           min_charts: int = 1, viewport: tuple[int, int] = (1366, 768)
-                           ) -> list[dict]:
+                           min_charts: int | list[int] = 1,
+                           viewport: tuple[int, int] = (1366, 768)) -> list[dict]:
     """Load each url at ``viewport`` in one headless Chromium, wait until it is drawn, save a
     screenshot per page; returns what was drawn on each (charts, metrics, title, errors, dom)."""
     profile.mkdir(parents=True, exist_ok=True)

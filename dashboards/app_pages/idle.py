@@ -1,11 +1,11 @@
-"""Idle GPUs: how many GPU-hours sat idle and why, where (rack or node) and when, and how much
-of it was fragmentation."""
+"""Idle GPUs: how many GPU-hours sat idle and why, where (rack or node) and when, how much of it
+was fragmentation, which of it could have been avoided, and the demand that can never run."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, charts, data, finops_charts, ui
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -29,7 +29,8 @@ a.metric("Idle", f"{metrics['idle_pct']:.1%}",
 b.metric("Idle cost", ui.compact_usd(metrics["idle_cost"]),
          help=f"${metrics['idle_cost']:,.2f}")
 c.metric("Fragmentation", ui.compact_number(by_cause.get("fragmentation", 0.0), " GPU-h"),
-         help="Free GPUs while a pending workload asked for that model and could not use them.")
+         help="Free GPUs while a workload a placement attempt failed for asked for that model "
+              "(each workload counted once across the models it accepts).")
 d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial placement)", 0.0),
                                                 " GPU-h"),
          help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
@@ -76,3 +77,44 @@ with table_col:
     st.caption("GPU-hours that were free while a workload waiting for that GPU model could not use "
                "them (too few free GPUs on any one node, or a gang needing more).")
     ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")
+
+st.subheader("Avoidable or sunk")
+payment = cache.query(db, "idle_by_payment", filters)
+pools = cache.query(db, "commitment_pools", filters.run_id)
+pay_col, pool_col = st.columns(2)
+with pay_col:
+    if payment.empty:
+        st.info("No idle GPU-hours in this selection.")
+    else:
+        avoidable = float(payment.loc[payment["kind"] == "avoidable", "effective_cost"].sum())
+        sunk = float(payment.loc[payment["kind"] == "sunk", "effective_cost"].sum())
+        st.caption(f"Idle on nodes paid by the hour could be given back: {ui.compact_usd(avoidable)} "
+                   f"avoidable. Idle on Committed nodes is paid whatever happens: "
+                   f"{ui.compact_usd(sunk)} sunk.")
+        cache.chart(finops_charts.idle_by_payment_chart(payment))
+        ui.table_with_csv(payment, "idle_avoidable_or_sunk.csv", key="idle.payment.csv")
+with pool_col:
+    if pools.empty:
+        st.info("This run has no Committed nodes.")
+    else:
+        gpu_pools = pools[pools["resource"] == "gpu"]
+        if not gpu_pools.empty:
+            cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
+        st.caption("Committed capacity pooled per SKU, per month: utilization = used ÷ committed; "
+                   "coverage = committed hours used ÷ (those + on-demand hours of the SKU).")
+        ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
+
+st.subheader("Unservable demand")
+unservable = cache.query(db, "unservable_demand", filters)
+if unservable.empty:
+    st.success("Every workload submitted could run on this cluster and its quotas.",
+               icon=":material/check_circle:")
+else:
+    st.caption("Workloads that can never run (larger than the cluster, more than their queue's "
+               "quota can ever hold, a GPU model or queue that does not exist). They are not "
+               "demand for the idle causes above: capacity planning, not scheduling.")
+    chart_col, table_col = st.columns([1, 1])
+    with chart_col:
+        cache.chart(finops_charts.unservable_demand_chart(unservable))
+    with table_col:
+        ui.table_with_csv(unservable, "unservable_demand.csv", key="idle.unservable.csv")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, charts, data, finops_charts, ui
 from dashboards.ui import compact_usd
 
 db, filters = cache.current()
@@ -19,7 +19,7 @@ if metrics["capacity_gpu_hours"] == 0:
             icon=":material/filter_alt_off:")
     st.stop()
 
-total, alloc, idle_pct, idle_cost, partial = st.columns(5)
+total, alloc, idle_pct, idle_cost, partial, esr = st.columns(6)
 total.metric("Total cost", compact_usd(metrics["total_cost"]),
              help=f"${metrics['total_cost']:,.2f}: effective cost of the selection (idle "
                   "capacity included when no team is selected).")
@@ -34,6 +34,12 @@ idle_cost.metric("Idle cost", compact_usd(metrics["idle_cost"]),
 partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.0f} GPU-h",
                help="GPU-hours held by gangs waiting for their last pods (usage class "
                     "gang_wait).")
+saving = cache.query(db, "savings", filters)
+esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
+           help=f"(list cost of the capacity used ${saving['used_list_cost']:,.0f} − its "
+                f"effective cost ${saving['used_effective_cost']:,.0f} − committed capacity left "
+                f"unused ${saving['unused_commitment_cost']:,.0f}) ÷ that list cost: unused "
+                "commitment counts as a loss.")
 if filters.tenants:
     st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
                "the whole cluster for these dates and GPU models.")
@@ -86,3 +92,17 @@ else:
     cache.table(partial_rows)
     cache.csv_download(partial_rows, "partial_placement_workloads.csv",
                        key="overview.partial.csv")
+
+st.subheader("Cost per training run")
+training = cache.query(db, "training_run_costs", filters)
+if training.empty:
+    st.info("No training run in this selection.")
+else:
+    chart_col, table_col = st.columns([1, 1])
+    with chart_col:
+        cache.chart(finops_charts.training_run_costs_chart(training))
+    with table_col:
+        st.caption("Training and fine-tune workloads in the selection by outcome: finished, failed "
+                   "(held GPUs and ended without finishing) or unfinished at the end of the run. "
+                   "Each run's cost includes the idle it carries by period and GPU model.")
+        ui.table_with_csv(training, "cost_per_training_run.csv", key="overview.training.csv")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, charts, data, ui, waiting_charts
 
 db, filters = cache.current()
 
@@ -52,7 +52,7 @@ if workload_id is not None:
         if position.empty:
             st.caption("It never waited in a queue: no pending attempt was recorded.")
         else:
-            cache.chart(charts.queue_position_chart(position))
+            cache.chart(waiting_charts.queue_position_chart(position))
             if (position["source"] == "kueue").all():
                 st.caption("Its position in its ClusterQueue at each attempt, as Kueue reported "
                            "it; 1 is next.")

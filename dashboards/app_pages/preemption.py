@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, data, ui, waiting_charts
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -34,10 +34,10 @@ with left:
     if over_time.empty:
         st.info("Pods were evicted, but none had unsaved work: nothing was lost.")
     else:
-        cache.chart(charts.preemption_over_time_chart(over_time))
+        cache.chart(waiting_charts.preemption_over_time_chart(over_time))
 with right:
     if not victims.empty:
-        cache.chart(charts.preemption_victims_chart(victims))
+        cache.chart(waiting_charts.preemption_victims_chart(victims))
 
 st.subheader("Victims")
 st.caption("Each preempted workload: pods evicted, by whom, and the GPU-hours of work lost since "

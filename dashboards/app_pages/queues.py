@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, data, ui, waiting_charts
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -28,7 +28,7 @@ if queues.empty:
     st.info("This database has no quota usage (fct_queue_usage): rebuild it with the current "
             "`gpu-finops build` to compare against nominal quota and borrowing limits. Meanwhile, "
             "the GPUs each ClusterQueue's workloads held:", icon=":material/info:")
-    cache.chart(charts.cluster_queue_holdings_chart(holdings))
+    cache.chart(waiting_charts.cluster_queue_holdings_chart(holdings))
     with st.expander(f"GPUs held per ClusterQueue per {bucket}: table"):
         ui.table_with_csv(holdings, f"cluster_queue_holdings_per_{bucket}.csv",
                           key="queues.holdings.csv")
@@ -56,7 +56,7 @@ for start in range(0, len(names), 2):
     for column, name in zip(columns, names[start:start + 2], strict=False):
         with column:
             one = usage[usage["cluster_queue"] == name]
-            cache.chart(charts.queue_usage_chart(one, title=str(name)))
+            cache.chart(waiting_charts.queue_usage_chart(one, title=str(name)))
 
 st.subheader("Quota per ClusterQueue and flavor")
 summary = cache.query(db, "queue_usage_summary", filters, chosen)

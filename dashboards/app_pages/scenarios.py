@@ -21,6 +21,9 @@ if len(runs) < 2:
             "`--profile kube-default`) and build both runs into this database to compare them, or run "
             "`gpu-finops sweep` over many scenarios.", icon=":material/compare_arrows:")
     st.stop()
+# A run phase is a window of the sidebar's run only (the other runs' phases differ): runs are
+# compared whole, or over the dates chosen, never over one run's phase.
+filters = replace(filters, phase=None, phase_window=None)
 
 names = {r.run_id: (r.scenario if isinstance(r.scenario, str) and r.scenario else r.run_id)
          for r in runs.itertuples()}

@@ -1,10 +1,11 @@
-"""Teams: showback (what each team used) or chargeback (what each team pays, idle included)."""
+"""Teams: showback (what each team used) or chargeback (what each team pays, idle included), the
+cost of waiting and what evictions threw away. Every rule is the fct_chargeback mart's."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, ui
+from dashboards import cache, charts, data, finops_charts, ui
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -13,32 +14,44 @@ st.title("Cost per team")
 ui.scope_caption(filters)
 
 POLICY_LABELS = {
-    "separate": "Idle as its own line (showback)",
-    "shared": "Idle shared back by cost (chargeback)",
+    "separate": "Idle on the platform line (showback)",
+    "window": "Idle by period and GPU model (chargeback)",
+    "node": "Idle by node",
+    "cause": "Idle by cause",
 }
-policy = st.segmented_control(
-    "Idle capacity", list(POLICY_LABELS), key="teams.idle_policy", default="separate",
-    format_func=POLICY_LABELS.get, required=True,
-    help="Separate: idle capacity is charged to nobody and shows as __idle__. Shared: the idle "
-         "cost of each resource (GPUs, CPU, memory) is charged to the teams in proportion to "
-         "their own cost of that resource in the selected dates (as the fct_showback mart does "
-         "per month). Idle of a resource nobody used stays on __idle__.",
-) or "separate"
+policy_col, reclaim_col = st.columns([4, 1])
+with policy_col:
+    policy = st.segmented_control(
+        "Idle capacity", list(POLICY_LABELS), key="teams.idle_policy", default="separate",
+        format_func=POLICY_LABELS.get, required=True,
+        help="Showback: idle capacity is nobody's, it stays on the platform line (__idle__). "
+             "By period and GPU model: the teams that used a GPU model in a charge period carry "
+             "its idle in proportion to their cost there; idle of periods and models nobody used "
+             "stays on the platform line. By node: the same per node. By cause: quota idle to the "
+             "owners of the unused quota, barrier idle to the waiting gang's team, shared-device "
+             "slack to the fractional tenants, idle without demand to the platform, the rest by "
+             "period and model.",
+    ) or "separate"
+with reclaim_col:
+    reclaim = st.toggle(
+        "Reclaimer pays", key="teams.reclaim",
+        help="Work lost when another team's queue reclaimed its GPUs is charged to the reclaiming "
+             "team instead of the victim.",
+    )
 
-showback = cache.query(db, "team_showback", filters, policy)
-if showback.empty or float(showback["charged_cost"].sum()) == 0:
-    st.info("No cost records for these filters. Widen the dates or clear the team and GPU model "
-            "filters.", icon=":material/filter_alt_off:")
+showback = cache.query(db, "team_showback", filters, policy, reclaim)
+if showback.empty or float(showback["charged_cost"].abs().sum()) == 0:
+    st.info("No cost records for these filters. Widen the dates, pick another phase or clear the "
+            "team and GPU model filters.", icon=":material/filter_alt_off:")
     st.stop()
 
 teams_only = showback[showback["tenant"] != data.IDLE_TENANT]
 unallocated = float(showback.loc[showback["tenant"] == data.IDLE_TENANT, "charged_cost"].sum())
-charged = float(showback["charged_cost"].sum())
 a, b, c, d = st.columns(4)
 a.metric("Charged to teams", ui.compact_usd(float(teams_only["charged_cost"].sum())),
-         help="Effective cost of the teams' GPU-hours, plus their idle share when shared.")
-b.metric("Not charged (idle)", ui.compact_usd(unallocated),
-         help="Idle capacity nobody carries under this policy (hidden when teams are selected).")
+         help="Effective cost of the teams' usage, plus the idle they carry under this policy.")
+b.metric("Platform line (idle)", ui.compact_usd(unallocated),
+         help="Idle capacity no team carries under this policy (hidden when teams are selected).")
 c.metric("Teams", f"{len(teams_only)}")
 top = teams_only.iloc[0] if not teams_only.empty else None
 d.metric("Largest", f"{top['tenant']} · {float(top['share'] or 0):.0%}" if top is not None else "—",
@@ -49,12 +62,35 @@ with left:
     cache.chart(charts.team_chargeback_chart(showback))
 with right:
     bucket = data.pick_time_bucket(filters, run_range)
-    over_time = cache.query(db, "team_cost_over_time", filters, bucket, policy)
+    over_time = cache.query(db, "team_cost_over_time", filters, bucket, policy, reclaim)
     cache.chart(charts.team_cost_over_time_chart(over_time))
 
 st.subheader("Showback and chargeback table")
 st.caption("GPU-hours by usage class and cost per team. charged_cost = usage_cost + "
-           "idle_share_cost; share is of the rows shown.")
+           "idle_share_cost (+ reclaim_adjustment_cost when the reclaimer pays); share is of the "
+           "rows shown. The same numbers: the fct_chargeback table and the saved query "
+           "chargeback_idle_shared.")
 ui.table_with_csv(showback, f"teams_{policy}.csv", key="teams.table.csv")
 with st.expander(f"Charged cost per team per {bucket}: table"):
     ui.table_with_csv(over_time, f"teams_{policy}_per_{bucket}.csv", key="teams.over_time.csv")
+
+st.subheader("Waiting and lost work")
+wait_col, loss_col = st.columns(2)
+with wait_col:
+    waiting = cache.query(db, "waiting_cost_by_team", filters)
+    if waiting.empty:
+        st.info("No workload waited to run in this selection.")
+    else:
+        cache.chart(finops_charts.waiting_cost_chart(waiting))
+        st.caption("GPU-hours each team's workloads asked for while they waited to run, at the "
+                   "list price of their GPU model (fct_workloads.wait_cost).")
+        ui.table_with_csv(waiting, "cost_of_waiting.csv", key="teams.waiting.csv")
+with loss_col:
+    losses = cache.query(db, "eviction_losses", filters)
+    if losses.empty:
+        st.info("No eviction in this selection.")
+    else:
+        cache.chart(finops_charts.eviction_losses_chart(losses))
+        st.caption("Work since the last checkpoint that each eviction threw away "
+                   "(fct_evictions); reclaim: another queue took the GPUs back.")
+        ui.table_with_csv(losses, "checkpoint_loss_per_eviction.csv", key="teams.losses.csv")

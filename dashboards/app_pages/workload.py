@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, ui
+from dashboards import cache, charts, ui, waiting_charts
 
 db, filters = cache.current()
 
@@ -67,7 +67,7 @@ domain = (min(times), max(times)) if times else None
 if pods.empty:
     st.info("None of its pods ever held a GPU (it never started or was rejected).")
 else:
-    cache.chart(charts.workload_gantt_chart(pods, domain=domain))
+    cache.chart(waiting_charts.workload_gantt_chart(pods, domain=domain))
     with st.expander(f"Pod intervals ({len(pods)}): table"):
         ui.table_with_csv(pods, f"pods_{ui.file_safe(workload_id)}.csv", key="workload.pods.csv")
 

@@ -9,7 +9,9 @@ here, so callers write ``from dashboards import data`` and ``data.<name>(con, â€
 
 from dashboards.data.core import (
     DB_ENV_VAR,
+    DEFAULT_PHASE,
     IDLE_TENANT,
+    PHASES,
     READ_ONLY_CONFIG,
     TIME_BUCKETS,
     USAGE_CLASSES,
@@ -21,11 +23,14 @@ from dashboards.data.core import (
     list_gpu_models,
     list_runs,
     list_tenants,
+    phase_window,
     pick_time_bucket,
     require_db,
     run_date_range,
+    run_phases,
     search_workloads,
     table_columns,
+    with_phase,
 )
 from dashboards.data.costs import (
     HEATMAP_LEVELS,
@@ -35,6 +40,16 @@ from dashboards.data.costs import (
     idle_heatmap,
     team_cost_over_time,
     team_showback,
+)
+from dashboards.data.finops import (
+    TRAINING_KINDS,
+    commitment_pools,
+    eviction_losses,
+    idle_by_payment,
+    savings,
+    training_run_costs,
+    unservable_demand,
+    waiting_cost_by_team,
 )
 from dashboards.data.overview import (
     costliest_workloads,
@@ -90,13 +105,17 @@ QUERIES = frozenset({
     "queue_usage_summary", "borrowed_by_team", "cluster_queue_holdings", "preemption_loss",
     "preemption_victims", "preemption_over_time", "scenario_compare", "scenario_by_team", "scenario_usage",
     "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
+    "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
+    "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
 })
 
 __all__ = [
-    "DB_ENV_VAR", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT", "QUERIES",
-    "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS", "TIME_BUCKETS",
-    "USAGE_CLASSES", "borrowed_by_team", "check_bucket", "cluster_queue_holdings",
-    "connect_read_only",
+    "DB_ENV_VAR", "DEFAULT_PHASE", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT",
+    "PHASES", "QUERIES", "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS",
+    "TIME_BUCKETS", "TRAINING_KINDS", "USAGE_CLASSES", "borrowed_by_team", "check_bucket",
+    "cluster_queue_holdings", "commitment_pools", "connect_read_only", "eviction_losses",
+    "idle_by_payment", "phase_window", "run_phases", "savings", "training_run_costs", "unservable_demand",
+    "waiting_cost_by_team", "with_phase",
     "costliest_workloads", "db_fingerprint", "db_path_from_env", "fragmentation_by_model",
     "headline_metrics", "idle_by_cause_over_time", "idle_cost_by_cause", "idle_heatmap",
     "list_cluster_queues", "list_gpu_models", "list_runs", "list_tenants",

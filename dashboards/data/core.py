@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,9 @@ DB_ENV_VAR = "GPU_FINOPS_DB"
 
 USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle")
 IDLE_TENANT = "__idle__"
+PHASES = ("steady", "warmup", "drain")
+"""Run phases (x_Phase): the dashboard and the reports show the steady window by default."""
+DEFAULT_PHASE = "steady"
 
 # The same configuration for every read-only connection: DuckDB refuses a second connection to
 # one file with a different configuration, so data.py and sql.py must agree on it.
@@ -115,7 +118,10 @@ def _df(
 class Filters:
     """The sidebar selection. Empty tuples mean "all"; None dates mean "whole run".
 
-    ``date_to`` is inclusive (a whole calendar day, UTC), as a person picks it.
+    ``date_to`` is inclusive (a whole calendar day, UTC), as a person picks it. ``phase`` is a
+    run phase (steady, warmup, drain; None = the whole run) and ``phase_window`` its
+    [start, end) from ``dim_runs`` (see ``with_phase``): the queries see the dates and the phase
+    intersected, which are exactly the charge periods whose x_Phase is the phase.
     """
 
     run_id: str
@@ -123,11 +129,17 @@ class Filters:
     date_to: date | None = None
     tenants: tuple[str, ...] = field(default_factory=tuple)
     gpu_models: tuple[str, ...] = field(default_factory=tuple)
+    phase: str | None = None
+    phase_window: tuple[datetime, datetime] | None = None
 
     def params(self) -> dict[str, Any]:
         """Bound parameters shared by the filtered queries."""
         start = datetime.combine(self.date_from, time.min) if self.date_from else None
         end = datetime.combine(self.date_to + timedelta(days=1), time.min) if self.date_to else None
+        if self.phase_window is not None:
+            phase_start, phase_end = self.phase_window
+            start = phase_start if start is None else max(start, phase_start)
+            end = phase_end if end is None else min(end, phase_end)
         return {
             "run_id": self.run_id,
             "ts_from": start,
@@ -292,10 +304,54 @@ def search_workloads(
     )
 
 
+def run_phases(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, tuple[datetime, datetime]]:
+    """Each phase of the run and its [start, end) (empty phases left out); empty for a database
+    built before phases were marked."""
+    if "drain_start_ts" not in table_columns(con, "dim_runs"):
+        return {}
+    row = _execute(
+        con,
+        "SELECT start_ts, steady_start_ts, drain_start_ts, end_ts FROM dim_runs WHERE run_id = $run_id",
+        {"run_id": run_id},
+    ).fetchone()
+    if row is None or row[0] is None:
+        return {}
+    start, steady, drain, end = row
+    windows = {"warmup": (start, steady), "steady": (steady, drain), "drain": (drain, end)}
+    return {name: window for name, window in windows.items() if window[0] < window[1]}
+
+
+def phase_window(
+    windows: dict[str, tuple[datetime, datetime]], phase: str
+) -> tuple[datetime, datetime]:
+    """The [start, end) of ``phase`` among a run's ``windows`` (``run_phases``); a phase the run
+    does not have (no warm-up without submissions) is an empty window, which selects nothing."""
+    if phase not in PHASES:
+        raise DashboardError(f"unknown run phase {phase!r}: use {', '.join(PHASES)}")
+    if phase in windows:
+        return windows[phase]
+    first = min((window[0] for window in windows.values()), default=datetime(1970, 1, 1))
+    return first, first
+
+
+def with_phase(con: duckdb.DuckDBPyConnection, filters: Filters, phase: str | None) -> Filters:
+    """``filters`` narrowed to a run phase (None: the whole run)."""
+    if phase is None:
+        return replace(filters, phase=None, phase_window=None)
+    windows = run_phases(con, filters.run_id)
+    if not windows:
+        raise DashboardError("this database has no run phases: rebuild it with `gpu-finops build`")
+    return replace(filters, phase=phase, phase_window=phase_window(windows, phase))
+
+
 def pick_time_bucket(filters: Filters, run_range: tuple[date, date] | None) -> str:
     """Hourly points for up to three days, daily beyond: keeps the area chart readable."""
     first = filters.date_from or (run_range[0] if run_range else None)
     last = filters.date_to or (run_range[1] if run_range else None)
+    if filters.phase_window is not None:
+        phase_start, phase_end = filters.phase_window
+        first = max(first, phase_start.date()) if first else phase_start.date()
+        last = min(last, phase_end.date()) if last else phase_end.date()
     if first is None or last is None:
         return "hour"
     return "hour" if (last - first).days < 3 else "day"

@@ -1,5 +1,5 @@
-"""Teams and idle GPUs: showback / chargeback under an idle policy, idle by cause, where and when
-GPUs sat idle, fragmentation."""
+"""Teams and idle GPUs: showback / chargeback under an idle policy (read from the fct_chargeback
+mart), idle by cause, where and when GPUs sat idle, fragmentation."""
 
 from __future__ import annotations
 
@@ -14,16 +14,17 @@ from dashboards.data.core import (
     _df,
     check_bucket,
     focus_gpu_rows,
-    usage_resource,
 )
 from dashboards.errors import DashboardError
 
-IDLE_POLICIES = ("separate", "shared")
-"""``separate``: idle capacity is its own line (``__idle__``), charged to nobody (showback).
-``shared``: the idle cost of each priced resource (GPU, CPU, memory) is shared back to the teams
-in proportion to their cost of that resource in the selection (chargeback; OpenCost's
-"weighted" idle, the rule of the ``fct_showback`` mart, whose billing period is a month). Idle of
-a resource nobody used stays on ``__idle__``: it is never dropped."""
+IDLE_POLICIES = ("separate", "window", "node", "cause")
+"""Who carries idle capacity: the rule lives in the pipeline (int_idle_shares, read through the
+``fct_chargeback`` mart), never here. ``separate``: nobody, idle is the platform's line
+(``__idle__``, showback); ``window``: the teams that used the GPU model in the charge period, in
+proportion to their cost there (chargeback); ``node``: the same per node; ``cause``: each idle
+cause to its owner (quota to the owners of the unused quota, the barrier to the waiting gang's
+team, shared-device slack to the fractional tenants, no demand to the platform).
+docs/cost-model.md §6."""
 
 HEATMAP_LEVELS = ("rack", "node")
 
@@ -34,133 +35,82 @@ def _check_policy(idle_policy: str) -> str:
     return idle_policy
 
 
-def _chargeback(con: duckdb.DuckDBPyConnection) -> str:
-    """CTEs ending in ``chargeback``: one row per team (or __idle__) × charge period ×
-    resource with its usage and its idle share under the policy ($shared). The team filter is
-    applied after sharing, so a team's share does not change when other teams are hidden."""
-    resource = usage_resource(con)  # a column name or a literal, never user text
-    return f"""
-    WITH usage AS (
-        SELECT u.charge_period_start, u.tenant, {resource} AS resource, u.usage_class,
-               u.gpu_hours, u.effective_cost, u.list_cost
-        FROM fct_usage_hourly u
-        WHERE {_USAGE_WHERE}
-    ),
-    used AS (
-        SELECT charge_period_start, tenant, resource,
-               sum(gpu_hours) AS gpu_hours,
-               coalesce(sum(gpu_hours) FILTER (WHERE usage_class = 'productive'), 0)
-                   AS productive_gpu_hours,
-               coalesce(sum(gpu_hours) FILTER (WHERE usage_class = 'gang_wait'), 0)
-                   AS gang_wait_gpu_hours,
-               coalesce(sum(gpu_hours) FILTER (WHERE usage_class = 'lost_to_preemption'), 0)
-                   AS lost_gpu_hours,
-               sum(effective_cost) AS usage_cost,
-               sum(list_cost) AS list_cost,
-               0.0 AS idle_share_gpu_hours, 0.0 AS idle_share_cost
-        FROM usage
-        WHERE usage_class <> 'idle' AND tenant IS DISTINCT FROM $idle
-        GROUP BY ALL
-    ),
-    weights AS (
-        -- each team's share of what the selection's users paid for the resource
-        SELECT tenant, resource,
-               sum(usage_cost) / sum(sum(usage_cost)) OVER (PARTITION BY resource) AS weight
-        FROM used GROUP BY tenant, resource
-        QUALIFY sum(sum(usage_cost)) OVER (PARTITION BY resource) > 0
-    ),
-    idle AS (
-        SELECT charge_period_start, resource,
-               sum(gpu_hours) AS idle_gpu_hours, sum(effective_cost) AS idle_cost
-        FROM usage WHERE usage_class = 'idle'
-        GROUP BY ALL
-    ),
-    shared AS (
-        SELECT i.charge_period_start, w.tenant, i.resource,
-               i.idle_gpu_hours * w.weight AS idle_share_gpu_hours,
-               i.idle_cost * w.weight AS idle_share_cost
-        FROM idle i JOIN weights w USING (resource)
-        WHERE $shared
-    ),
-    unallocated AS (
-        -- what no team carries: all idle when separate, idle of unused resources when shared
-        SELECT i.charge_period_start, $idle AS tenant, i.resource,
-               i.idle_gpu_hours AS idle_share_gpu_hours, i.idle_cost AS idle_share_cost
-        FROM idle i
-        WHERE NOT $shared OR i.resource NOT IN (SELECT resource FROM weights)
-    ),
-    chargeback AS (
-        SELECT * FROM used
-        UNION ALL BY NAME SELECT * FROM shared
-        UNION ALL BY NAME SELECT * FROM unallocated
-    )
+# The team filter applies after the rule shared idle, so a team's share does not change when
+# other teams are hidden; fct_chargeback's gpu_model is the node's.
+_CHARGEBACK_WHERE = """
+    c.run_id = $run_id AND c.idle_policy = $policy
+    AND ($ts_from::TIMESTAMP IS NULL OR c.charge_period_start >= $ts_from::TIMESTAMP)
+    AND ($ts_to::TIMESTAMP IS NULL OR c.charge_period_start < $ts_to::TIMESTAMP)
+    AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], c.gpu_model))
+    AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], c.tenant))
 """
 
 
-_TEAM_SELECTED = """
-    (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], c.tenant))
-"""
+def _charged(reclaim: bool) -> str:
+    """What a row is charged: usage and idle share, plus the reclaim moves when asked (a fixed
+    fragment, never user text)."""
+    return ("c.charged_cost + c.reclaim_adjustment_cost" if reclaim else "c.charged_cost")
 
 
 def team_showback(
-    con: duckdb.DuckDBPyConnection, filters: Filters, idle_policy: str = "separate"
+    con: duckdb.DuckDBPyConnection, filters: Filters, idle_policy: str = "separate",
+    reclaim: bool = False,
 ) -> pd.DataFrame:
-    """Per team: GPU-hours by class, usage cost (every resource), the idle share and what the
-    team is charged.
+    """Per team (and ``__idle__``, the platform line): GPU-hours by class, usage cost (every
+    resource), the idle it carries under ``idle_policy`` and what it is charged; with
+    ``reclaim``, lost work of cross-queue preemptions is charged to the preemptor's team.
 
     Columns: tenant, gpu_hours, productive_gpu_hours, gang_wait_gpu_hours, lost_gpu_hours,
-    usage_cost, list_cost, idle_share_gpu_hours, idle_share_cost, charged_cost, share (of the
-    selection's charged cost). ``__idle__`` is a row of its own under ``separate`` (and under
-    ``shared`` for idle that nobody could carry); it is hidden when teams are selected.
+    usage_cost, list_cost, idle_share_gpu_hours, idle_share_cost, reclaim_adjustment_cost,
+    charged_cost, share (of the selection's charged cost). The platform line is hidden when
+    teams are selected.
     """
     return _df(
         con,
         f"""
-        {_chargeback(con)}
         SELECT c.tenant,
-               coalesce(sum(c.gpu_hours), 0) AS gpu_hours,
-               coalesce(sum(c.productive_gpu_hours), 0) AS productive_gpu_hours,
-               coalesce(sum(c.gang_wait_gpu_hours), 0) AS gang_wait_gpu_hours,
-               coalesce(sum(c.lost_gpu_hours), 0) AS lost_gpu_hours,
-               coalesce(sum(c.usage_cost), 0) AS usage_cost,
-               coalesce(sum(c.list_cost), 0) AS list_cost,
-               coalesce(sum(c.idle_share_gpu_hours), 0) AS idle_share_gpu_hours,
-               coalesce(sum(c.idle_share_cost), 0) AS idle_share_cost,
-               coalesce(sum(c.usage_cost), 0) + coalesce(sum(c.idle_share_cost), 0)
-                   AS charged_cost,
-               (coalesce(sum(c.usage_cost), 0) + coalesce(sum(c.idle_share_cost), 0))
-                   / nullif(sum(coalesce(sum(c.usage_cost), 0)
-                                + coalesce(sum(c.idle_share_cost), 0)) OVER (), 0) AS share
-        FROM chargeback c
-        WHERE {_TEAM_SELECTED}
+               sum(c.gpu_hours) AS gpu_hours,
+               sum(c.productive_gpu_hours) AS productive_gpu_hours,
+               sum(c.gang_wait_gpu_hours) AS gang_wait_gpu_hours,
+               sum(c.lost_gpu_hours) AS lost_gpu_hours,
+               sum(c.usage_cost) AS usage_cost,
+               sum(c.list_cost) AS list_cost,
+               sum(c.idle_share_gpu_hours) AS idle_share_gpu_hours,
+               sum(c.idle_share_cost) AS idle_share_cost,
+               CASE WHEN $reclaim THEN sum(c.reclaim_adjustment_cost) ELSE 0.0 END
+                   AS reclaim_adjustment_cost,
+               sum({_charged(reclaim)}) AS charged_cost,
+               sum({_charged(reclaim)}) / nullif(sum(sum({_charged(reclaim)})) OVER (), 0) AS share
+        FROM fct_chargeback c
+        WHERE {_CHARGEBACK_WHERE}
         GROUP BY c.tenant
+        HAVING sum(abs(c.charged_cost)) + sum(abs(c.reclaim_adjustment_cost)) > 0
         ORDER BY c.tenant = $idle, charged_cost DESC, c.tenant
         """,
-        {**filters.params(), "idle": IDLE_TENANT, "shared": _check_policy(idle_policy) == "shared"},
+        {**filters.params(), "idle": IDLE_TENANT, "policy": _check_policy(idle_policy),
+         "reclaim": bool(reclaim)},
     )
 
 
 def team_cost_over_time(
     con: duckdb.DuckDBPyConnection, filters: Filters, bucket: str = "day",
-    idle_policy: str = "separate",
+    idle_policy: str = "separate", reclaim: bool = False,
 ) -> pd.DataFrame:
-    """period_start, tenant, charged_cost, gpu_hours per ``bucket``, under the idle policy."""
+    """period_start, tenant, charged_cost, gpu_hours per ``bucket``, under the idle policy
+    (gpu_hours: held plus carried idle)."""
     return _df(
         con,
         f"""
-        {_chargeback(con)}
         SELECT date_trunc($bucket, c.charge_period_start) AS period_start, c.tenant,
-               coalesce(sum(c.usage_cost), 0) + coalesce(sum(c.idle_share_cost), 0)
-                   AS charged_cost,
-               coalesce(sum(c.gpu_hours), 0) + coalesce(sum(c.idle_share_gpu_hours), 0)
-                   AS gpu_hours
-        FROM chargeback c
-        WHERE {_TEAM_SELECTED}
+               sum({_charged(reclaim)}) AS charged_cost,
+               sum(c.gpu_hours) + sum(c.idle_share_gpu_hours) AS gpu_hours
+        FROM fct_chargeback c
+        WHERE {_CHARGEBACK_WHERE}
         GROUP BY ALL
+        HAVING sum(abs(c.charged_cost)) + sum(abs(c.reclaim_adjustment_cost)) > 0
         ORDER BY period_start, c.tenant
         """,
-        {**filters.params(), "idle": IDLE_TENANT, "bucket": check_bucket(bucket),
-         "shared": _check_policy(idle_policy) == "shared"},
+        {**filters.params(), "bucket": check_bucket(bucket), "policy": _check_policy(idle_policy)},
     )
 
 
@@ -206,10 +156,11 @@ def idle_heatmap(
         WITH cells AS (
             SELECT coalesce({place}, '(none)') AS place,
                    date_trunc($bucket, r.ChargePeriodStart) AS period_start,
-                   sum(r.ConsumedQuantity) AS capacity_gpu_hours,
-                   coalesce(sum(r.ConsumedQuantity) FILTER (WHERE r.x_UsageClass = 'idle'), 0)
+                   -- PricingQuantity is the capacity on every row (idle consumes nothing)
+                   sum(r.PricingQuantity) AS capacity_gpu_hours,
+                   coalesce(sum(r.PricingQuantity) FILTER (WHERE r.x_UsageClass = 'idle'), 0)
                        AS idle_gpu_hours,
-                   coalesce(sum(r.ConsumedQuantity) FILTER (
+                   coalesce(sum(r.PricingQuantity) FILTER (
                        WHERE r.x_UsageClass = 'idle' AND r.x_IdleReason = 'fragmentation'), 0)
                        AS fragmentation_gpu_hours
             FROM focus_cost_records r

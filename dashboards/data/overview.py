@@ -223,7 +223,7 @@ def runs_compared(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         SELECT d.run_id, d.profile,
                CASE WHEN r.x_UsageClass = 'idle' THEN 'idle: ' || r.x_IdleReason
                     ELSE r.x_UsageClass END AS usage_class,
-               coalesce(SUM(r.ConsumedQuantity) FILTER (WHERE {gpu}), 0) AS gpu_hours,
+               coalesce(SUM(r.PricingQuantity) FILTER (WHERE {gpu}), 0) AS gpu_hours,
                SUM(r.EffectiveCost) AS effective_cost
         FROM focus_cost_records r
         JOIN dim_runs d ON d.run_id = r.x_RunId

@@ -1,12 +1,12 @@
--- title: Commitment utilization
--- question: How much of the committed (prepaid) GPU capacity was used, and what did the unused part cost? (The fct_commitment_utilization mart has it per commitment and month, CPU and memory too.)
-SELECT x_RunId AS run_id, x_GpuModel AS gpu_model,
-       round(sum(ConsumedQuantity), 1) AS committed_gpu_hours,
-       round(sum(ConsumedQuantity) FILTER (WHERE x_UsageClass <> 'idle'), 1) AS used_gpu_hours,
-       round(100 * sum(ConsumedQuantity) FILTER (WHERE x_UsageClass <> 'idle')
-             / sum(ConsumedQuantity), 1) AS utilization_pct,
-       round(sum(EffectiveCost) FILTER (WHERE x_UsageClass = 'idle'), 2) AS unused_commitment_cost
-FROM focus_cost_records
-WHERE ChargeCategory = 'Usage' AND PricingCategory = 'Committed' AND x_Resource = 'gpu'
-GROUP BY ALL
-ORDER BY run_id, gpu_model
+-- title: Commitment utilization and coverage
+-- question: How much of each pool of committed (prepaid) capacity was used, what did the unused part cost, how much of the SKU's usage did it cover, and how many on-demand hours could it have carried while it sat idle?
+SELECT run_id, sku_id, nodes, billing_period_start::DATE AS month,
+       round(committed_quantity, 1) AS committed_hours,
+       round(used_quantity, 1) AS used_hours,
+       round(100 * utilization, 1) AS utilization_pct,
+       round(unused_cost, 2) AS unused_commitment_cost,
+       round(100 * coverage, 1) AS coverage_pct,
+       round(coverable_on_demand_quantity, 1) AS coverable_on_demand_hours,
+       round(coverable_on_demand_cost, 2) AS coverable_on_demand_cost
+FROM fct_commitment_utilization
+ORDER BY run_id, sku_id, month

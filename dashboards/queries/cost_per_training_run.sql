@@ -1,11 +1,12 @@
--- title: Cost per training run
--- question: What did each training job cost, and how much of it was useful work?
-SELECT w.run_id, w.workload_id, w.tenant AS team, w.pods, w.gpus_per_pod, w.final_state,
-       round(w.gpu_hours_productive, 1) AS productive_gpu_hours,
-       round(w.gpu_hours_gang_wait + w.gpu_hours_lost, 1) AS wasted_gpu_hours,
-       round(w.effective_cost, 2) AS effective_cost,
-       round(w.effective_cost / nullif(w.gpu_hours_productive, 0), 2)
-           AS usd_per_productive_gpu_hour
-FROM fct_workloads w
-WHERE w.kind ILIKE '%training%'
-ORDER BY w.run_id, w.effective_cost DESC
+-- title: Cost per training run, finished or failed
+-- question: What did a training run cost, with its share of idle capacity, when it finished, when it failed (held GPUs and ended without finishing) and when it was still going at the end of the run?
+SELECT run_id, outcome, count(*) AS runs,
+       round(avg(effective_cost), 2) AS own_cost_per_run,
+       round(avg(idle_share_cost), 2) AS idle_share_per_run,
+       round(avg(cost_with_idle), 2) AS cost_per_run,
+       round(sum(cost_with_idle), 2) AS total_cost,
+       round(sum(gpu_hours_productive), 1) AS productive_gpu_hours
+FROM fct_workloads
+WHERE kind IN ('training', 'fine-tune') AND outcome <> 'unservable'
+GROUP BY run_id, outcome
+ORDER BY run_id, CASE outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END

@@ -66,7 +66,8 @@ print(json.dumps({"seconds": time.perf_counter() - began, "events": result.event
 
 _COST_SQL = """
 SELECT x_RunId AS run_id, x_Tenant AS tenant,
-       round(SUM(ConsumedQuantity), 1) AS gpu_hours,
+       -- capacity on every Usage row (idle rows consume nothing)
+       round(SUM(PricingQuantity) FILTER (WHERE ChargeCategory = 'Usage'), 1) AS gpu_hours,
        round(SUM(EffectiveCost), 2) AS effective_cost_usd
 FROM focus_cost_records
 GROUP BY ALL

@@ -5,7 +5,7 @@ with records as (
 
 final as (
     select x_RunId, x_Node, x_Workload, ChargeCategory, ChargeFrequency, PricingCategory,
-        CommitmentDiscountStatus, x_UsageClass, x_IdleReason, x_Resource
+        CommitmentDiscountStatus, x_UsageClass, x_IdleReason, x_Resource, x_Phase
     from records
     where ChargeCategory is null
         or ChargeCategory not in ('Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment')
@@ -16,9 +16,14 @@ final as (
         or CommitmentDiscountStatus not in ('Used', 'Unused')
         or x_UsageClass is null
         or x_UsageClass not in ('productive', 'gang_wait', 'lost_to_preemption', 'idle', 'commitment_purchase')
-        or x_IdleReason not in ('gang_barrier', 'quota', 'fragmentation', 'no_demand', 'unallocated')
+        or x_IdleReason not in (
+            'shared_device_slack', 'gang_barrier', 'quota', 'fragmentation', 'scheduling_latency',
+            'no_demand', 'unallocated'
+        )
         or x_Resource is null
         or x_Resource not in ('gpu', 'cpu', 'memory')
+        or (ChargeCategory = 'Usage') != (x_Phase is not null)
+        or x_Phase not in ('warmup', 'steady', 'drain')
 )
 
 select * from final

@@ -34,8 +34,14 @@ SERVICE_SUBCATEGORIES = (
 )
 # ours
 USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle", "commitment_purchase")
-# GPU idle causes, then the one reason of unrequested CPU and memory
-IDLE_REASONS = ("gang_barrier", "quota", "fragmentation", "no_demand", "unallocated")
+# GPU idle causes in their order of precedence (docs/cost-model.md §3), then the one reason of
+# unrequested CPU and memory
+IDLE_REASONS = (
+    "shared_device_slack", "gang_barrier", "quota", "fragmentation", "scheduling_latency",
+    "no_demand", "unallocated",
+)
+# run phases of a charge period (int_run_phases)
+PHASES = ("warmup", "steady", "drain")
 RESOURCES = ("gpu", "cpu", "memory")
 COMMITMENT_DISCOUNT_CATEGORIES = ("Spend", "Usage")
 
@@ -128,7 +134,7 @@ SPLIT_COLUMNS: tuple[Column, ...] = (
 
 CUSTOM_COLUMNS: tuple[Column, ...] = (
     _c("x_RunId", "x", nullable=False),
-    _c("x_Node", "x", nullable=False),
+    _c("x_Node", "x"),  # null on the Purchase rows of a commitment pool (it spans nodes)
     _c("x_GpuModel", "x"),  # null on CPU-only nodes
     _c("x_Rack", "x"),
     _c("x_Tenant", "x", nullable=False),
@@ -140,6 +146,9 @@ CUSTOM_COLUMNS: tuple[Column, ...] = (
     _c("x_IdleReason", "x", allowed=IDLE_REASONS),
     _c("x_Resource", "x", nullable=False, allowed=RESOURCES),
     _c("x_Borrowed", "x", "Boolean", False),
+    _c("x_Phase", "x", allowed=PHASES),  # null on Purchase rows
+    _c("x_PreemptedBy", "x"),  # lost_to_preemption rows: the workload the eviction made room for
+    _c("x_PreemptedByTenant", "x"),  # and its team
 )
 
 ALL_COLUMNS: tuple[Column, ...] = FOCUS_COLUMNS + CUSTOM_COLUMNS

@@ -36,3 +36,15 @@ create or replace temp macro sku_price_details(resource, gpu_model, pricing_cate
 -- The tags of a workload's charges (FOCUS 1.2 Tags; FOCUS 1.3 AllocatedTags in split mode).
 create or replace temp macro workload_tags(tenant, workload_id, kind, usage_class) as
     json_object('tenant', tenant, 'workload', workload_id, 'kind', kind, 'usage_class', usage_class)::varchar;
+
+-- Run phases (x_Phase): the warm-up is the charge periods that end by the first submission plus
+-- a tenth of the trace's submission window; the drain starts at the end of the charge period
+-- holding the last submission. docs/cost-model.md, "Run phases".
+create or replace temp macro warmup_fraction() as 0.1;
+
+create or replace temp macro phase_of(period_start_s, warmup_end_s, drain_start_s) as
+    case
+        when period_start_s < warmup_end_s then 'warmup'
+        when period_start_s >= drain_start_s then 'drain'
+        else 'steady'
+    end;

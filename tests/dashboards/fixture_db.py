@@ -22,6 +22,13 @@ The Committed H100 node of ``demo-a`` has a commitment ``Purchase`` row (no usag
 effective cost: the usage rows carry it), as the pipeline writes one per billing period.
 Costs: list 4.0 / contracted 3.0 per H100 GPU-hour, 2.0 / 1.5 per A100 GPU-hour; Committed
 nodes pay the contracted price, Standard nodes the list price.
+
+Run phases (``dim_runs``, ``x_Phase``): ``demo-a`` is steady throughout (so the numbers above are
+what every page shows by default); ``demo-b`` is steady for hours 0-12 and drains for 12-24.
+``fct_chargeback`` applies the pipeline's rule to these rows (``_chargeback_rows``): idle by
+charge period × GPU model in proportion to cost, one node per model so ``node`` is the same, and
+``cause`` keeps no_demand on the platform line; =SUM(A1)'s lost work was reclaimed by gang-2
+(another ClusterQueue). ``reject-5`` is unservable demand (LargerThanCluster, 2 h asked).
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ FOCUS_COLUMNS = [
 X_COLUMNS = [
     "x_RunId", "x_Node", "x_GpuModel", "x_Rack", "x_Tenant", "x_Workload", "x_Queue",
     "x_ClusterQueue", "x_Priority", "x_UsageClass", "x_IdleReason", "x_Resource", "x_Borrowed",
+    "x_Phase", "x_PreemptedBy", "x_PreemptedByTenant",
 ]
 _DECIMAL_FOCUS = {
     "BilledCost", "CommitmentDiscountQuantity", "ConsumedQuantity", "ContractedCost",
@@ -70,7 +78,9 @@ PRICES = {"H100": (4.0, 3.0), "A100": (2.0, 1.5)}  # (list, contracted) per GPU-
 
 DDL = """
 CREATE TABLE dim_runs (run_id VARCHAR, profile VARCHAR, seed BIGINT, start_ts TIMESTAMP,
-    end_ts TIMESTAMP, horizon_s DOUBLE, nodes BIGINT, gpus BIGINT, workloads BIGINT, pods BIGINT);
+    end_ts TIMESTAMP, horizon_s DOUBLE, nodes BIGINT, gpus BIGINT, workloads BIGINT, pods BIGINT,
+    first_submit_ts TIMESTAMP, last_submit_ts TIMESTAMP, steady_start_ts TIMESTAMP,
+    drain_start_ts TIMESTAMP);
 CREATE TABLE dim_nodes (run_id VARCHAR, node VARCHAR, gpu_model VARCHAR, gpus BIGINT,
     zone VARCHAR, block VARCHAR, rack VARCHAR, pricing_category VARCHAR);
 CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR, queue VARCHAR,
@@ -78,7 +88,8 @@ CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     gpus_per_pod DOUBLE, gpu_model VARCHAR, submit_ts TIMESTAMP, first_start_ts TIMESTAMP,
     end_ts TIMESTAMP, final_state VARCHAR, wait_s DOUBLE, preemptions BIGINT, timeouts BIGINT,
     partial_placement BOOLEAN, gpu_hours_productive DOUBLE, gpu_hours_gang_wait DOUBLE,
-    gpu_hours_lost DOUBLE, effective_cost DOUBLE);
+    gpu_hours_lost DOUBLE, effective_cost DOUBLE, outcome VARCHAR, unservable_reason VARCHAR,
+    wait_gpu_hours DOUBLE, wait_cost DOUBLE, idle_share_cost DOUBLE, cost_with_idle DOUBLE);
 CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
     ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
     reason VARCHAR, message VARCHAR, preemptor VARCHAR, queue_position INTEGER,
@@ -91,7 +102,30 @@ CREATE TABLE fct_queue_usage (run_id VARCHAR, cluster_queue VARCHAR, cohort VARC
     borrowing_limit DOUBLE, borrowed_gpus DOUBLE);
 CREATE TABLE fct_usage_hourly (run_id VARCHAR, charge_period_start TIMESTAMP, tenant VARCHAR,
     gpu_model VARCHAR, usage_class VARCHAR, idle_reason VARCHAR, gpu_hours DOUBLE,
-    effective_cost DOUBLE, list_cost DOUBLE, resource VARCHAR, quantity DOUBLE, unit VARCHAR);
+    effective_cost DOUBLE, list_cost DOUBLE, resource VARCHAR, quantity DOUBLE, unit VARCHAR,
+    phase VARCHAR, pricing_category VARCHAR);
+CREATE TABLE fct_chargeback (run_id VARCHAR, charge_period_start TIMESTAMP,
+    billing_period_start TIMESTAMP, phase VARCHAR, gpu_model VARCHAR, resource VARCHAR,
+    idle_policy VARCHAR, tenant VARCHAR, gpu_hours DOUBLE, productive_gpu_hours DOUBLE,
+    gang_wait_gpu_hours DOUBLE, lost_gpu_hours DOUBLE, usage_cost DOUBLE, list_cost DOUBLE,
+    productive_cost DOUBLE, gang_wait_cost DOUBLE, preemption_waste_cost DOUBLE,
+    idle_share_gpu_hours DOUBLE, idle_share_quantity DOUBLE, idle_share_cost DOUBLE,
+    idle_share_list_cost DOUBLE, charged_cost DOUBLE, reclaim_adjustment_cost DOUBLE);
+CREATE TABLE fct_unservable_demand (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
+    cluster_queue VARCHAR, kind VARCHAR, reason VARCHAR, evidence VARCHAR, pods INTEGER,
+    min_count INTEGER, gpus_per_pod DOUBLE, gpu_model VARCHAR, demand_gpus DOUBLE,
+    submit_ts TIMESTAMP, submit_phase VARCHAR, duration_hours DOUBLE, asked_gpu_hours DOUBLE,
+    waited_gpu_hours DOUBLE);
+CREATE TABLE fct_evictions (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR, kind VARCHAR,
+    attempt BIGINT, evicted_ts TIMESTAMP, end_event VARCHAR, pods_evicted BIGINT,
+    preemptor VARCHAR, preemptor_tenant VARCHAR, reclaim BOOLEAN, checkpoint_interval_s DOUBLE,
+    lost_gpu_hours DOUBLE, lost_cost DOUBLE);
+CREATE TABLE fct_commitment_utilization (run_id VARCHAR, commitment_id VARCHAR,
+    billing_period_start TIMESTAMP, sku_id VARCHAR, nodes BIGINT, gpu_model VARCHAR,
+    resource VARCHAR, unit VARCHAR, committed_quantity DOUBLE, used_quantity DOUBLE,
+    unused_quantity DOUBLE, commitment_cost DOUBLE, used_cost DOUBLE, unused_cost DOUBLE,
+    utilization DOUBLE, on_demand_quantity DOUBLE, spot_quantity DOUBLE, coverage DOUBLE,
+    coverable_on_demand_quantity DOUBLE, coverable_on_demand_cost DOUBLE);
 """
 
 # (run, node, gpu_model, gpus, rack, pricing_category)
@@ -101,6 +135,10 @@ NODES = [
     ("demo-b", "node-h100-0", "H100", 8, "rack-1", "Committed"),
 ]
 RUNS = {"demo-a": (datetime(2026, 11, 2), 48), "demo-b": (datetime(2026, 11, 10), 24)}
+# run -> (steady from, drain from) in hours: demo-a is steady throughout, demo-b drains from 12 h
+PHASE_BOUNDS = {"demo-a": (0, 48), "demo-b": (0, 12)}
+PREEMPTED_BY = {("demo-a", "=SUM(A1)"): ("gang-2", "team-o'brien")}  # (run, victim): preemptor
+UNSERVABLE = {("demo-a", "reject-5"): ("LargerThanCluster", 2.0)}  # reason, duration asked (h)
 
 # workload: (run, id, tenant, queue, kind, pods, min_count, gpus_per_pod, gpu_model,
 #            submit_h, final_state, preemptions, timeouts, partial)
@@ -196,12 +234,19 @@ def _prices(model: str, category: str) -> tuple[float, float, float]:
     return list_price, contracted, effective
 
 
+def _phase(run: str, period: datetime) -> str:
+    start, _ = RUNS[run]
+    steady, drain = PHASE_BOUNDS[run]
+    hour = (period - start) / timedelta(hours=1)
+    return "warmup" if hour < steady else "drain" if hour >= drain else "steady"
+
+
 def _focus_row(run, period, node, model, rack, category, tenant, workload, queue, usage_class,
                idle_reason, gpu_hours, borrowed=False, resource="gpu") -> dict:
     list_price, contracted, effective = _prices(model, category) if resource == "gpu" else (
         CPU_PRICE, CPU_PRICE, CPU_PRICE)
     unit = "GPU-Hours" if resource == "gpu" else "Core-Hours"
-    row = dict.fromkeys(FOCUS_COLUMNS)
+    row = dict.fromkeys(FOCUS_COLUMNS + X_COLUMNS)
     row.update(
         BilledCost=round(gpu_hours * effective, 6), BillingAccountId="acct-1",
         BillingAccountName="GPU cluster", BillingCurrency="USD",
@@ -209,7 +254,10 @@ def _focus_row(run, period, node, model, rack, category, tenant, workload, queue
         BillingPeriodEnd=datetime(period.year, period.month + 1, 1),
         ChargeCategory="Usage", ChargeDescription=f"{model} {unit} ({usage_class})",
         ChargeFrequency="Usage-Based", ChargePeriodStart=period,
-        ChargePeriodEnd=period + timedelta(hours=1), ConsumedQuantity=gpu_hours,
+        ChargePeriodEnd=period + timedelta(hours=1),
+        # idle consumes nothing: 0, and null on a Committed node's unused capacity (FOCUS)
+        ConsumedQuantity=gpu_hours if usage_class != "idle" else (
+            None if category == "Committed" else 0.0),
         ConsumedUnit=unit, ContractedCost=round(gpu_hours * contracted, 6),
         ContractedUnitPrice=contracted, EffectiveCost=round(gpu_hours * effective, 6),
         InvoiceIssuerName="gpu-finops", ListCost=round(gpu_hours * list_price, 6),
@@ -223,8 +271,10 @@ def _focus_row(run, period, node, model, rack, category, tenant, workload, queue
         x_RunId=run, x_Node=node, x_GpuModel=model, x_Rack=rack, x_Tenant=tenant,
         x_Workload=workload, x_Queue=queue or None, x_ClusterQueue=_cluster_queue(queue),
         x_Priority=0, x_UsageClass=usage_class, x_IdleReason=idle_reason, x_Resource=resource,
-        x_Borrowed=borrowed,
+        x_Borrowed=borrowed, x_Phase=_phase(run, period),
     )
+    if usage_class == "lost_to_preemption" and (run, workload) in PREEMPTED_BY:
+        row["x_PreemptedBy"], row["x_PreemptedByTenant"] = PREEMPTED_BY[(run, workload)]
     return row
 
 
@@ -238,7 +288,7 @@ def _commitment_purchase(run: str, node: str) -> dict:
     row.update(ChargeCategory="Purchase", ChargeFrequency="Recurring", ConsumedQuantity=None,
                ConsumedUnit=None, EffectiveCost=0.0, BilledCost=gpus * hours * contracted,
                ChargePeriodEnd=start + timedelta(hours=hours), PricingCategory="Standard",
-               ResourceType="Commitment")
+               ResourceType="Commitment", x_Phase=None, x_Node=None)
     return row
 
 
@@ -261,6 +311,75 @@ def _queue_usage_rows() -> list[list]:
             rows.append([run, cluster_queue, flavor, start + timedelta(hours=hour), admitted,
                          nominal, limit, borrowed])
     return rows
+
+
+POLICIES = ("separate", "window", "node", "cause")
+_CHARGEBACK_SUMS = ("gpu_hours", "productive_gpu_hours", "gang_wait_gpu_hours", "lost_gpu_hours",
+                    "usage_cost", "list_cost", "productive_cost", "gang_wait_cost",
+                    "preemption_waste_cost", "idle_share_gpu_hours", "idle_share_quantity",
+                    "idle_share_cost", "idle_share_list_cost", "reclaim_adjustment_cost")
+
+
+def _chargeback_rows(focus_rows: list[dict]) -> tuple[list[dict], dict[tuple, float]]:
+    """fct_chargeback for the usage rows, and each workload's idle share under `window`.
+
+    The pipeline's rule on this fixture: a cell is (run, hour, GPU model, resource); its idle is
+    shared in proportion to each workload's cost there, or stays on __idle__ when nobody used
+    it. One node per model, so `node` shares alike; `cause` keeps no_demand on __idle__ and
+    shares the rest (fragmentation) as `window` does."""
+    usage = [r for r in focus_rows if r["ChargeCategory"] == "Usage"]
+    cells: dict[tuple, dict] = defaultdict(lambda: {"users": defaultdict(float), "idle": []})
+    for r in usage:
+        key = (r["x_RunId"], r["ChargePeriodStart"], r["x_GpuModel"], r["x_Resource"])
+        if r["x_UsageClass"] == "idle":
+            cells[key]["idle"].append(r)
+        else:
+            cells[key]["users"][(r["x_Tenant"], r["x_Workload"])] += r["EffectiveCost"]
+    out: dict[tuple, dict] = defaultdict(lambda: dict.fromkeys(_CHARGEBACK_SUMS, 0.0))
+    workload_idle: dict[tuple, float] = defaultdict(float)
+    for r in usage:
+        if r["x_UsageClass"] == "idle":
+            continue
+        gpu = r["PricingQuantity"] if r["x_Resource"] == "gpu" else 0.0
+        for policy in POLICIES:
+            row = out[(r["x_RunId"], r["ChargePeriodStart"], r["x_GpuModel"], r["x_Resource"], policy,
+                       r["x_Tenant"])]
+            row["gpu_hours"] += gpu
+            row[f"{'lost' if r['x_UsageClass'] == 'lost_to_preemption' else r['x_UsageClass']}_gpu_hours"] += gpu
+            row["usage_cost"] += r["EffectiveCost"]
+            row["list_cost"] += r["ListCost"]
+            cost_part = {"productive": "productive_cost", "gang_wait": "gang_wait_cost",
+                         "lost_to_preemption": "preemption_waste_cost"}[r["x_UsageClass"]]
+            row[cost_part] += r["EffectiveCost"]
+            if r.get("x_PreemptedByTenant"):  # reclaimed by another ClusterQueue's workload
+                row["reclaim_adjustment_cost"] -= r["EffectiveCost"]
+                out[(r["x_RunId"], r["ChargePeriodStart"], r["x_GpuModel"], r["x_Resource"], policy,
+                     r["x_PreemptedByTenant"])]["reclaim_adjustment_cost"] += r["EffectiveCost"]
+    for (run, period, model, resource), cell in cells.items():
+        total = sum(cell["users"].values())
+        for idle in cell["idle"]:
+            for policy in POLICIES:
+                shared = policy in ("window", "node") or (
+                    policy == "cause" and idle["x_IdleReason"] != "no_demand")
+                recipients = ({key: cost / total for key, cost in cell["users"].items()}
+                              if shared and total > 0 else {("__idle__", None): 1.0})
+                for (tenant, workload), weight in recipients.items():
+                    row = out[(run, period, model, resource, policy, tenant)]
+                    quantity = idle["PricingQuantity"] * weight
+                    row["idle_share_gpu_hours"] += quantity if resource == "gpu" else 0.0
+                    row["idle_share_quantity"] += quantity
+                    row["idle_share_cost"] += idle["EffectiveCost"] * weight
+                    row["idle_share_list_cost"] += idle["ListCost"] * weight
+                    if policy == "window" and workload is not None:
+                        workload_idle[(run, workload)] += idle["EffectiveCost"] * weight
+    rows = []
+    for (run, period, model, resource, policy, tenant), sums in sorted(out.items(), key=str):
+        rows.append({"run_id": run, "charge_period_start": period,
+                     "billing_period_start": datetime(period.year, period.month, 1),
+                     "phase": _phase(run, period), "gpu_model": model, "resource": resource,
+                     "idle_policy": policy, "tenant": tenant, **sums,
+                     "charged_cost": sums["usage_cost"] + sums["idle_share_cost"]})
+    return rows, workload_idle
 
 
 def build_fixture_db(path: Path) -> Path:
@@ -315,18 +434,21 @@ def build_fixture_db(path: Path) -> Path:
             SELECT x_RunId, ChargePeriodStart, x_Tenant, x_GpuModel, x_UsageClass, x_IdleReason,
                    coalesce(sum(PricingQuantity) FILTER (WHERE x_Resource = 'gpu'), 0),
                    sum(EffectiveCost), sum(ListCost), x_Resource, sum(PricingQuantity),
-                   any_value(PricingUnit)
+                   any_value(PricingUnit), any_value(x_Phase), PricingCategory
             FROM focus_cost_records WHERE ChargeCategory = 'Usage' GROUP BY ALL
             """
         )
         for run, (start, hours) in RUNS.items():
             run_nodes = [n for n in NODES if n[0] == run]
             run_workloads = [w for w in WORKLOADS if w[0] == run]
+            submits = [start + timedelta(hours=w[9]) for w in run_workloads]
+            steady, drain = PHASE_BOUNDS[run]
             con.execute(
-                "INSERT INTO dim_runs VALUES (?, 'gang-v1.37', 42, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO dim_runs VALUES (?, 'gang-v1.37', 42, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run, start, start + timedelta(hours=hours), hours * 3600.0, len(run_nodes),
                  sum(n[3] for n in run_nodes), len(run_workloads),
-                 sum(w[5] for w in run_workloads)],
+                 sum(w[5] for w in run_workloads), min(submits), max(submits),
+                 start + timedelta(hours=steady), start + timedelta(hours=drain)],
             )
         con.executemany(
             "INSERT INTO dim_nodes VALUES (?, ?, ?, ?, 'zone-a', 'block-1', ?, ?)",
@@ -340,6 +462,9 @@ def build_fixture_db(path: Path) -> Path:
             if usage_class != "gang_wait":
                 first_h[(run, wid)] = min(first_h.get((run, wid), h0), h0)
             last_h[(run, wid)] = max(last_h.get((run, wid), h1), h1)
+        chargeback, workload_idle = _chargeback_rows(focus_rows)
+        chargeback_frame = pd.DataFrame(chargeback)  # noqa: F841 (read by the INSERT below)
+        con.execute("INSERT INTO fct_chargeback BY NAME SELECT * FROM chargeback_frame")
         cost_by = defaultdict(float)
         for row in focus_rows:
             if row["x_Workload"]:
@@ -354,16 +479,41 @@ def build_fixture_db(path: Path) -> Path:
             elif state == "rejected":
                 end = start + timedelta(hours=submit_h)
             wait_h = (first if first is not None else RUNS[run][1]) - submit_h
+            cost = round(cost_by[(run, wid)], 6)
+            unservable = UNSERVABLE.get((run, wid))
+            if unservable:
+                outcome = "unservable"
+            elif state == "finished":
+                outcome = "finished"
+            elif state in ("rejected", "pending_at_end") and cost > 0:
+                outcome = "failed"
+            else:
+                outcome = "unfinished"
+            # the GPUs asked while waiting, at the list price of the cheapest accepted model
+            wait_gpu_hours = 0.0 if unservable else pods * gpp * wait_h
+            cheapest = min(PRICES[m][0] for m in (model.split("|") if model else PRICES))
+            idle_share = workload_idle.get((run, wid), 0.0)
             con.execute(
                 "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-                " ?, ?, ?, ?, ?, ?, ?)",
+                " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run, wid, tenant, queue or None, _cluster_queue(queue), kind, pods, min_count, gpp, model,
                  start + timedelta(hours=submit_h),
                  None if first is None else start + timedelta(hours=first), end, state,
                  0.0 if state == "rejected" else wait_h * 3600.0, preemptions, timeouts, partial,
                  hours_by[(run, wid, "productive")], hours_by[(run, wid, "gang_wait")],
-                 hours_by[(run, wid, "lost_to_preemption")], round(cost_by[(run, wid)], 6)],
+                 hours_by[(run, wid, "lost_to_preemption")], cost, outcome,
+                 unservable[0] if unservable else None, wait_gpu_hours, wait_gpu_hours * cheapest,
+                 idle_share, cost + idle_share],
             )
+            if unservable:
+                con.execute(
+                    "INSERT INTO fct_unservable_demand VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, ?, ?, ?,"
+                    " ?, ?, ?, ?, ?, 0.0)",
+                    [run, wid, tenant, _cluster_queue(queue), kind, unservable[0], pods, min_count, gpp,
+                     model or None, pods * gpp, start + timedelta(hours=submit_h),
+                     _phase(run, start + timedelta(hours=submit_h)), unservable[1],
+                     pods * gpp * unservable[1]],
+                )
         for run, wid, pod, node, gpus, h0, h1, usage_class in INTERVALS:
             start = RUNS[run][0]
             con.execute(
@@ -383,6 +533,26 @@ def build_fixture_db(path: Path) -> Path:
                 "INSERT INTO fct_workload_timeline VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [run, wid, seq, start + timedelta(hours=hour), hour * 3600.0, event, pod, node,
                  gpus, reason, message, preemptor, position, length],
+            )
+        # =SUM(A1) lost hours 18-20 (2 A100 GPUs at $2) to gang-2, another ClusterQueue's workload;
+        # gang-2's own time-out threw nothing away (it never ran whole)
+        con.executemany(
+            "INSERT INTO fct_evictions VALUES (?, ?, ?, ?, 0, ?, ?, 1, ?, ?, ?, NULL, ?, ?)",
+            [["demo-a", "=SUM(A1)", "ml-research", "fine-tune", datetime(2026, 11, 2, 20), "preempted",
+              "gang-2", "team-o'brien", True, 4.0, 8.0],
+             ["demo-a", "gang-2", "team-o'brien", "training", datetime(2026, 11, 2, 6), "timed_out",
+              None, None, False, 0.0, 0.0]],
+        )
+        for run, (start, hours) in RUNS.items():
+            used = sum(gpus * (h1 - h0) for r, _w, _p, node, gpus, h0, h1, _u in INTERVALS
+                       if r == run and node == "node-h100-0")
+            committed, contracted = 8.0 * hours, PRICES["H100"][1]
+            con.execute(
+                "INSERT INTO fct_commitment_utilization VALUES (?, ?, ?, 'gpu-h100', 1, 'H100', 'gpu',"
+                " 'GPU-Hours', ?, ?, ?, ?, ?, ?, ?, 0.0, 0.0, 1.0, 0.0, 0.0)",
+                [run, f"k8s://{run}/commitment/gpu-h100", datetime(start.year, start.month, 1),
+                 committed, used, committed - used, committed * contracted, used * contracted,
+                 (committed - used) * contracted, used / committed],
             )
         con.execute("COMMIT")
     finally:

@@ -77,9 +77,17 @@ def test_overview_renders_metrics_charts_and_downloads(monkeypatch, fixture_db):
     helps = {m.label: m.help for m in at.metric}
     assert helps["Total cost"].startswith("$1,536.00")  # the exact figure is one hover away
     assert helps["Idle cost"].startswith("$1,168.00")
-    assert _charts(at) == 4  # spend by team, idle by cause, usage over time, costliest
+    # list cost of the used GPU-hours $464, their cost $368, unused commitment $864 (288 H100 GPU-h)
+    assert values["Effective savings rate"] == f"{(464 - 368 - 864) / 464:.1%}"
+    # spend by team, idle by cause, usage over time, costliest, cost per training run
+    assert _charts(at) == 5
     downloads = [b.key for b in at.get("download_button")]
-    assert len(downloads) == len(at.dataframe) == 5  # a CSV button under every table
+    assert len(downloads) == len(at.dataframe) == 6  # a CSV button under every table
+    # train-1 finished ($240, no idle: the H100 was full); gang-2 ($32) and =SUM(A1) ($48 + the
+    # $48 of A100 idle of its hours) failed; big-4 never ran
+    runs = _table(at, "outcome", "cost_per_run")
+    assert dict(zip(runs["outcome"], runs["cost_per_run"], strict=True)) == {
+        "finished": 240.0, "failed": (32.0 + 96.0) / 2, "unfinished": 0.0}  # big-4 never ran
 
 
 def test_overview_filters_change_the_numbers(monkeypatch, fixture_db):
@@ -102,23 +110,37 @@ def test_overview_filters_change_the_numbers(monkeypatch, fixture_db):
 
 def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "teams")
-    assert _charts(at) == 2
+    assert _charts(at) == 4  # charged per team, over time, cost of waiting, checkpoint loss
     _one_csv_per_table(at)
     table = _table(at, "tenant", "charged_cost")
     assert dict(zip(table["tenant"], table["charged_cost"], strict=True)) == {
         "ml-research": 288.0, "platform": 48.0, "team-o'brien": 32.0, "__idle__": 1168.0}
     assert _metrics(at)["Charged to teams"] == "$368.00"
-    assert _metrics(at)["Not charged (idle)"] == "$1.2k"
+    assert _metrics(at)["Platform line (idle)"] == "$1.2k"
 
-    # Shared back: $1,168 of idle GPUs in proportion to the teams' GPU cost (288 : 48 : 32).
-    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("shared").run())
+    # By period and GPU model: a team carries the idle of the hours and models it used. A100
+    # hours 8-20: =SUM(A1) holds 2 of 4 GPUs, so ml-research carries the other 2 ($48); H100
+    # hours 24-40: infer-6 holds 1 of 8, so platform carries 7 × 16 × $3 ($336); hours 0-10 the
+    # H100 was full and gang-2's A100 hours too. The rest nobody used: the platform line.
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("window").run())
     table = _table(at, "tenant", "charged_cost")
     charged = dict(zip(table["tenant"], table["charged_cost"], strict=True))
-    assert charged == pytest.approx({"ml-research": 288 + 1168 * 288 / 368,
-                                     "platform": 48 + 1168 * 48 / 368,
-                                     "team-o'brien": 32 + 1168 * 32 / 368})
+    assert charged == pytest.approx({"ml-research": 288 + 48, "platform": 48 + 336,
+                                     "team-o'brien": 32, "__idle__": 1168 - 48 - 336})
     assert table["charged_cost"].sum() == pytest.approx(1536.0)  # nothing lost or made up
-    assert _metrics(at)["Not charged (idle)"] == "$0.00"
+    assert _metrics(at)["Platform line (idle)"] == "$784.00"
+    # the cause-aware rule keeps day 2's no_demand on the platform line: platform carries none
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("cause").run())
+    charged = dict(zip(*[_table(at, "tenant", "charged_cost")[c] for c in ("tenant", "charged_cost")],
+                       strict=True))
+    assert charged["platform"] == pytest.approx(48.0) and charged["ml-research"] == pytest.approx(336.0)
+    # the reclaimer pays: =SUM(A1)'s lost hours 18-20 ($8) move to gang-2's team
+    at = _ok(at.toggle(key="teams.reclaim").set_value(True).run())
+    charged = dict(zip(*[_table(at, "tenant", "charged_cost")[c] for c in ("tenant", "charged_cost")],
+                       strict=True))
+    assert charged["team-o'brien"] == pytest.approx(32 + 8) and charged["ml-research"] == pytest.approx(336 - 8)
+    at = _ok(at.toggle(key="teams.reclaim").set_value(False).run())
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("window").run())
 
     at = _ok(at.multiselect(key="filters.teams.demo-a").select("team-o'brien").run())
     assert _table(at, "tenant", "charged_cost")["tenant"].tolist() == ["team-o'brien"]
@@ -133,12 +155,43 @@ def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
     assert dict(zip(table["tenant"], table["charged_cost"], strict=True)) == {"__idle__": 192.0}
 
 
+def test_teams_cost_of_waiting_and_checkpoint_loss(monkeypatch, fixture_db):
+    at = _on(monkeypatch, fixture_db, "teams")
+    waiting = _table(at, "tenant", "wait_cost")
+    # the fixture's waits: from submission to the first run (gang-2 never ran whole: 47 h of 8
+    # GPUs; big-4 45 h of 32), at the list price of the cheapest model they accept (A100 $2, H100
+    # $4); =SUM(A1) 1 h of 2 GPUs, infer-6 1 h of 1
+    assert dict(zip(waiting["tenant"], waiting["wait_cost"], strict=True)) == pytest.approx({
+        "team-o'brien": 8 * 47 * 2.0 + 32 * 45 * 4.0, "ml-research": 2 * 1 * 2.0, "platform": 1 * 1 * 2.0})
+    losses = _table(at, "tenant", "lost_cost")
+    assert sorted(zip(losses["tenant"], losses["cause"], losses["lost_cost"], strict=True)) == [
+        ("ml-research", "reclaim", 8.0), ("team-o'brien", "time-out", 0.0)]
+
+
+# --- Phases -----------------------------------------------------------------------------------
+
+
+def test_phase_switch_narrows_every_page_to_its_window(monkeypatch, fixture_db):
+    # demo-b is steady for hours 0-12 (b-1's run) and drains for 12-24 (its H100 idle)
+    at = _on(monkeypatch, fixture_db, "overview", run="demo-b")
+    assert at.segmented_control(key="filters.phase.demo-b").value == "steady"
+    values = _metrics(at)
+    assert values["Allocation rate"] == "100.0%" and values["Idle cost"] == "$0.00"
+    at = _ok(at.segmented_control(key="filters.phase.demo-b").set_value("drain").run())
+    assert _metrics(at)["Allocation rate"] == "0.0%"
+    assert _metrics(at)["Idle cost"] == "$288.00"  # 8 H100 x 12 h x $3
+    at = _ok(at.segmented_control(key="filters.phase.demo-b").set_value("all").run())
+    assert _metrics(at)["Allocation rate"] == "50.0%"
+    assert any("whole run" in c.value for c in at.caption)
+
+
 # --- Idle GPUs --------------------------------------------------------------------------------
 
 
 def test_idle_page_heatmap_and_fragmentation(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "idle")
-    assert _charts(at) == 3  # by cause over time, heatmap, fragmentation
+    # by cause over time, heatmap, fragmentation, avoidable or sunk, commitment pools, unservable
+    assert _charts(at) == 6
     _one_csv_per_table(at)
     values = _metrics(at)
     assert values["Idle"] == "76.4%"  # 440 of 576 GPU-hours
@@ -382,7 +435,9 @@ def test_empty_database_states(monkeypatch, tmp_path):
     db = build_fixture_db(tmp_path / "empty-facts.duckdb")
     with duckdb.connect(str(db)) as con:
         for table in ("fct_usage_hourly", "focus_cost_records", "fct_workloads",
-                      "fct_workload_timeline", "fct_pod_intervals", "fct_queue_usage"):
+                      "fct_workload_timeline", "fct_pod_intervals", "fct_queue_usage",
+                      "fct_chargeback", "fct_evictions", "fct_unservable_demand",
+                      "fct_commitment_utilization"):
             con.execute(f"DELETE FROM {table}")
     at = _ok(_app(monkeypatch, db).run())
     assert any("No cost records for these filters" in i.value for i in at.info)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboards import charts, data, scenario_charts
+from dashboards import charts, data, finops_charts, scenario_charts, waiting_charts
 
 
 @pytest.fixture
@@ -25,22 +25,28 @@ def test_every_builder_produces_a_vega_lite_spec(con):
         charts.costliest_workloads_chart(data.costliest_workloads(con, filters)),
         charts.workload_timeline_chart(data.workload_timeline(con, "demo-a", "gang-2")),
         charts.pending_by_reason_chart(data.pending_by_reason(pending)),
-        charts.team_chargeback_chart(data.team_showback(con, filters, "shared")),
+        charts.team_chargeback_chart(data.team_showback(con, filters, "window", reclaim=True)),
         charts.team_cost_over_time_chart(data.team_cost_over_time(con, filters)),
         charts.idle_by_cause_over_time_chart(data.idle_by_cause_over_time(con, filters)),
         charts.idle_heatmap_chart(data.idle_heatmap(con, filters)),
         charts.fragmentation_by_model_chart(data.fragmentation_by_model(con, filters)),
-        charts.queue_usage_chart(data.queue_usage_over_time(con, filters), "cq-ml"),
-        charts.cluster_queue_holdings_chart(data.cluster_queue_holdings(con, filters)),
-        charts.queue_position_chart(data.queue_position(con, "demo-a", "big-4")),
-        charts.preemption_over_time_chart(data.preemption_over_time(con, filters)),
-        charts.preemption_victims_chart(data.preemption_victims(con, filters)),
+        waiting_charts.queue_usage_chart(data.queue_usage_over_time(con, filters), "cq-ml"),
+        waiting_charts.cluster_queue_holdings_chart(data.cluster_queue_holdings(con, filters)),
+        waiting_charts.queue_position_chart(data.queue_position(con, "demo-a", "big-4")),
+        waiting_charts.preemption_over_time_chart(data.preemption_over_time(con, filters)),
+        waiting_charts.preemption_victims_chart(data.preemption_victims(con, filters)),
         charts.scenario_by_team_chart(data.scenario_by_team(con, filters, "demo-b")),
         charts.runs_compared_chart(data.scenario_usage(con, filters, "demo-b")),
-        charts.workload_gantt_chart(data.workload_pods(con, "demo-a", "=SUM(A1)")),
+        waiting_charts.workload_gantt_chart(data.workload_pods(con, "demo-a", "=SUM(A1)")),
         scenario_charts.scenario_ranking_chart(data.scenario_cost_breakdown(con, ("demo-a", "demo-b")),
                                       data.scenario_ranking(con, ("demo-a", "demo-b"))),
         scenario_charts.scenario_change_chart(data.scenario_ranking(con, ("demo-a", "demo-b")), "p95_wait_h", "p95 wait"),
+        finops_charts.unservable_demand_chart(data.unservable_demand(con, filters)),
+        finops_charts.idle_by_payment_chart(data.idle_by_payment(con, filters)),
+        finops_charts.commitment_pools_chart(data.commitment_pools(con, "demo-a")),
+        finops_charts.waiting_cost_chart(data.waiting_cost_by_team(con, filters)),
+        finops_charts.eviction_losses_chart(data.eviction_losses(con, filters)),
+        finops_charts.training_run_costs_chart(data.training_run_costs(con, filters)),
     ]
     for chart in built:
         spec = chart.to_dict()

@@ -120,28 +120,34 @@ def test_connection_is_read_only(con):
 # --- Teams: showback and chargeback -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("policy", ["separate", "shared"])
-def test_chargeback_conserves_the_total_cost(con, policy):
+@pytest.mark.parametrize("policy", ["separate", "window", "node", "cause"])
+@pytest.mark.parametrize("reclaim", [False, True])
+def test_chargeback_conserves_the_total_cost(con, policy, reclaim):
     for filters in (data.Filters("demo-a"), data.Filters("demo-a", date(2026, 11, 2), date(2026, 11, 2)),
                     data.Filters("demo-a", gpu_models=("A100",))):
         total = data.headline_metrics(con, filters)["total_cost"]
-        assert data.team_showback(con, filters, policy)["charged_cost"].sum() == pytest.approx(total)
-        over_time = data.team_cost_over_time(con, filters, "hour", policy)
+        showback = data.team_showback(con, filters, policy, reclaim)
+        assert showback["charged_cost"].sum() == pytest.approx(total)
+        over_time = data.team_cost_over_time(con, filters, "hour", policy, reclaim)
         assert over_time["charged_cost"].sum() == pytest.approx(total)
 
 
-def test_shared_idle_is_weighted_by_each_teams_cost_of_the_resource(con):
-    # $1,168 of idle GPU cost, shared 288 : 48 : 32 (the teams' own GPU cost in the window)
-    shared = data.team_showback(con, data.Filters("demo-a"), "shared").set_index("tenant")
-    assert shared.loc["ml-research", "idle_share_cost"] == pytest.approx(1168 * 288 / 368)
-    assert shared.loc["platform", "idle_share_cost"] == pytest.approx(1168 * 48 / 368)
-    assert shared.loc["team-o'brien", "idle_share_gpu_hours"] == pytest.approx(440 * 32 / 368)
-    assert "__idle__" not in shared.index  # every resource had users: nothing left over
+def test_window_idle_goes_to_the_users_of_each_hour_and_gpu_model(con):
+    # fct_chargeback's rule: A100 hours 8-20, =SUM(A1) holds 2 of 4 GPUs: ml-research carries the
+    # other 2 ($48); H100 hours 24-40, infer-6 holds 1 of 8: platform carries 7 ($336); the H100
+    # was full in hours 0-10 and gang-2 filled the A100 node in hours 2-6
+    shared = data.team_showback(con, data.Filters("demo-a"), "window").set_index("tenant")
+    assert shared.loc["ml-research", "idle_share_cost"] == pytest.approx(48.0)
+    assert shared.loc["platform", "idle_share_cost"] == pytest.approx(336.0)
+    assert shared.loc["team-o'brien", "idle_share_gpu_hours"] == 0.0
+    assert shared.loc["ml-research", "idle_share_gpu_hours"] == pytest.approx(2 * 12)
+    # idle of hours and models nobody used stays on the platform line
+    assert shared.loc["__idle__", "charged_cost"] == pytest.approx(1168 - 48 - 336)
     # demo-b: CPU costs are shared by CPU cost, GPU idle by GPU cost; GPU-hours stay GPU-hours
-    b = data.team_showback(con, data.Filters("demo-b"), "shared").set_index("tenant")
+    b = data.team_showback(con, data.Filters("demo-b"), "window").set_index("tenant")
     assert b.loc["ml-research", "usage_cost"] == pytest.approx(288.0 + 3.84)
     assert b.loc["ml-research", "gpu_hours"] == 96.0
-    # nobody used an A100 on day 2: its idle stays unallocated under either policy
+    # nobody used an A100 on day 2: its idle stays unallocated under every policy
     day2_a100 = data.Filters("demo-a", date(2026, 11, 3), date(2026, 11, 3), gpu_models=("A100",))
     for policy in data.IDLE_POLICIES:
         rows = data.team_showback(con, day2_a100, policy)
@@ -149,8 +155,49 @@ def test_shared_idle_is_weighted_by_each_teams_cost_of_the_resource(con):
     separate = data.team_showback(con, data.Filters("demo-a"), "separate").set_index("tenant")
     assert separate["idle_share_cost"].drop("__idle__").eq(0).all()
     assert separate.loc["__idle__", "charged_cost"] == 1168.0
+    # the reclaimer pays: =SUM(A1)'s lost $8 moves from ml-research to gang-2's team
+    moved = data.team_showback(con, data.Filters("demo-a"), "separate", reclaim=True).set_index("tenant")
+    assert moved.loc["team-o'brien", "charged_cost"] == pytest.approx(32.0 + 8.0)
+    assert moved.loc["ml-research", "reclaim_adjustment_cost"] == pytest.approx(-8.0)
     with pytest.raises(DashboardError, match="idle policy"):
         data.team_showback(con, data.Filters("demo-a"), "split'; DROP TABLE x")
+
+
+def test_phases_narrow_the_window(con):
+    windows = data.run_phases(con, "demo-b")
+    assert list(windows) == ["steady", "drain"]  # no warm-up
+    steady = data.with_phase(con, data.Filters("demo-b"), "steady")
+    drain = data.with_phase(con, data.Filters("demo-b"), "drain")
+    assert data.headline_metrics(con, steady)["idle_cost"] == 0.0
+    assert data.headline_metrics(con, drain)["idle_cost"] == pytest.approx(8 * 12 * 3.0)
+    assert data.headline_metrics(con, data.with_phase(con, data.Filters("demo-b"), None))[
+        "total_cost"] == pytest.approx(579.84)
+    # a phase the run does not have selects nothing
+    warmup = data.with_phase(con, data.Filters("demo-b"), "warmup")
+    assert data.headline_metrics(con, warmup)["capacity_gpu_hours"] == 0.0
+    # dates and phase intersect
+    narrowed = data.with_phase(con, data.Filters("demo-b", date(2026, 11, 11), date(2026, 11, 11)), "steady")
+    assert data.headline_metrics(con, narrowed)["capacity_gpu_hours"] == 0.0
+    with pytest.raises(DashboardError, match="run phase"):
+        data.with_phase(con, data.Filters("demo-b"), "night")
+
+
+def test_finops_metrics(con):
+    filters = data.Filters("demo-a")
+    assert data.unservable_demand(con, filters).values.tolist() == [
+        ["platform", "LargerThanCluster", 1, 128.0, 256.0, 0.0]]
+    payment = data.idle_by_payment(con, filters)
+    # idle on the Committed H100 is sunk (288 GPU-h at $3), the A100's avoidable (152 at $2)
+    assert payment.groupby("kind")["effective_cost"].sum().to_dict() == pytest.approx(
+        {"sunk": 864.0, "avoidable": 304.0})
+    pools = data.commitment_pools(con, "demo-a")
+    assert pools[["sku_id", "utilization", "coverage"]].values.tolist() == [["gpu-h100", 0.25, 1.0]]
+    saving = data.savings(con, filters)
+    assert saving["effective_savings_rate"] == pytest.approx((464 - 368 - 864) / 464)
+    losses = data.eviction_losses(con, filters).set_index("cause")
+    assert losses.loc["reclaim", "lost_cost_per_eviction"] == 8.0
+    runs = data.training_run_costs(con, filters).set_index("outcome")
+    assert runs.loc["failed", "runs"] == 2 and runs.loc["finished", "cost_per_run"] == 240.0
 
 
 # --- Idle GPUs --------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ pytestmark = pytest.mark.e2e
 # URL path → (page title, charts at least). demo-a is the fixture run with queues, a
 # preemption and waiting workloads, so every page has something to draw.
 PAGES = {
-    "": ("GPU cost overview", 4),
-    "teams": ("Cost per team", 2),
-    "idle": ("Idle GPUs", 3),
+    "": ("GPU cost overview", 5),
+    "teams": ("Cost per team", 4),
+    "idle": ("Idle GPUs", 6),
     "queues": ("Queues: quota use and borrowing", 3),
     "pending": ("Why is it pending?", 3),
     "preemption": ("Preemption", 2),
@@ -46,8 +46,9 @@ def test_every_page_renders_in_a_real_browser(fixture_db, chromium, tmp_path, ca
         _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server)
         pages = [(f"http://127.0.0.1:{port}/{path}?run=demo-a", tmp_path / f"{path or 'overview'}.png")
                  for path in PAGES]
+        # wait on each page for the charts it must draw: a loaded machine draws them slowly
         states = open_pages_in_chromium(chromium, pages, tmp_path / "chromium-profile",
-                                        min_charts=1)
+                                        min_charts=[charts for _, charts in PAGES.values()])
         for (path, (title, charts)), state, (_, screenshot) in zip(
                 PAGES.items(), states, pages, strict=True):
             summary = {k: v for k, v in state.items() if k != "dom"}

@@ -43,10 +43,13 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
     assert "<script" not in page.lower()
     charts = re.findall(r'<img class="chart"[^>]*src="data:image/svg\+xml;base64,', page)
     # scenarios ranked and runs side by side (the fixture holds two runs), spend, usage over
-    # time, idle by cause, costliest, pending
-    assert len(charts) == 7
+    # time, chargeback, idle by cause, avoidable or sunk, unservable demand, cost of waiting,
+    # checkpoint loss, cost per training run, costliest, pending
+    assert len(charts) == 13
     for heading in ("Spend by team", "GPU-hours by usage class", "Idle and partial-placement",
-                    "Costliest workloads"):
+                    "Costliest workloads", "Chargeback per team", "Unservable demand",
+                    "Cost of waiting", "Checkpoint loss per eviction", "Cost per training run",
+                    "Commitment pools", "Effective savings rate"):
         assert heading in page
     assert "$1,536.00" in page  # total cost headline
     assert "gang_wait (partial placement)" in page
@@ -132,9 +135,28 @@ def test_one_teams_report_from_the_command_line(fixture_db, tmp_path, capsys):
                  "--run-id", "demo-a", "--team", "team-o'brien", "--from", "2026-11-02",
                  "--to", "2026-11-02"]) == 0
     text = (out / "report.md").read_text(encoding="utf-8")
-    assert "run demo-a, 2026-11-02 to 2026-11-02 (UTC), team-o'brien" in text
+    # the steady phase by default (demo-a is steady throughout)
+    assert "run demo-a, 2026-11-02 to 2026-11-02 (UTC), steady phase, team-o'brien" in text
     assert "- **Total cost**: $32.00" in text
     assert "| ml-research |" not in text.split("## Spend by team")[1].split("##")[0]
     assert main(["report", "--db", str(fixture_db), "--out", str(tmp_path / "x"),
                  "--run-id", "demo-a", "--team", "nobody"]) == 2
     assert "team 'nobody' has no workloads in run demo-a" in capsys.readouterr().err
+
+
+def test_reports_default_to_the_steady_phase_with_a_switch(fixture_db, tmp_path):
+    from gpu_finops.cli import main
+
+    totals = {}
+    for phase in ("steady", "drain", "all"):
+        out = tmp_path / phase
+        assert main(["report", "--db", str(fixture_db), "--out", str(out), "--format", "md",
+                     "--run-id", "demo-b", "--phase", phase]) == 0
+        text = (out / "report.md").read_text(encoding="utf-8")
+        totals[phase] = text.split("- **Total cost**: ")[1].split("\n")[0]
+        assert (f"{phase} phase" in text) == (phase != "all")
+    # demo-b: b-1 runs hours 0-12 (8 H100 GPUs at $3 and 32 cores at $0.01), then 12 idle hours
+    assert totals == {"steady": "$291.84", "drain": "$288.00", "all": "$579.84"}
+    default = tmp_path / "default"
+    write_report(fixture_db, default, formats=("md",), run_id="demo-b")
+    assert "steady phase" in (default / "report.md").read_text(encoding="utf-8")

@@ -114,10 +114,17 @@ def test_saved_query_answers_on_the_fixture(fixture_db):
     assert lost == [{"run_id": "demo-a", "team": "ml-research", "victim_workloads": 1,
                      "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
     charged = {(r["run_id"], r["team"]): r["charged_cost"] for r in rows("chargeback_idle_shared")}
-    # the dashboard's shared policy: $1,168 of idle GPUs shared by GPU cost (288 : 48 : 32)
-    assert charged[("demo-a", "ml-research")] == round(288 + 1168 * 288 / 368, 2)
-    assert charged[("demo-a", "platform")] == round(48 + 1168 * 48 / 368, 2)
+    # fct_chargeback's window rule, as the Teams page shows it: the A100 idle of =SUM(A1)'s hours
+    # to ml-research ($48), the H100 idle of infer-6's hours to platform ($336)
+    assert charged[("demo-a", "ml-research")] == 288 + 48
+    assert charged[("demo-a", "platform")] == 48 + 336
     assert sum(v for (run, _), v in charged.items() if run == "demo-a") == pytest.approx(1536.0, abs=0.02)
+    reclaimed = {r["team"]: r["charged_reclaimer_pays"] for r in rows("chargeback_idle_shared")
+                 if r["run_id"] == "demo-a"}
+    assert reclaimed["team-o'brien"] == 32 + 8  # =SUM(A1)'s lost work, reclaimed by gang-2
+    assert rows("unservable_demand")[0]["reason"] == "LargerThanCluster"
+    phases = {(r["run_id"], r["phase"]): r["allocation_pct"] for r in rows("allocation_by_phase")}
+    assert phases[("demo-b", "steady")] == 100.0 and phases[("demo-b", "drain")] is None
     committed = {r["run_id"]: r for r in rows("commitment_utilization")}
     assert committed["demo-a"]["utilization_pct"] == 25.0  # 96 of 384 H100 GPU-hours
     quota = {(r["cluster_queue"], r["flavor"]): r for r in rows("queue_quota_use")}
@@ -132,7 +139,7 @@ def test_sql_command_with_a_saved_query(fixture_db, capsys):
     assert capsys.readouterr().out.splitlines()[:2] == [
         "run_id,team,victim_workloads,lost_gpu_hours,lost_cost", "demo-a,ml-research,1,4.0,8.0"]
     assert main(["sql", "--db", str(fixture_db), "--query", "nope"]) == 2
-    assert "no saved query 'nope'; known: allocation_rate_daily" in capsys.readouterr().err
+    assert "no saved query 'nope'; known: allocation_by_phase, allocation_rate_daily" in capsys.readouterr().err
     assert main(["sql", "--db", str(fixture_db)]) == 2
     assert main(["sql", "--db", str(fixture_db), "SELECT 1", "--query", "preemption_waste"]) == 2
     assert "give a query or --query NAME" in capsys.readouterr().err

@@ -85,6 +85,33 @@ def test_demo_trace_is_a_week_of_mixed_work_at_high_load(demo):
     assert check_against_cluster(workloads, cluster)[1] == []
 
 
+def test_demo_gangs_fit_their_teams_quota_except_the_marked_unservable_ones(demo):
+    # The most a team's ClusterQueue can ever hold of a GPU model: its nominal quota plus its
+    # borrowing limit, and never more than every queue's quota of that flavor (Kueue's
+    # potential available on an empty cluster). Only the `training-oversized` mix asks for more.
+    import yaml
+
+    _, files, trace, _ = demo
+    documents = list(yaml.safe_load_all(files.queues.read_text(encoding="utf-8")))
+    model_of = {d["metadata"]["name"]: d["spec"]["nodeLabels"]["nvidia.com/gpu.product"]
+                for d in documents if d["kind"] == "ResourceFlavor"}
+    most: dict[tuple[str, str], float] = {}
+    flavor_total: Counter = Counter()
+    for queue in (d for d in documents if d["kind"] == "ClusterQueue"):
+        for flavor in queue["spec"]["resourceGroups"][0]["flavors"]:
+            gpu = next(r for r in flavor["resources"] if r["name"] == "nvidia.com/gpu")
+            most[(queue["metadata"]["name"], model_of[flavor["name"]])] = gpu["nominalQuota"] + gpu["borrowingLimit"]
+            flavor_total[model_of[flavor["name"]]] += gpu["nominalQuota"]
+    oversized = []
+    for w in trace.workloads:
+        models = list(w.gpu_models) or list(flavor_total)
+        ceiling = max(min(most[(f"team-{w.tenant}", m)], flavor_total[m]) for m in models)
+        if w.pods * w.gpus_per_pod > ceiling:
+            oversized.append(w.workload_id)
+    assert oversized and all("-training-oversized-" in w for w in oversized)
+    assert len(oversized) == sum(1 for w in trace.workloads if "-training-oversized-" in w.workload_id) <= 10
+
+
 def test_demo_queues_route_every_trace_queue(demo):
     _, files, trace, _ = demo
     config = read_queue_config(files.queues)

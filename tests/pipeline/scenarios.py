@@ -176,6 +176,228 @@ def mixed_idle_causes() -> RunBuilder:
     )
 
 
+# --- Cost attribution II (docs/cost-model.md §3 and §6): one rule each ---------------------------
+
+
+def unservable_beside_quota() -> RunBuilder:
+    # One hour, two 8-GPU A100 nodes; cq-a (team-a) and cq-b (team-b) own 4 GPUs each and may not
+    # borrow. w_run (team-b) holds 4 GPUs all hour; w_a1 (team-a) holds 4 until 1800, so w_q
+    # (team-a, 2 GPUs) waits for quota 0..1800 beside 8 free GPUs: 2 × 0.5 h = 1 GPU-hour of
+    # `quota` idle. w_big (8 GPUs in cq-a) can never be admitted (ExceedsMaxQuota), w_wide is
+    # rejected (LargerThanCluster), w_never asks 6 of cq-a's 4 with no attempt yet (the quota
+    # table tells), w_t4 asks a GPU model the cluster does not have: none of them is demand.
+    return (
+        RunBuilder(START, 3600, run_id="unservable")
+        .node("a1", "A100", 8)
+        .node("a2", "A100", 8, rack="r2")
+        .cluster_queue("cq-a", "a100", 4, borrowing_limit=0)
+        .cluster_queue("cq-b", "a100", 4, borrowing_limit=0)
+        .workload("w_run", gpus_per_pod=4, tenant="team-b", queue="lq-b")
+        .workload("w_a1", gpus_per_pod=4, tenant="team-a", queue="lq-a")
+        .workload("w_q", gpus_per_pod=2, tenant="team-a", queue="lq-a", duration_s=1800)
+        .workload("w_big", gpus_per_pod=8, tenant="team-a", queue="lq-a")
+        .workload("w_wide", pods=3, gpus_per_pod=8, tenant="team-b", queue="lq-b", duration_s=7200)
+        .workload("w_never", pods=3, gpus_per_pod=2, tenant="team-a", queue="lq-a")
+        .workload("w_t4", gpus_per_pod=1, gpu_model="T4", tenant="team-b", queue="lq-b")
+        .event(0, "submitted", "w_run", cluster_queue="cq-b")
+        .event(0, "admitted", "w_run", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "w_run", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "w_a1", cluster_queue="cq-a")
+        .event(0, "admitted", "w_a1", cluster_queue="cq-a", flavor="a100")
+        .event(0, "started", "w_a1", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "w_q", cluster_queue="cq-a")
+        .event(0, "pending", "w_q", reason="WaitingForQuota", cluster_queue="cq-a",
+               queue_position=1, queue_length=1)
+        .event(0, "submitted", "w_big", cluster_queue="cq-a")
+        .event(0, "pending", "w_big", reason="ExceedsMaxQuota", cluster_queue="cq-a")
+        .event(0, "submitted", "w_wide")
+        .event(0, "rejected", "w_wide", reason="LargerThanCluster")
+        .event(0, "submitted", "w_never", cluster_queue="cq-a")
+        .event(0, "submitted", "w_t4", cluster_queue="cq-b")
+        .event(1800, "finished", "w_a1", pod=0, node="a1", gpus=4)
+        .event(1800, "admitted", "w_q", cluster_queue="cq-a", flavor="a100")
+        .event(1800, "started", "w_q", pod=0, node="a2", gpus=2)
+        .event(3600, "finished", "w_run", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "w_q", pod=0, node="a2", gpus=2)
+    )
+
+
+def multi_model_demand() -> RunBuilder:
+    # One hour. Two A100 nodes half held (4 free on each) and an H100 node half held (4 free):
+    # w_x (one pod of 8 GPUs, A100 or H100) fits nowhere for the whole hour. Its 8 GPUs count
+    # once, split over the models by their free GPUs (8 A100, 4 H100): fragmentation 16/3 GPU-h
+    # on A100 and 8/3 on H100, 8 in all (counted per model it would be 12).
+    return (
+        RunBuilder(START, 3600, run_id="multi-model")
+        .node("a1", "A100", 8)
+        .node("a2", "A100", 8, rack="r2")
+        .node("h1", "H100", 8, rack="r3")
+        .workload("fa1", gpus_per_pod=4, gpu_model="A100")
+        .workload("fa2", gpus_per_pod=4, gpu_model="A100")
+        .workload("fh1", gpus_per_pod=4, gpu_model="H100")
+        .workload("w_x", gpus_per_pod=8, gpu_model="A100|H100", tenant="team-b")
+        .event(0, "submitted", "fa1")
+        .event(0, "started", "fa1", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "fa2")
+        .event(0, "started", "fa2", pod=0, node="a2", gpus=4)
+        .event(0, "submitted", "fh1")
+        .event(0, "started", "fh1", pod=0, node="h1", gpus=4)
+        .event(0, "submitted", "w_x")
+        .event(0, "pending", "w_x", reason="Unschedulable", message="0/3 nodes have 8 free GPUs")
+    )
+
+
+def barrier_on_its_model() -> RunBuilder:
+    # One hour, an A100 node and an H100 node. Gang g (2 pods × 4 GPUs, any model) reserves pod 0
+    # on the A100 node at 0 and waits at the barrier until its time-out at 1800; w_fill holds 2
+    # A100 GPUs. Its missing 4 GPUs are asked on A100 only, where 2 are free: gang_barrier
+    # 2 × 0.5 h = 1 GPU-h on A100 and none on H100. Then g waits for placement (8 GPUs, any
+    # model) beside 6 free A100 and 8 free H100 GPUs: fragmentation 8 × 0.5 h, split 6:8.
+    return (
+        RunBuilder(START, 3600, run_id="barrier-model", profile="gang-v1.35")
+        .node("a1", "A100", 8)
+        .node("h1", "H100", 8, rack="r2")
+        .workload("g", pods=2, gpus_per_pod=4, tenant="team-d")
+        .workload("w_fill", gpus_per_pod=2, gpu_model="A100")
+        .event(0, "submitted", "w_fill")
+        .event(0, "started", "w_fill", pod=0, node="a1", gpus=2)
+        .event(0, "submitted", "g")
+        .event(0, "reserved", "g", pod=0, node="a1", gpus=4)
+        .event(0, "pending", "g", reason="WaitingForGang", message="1/2 pods reserved")
+        .event(1800, "timed_out", "g", pod=0, node="a1", gpus=4, reason="GangPermitTimeout")
+        .event(1800, "requeued", "g")
+        .event(1800, "pending", "g", reason="GangNotSatisfiable")
+    )
+
+
+def reclaim_within_cohort() -> RunBuilder:
+    # One hour on a 12-GPU A100 node. cq-b (team-b, nominal 4, may borrow 4) runs w_o (4 GPUs,
+    # all hour) and w_v (4 GPUs, checkpoint every 600 s) from 0: 4 GPUs above its nominal quota
+    # until 2000, when team-a's w_r (cq-a, nominal 4) reclaims them: w_v loses 1800..2000 (4 ×
+    # 200 s, $0.44 at the A100 list price) to w_r. w_r waits 1990..2000 for the preempted pod
+    # to drain beside 4 free GPUs: scheduling_latency 4 × 10 s.
+    return (
+        RunBuilder(START, 3600, run_id="reclaim")
+        .node("n1", "A100", 12)
+        .cluster_queue("cq-a", "a100", 4, borrowing_limit=0)
+        .cluster_queue("cq-b", "a100", 4, borrowing_limit=4)
+        .workload("w_o", gpus_per_pod=4, tenant="team-b", queue="lq-b")
+        .workload("w_v", gpus_per_pod=4, tenant="team-b", queue="lq-b", checkpoint_interval_s=600)
+        .workload("w_r", gpus_per_pod=4, tenant="team-a", queue="lq-a", submit_time_s=1990)
+        .event(0, "submitted", "w_o", cluster_queue="cq-b")
+        .event(0, "admitted", "w_o", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "w_o", pod=0, node="n1", gpus=4)
+        .event(0, "submitted", "w_v", cluster_queue="cq-b")
+        .event(0, "admitted", "w_v", reason="Borrowing", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "w_v", pod=0, node="n1", gpus=4)
+        .event(1990, "submitted", "w_r", cluster_queue="cq-a")
+        .event(1990, "pending", "w_r", reason="WaitingForPreemptedWorkloads", cluster_queue="cq-a")
+        .event(2000, "preempted", "w_v", pod=0, node="n1", gpus=4, reason="preempted-by:w_r",
+               preemptor="w_r")
+        .event(2000, "requeued", "w_v", reason="Preempted", preemptor="w_r")
+        .event(2000, "pending", "w_v", reason="WaitingForQuota", cluster_queue="cq-b")
+        .event(2000, "admitted", "w_r", cluster_queue="cq-a", flavor="a100")
+        .event(2000, "started", "w_r", pod=0, node="n1", gpus=4)
+    )
+
+
+def window_showback() -> RunBuilder:
+    # Two hours; A100 nodes a1 and a2 ($2 a GPU-hour), an H100 node h1 ($4). team-a's w_a holds 4
+    # GPUs of a1 in hour 0 only; team-b's w_b 4 GPUs of h1 in hour 1 only. By window a team
+    # carries the idle of the cells (hour × GPU model) it used: team-a the A100 idle of hour 0
+    # (12 GPU-h, $24), team-b the H100 idle of hour 1 (4 GPU-h, $16); the platform keeps the
+    # H100 idle of hour 0 and the A100 idle of hour 1. By node, a2 (used by nobody) stays idle.
+    return (
+        RunBuilder(START, 7200, run_id="window")
+        .node("a1", "A100", 8)
+        .node("a2", "A100", 8, rack="r2")
+        .node("h1", "H100", 8, rack="r3")
+        .workload("w_a", gpus_per_pod=4, gpu_model="A100", tenant="team-a")
+        .workload("w_b", gpus_per_pod=4, gpu_model="H100", tenant="team-b", submit_time_s=3600)
+        .event(0, "submitted", "w_a")
+        .event(0, "started", "w_a", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "w_a", pod=0, node="a1", gpus=4)
+        .event(3600, "submitted", "w_b")
+        .event(3600, "started", "w_b", pod=0, node="h1", gpus=4)
+        .event(7200, "finished", "w_b", pod=0, node="h1", gpus=4)
+    )
+
+
+def cause_owners() -> RunBuilder:
+    # One hour on a 12-GPU A100 node. cq-a (team-a) owns 6 GPUs of quota and uses 1 (w_a); cq-b
+    # (team-b) owns 2 and runs w_b (2 GPUs) all hour, so w_q (team-b, 2 GPUs) waits for quota.
+    # team-c's notebook holds half a GPU (half a GPU of shared-device slack); team-d's gang g
+    # holds one reserved pod of two (2 GPUs each) at the barrier. Free: 12 − 5.5 held − 0.5 slack
+    # = 6: gang_barrier 2, quota 2, no_demand 2 GPU-h. Cause-aware: the barrier to team-d, quota
+    # to team-a (who left 5 GPUs of its nominal quota unused), slack to team-c, no_demand to the
+    # platform.
+    return (
+        RunBuilder(START, 3600, run_id="cause-owners", profile="gang-v1.35")
+        .node("n1", "A100", 12)
+        .cluster_queue("cq-a", "a100", 6, borrowing_limit=0)
+        .cluster_queue("cq-b", "a100", 2, borrowing_limit=0)
+        .workload("w_a", gpus_per_pod=1, tenant="team-a", queue="lq-a")
+        .workload("w_b", gpus_per_pod=2, tenant="team-b", queue="lq-b")
+        .workload("w_q", gpus_per_pod=2, tenant="team-b", queue="lq-b")
+        .workload("w_f", gpus_per_pod=0.5, tenant="team-c", queue=None, kind="notebook")
+        .workload("g", pods=2, gpus_per_pod=2, tenant="team-d", queue=None)
+        .event(0, "submitted", "w_a", cluster_queue="cq-a")
+        .event(0, "admitted", "w_a", cluster_queue="cq-a", flavor="a100")
+        .event(0, "started", "w_a", pod=0, node="n1", gpus=1)
+        .event(0, "submitted", "w_b", cluster_queue="cq-b")
+        .event(0, "admitted", "w_b", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "w_b", pod=0, node="n1", gpus=2)
+        .event(0, "submitted", "w_q", cluster_queue="cq-b")
+        .event(0, "pending", "w_q", reason="WaitingForQuota", cluster_queue="cq-b")
+        .event(0, "submitted", "w_f")
+        .event(0, "started", "w_f", pod=0, node="n1", gpus=0.5)
+        .event(0, "submitted", "g")
+        .event(0, "reserved", "g", pod=0, node="n1", gpus=2)
+        .event(0, "pending", "g", reason="WaitingForGang")
+        .event(3600, "finished", "w_a", pod=0, node="n1", gpus=1)
+        .event(3600, "finished", "w_b", pod=0, node="n1", gpus=2)
+        .event(3600, "finished", "w_f", pod=0, node="n1", gpus=0.5)
+    )
+
+
+def phases() -> RunBuilder:
+    # Twelve hours; submissions at 0 and 10.5 h: the warm-up is hour 0 (it ends by 0 + a tenth of
+    # the 10.5 h window), the drain starts at 11 h (the end of the hour of the last submission).
+    return (
+        RunBuilder(START, 12 * 3600, run_id="phases")
+        .node("n1", "A100", 8)
+        .workload("w1", gpus_per_pod=1)
+        .workload("w2", gpus_per_pod=1, submit_time_s=37800)
+        .event(0, "submitted", "w1")
+        .event(0, "started", "w1", pod=0, node="n1", gpus=1)
+        .event(3600, "finished", "w1", pod=0, node="n1", gpus=1)
+        .event(37800, "submitted", "w2")
+        .event(37800, "started", "w2", pod=0, node="n1", gpus=1)
+        .event(41400, "finished", "w2", pod=0, node="n1", gpus=1)
+    )
+
+
+def commitment_pool() -> RunBuilder:
+    # One hour, three H100 nodes: c1 and c2 Committed (one pool: gpu-h100, 16 GPU-h at $3), s1
+    # Standard ($4). w_c holds all of c1, w_s 4 GPUs of s1 while c2 sits idle: utilization 8/16,
+    # coverage 8 / (8 + 4), and the 4 on-demand GPU-hours the idle commitment could have
+    # carried. Idle: c2's 8 GPU-h are sunk ($24), s1's 4 avoidable ($16).
+    return (
+        RunBuilder(START, 3600, run_id="pool")
+        .node("c1", "H100", 8, pricing_category="Committed")
+        .node("c2", "H100", 8, pricing_category="Committed", rack="r2")
+        .node("s1", "H100", 8, rack="r3")
+        .workload("w_c", gpus_per_pod=8, gpu_model="H100")
+        .workload("w_s", gpus_per_pod=4, gpu_model="H100", tenant="team-b")
+        .event(0, "submitted", "w_c")
+        .event(0, "started", "w_c", pod=0, node="c1", gpus=8)
+        .event(0, "submitted", "w_s")
+        .event(0, "started", "w_s", pod=0, node="s1", gpus=4)
+        .event(3600, "finished", "w_c", pod=0, node="c1", gpus=8)
+        .event(3600, "finished", "w_s", pod=0, node="s1", gpus=4)
+    )
+
+
 ALL = (
     finished_gang,
     preempted_with_checkpoints,
@@ -186,4 +408,12 @@ ALL = (
     kueue_quota_and_borrowing,
     cpu_and_memory,
     mixed_idle_causes,
+    unservable_beside_quota,
+    multi_model_demand,
+    barrier_on_its_model,
+    reclaim_within_cohort,
+    window_showback,
+    cause_owners,
+    phases,
+    commitment_pool,
 )

@@ -33,8 +33,12 @@ def test_every_node_period_sums_to_capacity(con):
            where r.ChargeCategory = 'Usage' and r.x_Resource = 'gpu'
            group by all"""
     ).fetchall()
-    # every GPU node of every run, every period (mixed-causes lasts one hour, c1 has no GPU)
-    assert len(sums) == 8 * 2 + 1
+    # every GPU node of every run, every period (c1 has no GPU)
+    expected = sum(
+        sum(1 for node in builder.nodes if node["gpus"]) * int(-(-builder.horizon_s // 3600))
+        for builder in (make() for make in scenarios.ALL)
+    )
+    assert len(sums) == expected
     for run_id, node, period, consumed, gpus in sums:
         assert abs(consumed - gpus * 1.0) <= 1e-9, (run_id, node, period)
 
@@ -60,7 +64,8 @@ def test_total_effective_cost_equals_capacity_times_price_to_the_cent(con):
         list_price, contracted, spot = DEFAULT_PRICES[gpu_model]
         unit = {"Standard": list_price, "Committed": contracted, "Dynamic": spot}[category]
         gpus = con.execute(
-            "select sum(gpus) from dim_nodes where run_id = ?", [run_id]
+            "select sum(gpus) from dim_nodes where run_id = ? and gpu_model = ? and pricing_category = ?",
+            [run_id, gpu_model, category],
         ).fetchone()[0]
         assert round(cost, 2) == round(gpus * hours * unit, 2), run_id
 
@@ -87,7 +92,8 @@ def test_cost_identities_hold_exactly(con):
         """select count(*) from focus_cost_records
            where ListCost != ListUnitPrice * PricingQuantity
               or ContractedCost != ContractedUnitPrice * PricingQuantity
-              or ConsumedQuantity != PricingQuantity
+              or (x_Workload is not null and ConsumedQuantity != PricingQuantity)
+              or (x_UsageClass = 'idle' and ConsumedQuantity != 0)
               or (ChargeCategory = 'Usage' and EffectiveCost != ContractedCost)
               or (CommitmentDiscountId is null and BilledCost != ContractedCost)"""
     ).fetchone()[0]
@@ -98,6 +104,23 @@ def test_cost_identities_hold_exactly(con):
            from focus_cost_records where x_RunId = 'reserved'"""
     ).fetchone()
     assert billed == purchases == 48.0
+
+
+def test_consumed_quantity_is_what_workloads_used(con):
+    # idle capacity consumed nothing: 0 on hourly-paid nodes, null on an Unused commitment (FOCUS);
+    # so Σ ConsumedQuantity is the GPU-hours workloads held and Σ PricingQuantity the capacity
+    consumed, priced, held = con.execute(
+        """select sum(ConsumedQuantity), sum(PricingQuantity),
+                  sum(PricingQuantity) filter (where x_Workload is not null)
+           from focus_cost_records
+           where ChargeCategory = 'Usage' and x_Resource = 'gpu' and x_RunId = 'preempted'"""
+    ).fetchone()
+    assert priced == pytest.approx(16.0)
+    assert consumed == held == pytest.approx(1.0 + 400 / 3600 + 6 * 3000 / 3600)
+    assert con.execute(
+        """select distinct CommitmentDiscountStatus, ConsumedQuantity from focus_cost_records
+           where x_UsageClass = 'idle' and x_Resource = 'gpu' order by all"""
+    ).fetchall() == [("Unused", None), (None, 0.0)]
 
 
 def test_no_negative_quantities(con):

@@ -45,5 +45,5 @@ def test_committed_tables_md_is_current(built):
 
     for model in MODELS:
         assert f"### `{model.name}` ({model.materialization})" in generated
-    assert "Reads: `focus_cost_records`, `stg_workloads`" in generated  # fct_unit_economics
+    assert "Reads: `fct_chargeback`\n" in generated  # fct_showback: the monthly rollup of the one rule
     assert TABLES_MD.read_text() == generated, "regenerate docs/tables.md with pipeline.docs"

@@ -32,7 +32,7 @@ def record(con, where: str) -> dict:
 def test_column_layout_focus_1_2(con):
     columns = [d[0] for d in con.execute("select * from focus_cost_records limit 0").description]
     assert columns == [c.name for c in FOCUS_COLUMNS] + [c.name for c in CUSTOM_COLUMNS]
-    assert len(FOCUS_COLUMNS) == 55 and columns[55] == "x_RunId" and columns[-1] == "x_Borrowed"
+    assert len(FOCUS_COLUMNS) == 55 and columns[55] == "x_RunId" and columns[-1] == "x_PreemptedByTenant"
     assert not {c.name for c in SPLIT_COLUMNS} & set(columns)
 
 
@@ -47,7 +47,7 @@ def test_usage_row_on_a_committed_node(con):
     assert row["BilledCost"] == 0.0
     assert row["EffectiveCost"] == row["ContractedCost"] == 3.0 * row["PricingQuantity"]
     assert (row["CommitmentDiscountId"], row["CommitmentDiscountStatus"], row["CommitmentDiscountCategory"]) == (
-        "k8s://reserved/commitment/n1/gpu", "Used", "Usage"
+        "k8s://reserved/commitment/gpu-h100", "Used", "Usage"
     )
     assert row["CommitmentDiscountQuantity"] == row["PricingQuantity"]
     assert row["CommitmentDiscountUnit"] == row["PricingUnit"] == row["ConsumedUnit"] == "GPU-Hours"
@@ -64,7 +64,9 @@ def test_usage_row_on_a_committed_node(con):
     assert (row["BillingPeriodStart"], row["BillingPeriodEnd"]) == (datetime(2026, 11, 1), datetime(2026, 12, 1))
     assert row["ChargeFrequency"] == "Usage-Based" and row["InvoiceId"] == "INV-reserved-2026-11"
     assert (row["x_Workload"], row["x_Tenant"], row["x_Resource"], row["x_Borrowed"]) == ("w1", "team-c", "gpu", False)
-    assert row["x_IdleReason"] is None
+    assert row["x_IdleReason"] is None and row["x_PreemptedBy"] is None
+    # the run's only submission is at 0: hour 0 is steady, hour 1 the drain
+    assert row["x_Phase"] == "steady"
 
 
 def test_commitment_purchase_and_unused_rows(con):
@@ -73,7 +75,9 @@ def test_commitment_purchase_and_unused_rows(con):
     assert (purchase["PricingQuantity"], purchase["CommitmentDiscountQuantity"]) == (16.0, 16.0)
     assert purchase["ChargeFrequency"] == "Recurring" and purchase["PricingCategory"] == "Standard"
     assert purchase["ConsumedQuantity"] is None and purchase["CommitmentDiscountStatus"] is None
-    assert purchase["ResourceId"] == purchase["CommitmentDiscountId"] == "k8s://reserved/commitment/n1/gpu"
+    # the Committed capacity of a SKU is one pooled commitment, spanning its nodes
+    assert purchase["ResourceId"] == purchase["CommitmentDiscountId"] == "k8s://reserved/commitment/gpu-h100"
+    assert purchase["x_Node"] is None and purchase["x_Phase"] is None
     assert (purchase["SkuId"], purchase["SkuPriceId"]) == ("commitment-gpu-h100", "commitment-gpu-h100-monthly")
     assert (purchase["x_UsageClass"], purchase["x_Tenant"]) == ("commitment_purchase", "__commitment__")
     assert (purchase["ChargePeriodStart"], purchase["ChargePeriodEnd"]) == (
@@ -111,12 +115,30 @@ def test_standard_and_spot_rows_bill_what_they_cost(con):
         ) == [(category, True, None)]
 
 
-def test_borrowed_flag_and_cluster_queue(con):
+def test_borrowed_share_and_cluster_queue(con):
+    # x_Borrowed marks the share of the queue's GPU-hours above its nominal quota (4): in hour 0
+    # cq-a admits 4 GPUs for 600 s and 8 for 3000 s, 4 × 3000 s of them above nominal, a share
+    # of 12000 / 26400 of each workload's GPU-hours; in hour 1 w2 alone is within its quota
+    share = 4 * 3000 / (4 * 600 + 8 * 3000)
+    approx_rows(
+        rows(
+            con,
+            """select x_Workload, x_ClusterQueue, x_Borrowed, sum(PricingQuantity) from focus_cost_records
+               where x_RunId = 'kueue' and x_Workload is not null group by all order by all""",
+        ),
+        [
+            ("w1", "cq-a", False, 4.0 * (1 - share)),
+            ("w1", "cq-a", True, 4.0 * share),
+            ("w2", "cq-a", False, 4 * 3000 / 3600 * (1 - share) + 4 * 600 / 3600),
+            ("w2", "cq-a", True, 4 * 3000 / 3600 * share),
+        ],
+    )
+    # in all: Kueue's own measure, ∫ max(admitted − nominal, 0)
     assert rows(
         con,
-        """select x_Workload, x_ClusterQueue, x_Borrowed, sum(PricingQuantity) from focus_cost_records
-           where x_RunId = 'kueue' and x_Workload is not null group by all order by all""",
-    ) == [("w1", "cq-a", False, 4.0), ("w2", "cq-a", True, 4.0)]
+        """select sum(PricingQuantity) from focus_cost_records
+           where x_RunId = 'kueue' and x_Borrowed""",
+    ) == [(pytest.approx(4 * 3000 / 3600),)]
 
 
 def test_cpu_and_memory_rows_have_their_own_sku_and_unit(con):
@@ -192,9 +214,9 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
     assert metadata["DataGenerator"]["DataGeneratorVersion"]
     assert schema["FocusVersion"] == layout
     # the runs' end, not the wall clock: a rebuild writes the same metadata
-    assert schema["CreationDate"] == "2026-11-02T02:00:00Z"
+    assert schema["CreationDate"] == "2026-11-02T12:00:00Z"
     definitions = {d["ColumnName"]: d for d in schema["ColumnDefinition"]}
-    assert len(definitions) == (68 if layout == "1.2" else 75)
+    assert len(definitions) == (71 if layout == "1.2" else 78)
     assert definitions["BilledCost"] == {"ColumnName": "BilledCost", "DataType": "Decimal", "NumericPrecision": 53}
     assert definitions["Tags"]["ProviderTagPrefixes"] == []
     if layout == "1.3":  # the metadata objects FOCUS 1.3 added
@@ -203,7 +225,7 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
         assert metadata["Recency"][0] == {
             "DatasetInstanceId": instance["DatasetInstanceId"],
             "TimeSectors": [{"TimeSectorStart": "2026-11-02T00:00:00Z",
-                             "TimeSectorEnd": "2026-11-02T02:00:00Z", "TimeSectorComplete": True}],
+                             "TimeSectorEnd": "2026-11-02T12:00:00Z", "TimeSectorComplete": True}],
         }
     else:
         assert "DatasetInstance" not in metadata

@@ -17,8 +17,9 @@ NOVEMBER = datetime(2026, 11, 1)
 
 
 def test_dim_runs_and_dim_nodes(con):
+    # one submission, at 0: no warm-up, steady through hour 0, drain from hour 1
     assert rows(con, "select * from dim_runs where run_id = 'reserved'") == [
-        ("reserved", "kube-default", 1, H0, H2, 7200.0, 1, 8, 1, 2)
+        ("reserved", "kube-default", 1, H0, H2, 7200.0, 1, 8, 1, 2, H0, H0, H0, H1)
     ]
     assert rows(con, "select * from dim_nodes where run_id in ('fractional', 'cpu-memory') order by all") == [
         ("cpu-memory", "c1", None, 0, "z1", "b1", "r2", "Standard", 16.0, 64.0),
@@ -70,8 +71,8 @@ def test_fct_workloads_cost_per_workload(con):
         [
             # 2 GPUs, 8 cores, 64 GiB for an hour: 4.0 + 0.32 + 0.32
             ("cpu-memory", "w1", 4.64, 4.64, 0.0, 0.0, 0.64, 0.0, 1, 4.64 / 2.0),
-            # admitted on borrowed quota
-            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4.0, 1, 2.0),
+            # admitted Borrowing; its share of cq-a's GPU-hours above nominal in hour 0
+            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4 * 3000 / 3600 * 12000 / 26400, 1, 2.0),
             # nothing productive: no cost per useful GPU-hour
             ("pod-by-pod", "w1", 2 * 4 * 2300 / 3600, 0.0, 2 * 4 * 2300 / 3600, 0.0, 0.0, 0.0, 1, None),
             ("preempted", "w1", 2 * (1.0 + 400 / 3600), 2.0, 0.0, 2 * 400 / 3600, 0.0, 0.0, 1,
@@ -118,10 +119,16 @@ def test_fct_usage_hourly(con):
             """select * from fct_usage_hourly where run_id = 'fractional' order by all""",
         ),
         [
-            ("fractional", H0, "__idle__", "T4", "idle", "fragmentation", 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours"),
-            ("fractional", H0, "team-a", "T4", "productive", None, 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours"),
-            ("fractional", H0, "team-b", "T4", "productive", None, 0.5, 0.1, 0.25, "gpu", 0.5, "GPU-Hours"),
-            ("fractional", H1, "__idle__", "T4", "idle", "no_demand", 1.0, 0.2, 0.5, "gpu", 1.0, "GPU-Hours"),
+            # a spot node (Dynamic): its idle can be given back
+            ("fractional", H0, "__idle__", "T4", "idle", "shared_device_slack", 0.25, 0.05, 0.125, "gpu", 0.25,
+             "GPU-Hours", "steady", "Dynamic"),
+            ("fractional", H0, "team-a", "T4", "productive", None, 0.25, 0.05, 0.125, "gpu", 0.25, "GPU-Hours",
+             "steady", "Dynamic"),
+            ("fractional", H0, "team-b", "T4", "productive", None, 0.5, 0.1, 0.25, "gpu", 0.5, "GPU-Hours",
+             "steady", "Dynamic"),
+            # after the hour of the last submission: the drain
+            ("fractional", H1, "__idle__", "T4", "idle", "no_demand", 1.0, 0.2, 0.5, "gpu", 1.0, "GPU-Hours",
+             "drain", "Dynamic"),
         ],
     )
     # CPU and memory rows carry no GPU-hours; their quantity is in their own unit
@@ -147,13 +154,15 @@ def test_fct_queue_usage(con):
         [
             # w1 (4) all hour, w2 (4, Borrowing) from 600: above the nominal 4 from 600 on
             ("kueue", "cq-a", "cohort-1", "a100", H0, (4 * 600 + 8 * 3000) / 3600, 4.0, 4.0,
-             4 * 3000 / 3600, H1, None, 4 * 3000 / 3600, (4 * 600 + 8 * 3000) / 3600, 4 * 3000 / 3600, 2),
-            # w2 alone until 4200: flagged Borrowing, but within the nominal quota now
+             4 * 3000 / 3600, H1, None, 4 * 3000 / 3600, (4 * 600 + 8 * 3000) / 3600, 4 * 3000 / 3600, 2,
+             0.0),
+            # w2 alone until 4200: flagged Borrowing, but within the nominal quota now; the queue
+            # leaves its whole quota to others from 4200
             ("kueue", "cq-a", "cohort-1", "a100", H1, 4 * 600 / 3600, 4.0, 4.0, 0.0, H2, None,
-             4 * 600 / 3600, 4 * 600 / 3600, 0.0, 0),
-            # w3 never admitted: the queue holds nothing
-            ("kueue", "cq-b", "cohort-1", "a100", H0, 0.0, 4.0, 0.0, 0.0, H1, None, 0.0, 0.0, 0.0, 0),
-            ("kueue", "cq-b", "cohort-1", "a100", H1, 0.0, 4.0, 0.0, 0.0, H2, None, 0.0, 0.0, 0.0, 0),
+             4 * 600 / 3600, 4 * 600 / 3600, 0.0, 0, 4 * 3000 / 3600),
+            # w3 never admitted: the queue holds nothing, its 4 GPUs of quota unused
+            ("kueue", "cq-b", "cohort-1", "a100", H0, 0.0, 4.0, 0.0, 0.0, H1, None, 0.0, 0.0, 0.0, 0, 4.0),
+            ("kueue", "cq-b", "cohort-1", "a100", H1, 0.0, 4.0, 0.0, 0.0, H2, None, 0.0, 0.0, 0.0, 0, 4.0),
         ],
     )
     # without cluster_queues.parquet: admitted GPUs known, quota and borrowing unknown
@@ -173,13 +182,17 @@ def test_fct_showback_idle_separate_or_shared_by_cost(con):
                from fct_showback where run_id = 'fractional' order by tenant""",
         ),
         [
-            ("__idle__", 1.25, 0.625, 0.0, 0.25, 0.0, 0.0),
-            # 0.25 of idle shared 1:2 like the teams' GPU costs (0.05 and 0.1)
-            ("team-a", 0.25, 0.125, 0.05, 0.05, 0.25 / 3, 0.05 + 0.25 / 3),
-            ("team-b", 0.5, 0.25, 0.1, 0.1, 0.25 * 2 / 3, 0.1 + 0.25 * 2 / 3),
+            # hour 1's idle T4 ($0.2): nobody used the T4 then, so nobody is charged for it
+            ("__idle__", 1.25, 0.625, 0.0, 0.25, 0.0, 0.2),
+            # hour 0's $0.05 of idle shared 1:2 like the teams' GPU costs there (0.05 and 0.1)
+            ("team-a", 0.25, 0.125, 0.05, 0.05, 0.05 / 3, 0.05 + 0.05 / 3),
+            ("team-b", 0.5, 0.25, 0.1, 0.1, 0.05 * 2 / 3, 0.1 + 0.05 * 2 / 3),
         ],
     )
-    # per resource: the only team takes all idle GPU, CPU and memory cost
+    # per resource and cell: the only team takes the idle GPUs, cores and GiB of the A100 node in
+    # hour 0 (6 × 2.0 + 24 × 0.04 + 192 × 0.005); the CPU-only node and hour 1 nobody used stay idle
+    team_a_idle = 6 * 2.0 + 24 * 0.04 + 192 * 0.005
+    idle_total = 28.0 + 88 * 0.04 + 576 * 0.005
     approx_rows(
         rows(
             con,
@@ -187,8 +200,8 @@ def test_fct_showback_idle_separate_or_shared_by_cost(con):
                from fct_showback where run_id = 'cpu-memory' order by tenant""",
         ),
         [
-            ("__idle__", 28.0 + 88 * 0.04 + 576 * 0.005, 0.0, 0.0),
-            ("team-a", 4.64, 28.0 + 88 * 0.04 + 576 * 0.005, 4.64 + 28.0 + 88 * 0.04 + 576 * 0.005),
+            ("__idle__", idle_total, 0.0, idle_total - team_a_idle),
+            ("team-a", 4.64, team_a_idle, 4.64 + team_a_idle),
         ],
     )
     assert rows(
@@ -200,9 +213,14 @@ def test_fct_commitment_utilization(con):
     approx_rows(
         rows(con, "select * from fct_commitment_utilization"),
         [
-            ("reserved", "k8s://reserved/commitment/n1/gpu", NOVEMBER, "n1", "H100", "gpu", "GPU-Hours",
-             16.0, 4.0 + 2 * 600 / 3600, 16.0 - 4.0 - 2 * 600 / 3600, 48.0, 3.0 * (4.0 + 2 * 600 / 3600),
-             3.0 * (16.0 - 4.0 - 2 * 600 / 3600), (4.0 + 2 * 600 / 3600) / 16.0),
+            # two Committed H100 nodes, one pool: c2 idle while w_s ran on the on-demand node
+            ("pool", "k8s://pool/commitment/gpu-h100", NOVEMBER, "gpu-h100", 2, "H100", "gpu", "GPU-Hours",
+             16.0, 8.0, 8.0, 48.0, 24.0, 24.0, 0.5, 4.0, 0.0, 8 / 12, 4.0, 4 * 4.0),
+            # no on-demand H100 usage: everything used was covered
+            ("reserved", "k8s://reserved/commitment/gpu-h100", NOVEMBER, "gpu-h100", 1, "H100", "gpu",
+             "GPU-Hours", 16.0, 4.0 + 2 * 600 / 3600, 16.0 - 4.0 - 2 * 600 / 3600, 48.0,
+             3.0 * (4.0 + 2 * 600 / 3600), 3.0 * (16.0 - 4.0 - 2 * 600 / 3600), (4.0 + 2 * 600 / 3600) / 16.0,
+             0.0, 0.0, 1.0, 0.0, 0.0),
         ],
     )
 
@@ -219,26 +237,43 @@ def test_fct_unit_economics(con):
             ("allocated_gpu_hours", "all", used, "GPU-Hours"),
             ("borrowed_gpu_hours", "all", 0.0, "GPU-Hours"),
             ("capacity_gpu_hours", "all", 16.0, "GPU-Hours"),
+            ("capacity_gpu_hours", "phase:drain", 8.0, "GPU-Hours"),
+            ("capacity_gpu_hours", "phase:steady", 8.0, "GPU-Hours"),
+            # no on-demand H100 usage: all of it was covered
+            ("commitment_coverage", "all", 1.0, "ratio"),
             ("commitment_utilization", "all", used / 16, "ratio"),
             ("cost_per_gpu_hour", "all", 3.0, "USD/GPU-Hour"),
-            ("cost_per_training_run", "all", 3.0 * used, "USD"),
+            # the run's only user carries the node's idle of both hours
+            ("cost_per_training_run", "all", 48.0, "USD"),
+            ("cost_per_training_run", "outcome:finished", 48.0, "USD"),
             # the whole 48 USD of the node over the 4 GPU-hours that moved the work forward
             ("cost_per_useful_gpu_hour", "all", 48.0 / 4.0, "USD/GPU-Hour"),
             ("cost_per_workload", "all", 3.0 * used, "USD"),
             ("cost_per_workload", "kind:training", 3.0 * used, "USD"),
+            ("coverable_on_demand_cost", "all", 0.0, "USD"),
+            ("coverable_on_demand_gpu_hours", "all", 0.0, "GPU-Hours"),
+            # list cost of what was used, against its cost plus the commitment left unused
+            ("effective_savings_rate", "all", (4.0 * used - 3.0 * used - 3.0 * (16 - used)) / (4.0 * used),
+             "ratio"),
             ("gang_wait_cost", "all", 3.0 * 2 * 600 / 3600, "USD"),
             ("gang_wait_gpu_hours", "all", 2 * 600 / 3600, "GPU-Hours"),
             ("gpu_allocation_rate", "all", used / 16, "ratio"),
+            ("gpu_allocation_rate", "phase:drain", 2 * 2 * 600 / 3600 / 8, "ratio"),
+            ("gpu_allocation_rate", "phase:steady", (used - 2 * 2 * 600 / 3600) / 8, "ratio"),
             ("idle_cost", "cause:gang_barrier", 3.0 * 2 * 600 / 3600, "USD"),
             ("idle_cost", "cause:no_demand", 3.0 * (16 - used - 2 * 600 / 3600), "USD"),
+            # idle on a Committed node is paid whatever happens
+            ("idle_cost", "idle:sunk", 3.0 * (16 - used), "USD"),
             ("idle_gpu_hours", "cause:gang_barrier", 2 * 600 / 3600, "GPU-Hours"),
             ("idle_gpu_hours", "cause:no_demand", 16 - used - 2 * 600 / 3600, "GPU-Hours"),
+            ("idle_gpu_hours", "idle:sunk", 16 - used, "GPU-Hours"),
             ("preemption_waste_cost", "all", 0.0, "USD"),
             ("preemption_waste_gpu_hours", "all", 0.0, "GPU-Hours"),
             ("productive_gpu_hours", "all", 4.0, "GPU-Hours"),
             ("spot_share", "all", 0.0, "ratio"),
             ("total_effective_cost", "all", 48.0, "USD"),
             ("total_list_cost", "all", 64.0, "USD"),
+            ("training_runs", "outcome:finished", 1.0, "count"),
             ("unused_commitment_cost", "all", 3.0 * (16 - used), "USD"),
         ],
     )
@@ -252,7 +287,8 @@ def test_fct_unit_economics(con):
         ("fractional", "borrowed_gpu_hours", 0.0),
         ("fractional", "preemption_waste_cost", 0.0),
         ("fractional", "spot_share", 1.0),
-        ("kueue", "borrowed_gpu_hours", 4.0),
+        # Kueue's measure: GPU-hours above the queue's nominal quota
+        ("kueue", "borrowed_gpu_hours", pytest.approx(4 * 3000 / 3600)),
         ("kueue", "preemption_waste_cost", 0.0),
         ("kueue", "spot_share", 0.0),
         ("preempted", "borrowed_gpu_hours", 0.0),

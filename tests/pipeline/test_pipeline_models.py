@@ -9,6 +9,10 @@ from tables import approx_rows, as_dict, rows
 
 from pipeline.runner import MODELS
 
+# the scenarios these tables were computed for (the attribution scenarios have their own tests)
+BASE_RUNS = ("('cpu-memory', 'finished-gang', 'fractional', 'kueue', 'mixed-causes', 'past-horizon', "
+             "'pod-by-pod', 'preempted', 'reserved')")
+
 
 def test_models_are_listed_after_everything_they_read():
     position = {model.name: index for index, model in enumerate(MODELS)}
@@ -22,7 +26,8 @@ def test_every_intermediate_and_mart_model_has_a_table_test():
     here = Path(__file__).parent
     tested = "".join(
         (here / name).read_text()
-        for name in ("test_pipeline_models.py", "test_pipeline_marts.py", "test_pipeline_focus.py")
+        for name in ("test_pipeline_models.py", "test_pipeline_marts.py", "test_pipeline_focus.py",
+                     "test_pipeline_attribution.py")
     )
     for model in MODELS:
         if model.layer != "staging":
@@ -32,8 +37,9 @@ def test_every_intermediate_and_mart_model_has_a_table_test():
 def test_int_pod_intervals_classify_every_held_second(con):
     actual = rows(
         con,
-        """select run_id, workload_id, pod_index, start_s, end_s, usage_class, gpus, borrowed
-           from int_pod_intervals order by run_id, workload_id, pod_index, start_s""",
+        f"""select run_id, workload_id, pod_index, start_s, end_s, usage_class, gpus, borrowed
+           from int_pod_intervals where run_id in {BASE_RUNS}
+           order by run_id, workload_id, pod_index, start_s""",
     )
     assert actual == [
         ("cpu-memory", "w1", 0, 0.0, 3600.0, "productive", 2.0, False),
@@ -73,8 +79,8 @@ def test_int_pod_holdings_cut_open_pods_at_horizon(con):
 def test_int_admissions_hold_quota_until_the_last_finish(con):
     assert rows(
         con,
-        """select run_id, workload_id, attempt, cluster_queue, flavor, borrowed, gpus, start_s, end_s
-           from int_admissions order by all""",
+        f"""select run_id, workload_id, attempt, cluster_queue, flavor, borrowed, gpus, start_s, end_s
+           from int_admissions where run_id in {BASE_RUNS} order by all""",
     ) == [
         # admitted without a flavor (a hand-made log): kept, flavor null
         ("finished-gang", "w1", 0, "cq-a", None, False, 8.0, 0.0, 1800.0),
@@ -86,8 +92,8 @@ def test_int_admissions_hold_quota_until_the_last_finish(con):
 def test_int_gang_progress(con):
     assert rows(
         con,
-        """select run_id, workload_id, attempt, min_count, first_start_s, progress_start_s
-           from int_gang_progress order by all""",
+        f"""select run_id, workload_id, attempt, min_count, first_start_s, progress_start_s
+           from int_gang_progress where run_id in {BASE_RUNS} order by all""",
     ) == [
         ("cpu-memory", "w1", 0, 1, 0.0, 0.0),
         ("finished-gang", "w1", 0, 2, 0.0, 0.0),
@@ -163,41 +169,58 @@ def test_int_workload_gpu_models(con):
     ]
 
 
-def test_int_pending_demand_blocked_by_quota_or_placement(con):
+def test_int_pending_demand_blocked_by_quota_placement_or_latency(con):
     assert rows(
         con,
-        """select run_id, workload_id, gpu_model, blocked_by, start_s, end_s, demand_gpus
+        """select run_id, workload_id, tenant, gpu_models, blocked_by, start_s, end_s, demand_gpus
            from int_pending_demand
-           where run_id in ('preempted', 'pod-by-pod', 'kueue', 'mixed-causes') order by all""",
+           where run_id in ('preempted', 'pod-by-pod', 'kueue', 'mixed-causes', 'past-horizon',
+                            'multi-model', 'reclaim')
+           order by all""",
     ) == [
         # WaitingForQuota until admitted (Borrowing) and started at 600
-        ("kueue", "w2", "A100", "quota", 0.0, 600.0, 4.0),
-        ("kueue", "w3", "A100", "quota", 1200.0, 7200.0, 2.0),
+        ("kueue", "w2", "team-a", "A100", "quota", 0.0, 600.0, 4.0),
+        ("kueue", "w3", "team-b", "A100", "quota", 1200.0, 7200.0, 2.0),
         # requeued after the gang's time-out: GangNotSatisfiable is a placement reason
-        ("mixed-causes", "g", "A100", "placement", 1800.0, 3600.0, 4.0),
-        ("mixed-causes", "wp", "A100", "placement", 0.0, 3600.0, 8.0),
-        ("mixed-causes", "wq", "A100", "quota", 0.0, 3600.0, 4.0),
-        # no pending row yet counts as placement demand
-        ("pod-by-pod", "w1", "A100", "placement", 0.0, 100.0, 12.0),
-        ("pod-by-pod", "w1", "A100", "placement", 1300.0, 7200.0, 12.0),
+        ("mixed-causes", "g", "team-a", "A100", "placement", 1800.0, 3600.0, 4.0),
+        ("mixed-causes", "wp", "team-c", "A100", "placement", 0.0, 3600.0, 8.0),
+        ("mixed-causes", "wq", "team-b", "A100", "quota", 0.0, 3600.0, 4.0),
+        # one set of the models it accepts: its GPUs count once across them
+        ("multi-model", "w_x", "team-b", "A100|H100", "placement", 0.0, 3600.0, 8.0),
+        # submitted, never tried before its start: latency
+        ("past-horizon", "w1", "team-a", "A100", "latency", 3000.0, 3600.0, 8.0),
+        # no pending row yet, and back in the queue after the time-out: not tried, latency
+        ("pod-by-pod", "w1", "team-a", "A100", "latency", 0.0, 100.0, 12.0),
+        ("pod-by-pod", "w1", "team-a", "A100", "latency", 1300.0, 7200.0, 12.0),
         # w1 submitted and started at 0: a zero-length wait is no wait
-        ("preempted", "w1", "A100", "placement", 2000.0, 7200.0, 2.0),
-        ("preempted", "w2", "A100", "placement", 1990.0, 2000.0, 6.0),
+        ("preempted", "w1", "team-a", "A100", "placement", 2000.0, 7200.0, 2.0),
+        ("preempted", "w2", "team-b", "A100", "placement", 1990.0, 2000.0, 6.0),
+        # waiting for the preempted pod to drain: latency; the victim then waits for quota
+        ("reclaim", "w_r", "team-a", "A100", "latency", 1990.0, 2000.0, 4.0),
+        ("reclaim", "w_v", "team-b", "A100", "quota", 2000.0, 3600.0, 4.0),
     ]
+    # workloads that can never run are not demand at all
+    assert rows(
+        con, "select count(*) from int_pending_demand where run_id = 'unservable' and workload_id <> 'w_q'"
+    ) == [(0,)]
 
 
 def test_int_gang_barrier_demand_counts_the_missing_pods(con):
     assert rows(
         con,
-        """select run_id, workload_id, attempt, gpu_model, start_s, end_s, missing_gpus
+        """select run_id, workload_id, attempt, gpu_model, blocked_by, start_s, end_s, missing_gpus
            from int_gang_barrier_demand order by all""",
     ) == [
-        ("mixed-causes", "g", 0, "A100", 0.0, 1800.0, 2.0),
-        # kube-default: one pod of three running misses two, then two miss one
-        ("pod-by-pod", "w1", 0, "A100", 100.0, 200.0, 8.0),
-        ("pod-by-pod", "w1", 0, "A100", 200.0, 1300.0, 4.0),
+        # a reservation at the barrier, on the model its pods hold (not the free H100s too)
+        ("barrier-model", "g", 0, "A100", "gang_barrier", 0.0, 1800.0, 4.0),
+        ("cause-owners", "g", 0, "A100", "gang_barrier", 0.0, 3600.0, 2.0),
+        ("mixed-causes", "g", 0, "A100", "gang_barrier", 0.0, 1800.0, 2.0),
+        # kube-default: pods started one by one hold no barrier; their missing pods are placement
+        # demand: one pod of three running misses two, then two miss one
+        ("pod-by-pod", "w1", 0, "A100", "placement", 100.0, 200.0, 8.0),
+        ("pod-by-pod", "w1", 0, "A100", "placement", 200.0, 1300.0, 4.0),
         # until the gang completes at 600
-        ("reserved", "w1", 0, "H100", 0.0, 600.0, 2.0),
+        ("reserved", "w1", 0, "H100", "gang_barrier", 0.0, 600.0, 2.0),
     ]
 
 
@@ -205,8 +228,8 @@ def test_int_shared_device_slack(con):
     # 0.25 + 0.5 share one T4 for the first hour: 0.25 of it nobody can use but a fraction
     assert rows(
         con,
-        """select run_id, node, gpu_model, period_index, start_s, end_s, fractional_gpus, slack_gpus
-           from int_shared_device_slack order by all""",
+        f"""select run_id, node, gpu_model, period_index, start_s, end_s, fractional_gpus, slack_gpus
+           from int_shared_device_slack where run_id in {BASE_RUNS} order by all""",
     ) == [("fractional", "n1", "T4", 0, 0.0, 3600.0, 0.75, 0.25)]
 
 
@@ -220,16 +243,19 @@ def test_int_idle_by_cause(con):
         ("preempted", "n1", 0, "fragmentation"): (6 * 10 + 2 * 1600) / 3600,
         ("preempted", "n1", 0, "no_demand"): 8 - 2 * 2000 / 3600 - 6 * 1600 / 3600 - (6 * 10 + 2 * 1600) / 3600,
         ("preempted", "n1", 1, "fragmentation"): (2 * 1400 + 2 * 2200) / 3600,
-        # the 3-pod gang: 8 free before it starts and after its time-out (placement), and
-        # 4 free while one pod runs and misses two (gang_barrier)
-        ("pod-by-pod", "n1", 0, "gang_barrier"): 4 * 100 / 3600,
-        ("pod-by-pod", "n1", 0, "fragmentation"): (8 * 100 + 8 * 2300) / 3600,
+        # the 3-pod gang: 8 free before its first attempt and after its time-out (not tried:
+        # scheduling_latency); 4 free while one pod runs and misses two, a placement failure
+        # (kube-default has no barrier)
+        ("pod-by-pod", "n1", 0, "gang_barrier"): 0.0,
+        ("pod-by-pod", "n1", 0, "fragmentation"): 4 * 100 / 3600,
+        ("pod-by-pod", "n1", 0, "scheduling_latency"): (8 * 100 + 8 * 2300) / 3600,
         ("pod-by-pod", "n1", 0, "no_demand"): 0.0,
-        ("pod-by-pod", "n1", 1, "fragmentation"): 8.0,
+        ("pod-by-pod", "n1", 1, "scheduling_latency"): 8.0,
         ("pod-by-pod", "n1", 1, "no_demand"): 0.0,
-        ("past-horizon", "n1", 0, "fragmentation"): 8 * 600 / 3600,
-        # the unshared quarter of the shared T4 is fragmentation
-        ("fractional", "n1", 0, "fragmentation"): 0.25,
+        ("past-horizon", "n1", 0, "scheduling_latency"): 8 * 600 / 3600,
+        # the unshared quarter of the shared T4 is its own cause
+        ("fractional", "n1", 0, "shared_device_slack"): 0.25,
+        ("fractional", "n1", 0, "fragmentation"): 0.0,
         ("fractional", "n1", 0, "no_demand"): 0.0,
         ("fractional", "n1", 1, "no_demand"): 1.0,
         ("reserved", "n1", 0, "gang_barrier"): 2 * 600 / 3600,
@@ -249,6 +275,11 @@ def test_int_idle_by_cause(con):
     }
     for key, hours in expected.items():
         assert actual[key] == pytest.approx(hours, abs=1e-12), key
+    # six causes per node and period, held + causes = capacity
+    assert rows(
+        con, "select distinct idle_reason from int_idle_by_cause order by all"
+    ) == [("fragmentation",), ("gang_barrier",), ("no_demand",), ("quota",), ("scheduling_latency",),
+          ("shared_device_slack",)]
 
 
 def test_int_node_prices_resolve_the_price_book(con):
@@ -294,11 +325,20 @@ def test_int_cost_lines_cover_requests_and_idle_per_resource(con):
     ]
 
 
-def test_int_commitments_one_per_committed_node_resource_and_month(con):
-    assert rows(con, "select * exclude (charge_period_start, charge_period_end, billing_period_start) from int_commitments") == [
-        ("reserved", "n1", "gpu", "k8s://reserved/commitment/n1/gpu", "H100", "GPU-Hours", 4.0, 3.0,
-         "gpu-h100", 16.0),
+def test_int_commitments_one_pool_per_sku_and_month(con):
+    assert rows(
+        con,
+        """select * exclude (charge_period_start, charge_period_end, billing_period_start)
+           from int_commitments where run_id = 'reserved'""",
+    ) == [
+        ("reserved", "gpu-h100", "gpu", "k8s://reserved/commitment/gpu-h100", "H100", "GPU-Hours", 4.0,
+         3.0, 1, 16.0),
     ]
+    # two Committed H100 nodes, one pool
+    assert rows(
+        con, "select commitment_id, nodes, committed_quantity from int_commitments where run_id = 'pool'"
+    ) == [("k8s://pool/commitment/gpu-h100", 2, 16.0)]
     assert [tuple(str(v) for v in r) for r in rows(
-        con, "select billing_period_start, charge_period_start, charge_period_end from int_commitments"
+        con, "select billing_period_start, charge_period_start, charge_period_end from int_commitments "
+        "where run_id = 'reserved'"
     )] == [("2026-11-01 00:00:00", "2026-11-02 00:00:00", "2026-11-02 02:00:00")]

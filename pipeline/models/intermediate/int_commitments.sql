@@ -1,6 +1,7 @@
--- grain: one row per run × Committed node × priced resource × billing period (calendar month of the charge periods' starts)
--- each Committed node's capacity of a resource is one usage-based commitment, paid per billing
--- period for every charge period that starts in it, used or not
+-- grain: one row per run × commitment pool (the Committed capacity of one SKU) × billing period (calendar month of the charge periods' starts)
+-- The Committed nodes of a SKU (a resource of one GPU model's price row, e.g. gpu-h100) are one
+-- usage-based commitment, pooled as reserved capacity is: paid per billing period for every
+-- charge period that starts in it, used or not, whichever of its nodes the usage ran on.
 with capacity as (
     select * from int_node_capacity_periods
 ),
@@ -35,20 +36,20 @@ committed_periods as (
 final as (
     select
         run_id,
-        node,
-        resource,
-        format('k8s://{}/commitment/{}/{}', run_id, node, resource) as commitment_id,
+        sku_id,
+        any_value(resource) as resource,
+        format('k8s://{}/commitment/{}', run_id, sku_id) as commitment_id,
         any_value(gpu_model) as gpu_model,
         any_value(unit) as unit,
         any_value(list_unit_price) as list_unit_price,
         any_value(contracted_unit_price) as contracted_unit_price,
-        any_value(sku_id) as sku_id,
+        count(distinct node) as nodes,
         date_trunc('month', charge_period_start) as billing_period_start,
         min(charge_period_start) as charge_period_start,
         max(charge_period_end) as charge_period_end,
         sum(quantity) as committed_quantity
     from committed_periods
-    group by run_id, node, resource, date_trunc('month', charge_period_start)
+    group by run_id, sku_id, date_trunc('month', charge_period_start)
 )
 
 select * from final

@@ -1,5 +1,8 @@
--- grain: one row per run × charge period × node × priced resource × workload × usage class × borrowed, plus idle lines per run × charge period × node × priced resource × idle reason
--- the quantities a FOCUS Usage row is made of, in the resource's unit, before pricing
+-- grain: one row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed, plus idle lines per run × charge period × node × priced resource × idle reason
+-- the quantities a FOCUS Usage row is made of, in the resource's unit, before pricing. A
+-- workload's GPU-hours are split into the share above its ClusterQueue's nominal quota
+-- (borrowed = true, int_hourly_usage.borrowed_share) and the rest; CPU and memory are never
+-- borrowed GPU-hours. preemptor is set on lost_to_preemption lines only.
 with usage as (
     select * from int_hourly_usage
 ),
@@ -18,8 +21,9 @@ node_prices as (
 
 allocated as (
     select
-        run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, borrowed,
+        run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, preemptor,
         sum(gpu_hours) filter (where gpus > 0) as gpu,
+        sum(gpu_hours * borrowed_share) filter (where gpus > 0) as gpu_borrowed,
         sum(cpu_core_hours) filter (where cpu_cores > 0) as cpu,
         sum(memory_gib_hours) filter (where memory_gib > 0) as memory
     from usage
@@ -28,31 +32,37 @@ allocated as (
 
 allocated_lines as (
     select run_id, period_index, period_start_s, period_end_s, node, 'gpu' as resource, workload_id,
-        usage_class, cast(null as varchar) as idle_reason, borrowed, gpu as quantity
-    from allocated where gpu > 0
+        usage_class, cast(null as varchar) as idle_reason, preemptor, false as borrowed,
+        gpu - coalesce(gpu_borrowed, 0) as quantity
+    -- what borrowing leaves below 1e-12 GPU-hours is float noise
+    from allocated where gpu - coalesce(gpu_borrowed, 0) > (case when gpu_borrowed > 0 then 1e-12 else 0 end)
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'gpu', workload_id,
+        usage_class, null, preemptor, true, gpu_borrowed
+    from allocated where gpu_borrowed > 1e-12
     union all
     select run_id, period_index, period_start_s, period_end_s, node, 'cpu', workload_id,
-        usage_class, null, borrowed, cpu
+        usage_class, null, preemptor, false, cpu
     from allocated where cpu > 0
     union all
     select run_id, period_index, period_start_s, period_end_s, node, 'memory', workload_id,
-        usage_class, null, borrowed, memory
+        usage_class, null, preemptor, false, memory
     from allocated where memory > 0
 ),
 
 idle_lines as (
     select run_id, period_index, period_start_s, period_end_s, node, 'gpu' as resource,
-        cast(null as varchar) as workload_id, 'idle' as usage_class, idle_reason, false as borrowed,
-        gpu_hours as quantity
+        cast(null as varchar) as workload_id, 'idle' as usage_class, idle_reason,
+        cast(null as varchar) as preemptor, false as borrowed, gpu_hours as quantity
     from idle_gpu
     union all
     -- idle causes are a GPU notion: CPU and memory no pod requested are just unallocated
     select run_id, period_index, period_start_s, period_end_s, node, 'cpu', null, 'idle',
-        'unallocated', false, idle_cpu_core_hours
+        'unallocated', null, false, idle_cpu_core_hours
     from capacity
     union all
     select run_id, period_index, period_start_s, period_end_s, node, 'memory', null, 'idle',
-        'unallocated', false, idle_memory_gib_hours
+        'unallocated', null, false, idle_memory_gib_hours
     from capacity
 ),
 

@@ -1,4 +1,8 @@
 -- grain: one row per run × charge period × pod interval segment (segments split at period boundaries)
+-- borrowed_share: the share of the GPU-hours above nominal quota, Kueue's own measure: for the
+-- ClusterQueue and flavor that admitted the attempt, ∫ max(admitted − nominal, 0) ÷ ∫ admitted
+-- over the charge period (int_queue_usage); without a known quota, 1 for an attempt Kueue
+-- flagged `Borrowing` and 0 otherwise; 0 for workloads Kueue never admitted
 with intervals as (
     select * from int_pod_intervals
 ),
@@ -9,6 +13,14 @@ runs as (
 
 workloads as (
     select * from stg_workloads
+),
+
+admissions as (
+    select * from int_admissions
+),
+
+queue_usage as (
+    select * from int_queue_usage
 ),
 
 exploded as (
@@ -37,6 +49,24 @@ clipped as (
     from exploded
 ),
 
+shared as (
+    select
+        c.*,
+        case
+            when a.cluster_queue is null then 0.0
+            when q.borrowed_gpu_hours is null then (case when c.borrowed then 1.0 else 0.0 end)
+            when q.admitted_gpu_hours > 0
+                then least(q.borrowed_gpu_hours / q.admitted_gpu_hours, 1.0)
+            else 0.0
+        end as borrowed_share
+    from clipped as c
+    left join admissions as a using (run_id, workload_id, attempt)
+    left join queue_usage as q
+        on q.run_id = c.run_id and q.cluster_queue = a.cluster_queue
+        -- an admission without a flavor (a hand-made log) has its own null-flavor row
+        and coalesce(q.flavor, '') = coalesce(a.flavor, '') and q.period_index = c.period_index
+),
+
 final as (
     select
         run_id,
@@ -47,8 +77,11 @@ final as (
         workload_id,
         pod_index,
         holding_no,
+        attempt,
         usage_class,
         borrowed,
+        borrowed_share,
+        preemptor,
         gpus,
         cpu_cores,
         memory_gib,
@@ -56,7 +89,7 @@ final as (
         gpus * held_s / 3600.0 as gpu_hours,
         cpu_cores * held_s / 3600.0 as cpu_core_hours,
         memory_gib * held_s / 3600.0 as memory_gib_hours
-    from clipped
+    from shared
     where held_s > 0
 )
 

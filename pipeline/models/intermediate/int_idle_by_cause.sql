@@ -1,10 +1,19 @@
--- grain: one row per run × node × charge period × idle reason (gang_barrier, quota, fragmentation, no_demand)
--- per GPU model, the cluster-level timeline is integrated exactly between its change points:
--- usable free GPUs = model GPUs − held − shared-device slack; they go first to the missing pods
--- of partially placed gangs (gang_barrier), then to demand Kueue holds back (quota), then to
--- demand placement cannot serve in that shape (fragmentation). Each model-level amount is
--- spread over the model's nodes in proportion to their idle GPU-hours net of slack (capped);
--- the node's own slack is added to fragmentation and the remainder is no_demand
+-- grain: one row per run × node × charge period × idle reason (gang_barrier, quota, fragmentation, scheduling_latency, shared_device_slack, no_demand)
+-- Idle GPUs are explained, in this order, by what could have used them (docs/cost-model.md §3):
+--   shared_device_slack  the unshared part of shared devices (int_shared_device_slack), per node;
+-- then the usable free GPUs of each GPU model (GPUs − held − slack) go to
+--   gang_barrier         the missing pods of gangs holding reservations at the barrier;
+--   quota                workloads Kueue holds back for quota;
+--   fragmentation        workloads a placement attempt failed for (and the missing pods of
+--                        gangs started one by one);
+--   scheduling_latency   workloads not tried yet, or waiting for preempted pods to drain;
+--   no_demand            the rest.
+-- Demand that can never run is no demand (int_unservable_workloads). A workload accepting
+-- several models counts once: at each step its GPUs are split over its models in proportion to
+-- their free GPUs (left by the causes before), so Σ over models ≤ its demand. The cluster-level
+-- timeline is integrated exactly between its change points; each model-level amount is spread
+-- over the model's nodes in proportion to their idle GPU-hours net of slack (capped), and the
+-- remainder is no_demand.
 with capacity as (
     select * from int_node_capacity_periods
 ),
@@ -40,106 +49,219 @@ model_capacity as (
     group by all
 ),
 
-changes as (
-    select i.run_id, n.gpu_model, i.start_s as time_s, i.gpus as held_delta, 0.0 as slack_delta,
-        0.0 as barrier_delta, 0.0 as quota_delta, 0.0 as placement_delta
-    from intervals as i
-    inner join nodes as n using (run_id, node)
+demand as (
+    select run_id, blocked_by as cause, gpu_models, start_s, end_s, demand_gpus as gpus from pending
     union all
-    select i.run_id, n.gpu_model, i.end_s, -i.gpus, 0.0, 0.0, 0.0, 0.0
-    from intervals as i
-    inner join nodes as n using (run_id, node)
-    union all
-    select run_id, gpu_model, start_s, 0.0, slack_gpus, 0.0, 0.0, 0.0 from slack
-    union all
-    select run_id, gpu_model, end_s, 0.0, -slack_gpus, 0.0, 0.0, 0.0 from slack
-    union all
-    select run_id, gpu_model, start_s, 0.0, 0.0, missing_gpus, 0.0, 0.0 from barrier
-    union all
-    select run_id, gpu_model, end_s, 0.0, 0.0, -missing_gpus, 0.0, 0.0 from barrier
-    union all
-    select run_id, gpu_model, start_s, 0.0, 0.0, 0.0,
-        case when blocked_by = 'quota' then demand_gpus else 0.0 end,
-        case when blocked_by = 'quota' then 0.0 else demand_gpus end
-    from pending
-    union all
-    select run_id, gpu_model, end_s, 0.0, 0.0, 0.0,
-        case when blocked_by = 'quota' then -demand_gpus else 0.0 end,
-        case when blocked_by = 'quota' then 0.0 else -demand_gpus end
-    from pending
-    union all
-    -- period boundaries (and the horizon) are change points, so no step spans two periods
-    select r.run_id, mc.gpu_model, unnest(list_append(
-        list_transform(
-            range(0, cast(ceil(r.horizon_s / r.charge_period_s) as bigint)),
-            lambda k: k * r.charge_period_s
-        ),
-        r.horizon_s
-    )), 0.0, 0.0, 0.0, 0.0, 0.0
-    from runs as r
-    inner join model_capacity as mc using (run_id)
+    select run_id, blocked_by, gpu_model, start_s, end_s, missing_gpus from barrier
 ),
 
-change_points as (
-    select
-        run_id, gpu_model, time_s,
-        sum(held_delta) as held_delta,
-        sum(slack_delta) as slack_delta,
-        sum(barrier_delta) as barrier_delta,
-        sum(quota_delta) as quota_delta,
-        sum(placement_delta) as placement_delta
-    from changes
+model_changes as (
+    -- what each GPU model holds, its slack, and the missing GPUs of gangs at the barrier
+    select i.run_id, n.gpu_model, i.start_s as time_s, i.gpus as held_delta, 0.0 as slack_delta,
+        0.0 as barrier_delta
+    from intervals as i
+    inner join nodes as n using (run_id, node)
+    where n.gpu_model is not null
+    union all
+    select i.run_id, n.gpu_model, i.end_s, -i.gpus, 0.0, 0.0
+    from intervals as i
+    inner join nodes as n using (run_id, node)
+    where n.gpu_model is not null
+    union all
+    select run_id, gpu_model, start_s, 0.0, slack_gpus, 0.0 from slack
+    union all
+    select run_id, gpu_model, end_s, 0.0, -slack_gpus, 0.0 from slack
+    union all
+    select run_id, gpu_models, start_s, 0.0, 0.0, gpus from demand where cause = 'gang_barrier'
+    union all
+    select run_id, gpu_models, end_s, 0.0, 0.0, -gpus from demand where cause = 'gang_barrier'
+),
+
+set_changes as (
+    -- waiting demand per cause and set of GPU models ('A|B')
+    select run_id, cause, gpu_models, start_s as time_s, gpus as delta
+    from demand where cause <> 'gang_barrier'
+    union all
+    select run_id, cause, gpu_models, end_s, -gpus
+    from demand where cause <> 'gang_barrier'
+),
+
+grid as (
+    -- every change point of the run, and the period boundaries and horizon
+    select distinct run_id, time_s from (
+        select run_id, time_s from model_changes
+        union all
+        select run_id, time_s from set_changes
+        union all
+        select run_id, unnest(list_append(
+            list_transform(
+                range(0, cast(ceil(horizon_s / charge_period_s) as bigint)),
+                lambda k: k * charge_period_s
+            ),
+            horizon_s
+        )) from runs
+    )
+),
+
+model_points as (
+    select run_id, gpu_model, time_s, sum(held_delta) as held_delta, sum(slack_delta) as slack_delta,
+        sum(barrier_delta) as barrier_delta
+    from model_changes
     group by all
 ),
 
-steps as (
+model_steps as (
+    -- every model at every step of the run's grid
     select
-        run_id,
-        gpu_model,
-        time_s,
-        lead(time_s) over (partition by run_id, gpu_model order by time_s) as next_time_s,
+        g.run_id,
+        mc.gpu_model,
+        g.time_s,
+        lead(g.time_s) over w as next_time_s,
+        mc.model_gpus,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        round(sum(held_delta) over w, 9) as held_gpus,
-        round(sum(slack_delta) over w, 9) as slack_gpus,
-        round(sum(barrier_delta) over w, 9) as barrier_gpus,
-        round(sum(quota_delta) over w, 9) as quota_gpus,
-        round(sum(placement_delta) over w, 9) as placement_gpus
-    from change_points
-    window w as (partition by run_id, gpu_model order by time_s
-        rows between unbounded preceding and current row)
+        round(sum(coalesce(p.held_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+            as held_gpus,
+        round(sum(coalesce(p.slack_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+            as slack_gpus,
+        round(sum(coalesce(p.barrier_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+            as barrier_gpus
+    from grid as g
+    inner join model_capacity as mc using (run_id)
+    left join model_points as p using (run_id, gpu_model, time_s)
+    window w as (partition by g.run_id, mc.gpu_model order by g.time_s)
+),
+
+set_keys as (
+    select distinct run_id, cause, gpu_models from set_changes
+),
+
+set_points as (
+    -- each waiting set's changes, and every step of the run's grid (zero change) so that its
+    -- running sum is known at every step
+    select run_id, cause, gpu_models, time_s, sum(delta) as delta
+    from (
+        select run_id, cause, gpu_models, time_s, delta from set_changes
+        union all
+        select k.run_id, k.cause, k.gpu_models, g.time_s, 0.0
+        from set_keys as k
+        inner join grid as g using (run_id)
+    )
+    group by all
+),
+
+set_steps as (
+    -- each waiting set's GPUs at every step of the grid where it waits
+    select run_id, time_s, cause, gpu_models, gpus
+    from (
+        select
+            run_id,
+            cause,
+            gpu_models,
+            time_s,
+            round(sum(delta) over (
+                partition by run_id, cause, gpu_models order by time_s
+                rows between unbounded preceding and current row
+            ), 9) as gpus
+        from set_points
+    )
+    where gpus > 0
+),
+
+set_members as (
+    select run_id, gpu_models, unnest(string_split(gpu_models, '|')) as gpu_model
+    from (select distinct run_id, gpu_models from set_keys)
+),
+
+after_barrier as (
+    select
+        *,
+        greatest(model_gpus - held_gpus - slack_gpus, 0) as usable_gpus,
+        least(greatest(model_gpus - held_gpus - slack_gpus, 0), greatest(barrier_gpus, 0)) as barrier_claim,
+        greatest(model_gpus - held_gpus - slack_gpus, 0)
+            - least(greatest(model_gpus - held_gpus - slack_gpus, 0), greatest(barrier_gpus, 0)) as free_1
+    from model_steps
+),
+
+quota_sets as (
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_1) as set_free
+    from set_steps as s
+    inner join set_members as m using (run_id, gpu_models)
+    inner join after_barrier as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+    where s.cause = 'quota'
+    group by s.run_id, s.time_s, s.gpu_models
+),
+
+quota_pull as (
+    -- per model: Σ over the waiting sets it belongs to of their GPUs ÷ their free GPUs
+    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    from quota_sets as q
+    inner join set_members as m using (run_id, gpu_models)
+    where q.set_free > 0
+    group by all
+),
+
+after_quota as (
+    select
+        f.*,
+        least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as quota_claim,
+        f.free_1 - least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as free_2
+    from after_barrier as f
+    left join quota_pull as p using (run_id, gpu_model, time_s)
+),
+
+placement_sets as (
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_2) as set_free
+    from set_steps as s
+    inner join set_members as m using (run_id, gpu_models)
+    inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+    where s.cause = 'placement'
+    group by s.run_id, s.time_s, s.gpu_models
+),
+
+placement_pull as (
+    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    from placement_sets as q
+    inner join set_members as m using (run_id, gpu_models)
+    where q.set_free > 0
+    group by all
+),
+
+after_placement as (
+    select
+        f.*,
+        least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as placement_claim,
+        f.free_2 - least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as free_3
+    from after_quota as f
+    left join placement_pull as p using (run_id, gpu_model, time_s)
+),
+
+latency_sets as (
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_3) as set_free
+    from set_steps as s
+    inner join set_members as m using (run_id, gpu_models)
+    inner join after_placement as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+    where s.cause = 'latency'
+    group by s.run_id, s.time_s, s.gpu_models
+),
+
+latency_pull as (
+    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    from latency_sets as q
+    inner join set_members as m using (run_id, gpu_models)
+    where q.set_free > 0
+    group by all
 ),
 
 claimed as (
     select
-        s.*,
+        f.*,
+        least(f.free_3, f.free_3 * coalesce(p.pull, 0)) as latency_claim,
         r.charge_period_s,
-        r.horizon_s,
-        greatest(mc.model_gpus - s.held_gpus - s.slack_gpus, 0) as usable_gpus
-    from steps as s
+        r.horizon_s
+    from after_placement as f
     inner join runs as r using (run_id)
-    inner join model_capacity as mc using (run_id, gpu_model)
-    where s.next_time_s is not null and s.time_s < r.horizon_s
-),
-
-claimed_in_order as (
-    select
-        *,
-        least(usable_gpus, greatest(barrier_gpus, 0)) as barrier_claim
-    from claimed
-),
-
-claimed_by_quota as (
-    select
-        *,
-        least(usable_gpus - barrier_claim, greatest(quota_gpus, 0)) as quota_claim
-    from claimed_in_order
-),
-
-claimed_all as (
-    select
-        *,
-        least(usable_gpus - barrier_claim - quota_claim, greatest(placement_gpus, 0)) as placement_claim
-    from claimed_by_quota
+    left join latency_pull as p using (run_id, gpu_model, time_s)
+    where f.next_time_s is not null and f.time_s < r.horizon_s
 ),
 
 model_causes as (
@@ -149,8 +271,9 @@ model_causes as (
         cast(floor(time_s / charge_period_s) as bigint) as period_index,
         sum(barrier_claim * (next_time_s - time_s) / 3600.0) as gang_barrier_gpu_hours,
         sum(quota_claim * (next_time_s - time_s) / 3600.0) as quota_gpu_hours,
-        sum(placement_claim * (next_time_s - time_s) / 3600.0) as fragmentation_gpu_hours
-    from claimed_all
+        sum(placement_claim * (next_time_s - time_s) / 3600.0) as fragmentation_gpu_hours,
+        sum(latency_claim * (next_time_s - time_s) / 3600.0) as latency_gpu_hours
+    from claimed
     group by all
 ),
 
@@ -178,7 +301,8 @@ node_shares as (
         ) as model_rest_gpu_hours,
         coalesce(m.gang_barrier_gpu_hours, 0) as model_gang_barrier,
         coalesce(m.quota_gpu_hours, 0) as model_quota,
-        coalesce(m.fragmentation_gpu_hours, 0) as model_fragmentation
+        coalesce(m.fragmentation_gpu_hours, 0) as model_fragmentation,
+        coalesce(m.latency_gpu_hours, 0) as model_latency
     from node_idle as n
     left join model_causes as m using (run_id, gpu_model, period_index)
 ),
@@ -200,12 +324,22 @@ split_quota as (
     from split_barrier
 ),
 
-split_all as (
+split_placement as (
     select
         *,
         least(rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours, model_fragmentation * share)
             as placement_gpu_hours
     from split_quota
+),
+
+split_all as (
+    select
+        *,
+        least(
+            rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours - placement_gpu_hours,
+            model_latency * share
+        ) as latency_gpu_hours
+    from split_placement
 ),
 
 final as (
@@ -218,13 +352,22 @@ final as (
     from split_all
     union all
     select run_id, node, gpu_model, period_index, period_start_s, period_end_s,
-        'fragmentation', placement_gpu_hours + slack_gpu_hours
+        'fragmentation', placement_gpu_hours
+    from split_all
+    union all
+    select run_id, node, gpu_model, period_index, period_start_s, period_end_s,
+        'scheduling_latency', latency_gpu_hours
+    from split_all
+    union all
+    select run_id, node, gpu_model, period_index, period_start_s, period_end_s,
+        'shared_device_slack', slack_gpu_hours
     from split_all
     union all
     -- the remainder, so that held + every cause = capacity for every node and period
     select run_id, node, gpu_model, period_index, period_start_s, period_end_s,
         'no_demand',
-        greatest(rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours - placement_gpu_hours, 0)
+        greatest(rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours - placement_gpu_hours
+            - latency_gpu_hours, 0)
     from split_all
 )
 

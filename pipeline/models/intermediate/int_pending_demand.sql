@@ -1,7 +1,17 @@
--- grain: one row per run × workload × stretch of a queue wait with one blocking reason × GPU model the workload accepts
+-- grain: one row per run × workload × stretch of a queue wait with one blocking cause (workloads that can run only)
 -- a workload waits from `submitted` or `requeued` until its next reserved/started/rejected row;
--- the wait is cut at every `pending` and `admitted` row: while the latest of them is a pending
--- row with a Kueue admission reason the demand is blocked by `quota`, otherwise by `placement`
+-- the wait is cut at every `pending` and `admitted` row, and the latest of them says what
+-- holds it (`blocked_by`):
+--   quota     a Kueue `pending` row saying the quota is in use (WaitingForQuota) or admission
+--             is held back (WaitingForPodsReady);
+--   placement a placement attempt failed (Unschedulable, GangNotSatisfiable,
+--             TopologyUnsatisfiable, any other code);
+--   latency   not tried yet: no attempt since it (re)entered the queue, admitted and not yet
+--             placed, queued for evaluation (PendingEvaluation), in a requeue backoff
+--             (PodsReadyTimeout), or waiting for preempted workloads to drain
+--             (WaitingForPreemptedWorkloads).
+-- Workloads that can never run (int_unservable_workloads) are left out. gpu_models lists the
+-- GPU models it accepts, 'A|B' sorted: its demand counts once across them.
 with events as (
     select * from stg_events
 ),
@@ -14,8 +24,18 @@ accepted_models as (
     select * from int_workload_gpu_models
 ),
 
+unservable as (
+    select * from int_unservable_workloads
+),
+
 runs as (
     select * from stg_runs
+),
+
+model_sets as (
+    select run_id, workload_id, string_agg(gpu_model, '|' order by gpu_model) as gpu_models
+    from accepted_models
+    group by all
 ),
 
 rows_of_interest as (
@@ -30,8 +50,10 @@ rows_of_interest as (
             when event in ('reserved', 'started', 'rejected') then 'stop'
         end as boundary,
         case
-            when event = 'pending' and reason in ('WaitingForQuota', 'ExceedsMaxQuota', 'NoMatchingFlavor')
-                then 'quota'
+            when event <> 'pending' then 'latency'
+            when reason in ('WaitingForQuota', 'WaitingForPodsReady') then 'quota'
+            when reason in ('PendingEvaluation', 'PodsReadyTimeout', 'WaitingForPreemptedWorkloads')
+                then 'latency'
             else 'placement'
         end as blocked_by
     from events
@@ -62,15 +84,19 @@ final as (
     select
         s.run_id,
         s.workload_id,
-        am.gpu_model,
+        w.tenant,
+        ms.gpu_models,
         s.blocked_by,
         s.start_s,
         s.end_s,
         w.pods * w.gpus_per_pod as demand_gpus
     from stretches as s
     inner join workloads as w using (run_id, workload_id)
-    inner join accepted_models as am using (run_id, workload_id)
+    inner join model_sets as ms using (run_id, workload_id)
     where s.end_s > s.start_s
+        and not exists (
+            select 1 from unservable as u where u.run_id = s.run_id and u.workload_id = s.workload_id
+        )
 )
 
 select * from final

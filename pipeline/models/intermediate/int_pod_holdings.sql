@@ -1,4 +1,5 @@
 -- grain: one row per run × pod × holding (from its reserved/started row to its release or the horizon)
+-- preemptor: the workload a `preempted` release made room for (null for other ends)
 with events as (
     select * from stg_events
 ),
@@ -46,7 +47,9 @@ holdings as (
         min(seq) filter (where event = 'started') as started_seq,
         min(time_s) filter (where event in ('finished', 'preempted', 'timed_out')) as released_s,
         min(seq) filter (where event in ('finished', 'preempted', 'timed_out')) as released_seq,
-        arg_min(event, seq) filter (where event in ('finished', 'preempted', 'timed_out')) as end_event
+        arg_min(event, seq) filter (where event in ('finished', 'preempted', 'timed_out')) as end_event,
+        -- the workload a preemption made room for (schema 1.2's preemptor column)
+        arg_min(preemptor, seq) filter (where event in ('finished', 'preempted', 'timed_out')) as preemptor
     from holding_rows
     group by all
     having count(*) filter (where event in ('reserved', 'started')) > 0
@@ -70,6 +73,7 @@ final as (
         least(coalesce(h.released_s, r.horizon_s), r.horizon_s) as end_s,
         h.released_seq,
         h.end_event,
+        h.preemptor,
         h.released_s is null as open_at_horizon
     from holdings as h
     inner join runs as r using (run_id)

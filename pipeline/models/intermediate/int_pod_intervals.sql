@@ -1,5 +1,6 @@
 -- grain: one row per run × pod holding × usage class segment (gang_wait, productive, lost_to_preemption)
--- borrowed: the attempt was admitted by Kueue on quota borrowed from the cohort
+-- borrowed: the attempt was admitted by Kueue on quota borrowed from the cohort (its `Borrowing` flag)
+-- preemptor: on lost_to_preemption segments, the workload the eviction made room for
 with holdings as (
     select * from int_pod_holdings
 ),
@@ -83,7 +84,9 @@ final as (
         seg_end_s as end_s,
         usage_class,
         end_event,
-        borrowed
+        borrowed,
+        -- lost work names the workload its eviction made room for
+        case when usage_class = 'lost_to_preemption' then preemptor end as preemptor
     from segments
     where seg_end_s > seg_start_s
 )

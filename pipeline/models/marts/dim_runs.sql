@@ -1,6 +1,12 @@
 -- grain: one row per run
+-- phases (x_Phase): warm-up from start_ts to steady_start_ts, steady until drain_start_ts, drain
+-- until end_ts (int_run_phases)
 with runs as (
     select * from stg_runs
+),
+
+phases as (
+    select * from int_run_phases
 ),
 
 nodes as (
@@ -30,10 +36,15 @@ final as (
         coalesce(n.nodes, 0) as nodes,
         coalesce(n.gpus, 0) as gpus,
         coalesce(w.workloads, 0) as workloads,
-        coalesce(w.pods, 0) as pods
+        coalesce(w.pods, 0) as pods,
+        ts_at(r.start_ts, ph.first_submit_s) as first_submit_ts,
+        ts_at(r.start_ts, ph.last_submit_s) as last_submit_ts,
+        ts_at(r.start_ts, ph.warmup_end_s) as steady_start_ts,
+        ts_at(r.start_ts, ph.drain_start_s) as drain_start_ts
     from runs as r
     left join node_totals as n using (run_id)
     left join workload_totals as w using (run_id)
+    left join phases as ph using (run_id)
 )
 
 select * from final

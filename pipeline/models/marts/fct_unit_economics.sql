@@ -1,7 +1,9 @@
 -- grain: one row per run × billing period × metric × scope (FinOps-for-AI unit economics, long format)
--- scope is `all`, `cause:<idle reason>` or `kind:<workload kind>`; units are USD, GPU-Hours,
--- USD/GPU-Hour or ratio. A metric whose denominator is zero is left out.
--- training runs are workloads of kind `training` or `fine-tune`
+-- scope is `all`, `cause:<idle reason>`, `kind:<workload kind>`, `outcome:<outcome>`,
+-- `phase:<run phase>` or `idle:avoidable|sunk`; units are USD, GPU-Hours, USD/GPU-Hour, count
+-- or ratio. A metric whose denominator is zero is left out. Training runs are workloads of kind
+-- `training` or `fine-tune`; their cost includes their share of idle capacity (`window` rule).
+-- Definitions: docs/cost-model.md §6.
 with records as (
     select * from focus_cost_records
     where ChargeCategory = 'Usage'
@@ -9,6 +11,30 @@ with records as (
 
 workloads as (
     select * from stg_workloads
+),
+
+workload_marts as (
+    select * from fct_workloads
+),
+
+evictions as (
+    select * from fct_evictions
+),
+
+unservable as (
+    select * from fct_unservable_demand
+),
+
+commitment_pools as (
+    select * from fct_commitment_utilization
+),
+
+pending as (
+    select * from int_pending_demand
+),
+
+runs as (
+    select * from stg_runs
 ),
 
 totals as (
@@ -39,8 +65,92 @@ totals as (
         coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Unused'), 0)
             as unused_commitment_cost,
         coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed), 0)
-            as borrowed_gpu_hours
+            as borrowed_gpu_hours,
+        -- effective savings rate: what used capacity cost at list prices, against what it cost
+        -- plus the commitments left unused (a loss, not a saving)
+        coalesce(sum(ListCost) filter (where x_UsageClass <> 'idle'), 0) as used_list_cost,
+        coalesce(sum(EffectiveCost) filter (where x_UsageClass <> 'idle'), 0) as used_effective_cost
     from records
+    group by all
+),
+
+idle_kinds as (
+    -- idle capacity on nodes paid by the hour can be given back (avoidable); on Committed nodes it
+    -- is paid whatever happens (sunk)
+    select
+        x_RunId as run_id,
+        BillingPeriodStart as billing_period_start,
+        case when PricingCategory = 'Committed' then 'sunk' else 'avoidable' end as kind,
+        sum(EffectiveCost) as cost,
+        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours
+    from records
+    where x_UsageClass = 'idle'
+    group by all
+),
+
+phase_totals as (
+    select
+        x_RunId as run_id,
+        BillingPeriodStart as billing_period_start,
+        x_Phase as phase,
+        sum(PricingQuantity) filter (where x_Resource = 'gpu') as capacity_gpu_hours,
+        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass <> 'idle'), 0)
+            as allocated_gpu_hours
+    from records
+    group by all
+),
+
+training_runs as (
+    select
+        w.run_id,
+        date_trunc('month', w.submit_ts) as billing_period_start,
+        w.outcome,
+        w.cost_with_idle
+    from workload_marts as w
+    where w.kind in ('training', 'fine-tune') and w.outcome <> 'unservable'
+),
+
+eviction_losses as (
+    select run_id, date_trunc('month', evicted_ts) as billing_period_start,
+        count(*) as evictions, avg(lost_cost) as lost_cost, avg(lost_gpu_hours) as lost_gpu_hours
+    from evictions
+    group by all
+),
+
+waiting as (
+    -- GPU-hours demanded while waiting, per charge period, priced as fct_workloads prices them
+    select
+        p.run_id,
+        date_trunc('month', ts_at(r.start_ts, k * r.charge_period_s)) as billing_period_start,
+        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
+            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0) as gpu_hours,
+        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
+            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0
+            * (w.wait_cost / nullif(w.wait_gpu_hours, 0))) as cost
+    from pending as p
+    inner join runs as r using (run_id)
+    inner join workload_marts as w using (run_id, workload_id),
+        unnest(range(
+            cast(floor(p.start_s / r.charge_period_s) as bigint),
+            cast(ceil(p.end_s / r.charge_period_s) as bigint)
+        )) as t(k)
+    group by all
+),
+
+unservable_asked as (
+    select run_id, date_trunc('month', submit_ts) as billing_period_start,
+        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours
+    from unservable
+    group by all
+),
+
+coverage as (
+    select run_id, billing_period_start,
+        sum(used_quantity) filter (where resource = 'gpu') as used,
+        sum(on_demand_quantity) filter (where resource = 'gpu') as on_demand,
+        sum(coverable_on_demand_quantity) filter (where resource = 'gpu') as coverable,
+        sum(coverable_on_demand_cost) as coverable_cost
+    from commitment_pools
     group by all
 ),
 
@@ -110,6 +220,53 @@ metrics as (
     select run_id, billing_period_start, 'borrowed_gpu_hours', 'all', borrowed_gpu_hours, 'GPU-Hours'
     from totals
     union all
+    select run_id, billing_period_start, 'effective_savings_rate', 'all',
+        (used_list_cost - used_effective_cost - unused_commitment_cost) / nullif(used_list_cost, 0),
+        'ratio'
+    from totals
+    union all
+    select run_id, billing_period_start, 'idle_cost', 'idle:' || kind, cost, 'USD' from idle_kinds
+    union all
+    select run_id, billing_period_start, 'idle_gpu_hours', 'idle:' || kind, gpu_hours, 'GPU-Hours'
+    from idle_kinds
+    union all
+    select run_id, billing_period_start, 'gpu_allocation_rate', 'phase:' || phase,
+        allocated_gpu_hours / nullif(capacity_gpu_hours, 0), 'ratio'
+    from phase_totals
+    union all
+    select run_id, billing_period_start, 'capacity_gpu_hours', 'phase:' || phase, capacity_gpu_hours,
+        'GPU-Hours'
+    from phase_totals
+    union all
+    select run_id, billing_period_start, 'waiting_gpu_hours', 'all', gpu_hours, 'GPU-Hours' from waiting
+    union all
+    select run_id, billing_period_start, 'cost_of_waiting', 'all', cost, 'USD' from waiting
+    union all
+    select run_id, billing_period_start, 'unservable_workloads', 'all', workloads, 'count'
+    from unservable_asked
+    union all
+    select run_id, billing_period_start, 'unservable_gpu_hours_asked', 'all', asked_gpu_hours, 'GPU-Hours'
+    from unservable_asked
+    union all
+    select run_id, billing_period_start, 'evictions', 'all', evictions, 'count' from eviction_losses
+    union all
+    select run_id, billing_period_start, 'checkpoint_loss_per_eviction', 'all', lost_cost, 'USD'
+    from eviction_losses
+    union all
+    select run_id, billing_period_start, 'checkpoint_loss_gpu_hours_per_eviction', 'all', lost_gpu_hours,
+        'GPU-Hours'
+    from eviction_losses
+    union all
+    select run_id, billing_period_start, 'commitment_coverage', 'all', used / nullif(used + on_demand, 0),
+        'ratio'
+    from coverage
+    union all
+    select run_id, billing_period_start, 'coverable_on_demand_gpu_hours', 'all', coverable, 'GPU-Hours'
+    from coverage
+    union all
+    select run_id, billing_period_start, 'coverable_on_demand_cost', 'all', coverable_cost, 'USD'
+    from coverage
+    union all
     select run_id, billing_period_start, 'commitment_utilization', 'all',
         committed_used_gpu_hours / nullif(committed_gpu_hours, 0), 'ratio'
     from totals
@@ -134,10 +291,18 @@ metrics as (
     inner join workloads as w using (run_id, workload_id)
     group by all
     union all
-    select c.run_id, c.billing_period_start, 'cost_per_training_run', 'all', avg(c.cost), 'USD'
-    from workload_costs as c
-    inner join workloads as w using (run_id, workload_id)
-    where w.kind in ('training', 'fine-tune')
+    -- with its share of idle capacity, per month of submission
+    select run_id, billing_period_start, 'cost_per_training_run', 'all', avg(cost_with_idle), 'USD'
+    from training_runs
+    group by all
+    union all
+    select run_id, billing_period_start, 'cost_per_training_run', 'outcome:' || outcome,
+        avg(cost_with_idle), 'USD'
+    from training_runs
+    group by all
+    union all
+    select run_id, billing_period_start, 'training_runs', 'outcome:' || outcome, count(*), 'count'
+    from training_runs
     group by all
 ),
 

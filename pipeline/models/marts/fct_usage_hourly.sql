@@ -1,4 +1,6 @@
--- grain: one row per run × charge period × tenant × gpu_model × usage_class × idle_reason × resource (Usage rows)
+-- grain: one row per run × charge period × tenant × gpu_model × usage_class × idle_reason × resource × pricing category (Usage rows)
+-- phase: the run phase of the charge period (x_Phase: warmup, steady, drain); pricing_category:
+-- how the nodes are paid (idle on Committed nodes is sunk, elsewhere avoidable)
 -- gpu_hours counts GPU rows only (0 on CPU and memory rows); quantity is in the resource's unit
 with records as (
     select * from focus_cost_records
@@ -18,7 +20,9 @@ final as (
         sum(ListCost) as list_cost,
         x_Resource as resource,
         sum(PricingQuantity) as quantity,
-        any_value(PricingUnit) as unit
+        any_value(PricingUnit) as unit,
+        any_value(x_Phase) as phase,
+        PricingCategory as pricing_category
     from records
     group by all
     order by all

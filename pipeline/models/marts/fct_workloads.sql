@@ -1,4 +1,12 @@
 -- grain: one row per run × workload (pod group)
+-- outcome: finished; failed (it held GPUs and ended without finishing: rejected, or waiting at
+-- the end after evictions); unfinished (running or waiting at the end without spending);
+-- unservable (can never run: int_unservable_workloads, unservable_reason says why).
+-- wait_gpu_hours: its GPUs × the time it waited to run (int_pending_demand: quota, placement and
+-- latency waits; none for unservable workloads); wait_cost: those GPU-hours at the list price of
+-- the GPU model it ran on, else the cheapest model it accepts (the cost of waiting).
+-- idle_share_cost: its share of idle capacity under the `window` rule (int_idle_shares);
+-- cost_with_idle = effective_cost + idle_share_cost.
 with workloads as (
     select * from stg_workloads
 ),
@@ -22,6 +30,28 @@ intervals as (
 records as (
     select * from focus_cost_records
     where ChargeCategory = 'Usage'
+),
+
+unservable as (
+    select * from int_unservable_workloads
+),
+
+pending as (
+    select * from int_pending_demand
+),
+
+idle_shares as (
+    select * from int_idle_shares
+    where idle_policy = 'window' and workload_id is not null
+),
+
+accepted_models as (
+    select * from int_workload_gpu_models
+),
+
+node_prices as (
+    select * from int_node_prices
+    where resource = 'gpu'
 ),
 
 event_facts as (
@@ -117,6 +147,48 @@ attempt_facts as (
     group by all
 ),
 
+model_prices as (
+    select run_id, gpu_model, min(list_unit_price) as list_unit_price
+    from node_prices
+    group by all
+),
+
+first_models as (
+    -- the GPU model of the node its first pod held
+    select h.run_id, h.workload_id, arg_min(np.gpu_model, h.hold_start_s) as gpu_model
+    from holdings as h
+    inner join node_prices as np using (run_id, node)
+    group by all
+),
+
+cheapest_accepted as (
+    select am.run_id, am.workload_id, min(mp.list_unit_price) as list_unit_price
+    from accepted_models as am
+    inner join model_prices as mp using (run_id, gpu_model)
+    group by all
+),
+
+wait_prices as (
+    -- the list price of the model its first pod ran on, else of the cheapest model it accepts
+    select w.run_id, w.workload_id, coalesce(fp.list_unit_price, ca.list_unit_price) as list_unit_price
+    from workloads as w
+    left join first_models as fm using (run_id, workload_id)
+    left join model_prices as fp on fp.run_id = fm.run_id and fp.gpu_model = fm.gpu_model
+    left join cheapest_accepted as ca using (run_id, workload_id)
+),
+
+wait_facts as (
+    select run_id, workload_id, sum(demand_gpus * (end_s - start_s) / 3600.0) as wait_gpu_hours
+    from pending
+    group by all
+),
+
+idle_share_facts as (
+    select run_id, workload_id, sum(idle_cost) as idle_share_cost
+    from idle_shares
+    group by all
+),
+
 final as (
     select
         w.run_id,
@@ -158,7 +230,20 @@ final as (
         coalesce(cf.gpu_hours_borrowed, 0) as gpu_hours_borrowed,
         coalesce(af.attempts, 0) as attempts,
         -- what the workload paid per GPU-hour that moved it forward
-        cf.effective_cost / nullif(inf.gpu_hours_productive, 0) as cost_per_useful_gpu_hour
+        cf.effective_cost / nullif(inf.gpu_hours_productive, 0) as cost_per_useful_gpu_hour,
+        case
+            when u.reason is not null then 'unservable'
+            when ef.last_release_event = 'finished' and not coalesce(hf.holding_at_end, false)
+                and not coalesce(ef.rejected, false) then 'finished'
+            when coalesce(hf.holding_at_end, false) then 'unfinished'
+            when coalesce(cf.effective_cost, 0) > 0 then 'failed'
+            else 'unfinished'
+        end as outcome,
+        u.reason as unservable_reason,
+        coalesce(wf.wait_gpu_hours, 0) as wait_gpu_hours,
+        coalesce(wf.wait_gpu_hours, 0) * coalesce(wp.list_unit_price, 0) as wait_cost,
+        coalesce(isf.idle_share_cost, 0) as idle_share_cost,
+        coalesce(cf.effective_cost, 0) + coalesce(isf.idle_share_cost, 0) as cost_with_idle
     from workloads as w
     inner join runs as r using (run_id)
     left join event_facts as ef using (run_id, workload_id)
@@ -167,6 +252,10 @@ final as (
     left join interval_facts as inf using (run_id, workload_id)
     left join cost_facts as cf using (run_id, workload_id)
     left join attempt_facts as af using (run_id, workload_id)
+    left join unservable as u using (run_id, workload_id)
+    left join wait_facts as wf using (run_id, workload_id)
+    left join wait_prices as wp using (run_id, workload_id)
+    left join idle_share_facts as isf using (run_id, workload_id)
     order by w.run_id, w.workload_id
 )
 

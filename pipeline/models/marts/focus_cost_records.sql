@@ -1,4 +1,4 @@
--- grain: one Usage row per run × charge period × node × priced resource × workload × usage class × borrowed, plus idle Usage rows per run × charge period × node × priced resource × idle reason, plus one Purchase row per commitment × billing period
+-- grain: one Usage row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed, plus idle Usage rows per run × charge period × node × priced resource × idle reason, plus one Purchase row per commitment pool × billing period
 -- one query for both layouts: FOCUS 1.2 rows (the default) and FOCUS 1.3 split cost allocation
 -- (`focus_split()`: each node-period of a resource is an origin charge; workloads are its
 -- allocated parts, idle its unallocated remainder). The build keeps the columns of the chosen
@@ -21,6 +21,10 @@ nodes as (
 
 runs as (
     select * from stg_runs
+),
+
+phases as (
+    select * from int_run_phases
 ),
 
 workloads as (
@@ -57,9 +61,10 @@ node_info as (
         n.zone,
         n.rack,
         r.start_ts,
+        -- the Committed capacity of a SKU is one pooled commitment (int_commitments)
         case when p.pricing_category = 'Committed'
-            then format('k8s://{}/commitment/{}/{}', p.run_id, p.node, p.resource) end as commitment_id,
-        format('Committed {} capacity of {}', p.resource, p.node) as commitment_name,
+            then format('k8s://{}/commitment/{}', p.run_id, p.sku_id) end as commitment_id,
+        format('Committed {} capacity ({})', p.resource, p.sku_id) as commitment_name,
         format('k8s://{}/node/{}', p.run_id, p.node) as resource_id,
         case when p.gpu_model is null then 'CPU Node' else 'GPU Node' end as resource_type,
         case p.resource when 'gpu' then 'GPU Usage' when 'cpu' then 'CPU Usage' else 'Memory Usage' end
@@ -105,10 +110,27 @@ period_info as (
         period_index,
         date_trunc('month', charge_period_start) as billing_period_start,
         date_trunc('month', charge_period_start) + interval 1 month as billing_period_end,
-        format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m')) as invoice_id
+        format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m')) as invoice_id,
+        phase
     from (
-        select run_id, k as period_index, ts_at(start_ts, k * charge_period_s) as charge_period_start
-        from runs, unnest(range(0, cast(ceil(horizon_s / charge_period_s) as bigint))) as t(k)
+        select
+            r.run_id,
+            k as period_index,
+            ts_at(r.start_ts, k * r.charge_period_s) as charge_period_start,
+            phase_of(k * r.charge_period_s, ph.warmup_end_s, ph.drain_start_s) as phase
+        from runs as r
+        inner join phases as ph using (run_id),
+            unnest(range(0, cast(ceil(r.horizon_s / r.charge_period_s) as bigint))) as t(k)
+    )
+),
+
+preemptor_info as (
+    -- the team of each workload that preempted another
+    select w.run_id, w.workload_id as preemptor, w.tenant as preemptor_tenant
+    from workloads as w
+    where exists (
+        select 1 from lines as l
+        where l.run_id = w.run_id and l.preemptor = w.workload_id
     )
 ),
 
@@ -155,11 +177,14 @@ usage_lines as (
         end as workload_tag_json,
         pi.billing_period_start,
         pi.billing_period_end,
-        pi.invoice_id
+        pi.invoice_id,
+        pi.phase,
+        pt.preemptor_tenant
     from lines as l
     inner join node_info as p using (run_id, node, resource)
     left join workload_info as w using (run_id, workload_id)
     left join period_info as pi using (run_id, period_index)
+    left join preemptor_info as pt using (run_id, preemptor)
 ),
 
 usage_costed as (
@@ -206,8 +231,13 @@ usage_rows as (
         commitment_status as CommitmentDiscountStatus,
         case when commitment_id is not null then 'Committed Capacity' end as CommitmentDiscountType,
         case when commitment_id is not null then unit end as CommitmentDiscountUnit,
-        -- an Unused commitment row consumes nothing (FOCUS); its quantity stays in PricingQuantity
-        case when commitment_status = 'Unused' then null else quantity end as ConsumedQuantity,
+        -- what workloads consumed; idle capacity consumed nothing: 0, and null on an Unused
+        -- commitment row as FOCUS requires. The capacity is PricingQuantity on every row.
+        case
+            when commitment_status = 'Unused' then null
+            when usage_class = 'idle' then 0.0
+            else quantity
+        end as ConsumedQuantity,
         case when commitment_status = 'Unused' then null else unit end as ConsumedUnit,
         contracted_cost as ContractedCost,
         contracted_unit_price as ContractedUnitPrice,
@@ -275,24 +305,25 @@ usage_rows as (
         usage_class as x_UsageClass,
         idle_reason as x_IdleReason,
         resource as x_Resource,
-        borrowed as x_Borrowed
+        borrowed as x_Borrowed,
+        phase as x_Phase,
+        preemptor as x_PreemptedBy,
+        preemptor_tenant as x_PreemptedByTenant
     from usage_costed
 ),
 
 purchase_costed as (
     select
         c.*,
-        n.zone,
-        n.rack,
         c.list_unit_price * c.committed_quantity as list_cost,
         c.contracted_unit_price * c.committed_quantity as contracted_cost
     from commitments as c
-    inner join nodes as n using (run_id, node)
 ),
 
 purchase_rows as (
     select
-        zone as AvailabilityZone,
+        -- a pool spans nodes (and zones)
+        cast(null as varchar) as AvailabilityZone,
         contracted_cost as BilledCost,
         'gpu-finops-internal' as BillingAccountId,
         'GPU Platform (internal chargeback)' as BillingAccountName,
@@ -302,14 +333,14 @@ purchase_rows as (
         billing_period_start as BillingPeriodStart,
         'Purchase' as ChargeCategory,
         cast(null as varchar) as ChargeClass,
-        format('Monthly commitment: {} {} of {}', coalesce(gpu_model, 'CPU node'), unit, node)
+        format('Monthly commitment: {} {} of {} Committed node(s)', coalesce(gpu_model, 'CPU node'), unit, nodes)
             as ChargeDescription,
         'Recurring' as ChargeFrequency,
         charge_period_end as ChargePeriodEnd,
         charge_period_start as ChargePeriodStart,
         'Usage' as CommitmentDiscountCategory,
         commitment_id as CommitmentDiscountId,
-        format('Committed {} capacity of {}', resource, node) as CommitmentDiscountName,
+        format('Committed {} capacity ({})', resource, sku_id) as CommitmentDiscountName,
         committed_quantity as CommitmentDiscountQuantity,
         cast(null as varchar) as CommitmentDiscountStatus,
         'Committed Capacity' as CommitmentDiscountType,
@@ -337,7 +368,7 @@ purchase_rows as (
         'on-prem' as RegionId,
         'On-premises' as RegionName,
         commitment_id as ResourceId,
-        format('{} {} commitment', node, resource) as ResourceName,
+        format('{} commitment', sku_id) as ResourceName,
         'Commitment' as ResourceType,
         'Compute' as ServiceCategory,
         'Kubernetes GPU Cluster' as ServiceName,
@@ -360,9 +391,9 @@ purchase_rows as (
         'Internal GPU Platform' as HostProviderName,
         'Internal GPU Platform' as ServiceProviderName,
         run_id as x_RunId,
-        node as x_Node,
+        cast(null as varchar) as x_Node,
         gpu_model as x_GpuModel,
-        rack as x_Rack,
+        cast(null as varchar) as x_Rack,
         '__commitment__' as x_Tenant,
         cast(null as varchar) as x_Workload,
         cast(null as varchar) as x_Queue,
@@ -371,7 +402,10 @@ purchase_rows as (
         'commitment_purchase' as x_UsageClass,
         cast(null as varchar) as x_IdleReason,
         resource as x_Resource,
-        false as x_Borrowed
+        false as x_Borrowed,
+        cast(null as varchar) as x_Phase,
+        cast(null as varchar) as x_PreemptedBy,
+        cast(null as varchar) as x_PreemptedByTenant
     from purchase_costed
 ),
 

@@ -1,0 +1,186 @@
+"""FinOps metrics read from the marts: unservable demand, avoidable and sunk idle, commitment
+pools, the cost of waiting, checkpoint loss per eviction, cost per training run and the
+effective savings rate. Every rule is the pipeline's (docs/cost-model.md); these only filter and
+add up its columns."""
+
+from __future__ import annotations
+
+import duckdb
+import pandas as pd
+
+from dashboards.data.core import (
+    _USAGE_WHERE,
+    _WORKLOAD_FILTER,
+    Filters,
+    _df,
+    _execute,
+    table_columns,
+)
+
+# Workloads of these kinds are training runs (as fct_unit_economics counts them).
+TRAINING_KINDS = ("training", "fine-tune")
+
+
+def _empty(columns: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({column: [] for column in columns})
+
+
+def unservable_demand(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
+    """Demand that can never run, per team and reason (fct_unservable_demand): workloads,
+    the largest request (GPUs), GPU-hours asked (GPUs × duration) and waited in the run.
+    Workloads submitted before the selection ends count: they wait through it."""
+    columns = ["tenant", "reason", "workloads", "max_gpus", "asked_gpu_hours", "waited_gpu_hours"]
+    if not table_columns(con, "fct_unservable_demand"):
+        return _empty(columns)
+    return _df(
+        con,
+        """
+        SELECT u.tenant, u.reason, count(*) AS workloads, max(u.demand_gpus) AS max_gpus,
+               sum(u.asked_gpu_hours) AS asked_gpu_hours, sum(u.waited_gpu_hours) AS waited_gpu_hours
+        FROM fct_unservable_demand u
+        WHERE u.run_id = $run_id
+          AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], u.tenant))
+          AND ($ts_to::TIMESTAMP IS NULL OR u.submit_ts < $ts_to::TIMESTAMP)
+        GROUP BY ALL
+        ORDER BY asked_gpu_hours DESC, u.tenant, u.reason
+        """,
+        filters.params(),
+    )
+
+
+def idle_by_payment(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
+    """Idle GPU capacity split by how it is paid: ``sunk`` on Committed nodes (paid whatever
+    happens), ``avoidable`` on nodes paid by the hour (on-demand, spot). Per kind and cause:
+    gpu_hours, effective_cost. No team filter: idle capacity belongs to no team."""
+    columns = ["kind", "cause", "gpu_hours", "effective_cost"]
+    if "pricing_category" not in table_columns(con, "fct_usage_hourly"):
+        return _empty(columns)
+    return _df(
+        con,
+        f"""
+        SELECT CASE WHEN u.pricing_category = 'Committed' THEN 'sunk' ELSE 'avoidable' END AS kind,
+               u.idle_reason AS cause,
+               sum(u.gpu_hours) AS gpu_hours, sum(u.effective_cost) AS effective_cost
+        FROM fct_usage_hourly u
+        WHERE {_USAGE_WHERE} AND u.usage_class = 'idle' AND u.resource = 'gpu'
+        GROUP BY ALL
+        HAVING sum(u.gpu_hours) > 0
+        ORDER BY kind, effective_cost DESC, cause
+        """,
+        filters.params(),
+    )
+
+
+def commitment_pools(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame:
+    """The run's commitment pools per billing month (fct_commitment_utilization): committed,
+    used and unused hours, utilization, coverage and the on-demand hours they could have
+    carried. Monthly, so the date and phase filters do not apply."""
+    return _df(
+        con,
+        """
+        SELECT billing_period_start, sku_id, nodes, gpu_model, resource, unit, committed_quantity,
+               used_quantity, unused_quantity, commitment_cost, unused_cost, utilization,
+               on_demand_quantity, coverage, coverable_on_demand_quantity, coverable_on_demand_cost
+        FROM fct_commitment_utilization
+        WHERE run_id = $run_id
+        ORDER BY billing_period_start, resource, sku_id
+        """,
+        {"run_id": run_id},
+    )
+
+
+def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float]:
+    """The effective savings rate of the selection: (list cost of the used capacity − its
+    effective cost − the cost of committed capacity left unused) ÷ that list cost, with its
+    parts. Unused commitment counts as a loss, not a saving (fct_unit_economics' rule)."""
+    if "pricing_category" not in table_columns(con, "fct_usage_hourly"):
+        return {"used_list_cost": 0.0, "used_effective_cost": 0.0, "unused_commitment_cost": 0.0,
+                "effective_savings_rate": 0.0}
+    row = _execute(
+        con,
+        f"""
+        SELECT coalesce(sum(u.list_cost) FILTER (WHERE u.usage_class <> 'idle'), 0),
+               coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class <> 'idle'), 0),
+               coalesce(sum(u.effective_cost) FILTER (
+                   WHERE u.usage_class = 'idle' AND u.pricing_category = 'Committed'), 0)
+        FROM fct_usage_hourly u
+        WHERE {_USAGE_WHERE}
+        """,
+        filters.params(),
+    ).fetchone()
+    assert row is not None  # an aggregate always returns one row
+    used_list, used_effective, unused = (float(v) for v in row)
+    rate = (used_list - used_effective - unused) / used_list if used_list else 0.0
+    return {"used_list_cost": used_list, "used_effective_cost": used_effective,
+            "unused_commitment_cost": unused, "effective_savings_rate": rate}
+
+
+def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
+    """The cost of waiting per team (fct_workloads): the GPU-hours its workloads asked for while
+    they waited to run, at the list price of their GPU model. Columns: tenant, workloads
+    (that waited), wait_gpu_hours, wait_cost, median_wait_h."""
+    columns = ["tenant", "workloads", "wait_gpu_hours", "wait_cost", "median_wait_h"]
+    if "wait_cost" not in table_columns(con, "fct_workloads"):
+        return _empty(columns)
+    return _df(
+        con,
+        f"""
+        SELECT w.tenant, count(*) AS workloads, sum(w.wait_gpu_hours) AS wait_gpu_hours,
+               sum(w.wait_cost) AS wait_cost, median(w.wait_s) / 3600.0 AS median_wait_h
+        FROM fct_workloads w
+        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.wait_gpu_hours > 0
+        GROUP BY w.tenant
+        ORDER BY wait_cost DESC, w.tenant
+        """,
+        filters.params(),
+    )
+
+
+def eviction_losses(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
+    """Checkpoint loss per eviction (fct_evictions), per victim team and whether another queue
+    reclaimed the GPUs: evictions, lost GPU-hours and cost, and the mean per eviction.
+    Columns: tenant, cause (reclaim, preemption, time-out), evictions, lost_gpu_hours,
+    lost_cost, lost_cost_per_eviction."""
+    columns = ["tenant", "cause", "evictions", "lost_gpu_hours", "lost_cost", "lost_cost_per_eviction"]
+    if not table_columns(con, "fct_evictions"):
+        return _empty(columns)
+    return _df(
+        con,
+        """
+        SELECT e.tenant,
+               CASE WHEN e.end_event = 'timed_out' THEN 'time-out'
+                    WHEN e.reclaim THEN 'reclaim' ELSE 'preemption' END AS cause,
+               count(*) AS evictions, sum(e.lost_gpu_hours) AS lost_gpu_hours,
+               sum(e.lost_cost) AS lost_cost, avg(e.lost_cost) AS lost_cost_per_eviction
+        FROM fct_evictions e
+        WHERE e.run_id = $run_id
+          AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], e.tenant))
+          AND ($ts_from::TIMESTAMP IS NULL OR e.evicted_ts >= $ts_from::TIMESTAMP)
+          AND ($ts_to::TIMESTAMP IS NULL OR e.evicted_ts < $ts_to::TIMESTAMP)
+        GROUP BY ALL
+        ORDER BY lost_cost DESC, e.tenant, cause
+        """,
+        filters.params(),
+    )
+
+
+def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
+    """Cost per training run (kinds training and fine-tune) by outcome (finished, failed,
+    unfinished), with the idle each carries under the window rule. Columns: outcome, runs,
+    cost_per_run (mean cost with idle), idle_share_per_run, total_cost."""
+    columns = ["outcome", "runs", "cost_per_run", "idle_share_per_run", "total_cost"]
+    if "outcome" not in table_columns(con, "fct_workloads"):
+        return _empty(columns)
+    return _df(
+        con,
+        f"""
+        SELECT w.outcome, count(*) AS runs, avg(w.cost_with_idle) AS cost_per_run,
+               avg(w.idle_share_cost) AS idle_share_per_run, sum(w.cost_with_idle) AS total_cost
+        FROM fct_workloads w
+        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER}
+          AND list_contains($kinds::VARCHAR[], w.kind) AND w.outcome <> 'unservable'
+        GROUP BY w.outcome
+        ORDER BY CASE w.outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END
+        """,
+        {**filters.params(), "kinds": list(TRAINING_KINDS)},
+    )

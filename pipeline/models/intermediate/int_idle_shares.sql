@@ -1,0 +1,327 @@
+-- grain: one row per run × charge period × GPU model × priced resource × idle policy × recipient (a workload, a team, or the platform's `__idle__`)
+-- THE chargeback rule (docs/cost-model.md §6): who carries the idle capacity of a cell, for each
+-- idle policy. Costs are priced as the FOCUS rows are (unit price × quantity).
+--   separate  nobody: all idle stays on the platform line (`__idle__`), i.e. showback;
+--   window    per charge period × GPU model × resource, in proportion to each workload's cost of
+--             that resource in the cell (by GPU-hours where it cost nothing); a cell nobody used
+--             keeps its idle on `__idle__`. Teams pay only the idle of the periods and models
+--             they used (OpenCost's weighted idle, never across windows);
+--   node      the same per charge period × node (OpenCost's idle by node);
+--   cause     by idle cause: quota idle to the teams that own the flavor's nominal quota, in
+--             proportion to the quota they left unused in the period; gang_barrier idle to the
+--             gangs waiting at the barrier on that model, by their missing GPU-hours;
+--             shared_device_slack to the fractional tenants of that node and period, by their
+--             GPU-hours; no_demand to the platform; fragmentation, scheduling_latency and
+--             CPU/memory idle as `window`. A cause without owners in the cell falls back to
+--             `window`, and a cell without users to the platform.
+-- gpu_model is the node's ('' for CPU-only nodes); workload_id is null when the recipient is a
+-- team as a whole (quota owners) or the platform.
+with lines as (
+    select * from int_cost_lines
+),
+
+node_prices as (
+    select * from int_node_prices
+),
+
+workloads as (
+    select * from stg_workloads
+),
+
+barrier as (
+    select * from int_gang_barrier_demand
+    where blocked_by = 'gang_barrier'
+),
+
+usage as (
+    select * from int_hourly_usage
+),
+
+queue_usage as (
+    select * from int_queue_usage
+),
+
+admissions as (
+    select * from int_admissions
+),
+
+holdings as (
+    select * from int_pod_holdings
+),
+
+nodes as (
+    select * from stg_nodes
+),
+
+events as (
+    select * from stg_events
+),
+
+runs as (
+    select * from stg_runs
+),
+
+priced as (
+    select
+        l.run_id,
+        l.period_index,
+        l.node,
+        coalesce(p.gpu_model, '') as gpu_model,
+        l.resource,
+        l.workload_id,
+        l.idle_reason,
+        l.quantity,
+        p.contracted_unit_price * l.quantity as cost,
+        p.list_unit_price * l.quantity as list_cost
+    from lines as l
+    inner join node_prices as p using (run_id, node, resource)
+),
+
+used as (
+    select run_id, period_index, node, gpu_model, resource, workload_id,
+        sum(quantity) as quantity, sum(cost) as cost
+    from priced
+    where workload_id is not null
+    group by all
+),
+
+idle as (
+    select run_id, period_index, node, gpu_model, resource, idle_reason,
+        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+    from priced
+    where workload_id is null
+    group by all
+),
+
+-- window: per charge period × GPU model × resource -------------------------------------------
+cell_users as (
+    select
+        run_id, period_index, gpu_model, resource, workload_id,
+        sum(quantity) as quantity,
+        sum(cost) as cost
+    from used
+    group by all
+),
+
+cell_weights as (
+    select
+        *,
+        -- by cost (OpenCost's weighted idle); by quantity where the cell's usage cost nothing
+        case when sum(cost) over cell > 0 then cost / sum(cost) over cell
+            else quantity / sum(quantity) over cell end as weight
+    from cell_users
+    window cell as (partition by run_id, period_index, gpu_model, resource)
+),
+
+cell_idle as (
+    select run_id, period_index, gpu_model, resource, idle_reason,
+        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+    from idle
+    group by all
+),
+
+window_shares as (
+    select i.run_id, i.period_index, i.gpu_model, i.resource, i.idle_reason,
+        u.workload_id, i.quantity * u.weight as quantity, i.cost * u.weight as cost,
+        i.list_cost * u.weight as list_cost
+    from cell_idle as i
+    inner join cell_weights as u using (run_id, period_index, gpu_model, resource)
+    where u.weight > 0
+    union all
+    select i.run_id, i.period_index, i.gpu_model, i.resource, i.idle_reason,
+        null, i.quantity, i.cost, i.list_cost
+    from cell_idle as i
+    where not exists (
+        select 1 from cell_weights as u
+        where u.run_id = i.run_id and u.period_index = i.period_index
+            and u.gpu_model = i.gpu_model and u.resource = i.resource and u.weight > 0
+    )
+),
+
+-- node: per charge period × node × resource ---------------------------------------------------
+node_weights as (
+    select
+        *,
+        case when sum(cost) over cell > 0 then cost / sum(cost) over cell
+            else quantity / sum(quantity) over cell end as weight
+    from used
+    window cell as (partition by run_id, period_index, node, resource)
+),
+
+node_idle as (
+    select run_id, period_index, node, gpu_model, resource,
+        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+    from idle
+    group by all
+),
+
+node_shares as (
+    select i.run_id, i.period_index, i.gpu_model, i.resource, w.tenant,
+        i.quantity * u.weight as quantity, i.cost * u.weight as cost, i.list_cost * u.weight as list_cost
+    from node_idle as i
+    inner join node_weights as u using (run_id, period_index, node, resource)
+    inner join workloads as w using (run_id, workload_id)
+    where u.weight > 0
+    union all
+    select i.run_id, i.period_index, i.gpu_model, i.resource, '__idle__', i.quantity, i.cost,
+        i.list_cost
+    from node_idle as i
+    where not exists (
+        select 1 from node_weights as u
+        where u.run_id = i.run_id and u.period_index = i.period_index and u.node = i.node
+            and u.resource = i.resource and u.weight > 0
+    )
+),
+
+-- cause: the owners of each cause -------------------------------------------------------------
+slack_owners as (
+    -- fractional tenants of a node in a period, by their fractional GPU-hours
+    select u.run_id, u.period_index, u.node, w.tenant, sum(u.gpu_hours) as weight
+    from usage as u
+    inner join workloads as w using (run_id, workload_id)
+    where u.gpus < 1
+    group by all
+),
+
+barrier_owners as (
+    -- the gangs waiting at the barrier on a model in a period, by their missing GPU-hours
+    select
+        b.run_id,
+        k as period_index,
+        b.gpu_model,
+        b.tenant,
+        sum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
+            - greatest(b.start_s, k * r.charge_period_s)) / 3600.0) as weight
+    from barrier as b
+    inner join runs as r using (run_id),
+        unnest(range(
+            cast(floor(b.start_s / r.charge_period_s) as bigint),
+            cast(ceil(b.end_s / r.charge_period_s) as bigint)
+        )) as t(k)
+    group by all
+),
+
+flavor_models as (
+    -- the GPU model each Kueue flavor stands for: where its admitted pods ran (most GPU-hours)
+    select a.run_id, a.flavor, arg_max(n.gpu_model, h.gpus * (h.end_s - h.hold_start_s)) as gpu_model
+    from admissions as a
+    inner join holdings as h using (run_id, workload_id, attempt)
+    inner join nodes as n using (run_id, node)
+    where a.flavor is not null and n.gpu_model is not null
+    group by all
+),
+
+queue_tenants as (
+    -- the teams whose workloads queue in a ClusterQueue, each an equal part of its quota
+    select run_id, cluster_queue, tenant,
+        1.0 / count(*) over (partition by run_id, cluster_queue) as part
+    from (select distinct run_id, cluster_queue, tenant from events where cluster_queue is not null)
+),
+
+quota_owners as (
+    -- the quota of a model's flavor that its owners left unused in the period
+    select q.run_id, q.period_index, f.gpu_model, t.tenant,
+        sum(q.unused_nominal_gpu_hours * t.part) as weight
+    from queue_usage as q
+    inner join flavor_models as f using (run_id, flavor)
+    inner join queue_tenants as t using (run_id, cluster_queue)
+    where q.unused_nominal_gpu_hours > 0
+    group by all
+),
+
+owned as (
+    select 'shared_device_slack' as idle_reason, i.run_id, i.period_index, i.node, i.gpu_model,
+        i.resource, o.tenant, o.weight / sum(o.weight) over cell as weight
+    from idle as i
+    inner join slack_owners as o using (run_id, period_index, node)
+    where i.idle_reason = 'shared_device_slack' and o.weight > 0
+    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+    union all
+    select 'gang_barrier', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
+        o.weight / sum(o.weight) over cell
+    from idle as i
+    inner join barrier_owners as o using (run_id, period_index, gpu_model)
+    where i.idle_reason = 'gang_barrier' and o.weight > 0
+    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+    union all
+    select 'quota', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
+        o.weight / sum(o.weight) over cell
+    from idle as i
+    inner join quota_owners as o using (run_id, period_index, gpu_model)
+    where i.idle_reason = 'quota' and o.weight > 0
+    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+),
+
+owned_cells as (
+    select distinct run_id, period_index, node, resource, idle_reason from owned
+),
+
+cause_rest as (
+    -- every other idle cause (and owned causes without owners there), cell by cell
+    select i.run_id, i.period_index, i.gpu_model, i.resource,
+        sum(i.quantity) as quantity, sum(i.cost) as cost, sum(i.list_cost) as list_cost
+    from idle as i
+    where i.idle_reason <> 'no_demand'
+        and not exists (
+            select 1 from owned_cells as o
+            where o.run_id = i.run_id and o.period_index = i.period_index and o.node = i.node
+                and o.resource = i.resource and o.idle_reason = i.idle_reason
+        )
+    group by all
+),
+
+cause_shares as (
+    -- owned causes to their owners
+    select o.run_id, o.period_index, o.gpu_model, o.resource, o.tenant,
+        i.quantity * o.weight as quantity, i.cost * o.weight as cost, i.list_cost * o.weight as list_cost
+    from owned as o
+    inner join idle as i using (run_id, period_index, node, resource, idle_reason)
+    union all
+    -- no demand: the platform
+    select run_id, period_index, gpu_model, resource, '__idle__', quantity, cost, list_cost
+    from idle
+    where idle_reason = 'no_demand'
+    union all
+    -- the rest as `window`
+    select r.run_id, r.period_index, r.gpu_model, r.resource, w.tenant,
+        r.quantity * u.weight, r.cost * u.weight, r.list_cost * u.weight
+    from cause_rest as r
+    inner join cell_weights as u using (run_id, period_index, gpu_model, resource)
+    inner join workloads as w using (run_id, workload_id)
+    where u.weight > 0
+    union all
+    select r.run_id, r.period_index, r.gpu_model, r.resource, '__idle__', r.quantity, r.cost,
+        r.list_cost
+    from cause_rest as r
+    where not exists (
+        select 1 from cell_weights as u
+        where u.run_id = r.run_id and u.period_index = r.period_index
+            and u.gpu_model = r.gpu_model and u.resource = r.resource and u.weight > 0
+    )
+),
+
+final as (
+    select run_id, period_index, gpu_model, resource, 'separate' as idle_policy,
+        '__idle__' as tenant, cast(null as varchar) as workload_id,
+        sum(quantity) as idle_quantity, sum(cost) as idle_cost, sum(list_cost) as idle_list_cost
+    from idle
+    group by all
+    union all
+    select s.run_id, s.period_index, s.gpu_model, s.resource, 'window',
+        coalesce(w.tenant, '__idle__'), s.workload_id, sum(s.quantity), sum(s.cost), sum(s.list_cost)
+    from window_shares as s
+    left join workloads as w using (run_id, workload_id)
+    group by all
+    union all
+    select run_id, period_index, gpu_model, resource, 'node', tenant, null, sum(quantity), sum(cost),
+        sum(list_cost)
+    from node_shares
+    group by all
+    union all
+    select run_id, period_index, gpu_model, resource, 'cause', tenant, null, sum(quantity), sum(cost),
+        sum(list_cost)
+    from cause_shares
+    group by all
+)
+
+select * from final

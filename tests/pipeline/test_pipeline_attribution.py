@@ -1,0 +1,399 @@
+"""Cost attribution II, one rule a test, on the hand-made logs of tests/pipeline/scenarios.py
+(the `unservable`, `multi-model`, `barrier-model`, `reclaim`, `window`, `cause-owners`, `phases`
+and `pool` runs, with some of the original ones). Expected GPU-hours and dollars are worked out
+in each scenario's comment; docs/cost-model.md states the rules.
+
+Prices (tests/pipeline/runs.py): A100 list 2.0 / contracted 1.5, H100 4.0 / 3.0 per GPU-hour.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from tables import approx_rows, as_dict, rows
+
+H = 3600.0
+
+
+def idle_by_cause(con, run_id: str) -> dict[tuple, float]:
+    """(gpu_model, idle reason) → GPU-hours over the run (zero amounts left out)."""
+    return {
+        key: value
+        for key, value in as_dict(
+            con,
+            """select gpu_model, idle_reason, sum(gpu_hours) from int_idle_by_cause
+               where run_id = ? group by all""",
+            [run_id],
+        ).items()
+        if abs(value) > 1e-12
+    }
+
+
+def charged(con, run_id: str, policy: str, column: str = "charged_cost") -> dict[str, float]:
+    return {
+        tenant: value
+        for (tenant,), value in as_dict(
+            con,
+            f"""select tenant, sum({column}) from fct_chargeback
+                where run_id = ? and idle_policy = ? group by all""",
+            [run_id, policy],
+        ).items()
+    }
+
+
+def assert_close(actual: dict, expected: dict) -> None:
+    assert actual.keys() == expected.keys(), actual
+    for key, value in expected.items():
+        assert actual[key] == pytest.approx(value, abs=1e-9), key
+
+
+# --- idle causes ---------------------------------------------------------------------------------
+
+
+def test_never_admissible_demand_makes_no_quota_idle(con):
+    # w_big (8 GPUs in a queue that can hold 4) waits all hour beside free GPUs: no idle is hers
+    assert_close(idle_by_cause(con, "unservable"), {("A100", "quota"): 1.0, ("A100", "no_demand"): 8.0})
+    # each unservable workload, with the fact that says so
+    assert rows(
+        con,
+        """select workload_id, tenant, cluster_queue, reason, evidence, demand_gpus
+           from int_unservable_workloads where run_id = 'unservable' order by all""",
+    ) == [
+        ("w_big", "team-a", "cq-a", "ExceedsMaxQuota", "kueue", 8.0),
+        # no attempt yet, but 6 GPUs is more than cq-a can ever hold (4, no borrowing)
+        ("w_never", "team-a", "cq-a", "ExceedsMaxQuota", "quota_table", 6.0),
+        # a model the cluster does not have
+        ("w_t4", "team-b", "cq-b", "UnknownGpuModel", "cluster", 1.0),
+        ("w_wide", "team-b", None, "LargerThanCluster", "rejected", 24.0),
+    ]
+    # reported on its own: GPU-hours asked (GPUs × duration) and waited in the window
+    approx_rows(
+        rows(
+            con,
+            """select workload_id, reason, submit_phase, asked_gpu_hours, waited_gpu_hours
+               from fct_unservable_demand where run_id = 'unservable' order by all""",
+        ),
+        [
+            ("w_big", "ExceedsMaxQuota", "steady", 8.0, 8.0),
+            ("w_never", "ExceedsMaxQuota", "steady", 6.0, 6.0),
+            ("w_t4", "UnknownGpuModel", "steady", 1.0, 1.0),
+            # rejected at once: it asked 3 × 8 GPUs for 2 h and waited for nothing
+            ("w_wide", "LargerThanCluster", "steady", 48.0, 0.0),
+        ],
+    )
+    assert rows(
+        con,
+        """select workload_id, outcome, unservable_reason, wait_gpu_hours from fct_workloads
+           where run_id = 'unservable' and outcome = 'unservable' order by all""",
+    ) == [("w_big", "unservable", "ExceedsMaxQuota", 0.0), ("w_never", "unservable", "ExceedsMaxQuota", 0.0),
+          ("w_t4", "unservable", "UnknownGpuModel", 0.0), ("w_wide", "unservable", "LargerThanCluster", 0.0)]
+
+
+def test_a_workload_waiting_for_quota_beside_free_gpus_makes_quota_idle(con):
+    # w_q (2 GPUs) waits for quota 0..1800 while 8 A100 GPUs are free: 2 × 0.5 h
+    assert idle_by_cause(con, "unservable")[("A100", "quota")] == pytest.approx(1.0)
+    # kueue: 4 free GPUs for w2 over 600 s, then 2 of the free GPUs for w3
+    assert idle_by_cause(con, "kueue")[("A100", "quota")] == pytest.approx(4 * 600 / H + 2.0)
+    # quota waits with no free GPU beside them make none: reclaim's w_v waits with 4 free
+    assert idle_by_cause(con, "reclaim")[("A100", "quota")] == pytest.approx(4 * 1600 / H)
+
+
+def test_demand_counts_once_across_the_models_it_accepts(con):
+    # w_x (8 GPUs, A100 or H100) beside 8 free A100 and 4 free H100 GPUs: split 8:4, 8 in all
+    assert_close(
+        idle_by_cause(con, "multi-model"),
+        {
+            ("A100", "fragmentation"): 8 * 8 / 12,
+            ("A100", "no_demand"): 8 - 8 * 8 / 12,
+            ("H100", "fragmentation"): 8 * 4 / 12,
+            ("H100", "no_demand"): 4 - 8 * 4 / 12,
+        },
+    )
+
+
+def test_gang_barrier_only_at_a_reservation_and_on_the_gangs_model(con):
+    # the reserved pod waits on A100 (2 free): 2 × 0.5 h; the free H100s are not the barrier's.
+    # After the time-out the gang's 8 GPUs wait for placement beside 6 A100 and 8 H100
+    assert_close(
+        idle_by_cause(con, "barrier-model"),
+        {
+            ("A100", "gang_barrier"): 1.0,
+            ("A100", "fragmentation"): 8 * 6 / 14 * 0.5,
+            ("A100", "no_demand"): 4.0 - 1.0 - 8 * 6 / 14 * 0.5,
+            ("H100", "fragmentation"): 8 * 8 / 14 * 0.5,
+            ("H100", "no_demand"): 8.0 - 8 * 8 / 14 * 0.5,
+        },
+    )
+    # kube-default starts pods one by one: no barrier holds anything, the missing pods are
+    # placement demand (fragmentation), and the waits before any attempt are latency
+    assert_close(
+        idle_by_cause(con, "pod-by-pod"),
+        {
+            ("A100", "fragmentation"): 4 * 100 / H,
+            ("A100", "scheduling_latency"): (8 * 100 + 8 * 2300) / H + 8.0,
+        },
+    )
+
+
+def test_untried_and_draining_waits_are_scheduling_latency(con):
+    # reclaim: w_r waits 1990..2000 for the preempted pod to drain, beside 4 free GPUs
+    assert idle_by_cause(con, "reclaim")[("A100", "scheduling_latency")] == pytest.approx(4 * 10 / H)
+    # past-horizon: submitted at 3000, started at 3600, never tried in between
+    assert_close(
+        idle_by_cause(con, "past-horizon"),
+        {("A100", "scheduling_latency"): 8 * 600 / H, ("A100", "no_demand"): 8 * 3000 / H},
+    )
+
+
+def test_shared_device_slack_is_its_own_cause(con):
+    # 0.25 + 0.5 of a T4 (no fractional request waits): its unshared quarter
+    assert idle_by_cause(con, "fractional")[("T4", "shared_device_slack")] == pytest.approx(0.25)
+    assert_close(
+        idle_by_cause(con, "cause-owners"),
+        {
+            ("A100", "shared_device_slack"): 0.5,
+            ("A100", "gang_barrier"): 2.0,
+            ("A100", "quota"): 2.0,
+            ("A100", "no_demand"): 2.0,
+        },
+    )
+
+
+# --- showback and chargeback ---------------------------------------------------------------------
+
+
+def test_a_team_pays_only_the_idle_of_the_periods_and_models_it_used(con):
+    # window: team-a the A100 idle of hour 0 (a1's 4 and a2's 8 GPU-h at $2), team-b the H100 idle
+    # of hour 1 (4 GPU-h at $4); the H100 idle of hour 0 and the A100 idle of hour 1 stay with the
+    # platform
+    assert_close(charged(con, "window", "window", "idle_share_gpu_hours"),
+                 {"__idle__": 8.0 + 16.0, "team-a": 12.0, "team-b": 4.0})
+    assert_close(charged(con, "window", "window"), {"__idle__": 32.0 + 32.0, "team-a": 8.0 + 24.0,
+                                                    "team-b": 16.0 + 16.0})
+    # per cell: team-a carries nothing in hour 1, nothing of the H100s
+    assert rows(
+        con,
+        """select charge_period_start, gpu_model, sum(idle_share_cost) from fct_chargeback
+           where run_id = 'window' and idle_policy = 'window' and tenant = 'team-a'
+             and idle_share_cost > 0 group by all""",
+    ) == [(datetime(2026, 11, 2, 0), "A100", pytest.approx(24.0))]
+    # showback: every idle dollar on the platform line
+    assert_close(charged(con, "window", "separate"), {"__idle__": 128.0 - 24.0, "team-a": 8.0, "team-b": 16.0})
+    # the rule per workload adds up to the team's
+    assert rows(
+        con,
+        """select workload_id, idle_share_cost, cost_with_idle from fct_workloads
+           where run_id = 'window' order by all""",
+    ) == [("w_a", pytest.approx(24.0), pytest.approx(32.0)), ("w_b", pytest.approx(16.0), pytest.approx(32.0))]
+
+
+def test_idle_by_node_keeps_an_unused_nodes_idle_on_the_platform_line(con):
+    # by node, team-a carries a1's idle only: a2 nobody used
+    assert_close(charged(con, "window", "node"), {"__idle__": 128.0 - 16.0 - 32.0, "team-a": 8.0 + 8.0,
+                                                  "team-b": 16.0 + 16.0})
+
+
+def test_cause_aware_showback_charges_each_cause_to_its_owner(con):
+    # usage: team-a $2, team-b $4, team-c $1, team-d $4 (its reserved pod); idle: gang_barrier 2,
+    # quota 2, slack 0.5 and no_demand 2 GPU-h at $2
+    assert_close(
+        charged(con, "cause-owners", "cause", "idle_share_cost"),
+        {
+            "team-a": 4.0,  # the quota it owned and left unused kept w_q waiting
+            "team-d": 4.0,  # its gang at the barrier
+            "team-c": 1.0,  # the fractional tenant of the shared device
+            "team-b": 0.0,
+            "__idle__": 4.0,  # no demand: the platform
+        },
+    )
+    # the window rule for the same cell: $13 of idle in proportion to use (2 : 4 : 1 : 4)
+    assert_close(
+        charged(con, "cause-owners", "window", "idle_share_cost"),
+        {"team-a": 13 * 2 / 11, "team-b": 13 * 4 / 11, "team-c": 13 * 1 / 11, "team-d": 13 * 4 / 11},
+    )
+    # a cause without owners falls back to the window rule: kueue's quota owners (cq-a, cq-b)
+    # are the teams whose workloads queue there
+    assert rows(
+        con,
+        """select idle_policy, tenant from int_idle_shares
+           where run_id = 'cause-owners' and idle_policy = 'cause' and tenant <> '__idle__'
+           group by all order by all""",
+    ) == [("cause", "team-a"), ("cause", "team-c"), ("cause", "team-d")]
+
+
+def test_every_policy_charges_the_whole_bill(con):
+    totals = dict(rows(
+        con,
+        """select idle_policy, sum(charged_cost) from fct_chargeback where run_id = 'cpu-memory'
+           group by all""",
+    ))
+    bill = rows(con, "select sum(EffectiveCost) from focus_cost_records where x_RunId = 'cpu-memory' "
+                     "and ChargeCategory = 'Usage'")[0][0]
+    assert totals.keys() == {"separate", "window", "node", "cause"}
+    assert all(value == pytest.approx(bill) for value in totals.values())
+
+
+# --- phases, borrowing, preemption ---------------------------------------------------------------
+
+
+def test_run_phases_come_from_the_submission_window(con):
+    assert rows(con, "select * from int_run_phases where run_id = 'phases'") == [
+        ("phases", 0.0, 37800.0, 3600.0, 39600.0)
+    ]
+    phases = dict(rows(
+        con,
+        """select hour(ChargePeriodStart), any_value(x_Phase) from focus_cost_records
+           where x_RunId = 'phases' group by all order by 1""",
+    ))
+    assert phases == {0: "warmup", **{h: "steady" for h in range(1, 11)}, 11: "drain"}
+    approx_rows(
+        rows(
+            con,
+            """select scope, value from fct_unit_economics
+               where run_id = 'phases' and metric = 'gpu_allocation_rate' order by scope""",
+        ),
+        [("all", 2.0 / 96), ("phase:drain", 0.5 / 8), ("phase:steady", 0.5 / 80), ("phase:warmup", 1.0 / 8)],
+    )
+    assert rows(con, "select distinct phase from fct_chargeback where run_id = 'phases' order by all") == [
+        ("drain",), ("steady",), ("warmup",)
+    ]
+
+
+def test_borrowed_is_the_share_above_nominal_quota(con):
+    # cq-b owns 4 GPUs and holds 8 from 0 to 2000: 4 × 2000 s above its nominal quota, spread
+    # over its workloads' GPU-hours of the hour (w_o 4 GPU-h, w_v 4 × 2000 s)
+    share = 4 * 2000 / (4 * 3600 + 4 * 2000)
+    approx_rows(
+        rows(
+            con,
+            """select x_Workload, sum(PricingQuantity) from focus_cost_records
+               where x_RunId = 'reclaim' and x_Borrowed group by all order by all""",
+        ),
+        [("w_o", 4.0 * share), ("w_v", 4 * 2000 / H * share)],
+    )
+    queue = rows(
+        con,
+        """select cluster_queue, sum(borrowed_gpu_hours), sum(unused_nominal_gpu_hours)
+           from int_queue_usage where run_id = 'reclaim' group by all order by all""",
+    )
+    approx_rows(queue, [("cq-a", 0.0, 4 * 2000 / H), ("cq-b", 4 * 2000 / H, 0.0)])
+
+
+def test_lost_work_names_its_preemptor_and_reclaim_moves_it(con):
+    lost = 4 * 200 / H  # w_v's work since its checkpoint at 1800
+    approx_rows(
+        rows(
+            con,
+            """select x_Workload, x_Tenant, x_PreemptedBy, x_PreemptedByTenant, sum(PricingQuantity),
+                      sum(EffectiveCost)
+               from focus_cost_records
+               where x_RunId = 'reclaim' and x_UsageClass = 'lost_to_preemption' group by all""",
+        ),
+        [("w_v", "team-b", "w_r", "team-a", lost, 2.0 * lost)],
+    )
+    # only lost work names a preemptor
+    assert rows(
+        con,
+        """select count(*) from focus_cost_records
+           where x_PreemptedBy is not null and x_UsageClass <> 'lost_to_preemption'""",
+    ) == [(0,)]
+    assert rows(con, "select * from int_preemptions where run_id = 'reclaim'") == [
+        ("reclaim", "w_v", "team-b", "w_r", "team-a", True)
+    ]
+    # the reclaim option: the victim's lost work is charged to the reclaimer (every idle dollar of
+    # the hour went to the node's users: no platform line)
+    assert_close(charged(con, "reclaim", "window", "reclaim_adjustment_cost"),
+                 {"team-a": 2.0 * lost, "team-b": -2.0 * lost})
+
+
+def test_checkpoint_loss_per_eviction(con):
+    approx_rows(
+        rows(
+            con,
+            """select run_id, workload_id, attempt, end_event, pods_evicted, preemptor, preemptor_tenant,
+                      reclaim, lost_gpu_hours, lost_cost
+               from fct_evictions
+               where run_id in ('reclaim', 'preempted', 'pod-by-pod') order by all""",
+        ),
+        [
+            # a gang that never ran whole loses nothing it had not already wasted waiting
+            ("pod-by-pod", "w1", 0, "timed_out", 2, None, None, False, 0.0, 0.0),
+            # no ClusterQueues: another team's workload is a reclaim
+            ("preempted", "w1", 0, "preempted", 1, "w2", "team-b", True, 2 * 200 / H, 2.0 * 2 * 200 / H),
+            ("reclaim", "w_v", 0, "preempted", 1, "w_r", "team-a", True, 4 * 200 / H, 2.0 * 4 * 200 / H),
+        ],
+    )
+
+
+# --- commitments and FinOps metrics --------------------------------------------------------------
+
+
+def metric(con, run_id: str, name: str, scope: str = "all") -> float:
+    found = rows(
+        con,
+        "select value from fct_unit_economics where run_id = ? and metric = ? and scope = ?",
+        [run_id, name, scope],
+    )
+    assert len(found) == 1, (run_id, name, scope, found)
+    return found[0][0]
+
+
+def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
+    # c1 and c2 are one pool; c2 idle while w_s ran on the on-demand s1
+    assert metric(con, "pool", "commitment_utilization") == pytest.approx(8 / 16)
+    assert metric(con, "pool", "commitment_coverage") == pytest.approx(8 / 12)
+    assert metric(con, "pool", "coverable_on_demand_gpu_hours") == pytest.approx(4.0)
+    assert metric(con, "pool", "coverable_on_demand_cost") == pytest.approx(16.0)
+    # idle split: c2's 8 GPU-h are paid whatever happens, s1's 4 could be given back
+    assert metric(con, "pool", "idle_cost", "idle:sunk") == pytest.approx(24.0)
+    assert metric(con, "pool", "idle_cost", "idle:avoidable") == pytest.approx(16.0)
+    assert rows(
+        con,
+        """select CommitmentDiscountId, count(*) from focus_cost_records
+           where x_RunId = 'pool' and ChargeCategory = 'Purchase' group by all""",
+    ) == [("k8s://pool/commitment/gpu-h100", 1)]
+
+
+def test_effective_savings_rate_counts_unused_commitment_as_loss(con):
+    # used capacity at list prices: 12 GPU-h × $4 = $48; it cost 8 × $3 + 4 × $4 = $40, and the
+    # unused half of the commitment $24 more: (48 − 40 − 24) / 48
+    assert metric(con, "pool", "effective_savings_rate") == pytest.approx((48 - 40 - 24) / 48)
+    # spot only saves: the fractional run on a spot T4 (list 0.5, spot 0.2)
+    assert metric(con, "fractional", "effective_savings_rate") == pytest.approx((0.5 - 0.2) / 0.5)
+
+
+def test_cost_of_waiting(con):
+    # w2 waits for quota 600 s (4 GPUs, ran on A100 at list $2); w3 from 1200 to the end (2 GPUs,
+    # never ran: the cheapest model it accepts, A100)
+    approx_rows(
+        rows(
+            con,
+            """select workload_id, wait_gpu_hours, wait_cost from fct_workloads
+               where run_id = 'kueue' order by all""",
+        ),
+        [("w1", 0.0, 0.0), ("w2", 4 * 600 / H, 2.0 * 4 * 600 / H), ("w3", 2 * 6000 / H, 2.0 * 2 * 6000 / H)],
+    )
+    assert metric(con, "kueue", "waiting_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
+    assert metric(con, "kueue", "cost_of_waiting") == pytest.approx(2.0 * (4 * 600 / H + 2 * 6000 / H))
+
+
+def test_cost_per_training_run_separates_finished_and_failed_and_includes_idle(con):
+    # window: each training run carries the idle of its cells
+    assert metric(con, "window", "cost_per_training_run", "outcome:finished") == pytest.approx(32.0)
+    # preempted: w1 spent GPUs and ends waiting (failed); w2 finished
+    assert rows(
+        con,
+        "select workload_id, outcome from fct_workloads where run_id = 'preempted' order by all",
+    ) == [("w1", "failed"), ("w2", "finished")]
+    failed, finished = (
+        rows(con, "select cost_with_idle from fct_workloads where run_id = 'preempted' and workload_id = ?",
+             [w])[0][0]
+        for w in ("w1", "w2")
+    )
+    assert metric(con, "preempted", "cost_per_training_run", "outcome:failed") == pytest.approx(failed)
+    assert metric(con, "preempted", "cost_per_training_run", "outcome:finished") == pytest.approx(finished)
+    # the node was in use every hour: the two runs' costs with idle are the whole bill
+    bill = rows(con, "select sum(EffectiveCost) from focus_cost_records where x_RunId = 'preempted'")[0][0]
+    assert "__idle__" not in charged(con, "preempted", "window")
+    assert failed + finished == pytest.approx(bill)
