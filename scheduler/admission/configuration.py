@@ -96,6 +96,10 @@ class _Reporter(Protocol):
     def mapping(self, value: Any, path: str, *, optional: bool = True) -> Mapping: ...
 
 
+_MAX_SECONDS = 10 * 366 * 86_400  # a timeout longer than ten years is no timeout
+_MAX_INT32 = 2**31 - 1  # Kueue's counts and seconds are 32-bit integers
+
+
 def parse_duration(value: Any) -> float:
     """A Go duration ("5m", "1h30m", "300s", "1.5h", "0s") in seconds; ValueError otherwise."""
     if not isinstance(value, str):
@@ -187,6 +191,8 @@ def _duration(parser: _Reporter, spec: Mapping, key: str, path: str, default: fl
         seconds = parse_duration(spec[key])
     except ValueError:
         raise parser.error(f"{path}.{key}", f"must be a duration such as 5m or 300s, got {spec[key]!r}") from None
+    if not seconds <= _MAX_SECONDS:  # also NaN and infinity: bounded before any arithmetic
+        raise parser.error(f"{path}.{key}", f"must be at most ten years, got {spec[key]!r}")
     return seconds
 
 
@@ -194,6 +200,6 @@ def _whole(parser: _Reporter, spec: Mapping, key: str, path: str, default: int |
     value = spec.get(key)
     if value is None:
         return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise parser.error(f"{path}.{key}", f"must be a whole number >= {minimum}, got {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= _MAX_INT32:
+        raise parser.error(f"{path}.{key}", f"must be a whole number from {minimum} to {_MAX_INT32:,}, got {value!r}")
     return value

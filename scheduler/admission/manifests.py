@@ -28,7 +28,10 @@ waitForPodsReady and fairSharing settings (`scheduler.admission.configuration`) 
 Kueue's webhook validation is reproduced where a replay would otherwise go wrong silently:
 borrowingLimit/lendingLimit only inside a cohort, lendingLimit <= nominalQuota, every flavor
 of a resource group lists every covered resource, a flavor in one resource group only,
-reclaimWithinCohort Never with borrowWithinCohort other than Never.
+reclaimWithinCohort Never with borrowWithinCohort other than Never. Numbers are bounded
+before any arithmetic (quantities at most `MAX_QUANTITY_MILLI`, priorities and thresholds
+32-bit integers, as in Kubernetes), and names holding a control character are refused.
+(`scheduler.admission.admits_nothing` warns when a configuration admits nothing.)
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from scheduler.admission.configuration import (
 )
 from scheduler.errors import InputError
 from scheduler.model.cluster import Node
+from scheduler.trace.io import control_character_problem, read_utf8
 
 API_GROUP = "kueue.x-k8s.io"
 API_VERSIONS = (f"{API_GROUP}/v1beta1", f"{API_GROUP}/v1beta2")
@@ -81,6 +85,9 @@ _SUFFIXES = {
     "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30,
     "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
 }
+MAX_QUANTITY_MILLI = 2**62
+"""A quota in milli-units, at most: far above any cluster, and quota sums stay 64-bit."""
+MAX_INT32 = 2**31 - 1  # a Kubernetes priority (and a priority threshold) is a 32-bit integer
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?)$")
 
 
@@ -273,8 +280,12 @@ def parse_quantity(value: Any) -> Decimal:
 
 
 def quantity_to_milli(value: Any) -> int:
-    """A quantity in milli-units, rounded up like Kubernetes' MilliValue()."""
-    return int((parse_quantity(value) * 1000).to_integral_value(rounding=ROUND_CEILING))
+    """A quantity in milli-units, rounded up like Kubernetes' MilliValue(); ValueError past
+    `MAX_QUANTITY_MILLI` (checked on the exact Decimal, before it becomes an integer)."""
+    milli = parse_quantity(value) * 1000
+    if abs(milli) > MAX_QUANTITY_MILLI:
+        raise ValueError(f"more than {MAX_QUANTITY_MILLI // 1000:,} units: {_shown(value)}")
+    return int(milli.to_integral_value(rounding=ROUND_CEILING))
 
 
 # -------------------------------------------------------------------------------- parsing
@@ -282,13 +293,7 @@ def quantity_to_milli(value: Any) -> int:
 
 def read_queue_config(path: Path) -> QueueConfig:
     path = Path(path)
-    if not path.exists():
-        raise InputError(path, "file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    return parse_queue_config(text, source=path)
+    return parse_queue_config(read_utf8(path), source=path)  # a bad byte: its line and byte
 
 
 def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueConfig:
@@ -302,6 +307,8 @@ def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueCo
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(source, f"not valid YAML: {where}{problem}") from None
+    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(source, f"not valid YAML: a value cannot be read ({exc})") from None
     for number, document in enumerate(documents, start=1):
         parser.document(number, document)
     return parser.finish()
@@ -362,6 +369,9 @@ class _Parser:
     def name(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.error(path, f"must be a non-empty name, got {_shown(value)}")
+        problem = control_character_problem(value.strip())
+        if problem is not None:
+            raise self.error(path, problem)
         return value.strip()
 
     def choice(self, value: Any, path: str, allowed: tuple[str, ...], default: Any) -> Any:
@@ -374,8 +384,8 @@ class _Parser:
     def quantity(self, value: Any, path: str) -> int:
         try:
             milli = quantity_to_milli(value)
-        except ValueError:
-            raise self.error(path, f"not a quantity: {_shown(value)}") from None
+        except ValueError as exc:
+            raise self.error(path, str(exc)) from None
         if milli < 0:
             raise self.error(path, f"must be >= 0, got {_shown(value)}")
         return milli
@@ -387,8 +397,10 @@ class _Parser:
             return 1.0
         try:
             weight = float(parse_quantity(fair["weight"]))
-        except ValueError:
+        except (ValueError, OverflowError):
             raise self.error(path + "fairSharing.weight", f"not a quantity: {_shown(fair['weight'])}") from None
+        if not math.isfinite(weight) or weight > MAX_INT32:
+            raise self.error(path + "fairSharing.weight", f"must be at most {MAX_INT32:,}, got {_shown(fair['weight'])}")
         if weight < 0:
             raise self.error(path + "fairSharing.weight", f"must be >= 0, got {_shown(fair['weight'])}")
         return weight
@@ -527,8 +539,8 @@ class _Parser:
         reclaim_policy = preemption.get("reclaimWithinCohort") or "Never"
         if reclaim_policy == "Never" and (borrow.get("policy") or "Never") != "Never":
             raise self.error("spec.preemption.borrowWithinCohort.policy", "must be Never when reclaimWithinCohort is Never")
-        if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool)):
-            raise self.error("spec.preemption.borrowWithinCohort.maxPriorityThreshold", f"must be a whole number, got {_shown(threshold)}")
+        if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool) or abs(threshold) > MAX_INT32):
+            raise self.error("spec.preemption.borrowWithinCohort.maxPriorityThreshold", f"must be a 32-bit whole number, got {_shown(threshold)}")
         policy = PreemptionPolicy(
             within_cluster_queue=self.choice(preemption.get("withinClusterQueue"), "spec.preemption.withinClusterQueue", WITHIN_CLUSTER_QUEUE, "Never"),
             reclaim_within_cohort=self.choice(preemption.get("reclaimWithinCohort"), "spec.preemption.reclaimWithinCohort", RECLAIM_WITHIN_COHORT, "Never"),
@@ -581,8 +593,8 @@ class _Parser:
 
     def priority_class(self, name: str, metadata: Mapping, document: Mapping) -> None:
         value = document.get("value")
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.error("value", f"must be a whole number, got {_shown(value)}")
+        if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_INT32:
+            raise self.error("value", f"must be a 32-bit whole number, got {_shown(value)}")
         description = document.get("description") or ""
         if not isinstance(description, str):
             raise self.error("description", f"must be text, got {_kind_of(description)}")
