@@ -3,6 +3,12 @@
 The HTML needs no network: charts are rendered to SVG by vl-convert (no browser, no CDN) and
 embedded as data URIs. Files are written to a temporary folder inside ``out_dir`` and renamed
 into place one by one, so a reader never sees a half-written file under its final name.
+
+User text (teams, workload and run ids) is escaped for each medium: control characters are
+neutralised everywhere (`dashboards.text.printable`: a chart renderer aborts on them, a
+terminal runs them), HTML is escaped in the page, Markdown punctuation (``<script>``,
+``[x](javascript:…)``) is backslash-escaped in report.md, and CSV cells cannot start a
+formula.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -23,8 +30,20 @@ import pandas as pd
 
 from dashboards import charts, data
 from dashboards.errors import DashboardError
+from dashboards.text import printable, printable_value
 
 FORMATS = ("html", "csv", "md", "png")
+SECTIONS = (
+    "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
+    "costliest_workloads", "partial_placement_workloads", "pending_by_reason", "pending_workloads",
+)
+"""Every section's slug: the stem of its CSV and PNG files."""
+
+
+def report_file_names() -> frozenset[str]:
+    """Every file name a report may write (to tell a report folder from a user's folder)."""
+    return frozenset({"index.html", "report.md", "headline.csv"}
+                     | {f"{slug}.{ext}" for slug in SECTIONS for ext in ("csv", "png")})
 # Characters that make a spreadsheet treat a cell as a formula (OWASP "CSV injection").
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -44,6 +63,7 @@ def neutralise_csv_value(value: Any) -> Any:
     if isinstance(value, str):
         if "\r" in value:
             value = value.replace("\r\n", "\n").replace("\r", "\n")
+        value = printable(value, keep="\n\t")  # an escape sequence would run when the file is cat'ed
         if value.startswith(_FORMULA_PREFIXES):
             return "'" + value
     return value
@@ -141,9 +161,25 @@ def _collect(db: Path, filters: data.Filters) -> tuple[dict[str, float], list[_S
         ]
     finally:
         con.close()
+    for section in sections:  # once, for every format and chart: no control character survives
+        section.table = printable_frame(section.table)
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
-    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC), {teams}"
+    scope = printable(f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC), {teams}")
     return metrics, sections, scope
+
+
+def printable_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells and column names have no control character left
+    (`dashboards.text.printable`); numbers, dates and missing values stay as they are."""
+    safe = df.copy()
+    for column in safe.columns:
+        values = safe[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.astype(object)
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            safe[column] = values.map(printable_value).astype(values.dtype if values.dtype != object else object)
+    safe.columns = [printable(str(c)) for c in safe.columns]
+    return safe
 
 
 def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
@@ -223,12 +259,23 @@ def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str
     return "\n".join(parts)
 
 
+# Markdown punctuation that can start markup: links and images ([x](javascript:…)), raw HTML
+# and autolinks (<script>, <javascript:…>), emphasis, code, table cells, entities.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+
+
+def markdown_text(text: str) -> str:
+    """User text as literal Markdown: every character that could start markup is
+    backslash-escaped, line breaks become spaces, control characters are neutralised."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(str(text).replace("\r", " ").replace("\n", " ")))
+
+
 def _markdown_cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
     if isinstance(value, float):
         return f"{value:,.2f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(str(value))
 
 
 def _markdown_table(df: pd.DataFrame) -> str:
@@ -241,7 +288,7 @@ def _markdown_table(df: pd.DataFrame) -> str:
 
 def _render_markdown(metrics: dict[str, float], sections: list[_Section], scope: str,
                      generated: str) -> str:
-    lines = ["# GPU cost report", "", f"{scope} · generated {generated}", ""]
+    lines = ["# GPU cost report", "", f"{markdown_text(scope)} · generated {generated}", ""]
     lines += [f"- **{label}**: {value}" for label, value in _headline_rows(metrics)]
     for section in sections:
         lines += ["", f"## {section.title}", "", section.note, ""]
