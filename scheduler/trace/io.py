@@ -154,7 +154,7 @@ def _gzip_lines(handle: IO[str], path: Path) -> Iterator[str]:
             return
         number += 1
         if len(line) >= MAX_GZIP_LINE and line[-1] not in "\r\n":
-            raise InputError(path, f"line {number} is longer than {MAX_GZIP_LINE:,} characters: not a CSV file", row=number)
+            raise InputError(path, f"longer than {MAX_GZIP_LINE:,} characters: not a line of a CSV file", row=number)
         yield line
 
 
