@@ -218,7 +218,7 @@ def expand_pools(pools: Sequence[Mapping[str, Any]], *, source: Path | str) -> l
         blocks = _labels(pool, "block", "blocks", f"{name_prefix}-b", 1, len(racks) or count, source, prefix)
         width = max(3, len(str(count - 1)))
         for position in range(count):
-            rack_index = position * len(racks) // count if racks else None
+            rack_index = position * len(racks) // count  # meaningful only when there are racks
             if blocks:
                 # Blocks group racks when there are racks, nodes otherwise.
                 unit, units = (rack_index, len(racks)) if racks else (position, count)
