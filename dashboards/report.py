@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import html
 import os
-import re
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -30,7 +29,7 @@ import pandas as pd
 
 from dashboards import charts, data
 from dashboards.errors import DashboardError
-from dashboards.text import printable, printable_value
+from dashboards.text import markdown_text, printable, printable_value
 
 FORMATS = ("html", "csv", "md", "png")
 SECTIONS = (
@@ -257,17 +256,6 @@ def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str
                                            na_rep="", float_format=lambda v: f"{v:,.2f}"))
     parts.append("</body></html>")
     return "\n".join(parts)
-
-
-# Markdown punctuation that can start markup: links and images ([x](javascript:…)), raw HTML
-# and autolinks (<script>, <javascript:…>), emphasis, code, table cells, entities.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
-
-
-def markdown_text(text: str) -> str:
-    """User text as literal Markdown: every character that could start markup is
-    backslash-escaped, line breaks become spaces, control characters are neutralised."""
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(str(text).replace("\r", " ").replace("\n", " ")))
 
 
 def _markdown_cell(value: Any) -> str:

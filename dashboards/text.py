@@ -34,6 +34,20 @@ def printable(text: str, keep: str = "") -> str:
     return CONTROL_CHARACTERS.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
 
 
+# Markdown punctuation that can start markup: links and images ([x](javascript:…), ![](http://…)),
+# raw HTML and autolinks (<script>, <javascript:…>), emphasis, code spans, table cells, entities.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+
+
+def markdown_text(text: str) -> str:
+    """User text as literal Markdown (report.md, the dashboard's captions and messages): every
+    character that could start markup is backslash-escaped, line breaks become spaces, and
+    control characters are neutralised. A tenant named ``![](http://evil/?leak)`` is shown,
+    not fetched."""
+    flat = str(text).replace("\r", " ").replace("\n", " ")
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", printable(flat))
+
+
 def printable_value(value: Any, keep: str = "") -> Any:
     """`printable` for text; any other value as it is."""
     return printable(value, keep) if isinstance(value, str) else value

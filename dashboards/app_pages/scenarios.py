@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import cache, charts, ui
+from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
 runs = cache.query(db, "list_runs")
@@ -30,12 +31,12 @@ run_range = cache.query(db, "run_date_range", filters.run_id)
 whole_runs = run_range is None or (filters.date_from, filters.date_to) == tuple(run_range)
 if whole_runs:
     filters = replace(filters, date_from=None, date_to=None)
-teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
-models = ", ".join(filters.gpu_models) if filters.gpu_models else "all GPU models"
+teams = ", ".join(md(t) for t in filters.tenants) if filters.tenants else "all teams"
+models = ", ".join(md(m) for m in filters.gpu_models) if filters.gpu_models else "all GPU models"
 dates = ("whole runs" if whole_runs
          else f"{filters.date_from} to {filters.date_to} (UTC) in both runs")
-st.caption(f"Baseline `{filters.run_id}` ({profiles.get(filters.run_id)}) vs scenario `{other}` "
-           f"({profiles.get(other)}) · {dates} · {teams} · {models}")
+st.caption(f"Baseline {md(filters.run_id)} ({md(profiles.get(filters.run_id))}) vs scenario {md(other)} "
+           f"({md(profiles.get(other))}) · {dates} · {teams} · {models}")
 
 compared = cache.query(db, "scenario_compare", filters, other)
 

@@ -200,6 +200,30 @@ def test_terminal_output_of_sql_and_errors_carries_no_escape_sequence(control_db
     assert code == 0 and "\x1b" not in err
 
 
+def test_the_dashboard_shows_names_as_text_not_markdown(control_db, monkeypatch):
+    """A caption is Markdown: a team named [click](javascript:…) or ![](http://…) would become
+    a link, or an image fetched from another site, if pasted in raw."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.data import DB_ENV_VAR
+
+    monkeypatch.setenv(DB_ENV_VAR, str(control_db))
+    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
+    seen = []
+    for workload in ("w002", "w003"):  # teams <script>… and [click](javascript:…)
+        at = AppTest.from_file(app, default_timeout=60)
+        at.query_params["run"] = "a"
+        at.query_params["workload"] = workload
+        at = at.run()
+        at = at.switch_page("app_pages/workload.py").run()
+        assert not at.exception, [e.message for e in at.exception]
+        captions = " ".join(c.value for c in at.caption)
+        seen.append(captions)
+        assert "[click](" not in captions and "<script>" not in captions
+        assert not any(c in captions for c in "\x1b\x00\x9b"), captions
+    assert any("\\[click\\]\\(javascript:" in c for c in seen), "the escaped name is shown"
+
+
 # ------------------------------------------------- item 8: a huge node, Ctrl-C at start-up
 
 
