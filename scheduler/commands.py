@@ -233,8 +233,10 @@ def _replay(
 
 
 def _check_out(out: Path) -> None:
-    """Refuse an ``--out`` that is not exactly a previous run folder (or new, or empty)."""
-    check_replaceable(out, RUN_FILES["run"], RUN_FILES.values(), required_keys=("run_id", "schema_version"))
+    """Refuse an ``--out`` that is not exactly a previous run folder (or new, or empty). A link
+    to a folder is followed: the folder it points to is the one replaced."""
+    check_replaceable(Path(out).resolve(), RUN_FILES["run"], RUN_FILES.values(),
+                      required_keys=("run_id", "schema_version"))
 
 
 def _swap_into_place(staging: Path, out: Path) -> None:
