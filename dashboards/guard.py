@@ -55,7 +55,8 @@ class AllowedHosts:
     @classmethod
     def for_address(cls, bound: str, extra: Iterable[str] = ()) -> AllowedHosts:
         names = {"localhost"}
-        extra = [name.strip().lower().rstrip(".") for name in extra if name.strip()]
+        # A name may come with a port or as a URL's host part (``dash.example:443``): the name counts.
+        extra = [(host_of_header(name.strip()) or name.strip()).lower().rstrip(".") for name in extra if name.strip()]
         any_ip = bound.strip().lower() in _WILDCARDS
         if any_ip:
             names.add(socket.gethostname().lower())
