@@ -34,9 +34,10 @@ def printable(text: str, keep: str = "") -> str:
     return CONTROL_CHARACTERS.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
 
 
-# Markdown punctuation that can start markup: links and images ([x](javascript:…), ![](http://…)),
-# raw HTML and autolinks (<script>, <javascript:…>), emphasis, code spans, table cells, entities.
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+!|~&])")
+# Markdown punctuation that can start inline markup: links and images ([x](javascript:…),
+# ![](http://…): escaping the brackets is enough), raw HTML and autolinks (<script>,
+# <javascript:…>), emphasis, code spans, strikethrough, table cells, entities, and the backslash.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&])")
 
 
 def markdown_text(text: str) -> str:

@@ -8,6 +8,7 @@ dashboard's read-only connections too: `dashboards.data.READ_ONLY_CONFIG`).
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import duckdb
@@ -19,5 +20,19 @@ NO_EXTENSION_DOWNLOADS: dict[str, bool] = {
 
 
 def connect(db: Path | str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect`` with extension auto-install and auto-load off."""
-    return duckdb.connect(str(db), read_only=read_only, config=dict(NO_EXTENSION_DOWNLOADS))
+    """``duckdb.connect`` with extension auto-install and auto-load off.
+
+    DuckDB shares one instance per file within a process and refuses a second connection with
+    another configuration: when this process (a notebook, a test) already has the file open
+    with DuckDB's defaults, the connection joins that instance and switches the downloads off
+    there instead."""
+    try:
+        return duckdb.connect(str(db), read_only=read_only, config=dict(NO_EXTENSION_DOWNLOADS))
+    except duckdb.ConnectionException as exc:
+        if "different configuration" not in str(exc):
+            raise
+    con = duckdb.connect(str(db), read_only=read_only)
+    for setting in NO_EXTENSION_DOWNLOADS:
+        with contextlib.suppress(duckdb.Error):  # a locked configuration has them off already
+            con.execute(f"SET {setting} = false")
+    return con

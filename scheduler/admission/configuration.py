@@ -201,5 +201,5 @@ def _whole(parser: _Reporter, spec: Mapping, key: str, path: str, default: int |
     if value is None:
         return default
     if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= _MAX_INT32:
-        raise parser.error(f"{path}.{key}", f"must be a whole number from {minimum} to {_MAX_INT32:,}, got {value!r}")
+        raise parser.error(f"{path}.{key}", f"must be a whole number >= {minimum} (at most {_MAX_INT32:,}), got {value!r}")
     return value
