@@ -25,7 +25,7 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
-from scheduler.trace.io import check_replaceable, replace_folder, spooled
+from scheduler.trace.io import check_replaceable, not_utf8_error, replace_folder, spooled
 
 if TYPE_CHECKING:
     from scheduler.admission.manifests import QueueConfig
@@ -87,8 +87,10 @@ def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, 
                     raise InputError(path, f"min_count must be 1..{workloads[wid].pods} and time_s >= 0",
                                      row=number, field="min_count")
                 rows.append((wid, at_s, min_count))
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(path, f"cannot read: {error}") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None  # names the line and the byte
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror}") from None
     return rows
 
 

@@ -373,6 +373,19 @@ def test_a_byte_that_is_not_utf8_is_reported_with_its_line(workspace, tmp_path, 
     assert "UTF-8" in line and f"line {2001 if kind == 'openb-nodes' else 3}," in line, line
 
 
+def test_the_price_book_and_the_resizes_name_the_line_of_a_byte_that_is_not_utf8(workspace, tmp_path):
+    prices = tmp_path / "prices.csv"
+    prices.write_bytes(PRICES.encode() + LATIN1 + b",1,1,1\n")
+    code, _, err = in_process("build", str(workspace.run_a), "--prices", str(prices), "--db", str(tmp_path / "m.duckdb"))
+    assert "line 4," in assert_one_line_error("build", code, err)
+    resizes = tmp_path / "resizes.csv"
+    resizes.write_bytes(b"workload_id,time_s,min_count\nw000,0,1\n" + LATIN1 + b",0,1\n")
+    code, _, err = in_process("replay", "--trace", str(workspace.inputs / "trace-a.csv"), "--cluster",
+                              str(workspace.inputs / "cluster.csv"), "--resizes", str(resizes), "--out",
+                              str(tmp_path / "run"))
+    assert "line 3," in assert_one_line_error("replay", code, err)
+
+
 def test_a_pipe_as_input_is_read_once_not_consumed_by_format_detection(workspace, tmp_path):
     """``--trace <(zcat trace.gz)``: format detection read the pipe, the reader found it empty."""
     pipes = []
