@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 EXIT_USER_ERROR = 2
@@ -397,10 +397,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+@contextlib.contextmanager
+def _inputs_read_once(args: argparse.Namespace) -> Iterator[None]:
+    """The experiments' input files as copies when they are pipes (``--pods <(…)``): their
+    readers detect formats first, which would consume a pipe (`replay` does this itself)."""
+    names = [name for name in ("pods", "cluster", "trace") if isinstance(getattr(args, name, None), str)]
+    if not str(args.command).startswith("experiment") or not names:
+        yield
+        return
+    from scheduler.trace.io import spooled
+
+    with spooled([Path(getattr(args, name)) for name in names]) as copies:
+        for name, copy in zip(names, copies, strict=True):
+            setattr(args, name, str(copy))
+        yield
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)  # imports some commands' modules: inside main()
     try:
-        return int(args.handler(args))
+        with _inputs_read_once(args):
+            return int(args.handler(args))
     except MemoryError:
         print(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
               "process may use", file=sys.stderr)

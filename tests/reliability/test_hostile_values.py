@@ -400,6 +400,16 @@ def test_a_pipe_as_input_is_read_once_not_consumed_by_format_detection(workspace
     counts = json.loads((tmp_path / "run" / "run.json").read_text())["counts"]
     assert counts["input_rows"] == 12 and counts["workloads"] == 12
     assert pq.read_table(tmp_path / "run" / "events.parquet").equals(pq.read_table(workspace.run_a / "events.parquet"))
+    # the experiments read their inputs through format detection too
+    pods, nodes = tmp_path / "pods", tmp_path / "nodes"
+    for fifo, text in ((pods, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\np1,1000,1024,1,500\np2,1000,1024,2,1000\n"),
+                       (nodes, "sn,cpu_milli,memory_mib,gpu,model\nn1,96000,786432,8,V100\n")):
+        os.mkfifo(fifo)
+        threading.Thread(target=lambda f=fifo, t=text: f.write_text(t), daemon=True).start()
+    code, out, err = in_process("experiment", "fgd", "--pods", str(pods), "--cluster", str(nodes), "--out",
+                                str(tmp_path / "fgd"), "--policies", "FGD", "--no-plot", "-q")
+    assert code == 0, err
+    assert "resampled from 2 rows" in out, out  # both rows read: the header was not consumed
 
 
 def test_format_detection_and_reading_never_gunzip_a_whole_bomb_in_memory(workspace, tmp_path):
