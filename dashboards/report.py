@@ -3,6 +3,12 @@
 The HTML needs no network: charts are rendered to SVG by vl-convert (no browser, no CDN) and
 embedded as data URIs. Files are written to a temporary folder inside ``out_dir`` and renamed
 into place one by one, so a reader never sees a half-written file under its final name.
+
+User text (teams, workload and run ids) is escaped for each medium: control characters are
+neutralised everywhere (`dashboards.text.printable`: a chart renderer aborts on them, a
+terminal runs them), HTML is escaped in the page, Markdown punctuation (``<script>``,
+``[x](javascript:…)``) is backslash-escaped in report.md, and CSV cells cannot start a
+formula.
 """
 
 from __future__ import annotations
@@ -23,8 +29,22 @@ import pandas as pd
 
 from dashboards import charts, data, finops_charts, scenario_charts
 from dashboards.errors import DashboardError
+from dashboards.text import markdown_text, printable, printable_value
 
 FORMATS = ("html", "csv", "md", "png")
+SECTIONS = (
+    "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
+    "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
+    "cost_of_waiting", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
+    "partial_placement_workloads", "pending_by_reason", "pending_workloads",
+)
+"""Every section's slug: the stem of its CSV and PNG files (`_collect` refuses any other)."""
+
+
+def report_file_names() -> frozenset[str]:
+    """Every file name a report may write (to tell a report folder from a user's folder)."""
+    return frozenset({"index.html", "report.md", "headline.csv"}
+                     | {f"{slug}.{ext}" for slug in SECTIONS for ext in ("csv", "png")})
 # Characters that make a spreadsheet treat a cell as a formula (OWASP "CSV injection").
 _FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
@@ -44,6 +64,7 @@ def neutralise_csv_value(value: Any) -> Any:
     if isinstance(value, str):
         if "\r" in value:
             value = value.replace("\r\n", "\n").replace("\r", "\n")
+        value = printable(value, keep="\n\t")  # an escape sequence would run when the file is cat'ed
         if value.startswith(_FORMULA_PREFIXES):
             return "'" + value
     return value
@@ -200,10 +221,28 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
         ]
     finally:
         con.close()
+    for section in sections:  # once, for every format and chart: no control character survives
+        if section.slug not in SECTIONS:  # a scheduled report would then refuse its own folder
+            raise AssertionError(f"report section {section.slug!r} is missing from SECTIONS")
+        section.table = printable_frame(section.table)
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
     phase = f", {filters.phase} phase" if filters.phase else ""
-    scope = f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}"
+    scope = printable(f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}")
     return metrics, sections, scope
+
+
+def printable_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells and column names have no control character left
+    (`dashboards.text.printable`); numbers, dates and missing values stay as they are."""
+    safe = df.copy()
+    for column in safe.columns:
+        values = safe[column]
+        if isinstance(values.dtype, pd.CategoricalDtype):
+            values = values.astype(object)
+        if values.dtype == object or pd.api.types.is_string_dtype(values):
+            safe[column] = values.map(printable_value).astype(values.dtype if values.dtype != object else object)
+    safe.columns = [printable(str(c)) for c in safe.columns]
+    return safe
 
 
 def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
@@ -290,7 +329,7 @@ def _markdown_cell(value: Any) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:,.2f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return markdown_text(str(value))
 
 
 def _markdown_table(df: pd.DataFrame) -> str:
@@ -303,7 +342,7 @@ def _markdown_table(df: pd.DataFrame) -> str:
 
 def _render_markdown(metrics: dict[str, float], sections: list[_Section], scope: str,
                      generated: str) -> str:
-    lines = ["# GPU cost report", "", f"{scope} · generated {generated}", ""]
+    lines = ["# GPU cost report", "", f"{markdown_text(scope)} · generated {generated}", ""]
     lines += [f"- **{label}**: {value}" for label, value in _headline_rows(metrics)]
     for section in sections:
         lines += ["", f"## {section.title}", "", section.note, ""]

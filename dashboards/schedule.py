@@ -41,7 +41,7 @@ from typing import Any
 from croniter import croniter
 
 from dashboards.errors import DashboardError
-from dashboards.report import FORMATS, write_report
+from dashboards.report import FORMATS, report_file_names, write_report
 
 PERIODS = ("day", "week", "month", "run")
 DEFAULT_FORMATS = ("html", "md", "csv")
@@ -266,9 +266,11 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     previous = target.with_name(f".{target.name}.previous-{os.getpid()}")
     try:
+        _check_replaceable(target)
         # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
                      run_id=report.run_id, team=report.team, phase=None)
+        _check_replaceable(target)  # again: files may have been put there meanwhile
         if target.exists():  # a rerun after a lost state: swap the old folder out
             os.replace(target, previous)
         os.replace(staging, target)
@@ -277,6 +279,23 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
         shutil.rmtree(previous, ignore_errors=True)
         if created and not any(target.parent.iterdir()):
             target.parent.rmdir()  # a failed first report leaves no empty folder behind
+
+
+def _check_replaceable(target: Path) -> None:
+    """Refuse to replace ``target`` unless it is missing or holds only report files: an
+    ``out`` template naming a folder of the user's (no placeholder, a typo) must not delete
+    it when the report is written again."""
+    if not target.exists() and not target.is_symlink():
+        return
+    if target.is_symlink() or not target.is_dir():
+        raise DashboardError(f"{target}: exists and is not a report folder: not replaced")
+    known = report_file_names()
+    strangers = sorted(p.name for p in target.iterdir() if p.is_symlink() or not p.is_file() or p.name not in known)
+    if strangers:
+        raise DashboardError(
+            f"{target}: holds files a report did not write ({', '.join(strangers[:3])}"
+            f"{', …' if len(strangers) > 3 else ''}): not replaced; point 'out' at a folder of its own"
+        )
 
 
 def run_due(config: Path, state_path: Path | None = None, now: datetime | None = None,

@@ -1,4 +1,10 @@
-"""Start the Streamlit dashboard on a database (`gpu-finops dashboard --db P`)."""
+"""Start the Streamlit dashboard on a database (`gpu-finops dashboard --db P`).
+
+The server runs `server_app.py`: the Streamlit app behind `dashboards.guard.HostGuard`, which
+serves only requests whose Host and Origin name the address it binds (loopback by default;
+``--allow-host`` adds names for deliberate exposure). The SQL limits (`SqlLimits`) and the
+guard's settings reach the server process through its environment.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,11 @@ import threading
 from pathlib import Path
 
 from dashboards import data
+from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
+from dashboards.guard import ALLOWED_HOSTS_ENV, AllowedHosts
 
-APP = Path(__file__).resolve().parent / "streamlit_app.py"
+APP = Path(__file__).resolve().parent / "server_app.py"  # streamlit_app.py behind the guard
 _REPO_ROOT = APP.parent.parent
 
 
@@ -53,10 +61,17 @@ def streamlit_command(db: Path, port: int, host: str) -> list[str]:
 
 
 def serve(
-    db: Path, port: int = 8501, host: str = "127.0.0.1", block: bool = True
+    db: Path,
+    port: int = 8501,
+    host: str = "127.0.0.1",
+    block: bool = True,
+    allowed_hosts: tuple[str, ...] = (),
+    limits: SqlLimits | None = None,
 ) -> subprocess.Popen | None:
     """Serve the dashboard on ``host:port`` over ``db``.
 
+    ``allowed_hosts``: further names browsers may reach it by (see `dashboards.guard`);
+    ``limits``: memory, temp space and timeout of its queries (default: the environment's).
     With ``block`` (the CLI), wait until the server exits (Ctrl-C stops it) and return None;
     otherwise return the running process: the caller must terminate it.
     """
@@ -64,8 +79,14 @@ def serve(
     if not 0 < int(port) < 65536:
         raise DashboardError(f"invalid port {port}: use 1-65535")
     warn_if_exposed(host)
+    allowed = AllowedHosts.for_address(host, allowed_hosts)
+    if allowed.anything:
+        print("warning: --allow-host '*': requests naming any Host or Origin are served "
+              "(no protection against DNS rebinding)", file=sys.stderr)
     env = dict(os.environ)
     env[data.DB_ENV_VAR] = str(db)
+    env[ALLOWED_HOSTS_ENV] = allowed.to_json()
+    env.update((limits or SqlLimits.from_env()).environment())
     # The app imports `dashboards.*`; make the repository importable even when not installed.
     env["PYTHONPATH"] = os.pathsep.join(
         p for p in (str(_REPO_ROOT), env.get("PYTHONPATH", "")) if p

@@ -7,6 +7,12 @@ Two locks, so that neither alone has to be perfect:
    names no file-reading function;
 2. the connection is read-only with external access disabled and its configuration locked, so
    even a statement that slipped past (1) can neither write nor touch a file or the network.
+
+And bounds, so that one statement cannot take the machine: the connection's memory limit and
+temp-space limit, and a statement timeout (`dashboards.data.SqlLimits`); a query that hits
+one stops with a message naming the limit and the flag that raises it. Rows are fetched and
+written in batches (``csv``/``json`` stream; the table shows the first 1,000 rows), and every
+cell shown in a terminal table has its control characters neutralised.
 """
 
 from __future__ import annotations
@@ -15,19 +21,22 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import duckdb
 import pandas as pd
 
 from dashboards import data
+from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
+from dashboards.text import printable
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 _READ_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -44,6 +53,7 @@ _FILE_FUNCTIONS = re.compile(
     re.IGNORECASE,
 )
 _MAX_TABLE_ROWS = 1000
+_FETCH_ROWS = 10_000  # rows fetched from DuckDB at a time
 
 
 def check_read_only(query: str) -> str:
@@ -149,7 +159,8 @@ def query_frame(
     file was just rebuilt is retried once, on the new file.
     """
     statement = check_read_only(query)
-    connect = connect or (lambda: data.connect_read_only(db))
+    limits = SqlLimits.from_env()
+    connect = connect or (lambda: data.connect_read_only(db, limits))
     for attempt in (1, 2):
         try:
             con = connect()
@@ -158,9 +169,10 @@ def query_frame(
                 raise DashboardError(f"cannot open the database: {_first_line(exc)}") from exc
             continue
         try:
-            cursor = con.execute(statement)
-            columns = [d[0] for d in cursor.description or []]
-            rows = cursor.fetchmany(max_rows + 1)
+            with _bounded(con, limits):
+                cursor = con.execute(statement)
+                columns = [d[0] for d in cursor.description or []]
+                rows = cursor.fetchmany(max_rows + 1)
             break
         except duckdb.ConnectionException as exc:
             if attempt == 2:
@@ -185,29 +197,67 @@ def query_frame(
 
 
 def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
-            name: str | None = None) -> str:
-    """Run one read-only statement (or the saved query ``name``) on ``db`` and return it
-    formatted as table, csv or json."""
+            name: str | None = None, limits: SqlLimits | None = None,
+            out: TextIO | None = None) -> str:
+    """Run one read-only statement (or the saved query ``name``) on ``db`` under ``limits``
+    (default: `SqlLimits.from_env`) and return it formatted as table, csv or json; with
+    ``out``, write it there as the rows arrive instead (and return an empty string)."""
     if fmt not in OUTPUT_FORMATS:
         raise DashboardError(f"unknown format {fmt!r}: use {', '.join(OUTPUT_FORMATS)}")
     if (query is None) == (name is None):
         raise DashboardError("give either a query or --query NAME (a saved query), not both")
     statement = check_read_only(saved_query(name).sql if name is not None else query or "")
-    con = data.connect_read_only(db)
+    limits = limits or SqlLimits.from_env()
+    target = out if out is not None else io.StringIO()
+    con = data.connect_read_only(db, limits)
     try:
-        cursor = con.execute(statement)
-        columns = [d[0] for d in cursor.description or []]
-        rows = cursor.fetchall()
+        with _bounded(con, limits):
+            cursor = con.execute(statement)
+            columns = [d[0] for d in cursor.description or []]
+            batches = iter(lambda: cursor.fetchmany(_FETCH_ROWS), [])
+            if fmt == "csv":
+                _write_csv(columns, batches, target)
+            elif fmt == "json":
+                _write_json(columns, batches, target)
+            else:
+                _write_table(columns, cursor, target)
     except duckdb.Error as exc:
         raise DashboardError(f"query failed: {_first_line(exc)}") from exc
     finally:
         con.close()
-    if fmt == "csv":
-        return _to_csv(columns, rows)
-    if fmt == "json":
-        return json.dumps([dict(zip(columns, row, strict=True)) for row in rows],
-                          default=_json_default, indent=2, ensure_ascii=False)
-    return _to_table(columns, rows)
+    return "" if out is not None else target.getvalue()
+
+
+class _bounded:
+    """Run a statement under ``limits``: interrupt it at the timeout, and turn the limit a
+    query hit into a message that names it and the flag that raises it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, limits: SqlLimits) -> None:
+        self.limits = limits
+        self.timer = threading.Timer(limits.timeout_s, con.interrupt)
+        self.timer.daemon = True
+
+    def __enter__(self) -> None:
+        self.timer.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
+        self.timer.cancel()
+        limits = self.limits
+        if isinstance(error, duckdb.InterruptException):
+            raise DashboardError(
+                f"query stopped after {limits.timeout_s:g} s, the statement timeout (raise it with "
+                "--timeout, or GPU_FINOPS_SQL_TIMEOUT)"
+            ) from None
+        if isinstance(error, duckdb.OutOfMemoryException):
+            if "temp_directory" in str(error):
+                raise DashboardError(
+                    f"query stopped: it needed more than the temp-space limit of {limits.temp} on disk "
+                    "(raise it with --temp-limit, or GPU_FINOPS_SQL_TEMP_LIMIT)"
+                ) from None
+            raise DashboardError(
+                f"query stopped: it needed more than the memory limit of {limits.memory} (raise it "
+                "with --memory-limit, or GPU_FINOPS_SQL_MEMORY_LIMIT)"
+            ) from None
 
 
 def _first_line(exc: BaseException) -> str:
@@ -230,31 +280,47 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _to_csv(columns: list[str], rows: list[tuple]) -> str:
+def _write_csv(columns: list[str], batches: Iterator[list[tuple]], out: TextIO) -> None:
     from dashboards.report import neutralise_csv_value  # same rule as report CSVs
 
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\n")
     writer.writerow([neutralise_csv_value(c) for c in columns])
-    for row in rows:
-        writer.writerow([neutralise_csv_value(v) if v is not None else "" for v in row])
-    return buffer.getvalue()
+    for batch in batches:
+        writer.writerows([neutralise_csv_value(v) if v is not None else "" for v in row] for row in batch)
 
 
-def _to_table(columns: list[str], rows: list[tuple]) -> str:
+def _write_json(columns: list[str], batches: Iterator[list[tuple]], out: TextIO) -> None:
+    """The rows as one JSON array, as ``json.dumps(rows, indent=2)`` writes it, row by row."""
+    first = True
+    for batch in batches:
+        for row in batch:
+            item = json.dumps(dict(zip(columns, row, strict=True)), default=_json_default, indent=2,
+                              ensure_ascii=False)
+            out.write(("[\n" if first else ",\n") + "\n".join("  " + line for line in item.splitlines()))
+            first = False
+    out.write("[]" if first else "\n]")
+    out.write("\n")
+
+
+def _write_table(columns: list[str], cursor: duckdb.DuckDBPyConnection, out: TextIO) -> None:
+    """A terminal table of the first `_MAX_TABLE_ROWS` rows: cells are plain text (no rich
+    markup) with control characters neutralised; the rows beyond are counted, not kept."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
+    rows = cursor.fetchmany(_MAX_TABLE_ROWS)
+    total = len(rows)
+    while more := cursor.fetchmany(_FETCH_ROWS):
+        total += len(more)
     table = Table(show_lines=False, header_style="bold")
     for column in columns:
-        table.add_column(column, overflow="fold")
-    for row in rows[:_MAX_TABLE_ROWS]:
-        table.add_row(*("" if v is None else str(v) for v in row))
-    buffer = io.StringIO()
-    console = Console(file=buffer, width=160, force_terminal=False, color_system=None)
+        table.add_column(Text(printable(column)), overflow="fold")
+    for row in rows:
+        table.add_row(*(Text("" if v is None else printable(str(v))) for v in row))
+    console = Console(file=out, width=160, force_terminal=False, color_system=None)
     console.print(table)
-    if len(rows) > _MAX_TABLE_ROWS:
-        console.print(f"({len(rows)} rows; first {_MAX_TABLE_ROWS} shown: use --format csv)")
+    if total > _MAX_TABLE_ROWS:
+        console.print(f"({total} rows; first {_MAX_TABLE_ROWS} shown: use --format csv)")
     else:
-        console.print(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return buffer.getvalue()
+        console.print(f"({total} row{'s' if total != 1 else ''})")

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import cache, data
+from dashboards.text import markdown_text as md
 
 
 def compact_usd(value: float) -> str:
@@ -39,10 +40,12 @@ def hours(seconds: float | None) -> str:
 
 def scope_caption(filters: data.Filters, extra: str = "") -> None:
     """One grey line saying what the page shows: run, dates, teams, GPU models."""
-    teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
-    models = ", ".join(filters.gpu_models) if filters.gpu_models else "all GPU models"
+    # Run ids, teams and models are user text: escaped, so the caption's Markdown cannot
+    # turn one into a link or an image fetched from elsewhere.
+    teams = ", ".join(md(t) for t in filters.tenants) if filters.tenants else "all teams"
+    models = ", ".join(md(m) for m in filters.gpu_models) if filters.gpu_models else "all GPU models"
     phase = f"{filters.phase} phase" if filters.phase else "whole run"
-    parts = [f"Run `{filters.run_id}`", f"{filters.date_from} to {filters.date_to} (UTC)", phase,
+    parts = [f"Run {md(filters.run_id)}", f"{filters.date_from} to {filters.date_to} (UTC)", phase,
              teams, models]
     st.caption(" · ".join(parts) + (f" · {extra}" if extra else ""))
 

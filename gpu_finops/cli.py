@@ -1,20 +1,31 @@
 """`gpu-finops`: one console script, one sub-command per stage or surface.
 
 User errors (bad input, missing files, refused SQL) print ONE line on stderr and exit 2;
-no traceback. Imports are lazy so `gpu-finops --help` is instant and a command pulls in
-only the stage it needs.
+no traceback. Ctrl-C at any moment once this module runs (start-up included) prints one line
+and exits 130. Every line printed from user text has its control characters neutralised
+(`printable`): a tenant or file name cannot send escape sequences to the terminal. Imports
+are lazy so `gpu-finops --help` is instant and a command pulls in only the stage it needs.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 EXIT_USER_ERROR = 2
 EXIT_VIOLATIONS = 1
 EXIT_VERIFY_FAILED = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+
+def _shown(text: object) -> str:
+    """User text for the terminal: control characters made visible (␛ for ESC)."""
+    from scheduler.eventlog.text import printable
+
+    return printable(str(text))
 
 
 def _user_errors() -> tuple[type[BaseException], ...]:
@@ -59,14 +70,14 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 verifier=verifier,
             )
     except VerificationError as error:
-        print(f"gpu-finops replay --verify: {error}", file=sys.stderr)
+        print(f"gpu-finops replay --verify: {_shown(error)}", file=sys.stderr)
         return EXIT_VERIFY_FAILED
-    for warning in getattr(result, "warnings", ()):  # e.g. unknown fields of the Kueue manifests
-        print(f"warning: {warning}", file=sys.stderr)
-    print(
+    for warning in getattr(result, "warnings", ()):  # misspelt columns, Kueue that admits nothing, …
+        print(f"warning: {_shown(warning)}", file=sys.stderr)
+    print(_shown(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
         f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
-    )
+    ))
     if verifier is not None:
         print(f"verified: {verifier.summary()}")
     return 0
@@ -95,7 +106,7 @@ def _cmd_build(args: argparse.Namespace) -> int:
         show_progress=not args.quiet,
         focus_split=args.focus_split,
     )
-    print(f"built {', '.join(result.run_ids)} → {result.db}")
+    print(_shown(f"built {', '.join(result.run_ids)} → {result.db}"))
     return 0
 
 
@@ -107,7 +118,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
         return 0
     for v in violations:
-        print(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}", file=sys.stderr)
+        print(_shown(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}"), file=sys.stderr)
     return EXIT_VIOLATIONS
 
 
@@ -145,8 +156,21 @@ def _cmd_report(args: argparse.Namespace) -> int:
         phase=None if args.phase == "all" else args.phase,
     )
     for path in paths:
-        print(path)
+        print(_shown(path))
     return 0
+
+
+def _sql_limits(args: argparse.Namespace, prefix: str = ""):  # -> dashboards.data.SqlLimits
+    """The SQL limits of the flags (``--memory-limit`` …), each defaulting to the environment."""
+    from dashboards.data import SqlLimits, parse_seconds, parse_size
+
+    default = SqlLimits.from_env()
+    memory, temp, timeout = (getattr(args, f"{prefix}{name}") for name in ("memory_limit", "temp_limit", "timeout"))
+    return SqlLimits(
+        parse_size(memory, "--memory-limit") if memory else default.memory,
+        parse_size(temp, "--temp-limit") if temp else default.temp,
+        parse_seconds(timeout, "--timeout") if timeout else default.timeout_s,
+    )
 
 
 def _cmd_sql(args: argparse.Namespace) -> int:
@@ -155,7 +179,7 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
     if (args.query is None) == (args.saved is None):
         raise DashboardError("give a query or --query NAME (a saved query: see docs/sql.md)")
-    print(run_sql(Path(args.db), args.query, args.format, name=args.saved))
+    run_sql(Path(args.db), args.query, args.format, name=args.saved, limits=_sql_limits(args), out=sys.stdout)
     return 0
 
 
@@ -168,7 +192,7 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
     outcomes = run_due(Path(args.config), Path(args.state) if args.state else None, now,
                        dry_run=args.dry_run)
     for outcome in outcomes:
-        print(f"{outcome.name}: {outcome.status}: {outcome.detail}",
+        print(_shown(f"{outcome.name}: {outcome.status}: {outcome.detail}"),
               file=sys.stderr if outcome.status == "failed" else sys.stdout)
     return EXIT_VIOLATIONS if any(o.status == "failed" for o in outcomes) else 0
 
@@ -176,7 +200,8 @@ def _cmd_schedule(args: argparse.Namespace) -> int:
 def _cmd_dashboard(args: argparse.Namespace) -> int:
     from dashboards.serve import serve
 
-    serve(Path(args.db), port=args.port, host=args.host, block=True)
+    serve(Path(args.db), port=args.port, host=args.host, block=True,
+          allowed_hosts=tuple(args.allow_host or ()), limits=_sql_limits(args, "sql_"))
     return 0
 
 
@@ -375,6 +400,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?", help="one read-only statement")
     p.add_argument("--query", dest="saved", metavar="NAME",
                    help="run a saved query instead (cost_per_team_per_week, idle_cost_by_cause, …)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="DuckDB memory limit for the query (default 2GB, or $GPU_FINOPS_SQL_MEMORY_LIMIT)")
+    p.add_argument("--temp-limit", metavar="SIZE",
+                   help="disk the query may spill to (default 4GB, or $GPU_FINOPS_SQL_TEMP_LIMIT)")
+    p.add_argument("--timeout", metavar="SECONDS",
+                   help="statement timeout (default 60, or $GPU_FINOPS_SQL_TIMEOUT; 90s, 5m)")
 
     p = add("schedule", _cmd_schedule, "run the reports of a reports TOML that are due (cron), once each")
     p.add_argument("--config", required=True, help="reports TOML ([[report]] name, cron, db, out, period, …)")
@@ -399,6 +430,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True)
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--host", default="127.0.0.1", help="bind address; anything but loopback exposes cost data")
+    p.add_argument("--allow-host", action="append", metavar="NAME",
+                   help="a further host name browsers may use to reach the dashboard (a reverse proxy's "
+                   "name, the machine's DNS name); repeatable. Requests naming any other Host or Origin "
+                   "are refused (DNS rebinding)")
+    p.add_argument("--sql-memory-limit", dest="sql_memory_limit", metavar="SIZE",
+                   help="memory limit of the dashboard's queries and SQL page (default 2GB)")
+    p.add_argument("--sql-temp-limit", dest="sql_temp_limit", metavar="SIZE",
+                   help="disk its queries may spill to (default 4GB)")
+    p.add_argument("--sql-timeout", dest="sql_timeout", metavar="SECONDS",
+                   help="statement timeout of the SQL page (default 60)")
 
     p = add("demo", _cmd_demo, "generate → replay → build → report → dashboard on bundled defaults")
     p.add_argument("--out", default="demo-out")
@@ -451,15 +492,42 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args))
-    except KeyboardInterrupt:
-        print("gpu-finops: interrupted", file=sys.stderr)
-        return 130
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C: while starting (parser, imports), working, or reporting
+        with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while saying so
+            print("gpu-finops: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+@contextlib.contextmanager
+def _inputs_read_once(args: argparse.Namespace) -> Iterator[None]:
+    """The experiments' input files as copies when they are pipes (``--pods <(…)``): their
+    readers detect formats first, which would consume a pipe (`replay` does this itself)."""
+    names = [name for name in ("pods", "cluster", "trace") if isinstance(getattr(args, name, None), str)]
+    if not str(args.command).startswith("experiment") or not names:
+        yield
+        return
+    from scheduler.trace.io import spooled
+
+    with spooled([Path(getattr(args, name)) for name in names]) as copies:
+        for name, copy in zip(names, copies, strict=True):
+            setattr(args, name, str(copy))
+        yield
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)  # imports some commands' modules: inside main()
+    try:
+        with _inputs_read_once(args):
+            return int(args.handler(args))
+    except MemoryError:
+        print(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
+              "process may use", file=sys.stderr)
+        return EXIT_USER_ERROR
     except Exception as error:  # one line for user errors; real bugs keep their traceback
         if isinstance(error, _user_errors()):
-            print(f"gpu-finops {args.command}: {error}", file=sys.stderr)
+            print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
             return EXIT_USER_ERROR
         raise
 

@@ -17,8 +17,11 @@ from pathlib import Path
 import duckdb
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from pipeline.connect import connect
 from pipeline.errors import PipelineError
+from scheduler.eventlog.text import printable
 
 IDLE_CAUSES = ("fragmentation", "quota", "gang_barrier", "scheduling_latency", "shared_device_slack",
                "no_demand")
@@ -99,7 +102,7 @@ def compare(runs: list[str], *, db: Path | None, prices: Path | None, console: C
     if all_runs:
         if runs:
             raise PipelineError("give run ids or --all, not both")
-        con = duckdb.connect(str(db), read_only=True)
+        con = connect(db, read_only=True)
         try:
             runs = [r for (r,) in con.execute("SELECT run_id FROM dim_runs ORDER BY run_id").fetchall()]
         finally:
@@ -153,25 +156,30 @@ def _report(db: Path, runs: list[str], console: Console, options: RankingOptions
 
 
 def _print(db: Path, first: str, second: str, console: Console) -> None:
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect(db, read_only=True)
     try:
         a, b = _figures(con, first), _figures(con, second)
     finally:
         con.close()
-    table = Table(title=f"{a.run_id} ({a.profile})  vs  {b.run_id} ({b.profile})")
+    table = Table(title=_text(f"{a.run_id} ({a.profile})  vs  {b.run_id} ({b.profile})"))
     table.add_column("metric")
     for label in (a.run_id, b.run_id, "difference"):
-        table.add_column(label, justify="right")
+        table.add_column(_text(label), justify="right")
     for metric, value in a.figures.items():
         other = b.figures[metric]
         table.add_row(metric, f"{value:,.1f}", f"{other:,.1f}", f"{other - value:+,.1f}")
     table.add_section()
     for team in sorted(set(a.cost_by_team) | set(b.cost_by_team)):
         x, y = a.cost_by_team.get(team, 0.0), b.cost_by_team.get(team, 0.0)
-        table.add_row(f"cost: {team} (USD)", f"{x:,.2f}", f"{y:,.2f}", f"{y - x:+,.2f}")
+        table.add_row(_text(f"cost: {team} (USD)"), f"{x:,.2f}", f"{y:,.2f}", f"{y - x:+,.2f}")
     console.print(table)
     if abs(a.hours - b.hours) > 1e-9:
         console.print(
             f"[dim]The runs cover different windows ({a.hours:.0f} h and {b.hours:.0f} h: each lasts until its "
             "last pod ends), so idle GPU-hours include the drain after the last arrival.[/]"
         )
+
+
+def _text(value: str) -> Text:
+    """A run id or team name as plain text: no rich markup, control characters neutralised."""
+    return Text(printable(value))

@@ -7,9 +7,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import RUN_FILES
+from scheduler.eventlog.text import printable
 
 
 def workload_events(run_dir: Path, workload_id: str) -> list[dict[str, object]]:
@@ -31,7 +33,7 @@ def _clock(seconds: float) -> str:
 
 def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
     rows = workload_events(run_dir, workload_id)
-    table = Table(title=f"{workload_id}: reasons over time ({run_dir.name})", show_lines=False)
+    table = Table(title=Text(printable(f"{workload_id}: reasons over time ({run_dir.name})")), show_lines=False)
     for column in ("time", "event", "pods", "reason", "message"):
         table.add_column(column, overflow="fold")
     # Consecutive pod rows of one event at one time collapse into one line: "8 pods on 2 nodes".
@@ -52,5 +54,7 @@ def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
             nodes = sorted({str(r["node"]) for r in group})
             shown = ", ".join(nodes[:3]) + (f" +{len(nodes) - 3}" if len(nodes) > 3 else "")
             pods = f"{len(group)} pod(s) on {shown}"
-        table.add_row(_clock(float(row["time_s"])), str(row["event"]), pods, row["reason"] or "", row["message"] or "")
+        # Plain text cells: a workload id or message is neither rich markup nor escape sequences.
+        cells = (str(row["event"]), pods, row["reason"] or "", row["message"] or "")
+        table.add_row(_clock(float(row["time_s"])), *(Text(printable(str(cell))) for cell in cells))
     console.print(table)

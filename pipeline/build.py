@@ -2,7 +2,9 @@
 
 `build` checks every input first, then works on a temporary copy of the database next to the
 target and renames it into place only when every model ran and every audit passed: a failed
-build leaves the previous database untouched and nothing half-written behind.
+build leaves the previous database untouched and nothing half-written behind. The target is
+held from the start to the rename (`pipeline.target.BuildTarget`: a database open read-write
+elsewhere is refused, a link is followed, a leftover write-ahead log is folded in first).
 
 The FOCUS layout is a build option: FOCUS 1.2 rows (default) or FOCUS 1.3 split cost
 allocation (`focus_split=True`). Every model is rebuilt over every run in the database, so the
@@ -14,6 +16,7 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import uuid
 from contextlib import nullcontext
@@ -23,14 +26,25 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.dataset as ds
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
+from pipeline.connect import connect
 from pipeline.errors import PipelineError
 from pipeline.focus.columns import REGISTRY, focus_version, table_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
-from scheduler.eventlog.files import replace_folder
+from pipeline.target import BuildTarget
+from scheduler.eventlog.files import (
+    FILES_MANIFEST,
+    NotOurs,
+    check_ours,
+    files_in_manifest,
+    folder_contents,
+    replace_folder,
+    write_files_manifest,
+)
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
@@ -226,6 +240,21 @@ def build(
         raise PipelineError(f"build: charge period must be positive, got {charge_period_s} s")
     if export is not None and Path(export).exists() and not Path(export).is_dir():
         raise PipelineError(f"{export}: not a folder (--export names the folder to write)")
+    if export is not None:
+        check_export_folder(Path(export) / FOCUS_TABLE)  # before any work: it is replaced whole
+    with BuildTarget(Path(db)) as target:  # before anything else: refuse a held database at once
+        return _build(run_dirs, prices, target, charge_period_s, export, show_progress, focus_split)
+
+
+def _build(
+    run_dirs: list[Path],
+    prices: Path,
+    target: BuildTarget,
+    charge_period_s: int,
+    export: Path | None,
+    show_progress: bool,
+    focus_split: bool,
+) -> BuildResult:
     runs = [read_run_dir(Path(run_dir)) for run_dir in run_dirs]
     seen: dict[str, Path] = {}
     for run in runs:
@@ -240,16 +269,17 @@ def build(
     }
     price_rows = read_price_book(Path(prices), models_in_use, _nodes_needing(runs))
 
-    db = Path(db)
-    db.parent.mkdir(parents=True, exist_ok=True)
-    temp_db = _temp_sibling(db, "building")
+    db = target.given
+    temp_db = _temp_sibling(target.path, "building")
     try:
-        if db.exists():
-            shutil.copy2(db, temp_db)
+        target.copy_to(temp_db)
         try:
-            con = duckdb.connect(str(temp_db))
+            con = connect(temp_db, read_only=False)
         except duckdb.Error as exc:  # the existing file is not a DuckDB database
-            raise PipelineError(f"{db}: cannot update it: {str(exc).splitlines()[0]}") from None
+            with open(temp_db, "rb") as handle:
+                sqlite = handle.read(16) == b"SQLite format 3\x00"
+            why = "it is a SQLite database, not a DuckDB one" if sqlite else str(exc).splitlines()[0]
+            raise PipelineError(f"{db}: cannot update it: {why}") from None
         try:
             # Parallel aggregation adds floating-point numbers in a varying order, so a sum
             # can differ in its last bit between two builds; one thread makes rebuilding the
@@ -296,7 +326,7 @@ def build(
             con.execute("checkpoint")
         finally:
             con.close()
-        os.replace(temp_db, db)
+        target.replace_with(temp_db)
     except BaseException:
         _remove(temp_db)
         raise
@@ -399,10 +429,13 @@ def export_focus(
 ) -> Path:
     """Hive-partitioned Parquet of focus_cost_records for `run_ids` plus focus_metadata.json.
 
-    Partitions: `billing_period=YYYY-MM/charge_date=YYYY-MM-DD`. Date/Time columns are written
-    as UTC-adjusted timestamps (every engine reads them as `…Z`), and every file names its
-    schema in the Parquet key-value metadata (`focus_schema_id`), as FOCUS asks of data
-    artifacts. Written into a temporary folder and renamed, so readers never see half an export.
+    Partitions: `billing_period=YYYY-MM/charge_date=YYYY-MM-DD`, one ``data_0.parquet`` each.
+    Date/Time columns are written as UTC-adjusted timestamps (every engine reads them as
+    `…Z`), and every file names its schema in the Parquet key-value metadata
+    (`focus_schema_id`), as FOCUS asks of data artifacts. The rows stream from DuckDB to
+    PyArrow's dataset writer: the export path is never part of SQL text. Written into a
+    temporary folder with a list of its files (`FILES_MANIFEST`) and swapped in, so readers
+    never see half an export, and a later build replaces only a folder it wrote.
     """
     export.mkdir(parents=True, exist_ok=True)
     target = export / FOCUS_TABLE
@@ -418,30 +451,61 @@ def export_focus(
         for name in columns
     )
     try:
-        con.execute(
+        con.execute("set TimeZone = 'UTC'")  # zoned timestamps reach Arrow as UTC
+        relation = con.sql(
             f"""
-            copy (
-                select
-                    {projection},
-                    strftime(BillingPeriodStart, '%Y-%m') as billing_period,
-                    strftime(ChargePeriodStart, '%Y-%m-%d') as charge_date
-                from {FOCUS_TABLE}
-                where x_RunId in ({placeholders})
-                order by x_RunId, ChargePeriodStart, x_Node, x_Resource, ChargeCategory,
-                    x_UsageClass, x_Workload, x_IdleReason, x_Borrowed
-            ) to '{staging}' (
-                format parquet,
-                partition_by (billing_period, charge_date),
-                kv_metadata {{focus_schema_id: '{schema_id}'}}
-            )
+            select
+                {projection},
+                strftime(BillingPeriodStart, '%Y-%m') as billing_period,
+                strftime(ChargePeriodStart, '%Y-%m-%d') as charge_date
+            from {FOCUS_TABLE}
+            where x_RunId in ({placeholders})
+            order by x_RunId, ChargePeriodStart, x_Node, x_Resource, ChargeCategory,
+                x_UsageClass, x_Workload, x_IdleReason, x_Borrowed
             """,
-            run_ids,
+            params=run_ids,
         )
+        # Batches, never the whole table (DuckDB 1.x: record_batch, 2.x: to_arrow_reader).
+        batches = (getattr(relation, "to_arrow_reader", None) or relation.record_batch)(65_536)
+        rows = pa.RecordBatchReader.from_batches(
+            batches.schema.with_metadata({"focus_schema_id": schema_id}), batches
+        )
+        ds.write_dataset(
+            rows,
+            staging,
+            format="parquet",
+            partitioning=ds.partitioning(
+                pa.schema([("billing_period", pa.string()), ("charge_date", pa.string())]), flavor="hive"
+            ),
+            basename_template="data_{i}.parquet",
+            existing_data_behavior="error",
+            use_threads=False,  # rows keep the order above within each file
+        )
+        write_files_manifest(staging)
         metadata_temp = _temp_sibling(export / "focus_metadata.json", "writing")
         metadata_temp.write_text(json.dumps(metadata, indent=2) + "\n")
+        check_export_folder(target)  # again: files may have been put there during the build
         replace_folder(staging, target)
         os.replace(metadata_temp, export / "focus_metadata.json")
     except BaseException:
         _remove(staging)
         raise
     return export
+
+
+# Exports written before the files manifest: DuckDB's partitioned COPY layout and nothing else.
+_LEGACY_EXPORT_FILE = re.compile(r"billing_period=\d{4}-\d{2}/charge_date=\d{4}-\d{2}-\d{2}/data_\d+\.parquet")
+
+
+def check_export_folder(folder: Path) -> None:
+    """Refuse to replace ``folder`` (``EXPORT/focus_cost_records``) unless a build wrote it:
+    its files manifest lists everything in it (or, for an export of an older build, every
+    file is a partition file of its layout). A user's own files there are never deleted."""
+    if folder.is_dir() and not folder.is_symlink() and not (folder / FILES_MANIFEST).exists():
+        contents = folder_contents(folder)
+        if not contents.others and all(_LEGACY_EXPORT_FILE.fullmatch(name) for name in contents.files):
+            return
+    try:
+        check_ours(folder, what="--export", manifest=FILES_MANIFEST, read_manifest=files_in_manifest)
+    except NotOurs as refused:
+        raise PipelineError(str(refused)) from None

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import duckdb
-
+from pipeline.connect import connect
 from pipeline.focus.columns import REGISTRY
 from pipeline.runner import MODELS
 
@@ -89,7 +88,7 @@ def _lineage(model_name: str) -> str:
 
 def table_docs(db: Path) -> str:
     """Markdown describing every model's table or view: grain, inputs and columns."""
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect(db, read_only=True)
     try:
         parts = [
             "# Tables and views",

@@ -7,8 +7,11 @@ from pathlib import Path
 import duckdb
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from pipeline.connect import connect
 from pipeline.errors import PipelineError
+from scheduler.eventlog.text import printable
 
 _TIMELINE_SQL = """
     select run_id, workload_id, seq, ts, time_s, event, pod_index, node, gpus, reason, message
@@ -24,7 +27,7 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
     if not db.is_file():
         raise PipelineError(f"{db}: database not found")
     try:
-        con = duckdb.connect(str(db), read_only=True)
+        con = connect(db, read_only=True)
     except duckdb.Error as exc:  # not a DuckDB file, or one in use
         raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:
@@ -53,10 +56,15 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
         con.close()
 
 
+def _cell(value: object) -> Text:
+    """User text as a plain cell: no rich markup, control characters neutralised."""
+    return Text(printable(str(value)))
+
+
 def render_timeline(rows: list[dict], console: Console) -> None:
     """A rich table: time, event, pods/node, reason, message."""
     title = f"{rows[0]['workload_id']} ({rows[0]['run_id']})" if rows else "no events"
-    table = Table(title=title)
+    table = Table(title=_cell(title))
     for header in ("time", "event", "pods/node", "reason", "message"):
         table.add_column(header)
     for row in rows:
@@ -68,9 +76,9 @@ def render_timeline(rows: list[dict], console: Console) -> None:
                 placement += f" on {row['node']}{gpus}"
         table.add_row(
             row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else f"{row['time_s']:g}s",
-            row["event"],
-            placement,
-            row["reason"] or "",
-            row["message"] or "",
+            _cell(row["event"]),
+            _cell(placement),
+            _cell(row["reason"] or ""),
+            _cell(row["message"] or ""),
         )
     console.print(table)

@@ -195,10 +195,17 @@ def _utf8_lines(handle: Iterable[str], path: Path) -> Iterator[str]:
     """The file's lines; bytes that are not UTF-8 are a PipelineError, not a traceback."""
     try:
         yield from handle
-    except UnicodeDecodeError as exc:
-        raise PipelineError(
-            f"{path}: not UTF-8 text (byte {exc.start} of a block): save the price book as UTF-8 CSV"
-        ) from None
+    except UnicodeDecodeError:
+        # The text layer decodes ahead in blocks: the position is found again in the bytes
+        # (a price book is small), so the message names the line.
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+            where = ""
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            where = f": line {line}, byte {exc.start}"
+        raise PipelineError(f"{path}: not UTF-8 text{where}: save the price book as UTF-8 CSV") from None
 
 
 def _price_header(reader: csv.DictReader, path: Path) -> list[str]:

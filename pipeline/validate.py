@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.connect import connect
 from pipeline.errors import PipelineError
 from pipeline.focus.checks import TABLE, columns_violations, generated_checks
 from pipeline.runner import audit_paths
@@ -38,7 +39,7 @@ def validate_db(db: Path) -> list[Violation]:
         raise PipelineError(f"{db}: database not found")
     violations: list[Violation] = []
     try:
-        con = duckdb.connect(str(db), read_only=True)
+        con = connect(db, read_only=True)
     except duckdb.Error as exc:  # not a DuckDB file, or one in use
         raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:

@@ -27,7 +27,7 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
-from scheduler.trace.io import check_replaceable, replace_folder
+from scheduler.trace.io import check_replaceable, not_utf8_error, replace_folder, spooled
 from scheduler.verify import Verifier
 
 if TYPE_CHECKING:
@@ -90,8 +90,10 @@ def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, 
                     raise InputError(path, f"min_count must be 1..{workloads[wid].pods} and time_s >= 0",
                                      row=number, field="min_count")
                 rows.append((wid, at_s, min_count))
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(path, f"cannot read: {error}") from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None  # names the line and the byte
+    except OSError as error:
+        raise InputError(path, f"cannot read: {error.strerror}") from None
     return rows
 
 
@@ -126,12 +128,39 @@ def replay(
     """Replay `trace` on `cluster_path` into the run directory `out` (written atomically).
 
     `verifier`: check every fast path against the plain computation as the replay goes
-    (slower; stops with a `VerificationError` at the first difference; `replay --verify`)."""
+    (slower; stops with a `VerificationError` at the first difference; `replay --verify`).
+
+    An input that is not a regular file (a pipe, ``<(…)``) is read once into a temporary copy
+    of the same name first: the trace and the cluster are read more than once (format
+    detection, checksum), which would consume a pipe."""
+    with spooled([trace, cluster_path, queues, resizes]) as (trace_copy, cluster_copy, queues_copy, resizes_copy):
+        assert trace_copy is not None and cluster_copy is not None
+        return _replay(trace_copy, cluster_copy, out, profile=profile, seed=seed, start=start,
+                       queues=queues_copy, trace_format=trace_format, run_id=run_id,
+                       progress=progress, resizes=resizes_copy, verifier=verifier)
+
+
+def _replay(
+    trace: Path,
+    cluster_path: Path,
+    out: Path,
+    *,
+    profile: str | None = None,
+    seed: int = 42,
+    start: str | None = None,
+    queues: Path | None = None,
+    trace_format: str = "auto",
+    run_id: str | None = None,
+    progress: Callable[[float, int, float], None] | None = None,
+    resizes: Path | None = None,
+    verifier: Verifier | None = None,
+) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
-    check_replaceable(out, RUN_FILES["run"])  # before any work: the old folder is replaced whole
+    _check_out(out)  # before any work: the old folder is replaced whole
     chosen = load_profile(profile)
-    cluster = read_any_cluster(cluster_path)
+    warnings: list[str] = []
+    cluster = read_any_cluster(cluster_path, warnings=warnings)
     # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.
     loaded, anchor, _ = load_trace(trace, trace_format, parse_start(start) if start else None, DEFAULT_START)
     accepted, refused = check_against_cluster(loaded.workloads, cluster)
@@ -139,7 +168,13 @@ def replay(
     # Rows that can never run on this cluster still arrive, and are rejected in the log.
     never_runs = [(w, refused_by_id[w.workload_id].code or "", refused_by_id[w.workload_id].message or "")
                   for w in loaded.workloads if w.workload_id in refused_by_id]
+    warnings.extend(loaded.warnings)
     queue_config, admission_factory = _admission(queues)
+    if queue_config is not None:
+        from scheduler.admission.admits_nothing import admission_warnings
+
+        warnings.extend(queue_config.warnings)
+        warnings.extend(admission_warnings(queue_config, [w.queue for w in accepted]))
     resize_rows = read_resizes(resizes, {w.workload_id: w for w in accepted}) if resizes else []
     run_id = run_id or f"{trace.stem}-{chosen.name}-s{seed}"
 
@@ -198,12 +233,19 @@ def replay(
             },
         }
         (staging / RUN_FILES["run"]).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        _check_out(out)  # again: files may have been put there while the replay ran
         _swap_into_place(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s,
-                        queue_config.warnings if queue_config else ())
+    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s, tuple(warnings))
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is not exactly a previous run folder (or new, or empty). A link
+    to a folder is followed: the folder it points to is the one replaced."""
+    check_replaceable(Path(out).resolve(), RUN_FILES["run"], RUN_FILES.values(),
+                      required_keys=("run_id", "schema_version"))
 
 
 def _swap_into_place(staging: Path, out: Path) -> None:

@@ -23,8 +23,10 @@ PACKAGES = ("scheduler", "pipeline", "dashboards", "gpu_finops")
 MAX_MODULE_LINES = 600
 MAX_CLASS_LINES = 250
 # The pipeline may read exactly this of the scheduler: its published event-log contract (the
-# schema, and the folder swap that makes a run folder the old one or the new one, never half).
-PIPELINE_MAY_IMPORT_FROM_SCHEDULER = {"scheduler.eventlog.schema", "scheduler.eventlog.files"}
+# schema, the folder swap that makes a run folder the old one or the new one, never half, and
+# the rule that neutralises control characters in the log's text before a terminal shows it).
+PIPELINE_MAY_IMPORT_FROM_SCHEDULER = {"scheduler.eventlog.schema", "scheduler.eventlog.files",
+                                      "scheduler.eventlog.text"}
 
 
 def test_packages_resolve_inside_the_repository():

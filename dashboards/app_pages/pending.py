@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards import cache, charts, data, ui, waiting_charts
+from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
 
@@ -22,7 +23,7 @@ with search_col:
 matches = cache.query(db, "search_workloads", filters.run_id, text)
 with pick_col:
     if matches.empty:
-        st.info(f"No workload id contains {text!r} in run {filters.run_id}.")
+        st.info(f"No workload id contains {md(repr(text))} in run {md(filters.run_id)}.")
         workload_id = None
     else:
         # Waiting workloads first: they are the ones people ask about.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards import cache, data, ui, waiting_charts
+from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -46,7 +47,7 @@ ui.table_with_csv(victims, "preemption_victims.csv", key="preemption.victims.csv
 if not victims.empty:
     pick = st.selectbox("Open a victim in Workload detail", victims["workload_id"].tolist(),
                         key=f"preemption.pick.{filters.run_id}")
-    st.page_link("app_pages/workload.py", label=f"Its pods on nodes: {pick}",
+    st.page_link("app_pages/workload.py", label=f"Its pods on nodes: {md(pick)}",
                  icon=":material/view_timeline:",
                  query_params={"run": filters.run_id, "workload": pick})
 if not over_time.empty:

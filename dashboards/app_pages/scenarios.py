@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboards import cache, charts, data, scenario_charts, ui
+from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
 runs = cache.query(db, "scenario_runs")
@@ -75,17 +76,17 @@ def _signed(value: float, unit: str) -> str:
 best, base_row = ranking.iloc[0], ranking[ranking["is_baseline"]].iloc[0]
 cards = st.columns(3)
 with cards[0]:
-    st.metric(f"Best by {label.lower()}", _shown(best[rank_by], unit), help=f"{best['run_id']} "
-              f"({profiles[best['run_id']]})")
-    st.caption(f"**{names[best['run_id']]}**")
+    st.metric(f"Best by {label.lower()}", _shown(best[rank_by], unit), help=f"{md(best['run_id'])} "
+              f"({md(profiles[best['run_id']])})")
+    st.caption(f"**{md(names[best['run_id']])}**")
 with cards[1]:
-    st.metric("Baseline", _shown(base_row[rank_by], unit), help=f"{baseline} ({profiles[baseline]})")
-    st.caption(f"**{names[baseline]}**, rank {int(base_row['rank'])} of {len(ranking)}")
+    st.metric("Baseline", _shown(base_row[rank_by], unit), help=f"{md(baseline)} ({md(profiles[baseline])})")
+    st.caption(f"**{md(names[baseline])}**, rank {int(base_row['rank'])} of {len(ranking)}")
 with cards[2]:
     st.metric("Best against the baseline", _signed(best[rank_by] - base_row[rank_by], unit),
               help="the best scenario's value minus the baseline's")
     st.caption(f"worst: {_signed(ranking.iloc[-1][rank_by] - base_row[rank_by], unit)} "
-               f"({names[ranking.iloc[-1]['run_id']]})")
+               f"({md(names[ranking.iloc[-1]['run_id']])})")
 
 cache.chart(scenario_charts.scenario_ranking_chart(breakdown, ranking))
 
@@ -105,7 +106,7 @@ table = shown[[c for c in columns if c in shown]].rename(columns={
 if "vs baseline %" in table:
     table["vs baseline %"] = table["vs baseline %"] * 100
 st.caption(f"Ranked by {label.lower()} ({'higher' if higher else 'lower'} is better) against "
-           f"`{names[baseline]}`. Idle GPU-hours by cause; waits per workload over whole runs.")
+           f"{md(names[baseline])}. Idle GPU-hours by cause; waits per workload over whole runs.")
 cache.table(table, column_config={c: st.column_config.NumberColumn(format="%.2f")
                                   for c in table.columns if table[c].dtype.kind == "f"})
 cache.csv_download(ranking, "scenario_ranking.csv", key="scenarios.ranking.csv")
@@ -124,11 +125,12 @@ pair = replace(filters, run_id=baseline)
 run_range = cache.query(db, "run_date_range", baseline)
 if baseline != filters.run_id or run_range is None or (filters.date_from, filters.date_to) == tuple(run_range):
     pair = replace(pair, date_from=None, date_to=None)
-teams = ", ".join(pair.tenants) if pair.tenants else "all teams"
-models = ", ".join(pair.gpu_models) if pair.gpu_models else "all GPU models"
+# Run ids, profiles, teams and models are user text: escaped, not read as Markdown.
+teams = ", ".join(md(t) for t in pair.tenants) if pair.tenants else "all teams"
+models = ", ".join(md(m) for m in pair.gpu_models) if pair.gpu_models else "all GPU models"
 dates = "whole runs" if pair.date_from is None else f"{pair.date_from} to {pair.date_to} (UTC) in both runs"
-st.caption(f"Baseline `{baseline}` ({profiles.get(baseline)}) vs `{other}` ({profiles.get(other)}) · {dates} · "
-           f"{teams} · {models}")
+st.caption(f"Baseline {md(baseline)} ({md(profiles.get(baseline))}) vs {md(other)} ({md(profiles.get(other))}) · "
+           f"{dates} · {teams} · {models}")
 compared = cache.query(db, "scenario_compare", pair, other)
 
 
@@ -148,7 +150,7 @@ for column, (_, row) in zip(st.columns(len(pair_cards)), pair_cards.iterrows(), 
     column.metric(
         str(row["metric"]).replace(" (gang_wait) GPU-hours", ""), _shown(row["scenario"], row["unit"]),
         _change(row), delta_color="normal" if row["metric"] in better_when_higher else "inverse",
-        help=f"{other}: {_shown(row['scenario'], row['unit'])}; {baseline}: {_shown(row['baseline'], row['unit'])}",
+        help=f"{md(other)}: {_shown(row['scenario'], row['unit'])}; {md(baseline)}: {_shown(row['baseline'], row['unit'])}",
     )
 
 by_team = cache.query(db, "scenario_by_team", pair, other)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards import cache, charts, ui, waiting_charts
+from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
 
@@ -29,7 +30,7 @@ if opened_from_link:
     st.session_state[key] = linked
 with pick_col:
     if not options:
-        st.info(f"No workload id contains {text!r} in run {filters.run_id}." if text else
+        st.info(f"No workload id contains {md(repr(text))} in run {md(filters.run_id)}." if text else
                 "No workload held GPUs in this selection: search for one by id.")
         st.stop()
     workload_id = st.selectbox("Workload", options, key=key,
@@ -39,11 +40,11 @@ st.query_params["workload"] = workload_id  # the URL names what is shown: share 
 
 details = cache.query(db, "workload_details", filters.run_id, workload_id)
 if not details:
-    st.info(f"{workload_id!r} is not in run {filters.run_id}.")
+    st.info(f"{md(repr(workload_id))} is not in run {md(filters.run_id)}.")
     st.stop()
 
-st.caption(f"Run `{filters.run_id}` · team {details.get('tenant')} · {details.get('kind')} · "
-           f"queue {details.get('cluster_queue') or details.get('queue') or '—'} · priority "
+st.caption(f"Run {md(filters.run_id)} · team {md(details.get('tenant'))} · {md(details.get('kind'))} · "
+           f"queue {md(details.get('cluster_queue') or details.get('queue') or '—')} · priority "
            f"{details.get('priority')}")
 a, b, c, d, e = st.columns(5)
 a.metric("Cost", ui.compact_usd(float(details.get("effective_cost") or 0.0)),

@@ -36,13 +36,68 @@ PHASES = ("steady", "warmup", "drain")
 DEFAULT_PHASE = "steady"
 
 # The same configuration for every read-only connection: DuckDB refuses a second connection to
-# one file with a different configuration, so data.py and sql.py must agree on it.
+# one file with a different configuration, so data.py and sql.py must agree on it (the limits
+# of `SqlLimits` are added to it, the same for the whole process: they come from its settings).
 READ_ONLY_CONFIG: dict[str, Any] = {
     "enable_external_access": False,  # no read_csv('/etc/passwd'), COPY TO, ATTACH, INSTALL
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
-    "lock_configuration": True,  # a query cannot SET its way back to external access
+    "lock_configuration": True,  # a query cannot SET its way back to external access, or its limits up
 }
+SQL_MEMORY_ENV, SQL_TEMP_ENV, SQL_TIMEOUT_ENV = (
+    "GPU_FINOPS_SQL_MEMORY_LIMIT", "GPU_FINOPS_SQL_TEMP_LIMIT", "GPU_FINOPS_SQL_TIMEOUT"
+)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(B|KB|MB|GB|TB|KIB|MIB|GIB|TIB)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str, what: str = "size") -> str:
+    """``text`` as a DuckDB size setting (``512MB``, ``2GB``, ``1.5GiB``); DashboardError
+    naming ``what`` otherwise."""
+    match = _SIZE.match(str(text))
+    if not match or float(match.group(1)) <= 0:
+        raise DashboardError(f"{what}: expected a size such as 512MB, 2GB or 1.5GiB, got {str(text)[:40]!r}")
+    return f"{match.group(1)}{match.group(2).upper().replace('IB', 'iB')}"
+
+
+def parse_seconds(text: str | float, what: str = "timeout") -> float:
+    """``text`` as a positive number of seconds (``30``, ``2.5``, ``90s``, ``5m``)."""
+    value = str(text).strip().lower()
+    scale = 60.0 if value.endswith("m") else 1.0
+    try:
+        seconds = float(value.rstrip("sm")) * scale
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds <= 86_400:
+        raise DashboardError(f"{what}: expected seconds between 0 and 86400 (e.g. 30, 90s, 5m), got {str(text)[:40]!r}")
+    return seconds
+
+
+@dataclass(frozen=True)
+class SqlLimits:
+    """Bounds on every query a read-only connection runs, user SQL included: DuckDB's memory
+    limit, the disk it may spill to (``max_temp_directory_size``), and a statement timeout
+    (enforced by interrupting the query). Set with ``sql --memory-limit/--temp-limit/
+    --timeout``, ``dashboard --sql-memory-limit/…``, or the environment variables above."""
+
+    memory: str = "2GB"
+    temp: str = "4GB"
+    timeout_s: float = 60.0
+
+    @classmethod
+    def from_env(cls) -> SqlLimits:
+        default = cls()
+        return cls(
+            parse_size(os.environ.get(SQL_MEMORY_ENV) or default.memory, SQL_MEMORY_ENV),
+            parse_size(os.environ.get(SQL_TEMP_ENV) or default.temp, SQL_TEMP_ENV),
+            parse_seconds(os.environ.get(SQL_TIMEOUT_ENV) or default.timeout_s, SQL_TIMEOUT_ENV),
+        )
+
+    def environment(self) -> dict[str, str]:
+        """The variables that give a child process (the Streamlit server) these limits."""
+        return {SQL_MEMORY_ENV: self.memory, SQL_TEMP_ENV: self.temp, SQL_TIMEOUT_ENV: str(self.timeout_s)}
+
+    def config(self) -> dict[str, Any]:
+        return {**READ_ONLY_CONFIG, "memory_limit": self.memory, "max_temp_directory_size": self.temp}
 
 
 # --------------------------------------------------------------------------------------------
@@ -72,11 +127,13 @@ def require_db(db: Path | str | None) -> Path:
     return path
 
 
-def connect_read_only(db: Path | str) -> duckdb.DuckDBPyConnection:
-    """Open ``db`` read-only, external access off. Raises DashboardError on failure."""
+def connect_read_only(db: Path | str, limits: SqlLimits | None = None) -> duckdb.DuckDBPyConnection:
+    """Open ``db`` read-only, external access off, under ``limits`` (default: the process's,
+    `SqlLimits.from_env`). Raises DashboardError on failure."""
     path = require_db(db)
+    config = (limits or SqlLimits.from_env()).config()
     try:
-        return duckdb.connect(str(path), read_only=True, config=dict(READ_ONLY_CONFIG))
+        return duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DashboardError(f"cannot open database {path}: {first_line}") from exc

@@ -151,14 +151,13 @@ def run(args: argparse.Namespace) -> int:
     costs: list[tuple[str, str, float, float]] = []
     build_seconds = None
     if not args.no_build:
-        import duckdb
-
         from pipeline.build import build
+        from pipeline.connect import connect
 
         began = time.perf_counter()
         build(list(run_dirs.values()), inputs.prices, out / "aaic.duckdb", show_progress=False)
         build_seconds = time.perf_counter() - began
-        with duckdb.connect(str(out / "aaic.duckdb"), read_only=True) as db:
+        with connect(out / "aaic.duckdb", read_only=True) as db:
             costs = db.execute(_COST_SQL).fetchall()
         atomic_write_text(out / "cost_by_group.csv",
                           csv_text(("run_id", "tenant", "gpu_hours", "effective_cost_usd"), costs))

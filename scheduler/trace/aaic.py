@@ -1,7 +1,7 @@
 """Adapter for the AAIC batch-job log (AIST AI Cloud, 2017): multi-node (gang) GPU jobs.
 
-The quarter files (``aaicwl-2017Q3.csv.gz``, ``aaicwl-2017Q4.csv.gz``, gzip or plain CSV)
-have a header and ``", "`` (comma, space) between values::
+The quarter files (``aaicwl-2017Q3.csv.gz``, ``aaicwl-2017Q4.csv.gz``, gzip or plain CSV,
+read as a stream) have a header and ``", "`` (comma, space) between values::
 
     id, user, group, queue, nodes, gpus, walltime_req, termcode,
     time_submit, time_start, time_end, waittime, walltime
@@ -34,9 +34,8 @@ with the reason, like any unparsable row: ``len(workloads) + len(rejected) == in
 from __future__ import annotations
 
 import csv
-import gzip
-import io
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -46,6 +45,7 @@ from scheduler.model.cluster import Cluster, Node
 from scheduler.model.workload import Workload
 from scheduler.trace.generic import RejectedRow, TraceLoad
 from scheduler.trace.io import RowProblem as _RowProblem
+from scheduler.trace.io import not_utf8_error, open_csv_lines
 
 COLUMNS = (
     "id", "user", "group", "queue", "nodes", "gpus", "walltime_req", "termcode",
@@ -61,6 +61,7 @@ DEFAULT_GPU_MODEL = "P100"
 DEFAULT_CPU_MILLI = 20_000
 DEFAULT_MEMORY_MIB = 256 * 1024
 LAST_UNIX_TIME = 4_102_444_800  # 2100-01-01T00:00:00Z: later times are not a job log
+MAX_WHOLE = 2**53  # any column: checked before any arithmetic (a float still holds it exactly)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,33 +107,27 @@ class AaicJobs:
     input_rows: int
 
 
-def open_text(path: Path) -> str:
-    """The file's text; gzip is recognised by its magic bytes, not by the name."""
+def read_aaic_jobs(path: Path) -> AaicJobs:
+    """Every row of an AAIC quarter file as an `AaicJob` or a rejected row, in file order."""
     path = Path(path)
     if not path.exists():
         raise InputError(path, "file not found")
     if path.is_dir():
         raise InputError(path, "is a folder, expected a CSV file")
-    data = path.read_bytes()
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as exc:
-            raise InputError(path, f"not a readable gzip file: {exc}") from None
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (byte {exc.start})") from None
+    handle, lines = open_csv_lines(path)  # gzip (by its magic bytes) is decompressed as a stream
+    with handle:
+        return _read_jobs(path, csv.reader(lines, skipinitialspace=True))
 
 
-def read_aaic_jobs(path: Path) -> AaicJobs:
-    """Every row of an AAIC quarter file as an `AaicJob` or a rejected row, in file order."""
-    path = Path(path)
-    reader = csv.reader(io.StringIO(open_text(path), newline=""), skipinitialspace=True)
+def _read_jobs(path: Path, reader: Iterator[list[str]]) -> AaicJobs:
     try:
         header = [name.strip() for name in next(reader)]
     except StopIteration:
         raise InputError(path, "empty file: expected a header row", row=1) from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None
+    except (OSError, EOFError) as exc:
+        raise InputError(path, f"not a readable gzip file: {exc}") from None
     for column in COLUMNS:
         if column not in header:
             raise InputError(path, "required column of an AAIC log missing", row=1, field=column)
@@ -161,6 +156,10 @@ def read_aaic_jobs(path: Path) -> AaicJobs:
             jobs.append(job)
     except csv.Error as exc:
         raise InputError(path, f"malformed CSV: {exc}", row=row_number + 1) from None
+    except UnicodeDecodeError:
+        raise not_utf8_error(path) from None
+    except (OSError, EOFError) as exc:  # a truncated or damaged gzip stream
+        raise InputError(path, f"not a readable gzip file: {exc}", row=row_number + 1) from None
     return AaicJobs(tuple(jobs), tuple(rejected), input_rows)
 
 
@@ -223,6 +222,8 @@ def _parse_job(values: list[str], position: dict[str, int], width: int, row: int
             number = _whole_from_text(column, text)
         if number < 0:
             raise _RowProblem(column, f"must be >= 0, got {text}")
+        if number > MAX_WHOLE:  # before any arithmetic on it
+            raise _RowProblem(column, f"must be at most {MAX_WHOLE:,}, got a number of {len(text)} characters")
         if column.startswith("time_") and number >= LAST_UNIX_TIME:
             raise _RowProblem(column, f"must be a Unix time before 2100-01-01, got {text}")
         numbers[column] = number

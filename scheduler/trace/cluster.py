@@ -32,7 +32,8 @@ error (a typo would otherwise change the cluster silently).
 Errors raise `InputError` naming the file, the row (tables) or ``pool[i].key`` (TOML), and
 the field. Values must fit the run directory's columns: at most `MAX_NODES` nodes, a node's
 ``gpus`` a 32-bit integer, CPU and memory at most `MAX_NODE_RESOURCE`; text fields hold text
-(a TOML list or table there is an error, not a name).
+(a TOML list or table there is an error, not a name, and so is a control character). A node
+table column that looks like a known one (``pricing_categroy``) gives a warning.
 """
 
 from __future__ import annotations
@@ -50,9 +51,16 @@ from scheduler.errors import InputError
 from scheduler.eventlog.schema import CLUSTER_SCHEMA, WORKLOAD_SCHEMA
 from scheduler.model.cluster import PRICING_CATEGORIES, Cluster, Node
 from scheduler.model.workload import Workload
-from scheduler.trace.io import ROW_PROBLEM, read_table_rows
+from scheduler.trace.io import (
+    ROW_PROBLEM,
+    control_character_problem,
+    header_typos,
+    read_table_rows,
+    read_utf8,
+)
 
 REQUIRED_COLUMNS = ("node", "gpu_model", "gpus")
+COLUMNS = (*REQUIRED_COLUMNS, "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
 MAX_NODES = 100_000
 """Nodes in one cluster: above the largest Kubernetes clusters, and a bound on the replay."""
 MAX_NODE_GPUS = 2**31 - 1  # cluster.parquet stores a node's GPUs as a 32-bit integer
@@ -65,32 +73,33 @@ POOL_KEYS = frozenset(
 )
 
 
-def read_cluster(path: Path) -> Cluster:
-    """Read a cluster from a node table (CSV/Parquet) or a node-pool TOML file."""
+def read_cluster(path: Path, warnings: list[str] | None = None) -> Cluster:
+    """Read a cluster from a node table (CSV/Parquet) or a node-pool TOML file; warnings for
+    the console (a misspelt column) are appended to ``warnings``."""
     path = Path(path)
     if path.suffix.lower() == ".toml":
-        if not path.exists():
-            raise InputError(path, "file not found")
         try:
-            document = tomllib.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError:
-            raise InputError(path, "not UTF-8 text") from None
+            document = tomllib.loads(read_utf8(path))
         except tomllib.TOMLDecodeError as exc:
             raise InputError(path, f"not valid TOML: {exc}") from None
         except RecursionError:  # tomllib parses nested arrays and tables recursively
             raise InputError(path, "not valid TOML: nested too deeply") from None
+        except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4,300 digits
+            raise InputError(path, f"not valid TOML: a value cannot be read ({exc})") from None
         pools = document.get("pool")
         if not isinstance(pools, list) or not pools:
             raise InputError(path, "expected one or more [[pool]] tables", field="pool")
         return Cluster(tuple(expand_pools(pools, source=path)))
-    return Cluster(tuple(_read_node_table(path)))
+    return Cluster(tuple(_read_node_table(path, warnings)))
 
 
-def _read_node_table(path: Path) -> list[Node]:
+def _read_node_table(path: Path, warnings: list[str] | None) -> list[Node]:
     columns, rows = read_table_rows(path)
     for column in REQUIRED_COLUMNS:
         if column not in columns:
             raise InputError(path, "required column missing", row=1, field=column)
+    if warnings is not None:
+        warnings.extend(header_typos(columns, COLUMNS, path, "node table"))
     nodes: list[Node] = []
     first_row: dict[str, int] = {}
     for row_number, record in rows:
@@ -128,6 +137,9 @@ def _node_from_values(
         if isinstance(value, list | tuple | dict | bytes):
             raise fail(field, f"must be text, got {type(value).__name__} {reprlib.repr(value)}")
         value = str(value).strip()
+        problem = control_character_problem(value)
+        if problem is not None:
+            raise fail(field, problem)
         return value or None
 
     def whole(field: str, default: int | None) -> int:

@@ -1,6 +1,7 @@
 """`replay --format`: which adapter reads a trace, and `auto` detection from its header.
 
-Detection looks at the header row only (after gunzip when the file is gzip): the generic
+Detection reads the header row only (its first 64 KiB at most, decompressed on the fly when
+the file is gzip: never the whole file, which a gzip bomb would blow up a thousandfold): the generic
 schema has ``workload_id``; an openb pod list has ``name, num_gpu, gpu_milli``; an AAIC
 log has ``nodes, gpus, time_submit, waittime``. Parquet files are generic. Anything else
 is an `InputError` naming the header, so a wrong file never replays silently as nothing.
@@ -12,15 +13,13 @@ take ``start`` (``--start``, else the default); Unix times (AAIC) map to UTC and
 
 from __future__ import annotations
 
-import csv
-import io
 from datetime import datetime
 from pathlib import Path
 
 from scheduler.errors import InputError
-from scheduler.trace.aaic import open_text, read_aaic_trace
+from scheduler.trace.aaic import read_aaic_trace
 from scheduler.trace.generic import TraceLoad, quarantine_out_of_range, read_generic_trace
-from scheduler.trace.io import is_parquet
+from scheduler.trace.io import first_csv_line, is_parquet
 from scheduler.trace.openb import read_openb_trace
 
 TRACE_FORMATS = ("auto", "generic", "openb", "aaic")
@@ -34,10 +33,13 @@ _SIGNATURES = (
 def detect_trace_format(path: Path) -> str:
     """``generic``, ``openb`` or ``aaic`` from the file's header row."""
     path = Path(path)
+    if not path.exists():
+        raise InputError(path, "file not found")
+    if path.is_dir():
+        raise InputError(path, "is a folder, expected a CSV or Parquet file")
     if is_parquet(path):
         return "generic"
-    text = open_text(path)
-    first = next(csv.reader(io.StringIO(text[:65536], newline=""), skipinitialspace=True), None)
+    first = first_csv_line(path)
     header = {value.strip() for value in first or ()}
     for name, columns in _SIGNATURES:
         if all(column in header for column in columns):

@@ -2,10 +2,13 @@
 
 Contract of `read_generic_trace(path, start)`:
 
-- The file is CSV (UTF-8, header row) or Parquet; one row per workload (pod group).
+- The file is CSV (UTF-8, header row; plain or gzip) or Parquet; one row per workload (pod
+  group).
 - Required columns: ``workload_id, submit_time, duration_s, gpus_per_pod``. A missing one
   raises `InputError` naming row 1 (the header) and the column. So do a missing, unreadable
-  or non-UTF-8 file. Unknown extra columns are ignored.
+  or non-UTF-8 file. Unknown extra columns are ignored; one that looks like a known column
+  (``tennant``) gives a warning (`TraceLoad.warnings`), since its values would otherwise
+  silently become the defaults.
 - Every data row either becomes a `Workload` or a `RejectedRow` (quarantined, with the
   column and the reason), never both and never neither:
   ``len(workloads) + len(rejected) == input_rows``.
@@ -17,8 +20,9 @@ Contract of `read_generic_trace(path, start)`:
   `RejectedRow` carries.
 - Values must fit the event-log columns and the pipeline's timestamps: ``pods`` at most
   `MAX_PODS`, ``priority`` a 32-bit integer, CPU and memory at most `MAX_RESOURCE_PER_POD`,
-  times and durations at most `MAX_SECONDS` (ten years). A cell holding a list or a map (a
-  nested Parquet column) is rejected, not turned into text.
+  times and durations at most `MAX_SECONDS` (ten years), each checked before any arithmetic
+  on it. A cell holding a list or a map (a nested Parquet column), or text holding a control
+  character (an escape sequence, NUL), is rejected, not turned into text.
 
 `iter_generic_trace(path, start)` is the streaming form: it reads the file in batches and
 yields each batch's workloads and rejected rows in source order, so a caller that does not
@@ -40,7 +44,13 @@ from typing import Any
 from scheduler.errors import InputError
 from scheduler.model.cluster import TOPOLOGY_LEVELS
 from scheduler.model.workload import MILLI, Workload
-from scheduler.trace.io import DEFAULT_BATCH_ROWS, ROW_PROBLEM, read_table_rows
+from scheduler.trace.io import (
+    DEFAULT_BATCH_ROWS,
+    ROW_PROBLEM,
+    control_character_problem,
+    header_typos,
+    read_table_rows,
+)
 from scheduler.trace.io import RowProblem as _RowProblem
 
 REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
@@ -72,6 +82,7 @@ MAX_PRIORITY = 2**31 - 1  # a Kubernetes priority is a 32-bit integer
 MAX_RESOURCE_PER_POD = 2**40
 """CPU millicores or MiB of one pod: times MAX_PODS it still fits a 64-bit integer."""
 MAX_GPUS_PER_POD = 2**31 - 1  # a node's GPU count is a 32-bit integer
+_MAX_WHOLE = 2**53  # any whole-number cell: a float still holds it exactly; each column has a tighter bound
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,29 +104,34 @@ class TraceLoad:
     workloads: tuple[Workload, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
+    warnings: tuple[str, ...] = ()  # for the console: e.g. a header column that looks misspelt
 
 
 @dataclass(frozen=True, slots=True)
 class TraceBatch:
-    """Consecutive input rows: their workloads and rejected rows, each in source order."""
+    """Consecutive input rows: their workloads and rejected rows, each in source order. The
+    first batch carries the file's warnings."""
 
     workloads: tuple[Workload, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
+    warnings: tuple[str, ...] = ()
 
 
 def read_generic_trace(path: Path, start: datetime) -> TraceLoad:
     """Read a generic-schema trace; see the module docstring for the contract."""
     accepted: list[Workload] = []
     rejected: list[RejectedRow] = []
+    warnings: list[str] = []
     input_rows = 0
     for batch in iter_generic_trace(path, start):
         accepted.extend(batch.workloads)
         rejected.extend(batch.rejected)
+        warnings.extend(batch.warnings)
         input_rows += batch.input_rows
     # sorted() is stable, and rows arrive in source order: ties keep source order.
     accepted.sort(key=lambda w: (w.submit_time_s, w.source_row))
-    return TraceLoad(tuple(accepted), tuple(rejected), input_rows)
+    return TraceLoad(tuple(accepted), tuple(rejected), input_rows, tuple(warnings))
 
 
 def iter_generic_trace(
@@ -134,6 +150,7 @@ def iter_generic_trace(
                 row=1,
                 field=column,
             )
+    warnings = tuple(header_typos(columns, COLUMNS, path, "generic trace"))
     start_utc = _as_utc(start)
     seen_ids: dict[str, int] = {}
     model_sets: dict[str, tuple[str, ...]] = {}  # one tuple per distinct gpu_model label
@@ -155,10 +172,10 @@ def iter_generic_trace(
             seen_ids[workload.workload_id] = row_number
             accepted.append(workload)
         if input_rows == batch_rows:
-            yield TraceBatch(tuple(accepted), tuple(rejected), input_rows)
-            accepted, rejected, input_rows = [], [], 0
-    if input_rows:
-        yield TraceBatch(tuple(accepted), tuple(rejected), input_rows)
+            yield TraceBatch(tuple(accepted), tuple(rejected), input_rows, warnings)
+            accepted, rejected, input_rows, warnings = [], [], 0, ()
+    if input_rows or warnings:
+        yield TraceBatch(tuple(accepted), tuple(rejected), input_rows, warnings)
 
 
 def quarantine_out_of_range(load: TraceLoad) -> TraceLoad:
@@ -179,7 +196,7 @@ def quarantine_out_of_range(load: TraceLoad) -> TraceLoad:
     if not moved:
         return load
     rejected = sorted((*load.rejected, *moved), key=lambda r: r.row)
-    return TraceLoad(tuple(kept), tuple(rejected), load.input_rows)
+    return TraceLoad(tuple(kept), tuple(rejected), load.input_rows, load.warnings)
 
 
 def _out_of_range(workload: Workload) -> tuple[str, str] | None:
@@ -194,8 +211,10 @@ def _out_of_range(workload: Workload) -> tuple[str, str] | None:
         ("priority", workload.priority, -MAX_PRIORITY, MAX_PRIORITY),
     )
     for column, value, low, high in checks:
-        if not (math.isfinite(value) and low <= value <= high):
-            return column, f"must be between {low:,} and {high:,}, got {_show(value) if math.isfinite(value) else value}"
+        # An adapter's whole number may be too large for a float: compare it as it is.
+        finite = isinstance(value, int) or math.isfinite(value)
+        if not (finite and low <= value <= high):
+            return column, f"must be between {low:,} and {high:,}, got {_show(value) if finite else value}"
     return None
 
 
@@ -228,6 +247,8 @@ def _parse_row(
     gpus_per_pod = _required_number(record, "gpus_per_pod")
     if gpus_per_pod <= 0:
         raise _RowProblem("gpus_per_pod", f"must be > 0, got {_show(gpus_per_pod)}")
+    # The bound first: 1e306 GPUs times MILLI is no longer a finite number.
+    _at_most("gpus_per_pod", gpus_per_pod, MAX_GPUS_PER_POD, "GPUs")
     if gpus_per_pod >= 1 and not float(gpus_per_pod).is_integer():
         raise _RowProblem(
             "gpus_per_pod",
@@ -235,7 +256,6 @@ def _parse_row(
         )
     if round(gpus_per_pod * MILLI) < 1:
         raise _RowProblem("gpus_per_pod", f"must be at least 0.001, got {_show(gpus_per_pod)}")
-    _at_most("gpus_per_pod", gpus_per_pod, MAX_GPUS_PER_POD, "GPUs")
     gpu_label = _text(record.get("gpu_model"), "gpu_model")
     gpu_models = _model_set(gpu_label, model_sets) if gpu_label else ()
     cpu = _integer(record, "cpu_milli_per_pod", default=0)
@@ -294,9 +314,13 @@ def _parent_min_groups(record: dict[str, Any]) -> int | None:
 
 
 def _text(value: Any, column: str = "(row)") -> str | None:
-    """Strip text; empty or missing is None. A list or map (nested Parquet) is a problem."""
+    """Strip text; empty or missing is None. A list or map (nested Parquet), or text with a
+    control character (a terminal escape sequence, NUL), is a problem."""
     if type(value) is str:  # every CSV cell: the fast path, millions of times per trace
-        return value.strip() or None
+        value = value.strip()
+        if value and not value.isprintable():
+            _refuse_control_characters(value, column)
+        return value or None
     if value is None:
         return None
     if isinstance(value, float) and math.isnan(value):
@@ -309,7 +333,15 @@ def _text(value: Any, column: str = "(row)") -> str | None:
     elif isinstance(value, list | tuple | dict):
         raise _RowProblem(column, f"must be one value, got a {type(value).__name__}: {_shown(value)}")
     text = str(value).strip()
+    if text and not text.isprintable():
+        _refuse_control_characters(text, column)
     return text or None
+
+
+def _refuse_control_characters(text: str, column: str) -> None:
+    problem = control_character_problem(text)
+    if problem is not None:
+        raise _RowProblem(column, problem)
 
 
 def _shared_text(record: dict[str, Any], column: str) -> str | None:
@@ -346,7 +378,11 @@ def _at_most(column: str, value: float, limit: float, unit: str) -> None:
 
 
 def _show(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
+    if isinstance(value, int):  # exact, and never converted to a float that cannot hold it
+        return str(value) if value.bit_length() <= 128 else f"a number of about {int(value.bit_length() * 0.30103):,} digits"
+    if float(value).is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return repr(float(value))  # 1e+306, not its 307 digits
 
 
 def _number(record: dict[str, Any], column: str, *, required: bool) -> float | None:
@@ -388,6 +424,8 @@ def _integer(record: dict[str, Any], column: str, *, default: int) -> int:
         return default
     if not number.is_integer():
         raise _RowProblem(column, f"must be a whole number, got {_show(number)}")
+    if abs(number) > _MAX_WHOLE:  # before it becomes a 300-digit integer
+        raise _RowProblem(column, f"must be between -{_MAX_WHOLE:,} and {_MAX_WHOLE:,}, got {_show(number)}")
     return int(number)
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from scheduler.errors import InputError
 from scheduler.model.cluster import Cluster, Node
 from scheduler.trace.cluster import read_cluster
+from scheduler.trace.io import control_character_problem, read_utf8
 
 OPENB_NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 PAI_MACHINE_COLUMNS = ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu")
@@ -58,10 +59,11 @@ def detect_cluster_format(path: Path) -> str:
     return "nodes"
 
 
-def read_any_cluster(path: Path) -> Cluster:
-    """A cluster from any known inventory format (see the module docstring)."""
+def read_any_cluster(path: Path, warnings: list[str] | None = None) -> Cluster:
+    """A cluster from any known inventory format (see the module docstring); warnings for the
+    console (a misspelt column of a node table) are appended to ``warnings``."""
     readers: dict[str, Callable[[Path], Cluster]] = {
-        "nodes": read_cluster,
+        "nodes": lambda p: read_cluster(p, warnings),
         "openb-nodes": read_openb_nodes,
         "pai-machines": read_pai_machines,
         "spot-nodes": read_spot_nodes,
@@ -129,6 +131,9 @@ class _Field:
         value = self.record.get(column, "").strip()
         if required and not value:
             raise InputError(self.path, "missing: a value is required", row=self.row, field=column)
+        problem = control_character_problem(value)
+        if problem is not None:
+            raise InputError(self.path, problem, row=self.row, field=column)
         return value
 
     def whole(self, column: str) -> int:
@@ -142,15 +147,6 @@ class _Field:
         if number > MAX_WHOLE:  # cluster.parquet holds GPUs as 32-bit integers
             raise InputError(self.path, f"must be at most {MAX_WHOLE:,}, got {value!r}", row=self.row, field=column)
         return int(number)
-
-
-def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise InputError(path, "file not found")
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(path, f"not UTF-8 text (byte {exc.start})") from None
 
 
 def _first_line(path: Path) -> list[str] | None:
@@ -169,7 +165,7 @@ def _looks_like_pai_row(values: list[str]) -> bool:
 
 
 def _rows(path: Path, columns: tuple[str, ...], *, header: bool) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    reader = csv.reader(io.StringIO(read_utf8(path), newline=""))
     names = list(columns)
     row_number = 0
     try:

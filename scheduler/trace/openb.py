@@ -31,7 +31,9 @@ The pod lists (``openb_pod_list_*.csv``) have one row per pod::
   ==================  =============================================================
 
 Every data row becomes a workload or a `RejectedRow` naming the column and the reason:
-``len(workloads) + len(rejected) == input_rows``. Rows the replay cannot map are rejected
+``len(workloads) + len(rejected) == input_rows``. Numbers are bounded before any arithmetic
+(`MAX_WHOLE`), text holding a control character is rejected, and a header column that looks
+like a known one gives a warning (`TraceLoad.warnings`). Rows the replay cannot map are rejected
 there: CPU-only pods (the replay accounts GPU workloads only), rows without times (the
 multigpu files), a zero or negative lifetime.
 """
@@ -46,8 +48,8 @@ from typing import Any
 
 from scheduler.errors import InputError
 from scheduler.model.workload import MILLI, Workload
-from scheduler.trace.generic import RejectedRow, TraceLoad
-from scheduler.trace.io import ROW_PROBLEM, read_table_rows
+from scheduler.trace.generic import MAX_SECONDS, RejectedRow, TraceLoad
+from scheduler.trace.io import ROW_PROBLEM, control_character_problem, header_typos, read_table_rows
 from scheduler.trace.io import RowProblem as _RowProblem
 
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")
@@ -61,6 +63,9 @@ QOS_KIND = {
     "BE": "best-effort",
 }
 OPENB_TENANT = "openb"
+MAX_WHOLE = 2**40
+"""Any whole number of a pod row (millicores, MiB, GPUs, seconds), checked before any
+arithmetic on it: far above any real pod."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,7 @@ class OpenbPodList:
     pods: tuple[OpenbPod, ...]
     rejected: tuple[RejectedRow, ...]
     input_rows: int
+    warnings: tuple[str, ...] = ()
 
 
 def read_openb_pods(path: Path) -> OpenbPodList:
@@ -103,13 +109,14 @@ def read_openb_pods(path: Path) -> OpenbPodList:
     for column in POD_COLUMNS:
         if column not in columns:
             raise InputError(path, "required column of an openb pod list missing", row=1, field=column)
+    warnings = tuple(header_typos(columns, (*POD_COLUMNS, *OPTIONAL_COLUMNS), path, "openb pod list"))
     pods: list[OpenbPod] = []
     rejected: list[RejectedRow] = []
     seen: dict[str, int] = {}
     input_rows = 0
     for row_number, record in rows:
         input_rows += 1
-        name = _text(record.get("name"))
+        name = _label(record.get("name"))
         try:
             pod = _parse_pod(record, row_number)
             if pod.name in seen:
@@ -119,7 +126,7 @@ def read_openb_pods(path: Path) -> OpenbPodList:
             continue
         seen[pod.name] = row_number
         pods.append(pod)
-    return OpenbPodList(tuple(pods), tuple(rejected), input_rows)
+    return OpenbPodList(tuple(pods), tuple(rejected), input_rows, warnings)
 
 
 def read_openb_trace(path: Path, start: datetime) -> TraceLoad:
@@ -136,7 +143,7 @@ def read_openb_trace(path: Path, start: datetime) -> TraceLoad:
             rejected.append(RejectedRow(pod.row, pod.name, problem.field, problem.reason))
     workloads.sort(key=lambda w: (w.submit_time_s, w.source_row))
     rejected.sort(key=lambda r: r.row)
-    return TraceLoad(tuple(workloads), tuple(rejected), parsed.input_rows)
+    return TraceLoad(tuple(workloads), tuple(rejected), parsed.input_rows, parsed.warnings)
 
 
 # ------------------------------------------------------------------------------- rows
@@ -145,7 +152,7 @@ def read_openb_trace(path: Path, start: datetime) -> TraceLoad:
 def _parse_pod(record: dict[str, Any], row: int) -> OpenbPod:
     if ROW_PROBLEM in record:
         raise _RowProblem("(row)", record[ROW_PROBLEM])
-    name = _text(record.get("name"))
+    name = _text(record.get("name"), "name")
     if name is None:
         raise _RowProblem("name", "missing: every pod needs a name")
     cpu = _required_whole(record, "cpu_milli")
@@ -161,9 +168,9 @@ def _parse_pod(record: dict[str, Any], row: int) -> OpenbPod:
             "gpu_milli",
             f"a pod of {num_gpu} GPUs takes whole GPUs (1000), got {gpu_milli}: only one GPU can be shared",
         )
-    spec = _text(record.get("gpu_spec"))
+    spec = _text(record.get("gpu_spec"), "gpu_spec")
     models = tuple(m.strip() for m in spec.split("|") if m.strip()) if spec else ()
-    qos = _text(record.get("qos"))
+    qos = _text(record.get("qos"), "qos")
     if qos is not None and qos not in QOS_PRIORITY:
         raise _RowProblem("qos", f"unknown QoS class {qos!r}; known: {', '.join(QOS_PRIORITY)}")
     return OpenbPod(
@@ -211,11 +218,22 @@ def _pod_to_workload(pod: OpenbPod) -> Workload:
     )
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, column: str) -> str | None:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return None
     text = str(value).strip()
+    problem = control_character_problem(text)
+    if problem is not None:
+        raise _RowProblem(column, problem)
     return text or None
+
+
+def _label(value: Any) -> str | None:
+    """The row's pod name for a rejected row, whatever the cell holds."""
+    try:
+        return _text(value, "name")
+    except _RowProblem:
+        return repr(value)[:80]
 
 
 def _required_whole(record: dict[str, Any], column: str) -> int:
@@ -226,16 +244,19 @@ def _required_whole(record: dict[str, Any], column: str) -> int:
 
 
 def _whole(record: dict[str, Any], column: str) -> int | None:
-    """A whole number >= 0, or None when the cell is empty."""
-    text = _text(record.get(column))
+    """A whole number between 0 and `MAX_WHOLE`, or None when the cell is empty."""
+    text = _text(record.get(column), column)
     if text is None:
         return None
     try:
         number = float(text)
     except ValueError:
-        raise _RowProblem(column, f"not a number: {text!r}") from None
+        raise _RowProblem(column, f"not a number: {text[:40]!r}") from None
     if not math.isfinite(number) or not number.is_integer():
-        raise _RowProblem(column, f"must be a whole number, got {text!r}")
+        raise _RowProblem(column, f"must be a whole number, got {text[:40]!r}")
     if number < 0:
-        raise _RowProblem(column, f"must be >= 0, got {text}")
+        raise _RowProblem(column, f"must be >= 0, got {text[:40]}")
+    limit = MAX_SECONDS if column in TIME_COLUMNS else MAX_WHOLE
+    if number > limit:
+        raise _RowProblem(column, f"must be at most {limit:,}, got {text[:40]}")
     return int(number)

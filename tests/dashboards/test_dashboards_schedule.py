@@ -159,7 +159,16 @@ def test_a_corrupt_state_file_is_a_clear_error(config):
 def test_a_rerun_replaces_the_folder_whole(config, tmp_path):
     schedule.run_due(config, now=datetime(2026, 11, 3, 7, 0))
     folder = tmp_path / "reports" / "daily" / "2026-11-02"
-    (folder / "stale.txt").write_text("from an older version")
+    (folder / "spend_by_team.png").write_bytes(b"an older report's chart")  # a report file
     os.remove(schedule.default_state_path(config))  # state lost: the report runs again
     assert _statuses(schedule.run_due(config, now=datetime(2026, 11, 3, 8, 0)))["daily"] == "written"
-    assert not (folder / "stale.txt").exists() and (folder / "headline.csv").is_file()
+    assert not (folder / "spend_by_team.png").exists() and (folder / "headline.csv").is_file()
+
+
+def test_a_rerun_never_replaces_a_folder_holding_the_users_files(config, tmp_path):
+    schedule.run_due(config, now=datetime(2026, 11, 3, 7, 0))
+    folder = tmp_path / "reports" / "daily" / "2026-11-02"
+    (folder / "notes.txt").write_text("mine")  # not a file a report writes: the folder is the user's now
+    os.remove(schedule.default_state_path(config))
+    assert _statuses(schedule.run_due(config, now=datetime(2026, 11, 3, 8, 0)))["daily"] == "failed"
+    assert (folder / "notes.txt").read_text() == "mine"

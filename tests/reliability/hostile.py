@@ -16,6 +16,7 @@ Arrow type, nulls, nested lists and maps, timestamps far out of range.
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 from dataclasses import dataclass
 from datetime import datetime
@@ -46,6 +47,15 @@ TIMES = (
     "0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59", "2026-02-30T00:00:00", "20261102T010000",
 )
 GPU_MODELS = ("A100", "H100", "L40S", "TPUv9", "A100|H100", "A100|", "|", "a100", " H100 ")
+# Names a terminal would run or a chart renderer choke on (issue 20, item 5).
+CONTROL_TEXT = (
+    "esc\x1b[31mred", "nul\x00byte", "csi\x9b2J", "title\x1b]0;pwned\x07", "del\x7f", "bell\x07",
+    "clear\x1b[2J\x1b[H", "odd\ufffe", "tab\tinside", "<script>alert(1)</script>",
+    "[click](javascript:alert(1))", "[/x]", "[bold]loud",
+)
+# Numbers past every bound: arithmetic on them overflows a float (item 4), and the longest
+# integers Python refuses to parse from text (more than 4,300 digits).
+HUGE_NUMBERS = ("1e306", "-1e306", "1.7976931348623157e308", "9" * 400, "9" * 5000, "-" + "9" * 4301)
 NUMBER_TEXT = st.one_of(
     st.integers(-(2**70), 2**70).map(str),
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
@@ -54,7 +64,7 @@ NUMBER_TEXT = st.one_of(
 )
 CELL = st.one_of(
     NUMBER_TEXT,
-    st.sampled_from(INJECTIONS + ODD_TEXT + TIMES + GPU_MODELS),
+    st.sampled_from(INJECTIONS + ODD_TEXT + TIMES + GPU_MODELS + CONTROL_TEXT + HUGE_NUMBERS),
     st.text(max_size=12),
 )
 # Small ids collide often: duplicates are part of the point.
@@ -74,8 +84,15 @@ class HostileFile:
 
     @property
     def utf8(self) -> bool:
+        """The text is UTF-8 (a gzip file's once decompressed)."""
+        data = self.data
+        if data[:2] == b"\x1f\x8b":
+            try:
+                data = gzip.decompress(data)
+            except (OSError, EOFError):
+                return False
         try:
-            self.data.decode("utf-8")
+            data.decode("utf-8")
         except UnicodeDecodeError:
             return False
         return True
@@ -84,7 +101,12 @@ class HostileFile:
 def csv_rows(data: bytes, *, skipinitialspace: bool = False) -> int | None:
     """Data rows of a CSV file as Python's csv module splits it (the header excluded, lines
     of blanks skipped, as the readers do); None when the bytes are not UTF-8 text or not CSV.
-    This is the reference the loaders' accounting is checked against."""
+    This is the reference the loaders' accounting is checked against; gzip is decompressed."""
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError):
+            return None
     try:
         text = data.decode("utf-8-sig")
         records = list(csv.reader(io.StringIO(text, newline=""), skipinitialspace=skipinitialspace))
@@ -103,8 +125,10 @@ def _csv_bytes(header: list[str], rows: list[list[str]]) -> str:
 
 @st.composite
 def _encoded(draw, text: str) -> bytes:
-    """UTF-8 mostly; sometimes a BOM, Latin-1, or a stray invalid byte somewhere."""
-    how = draw(st.sampled_from(["utf-8", "utf-8", "utf-8", "bom", "latin-1", "stray"]))
+    """UTF-8 mostly; sometimes a BOM, Latin-1, a stray invalid byte somewhere, or gzip."""
+    how = draw(st.sampled_from(["utf-8", "utf-8", "utf-8", "bom", "latin-1", "stray", "gzip"]))
+    if how == "gzip":  # recognised by its magic bytes, whatever the name (mtime 0: reproducible)
+        return gzip.compress(draw(_encoded(text)), mtime=0)
     if how == "bom":
         return b"\xef\xbb\xbf" + text.encode("utf-8")
     if how == "latin-1":
@@ -145,21 +169,27 @@ def _often(plausible, anything=CELL):
     return st.one_of(plausible, plausible, plausible, anything)
 
 
+def _huge_or(plausible):
+    """`_often`, with numbers past every bound among the plausible ones (item 4)."""
+    return _often(st.one_of(plausible, st.sampled_from(HUGE_NUMBERS)))
+
+
 _TRACE_CELLS = {
-    "workload_id": _often(IDS),
-    "submit_time": _often(st.one_of(st.floats(-10, 1e5).map(lambda x: f"{x:.1f}"), st.sampled_from(TIMES))),
-    "duration_s": _often(st.sampled_from(["60", "3600", "0", "-5", "nan", "inf", "1e-320", "4e8"])),
-    "pods": _often(st.sampled_from(["1", "2", "8", "0", "-1", "1.5", "100001", "1e300", "2147483648"])),
-    "min_count": _often(st.sampled_from(["", "1", "2", "0", "9", "1e18"])),
-    "gpus_per_pod": _often(st.sampled_from(["1", "8", "0.5", "0.0001", "1.5", "0", "1e300"])),
-    "gpu_model": _often(st.sampled_from(GPU_MODELS)),
-    "priority": _often(st.sampled_from(["0", "100", "-5", "2147483648", "1e300", "1.5"])),
-    "cpu_milli_per_pod": _often(st.sampled_from(["0", "1000", "-1", "1e30"])),
-    "memory_mib_per_pod": _often(st.sampled_from(["0", "4096", "-1", "1e30"])),
-    "checkpoint_interval_s": _often(st.sampled_from(["", "600", "0", "-1", "nan", "1e300"])),
+    "workload_id": _often(st.one_of(IDS, st.sampled_from(CONTROL_TEXT))),
+    "submit_time": _huge_or(st.one_of(st.floats(-10, 1e5).map(lambda x: f"{x:.1f}"), st.sampled_from(TIMES))),
+    "duration_s": _huge_or(st.sampled_from(["60", "3600", "0", "-5", "nan", "inf", "1e-320", "4e8"])),
+    "pods": _huge_or(st.sampled_from(["1", "2", "8", "0", "-1", "1.5", "100001", "1e300", "2147483648"])),
+    "min_count": _huge_or(st.sampled_from(["", "1", "2", "0", "9", "1e18"])),
+    "gpus_per_pod": _huge_or(st.sampled_from(["1", "8", "0.5", "0.0001", "1.5", "0", "1e300", "1e306"])),
+    "gpu_model": _often(st.sampled_from(GPU_MODELS + CONTROL_TEXT[:3])),
+    "priority": _huge_or(st.sampled_from(["0", "100", "-5", "2147483648", "1e300", "1.5"])),
+    "cpu_milli_per_pod": _huge_or(st.sampled_from(["0", "1000", "-1", "1e30"])),
+    "memory_mib_per_pod": _huge_or(st.sampled_from(["0", "4096", "-1", "1e30"])),
+    "checkpoint_interval_s": _huge_or(st.sampled_from(["", "600", "0", "-1", "nan", "1e300"])),
     "topology_required": _often(st.sampled_from(["", "rack", "zone", "galaxy"])),
-    "parent_min_groups": _often(st.sampled_from(["", "1", "0", "1e9"])),
-    "tenant": _often(st.sampled_from(INJECTIONS + ("team-a", ""))),
+    "parent_min_groups": _huge_or(st.sampled_from(["", "1", "0", "1e9"])),
+    "tenant": _often(st.sampled_from(INJECTIONS + CONTROL_TEXT + ("team-a", ""))),
+    "queue": _often(st.sampled_from(("", "team-a", "ns/q") + CONTROL_TEXT[:2])),
 }
 
 
@@ -172,6 +202,9 @@ def generic_trace_csv(draw) -> HostileFile:
         if draw(st.integers(0, 9)) == 0:
             row = row[: draw(st.integers(0, len(row)))] if draw(st.booleans()) else row + ["surplus"]
         rows.append(row)
+    if draw(st.integers(0, 5)) == 0:  # a column one typo away from a known one
+        header = [draw(typo_of(name)) if name in TRACE_COLUMNS and len(name) >= 6 and i == 0 else name
+                  for i, name in enumerate(header)]
     data = draw(_encoded(_csv_bytes(header, rows)))
     return HostileFile("trace.csv", data, csv_rows(data))
 
@@ -362,7 +395,9 @@ _KINDS = st.sampled_from(["ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohor
 _YAML_SCALAR = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True),
     st.sampled_from(["8", "500m", "64Gi", "1e3", "1e999999999", "-1", "x", "Never", "LowerPriority",
-                     "BestEffortFIFO", "f", "cq", "nvidia.com/gpu", "cpu", "5m", "=cmd"]),
+                     "BestEffortFIFO", "f", "cq", "nvidia.com/gpu", "cpu", "5m", "=cmd", "1e400",
+                     "99999999999999999999Ei", "Hold"]),
+    st.sampled_from(CONTROL_TEXT[:4]),
     st.text(max_size=8),
 )
 _YAML_VALUE = st.recursive(
@@ -437,6 +472,8 @@ HOSTILE_YAML = (
     "apiVersion: kueue.x-k8s.io/v1beta1\napiVersion: v1\nkind: Cohort\nmetadata: {name: c}\n",
     "? [1, 2]\n: 3\n",
     "---\n---\n---\n",
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata: {name: p}\nvalue: " + "9" * 5000 + "\n",
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: a}\nspec: {parent: a}\n",
 )
 
 
@@ -451,3 +488,104 @@ def kueue_yaml(draw) -> HostileFile:
         if how == "spliced":  # a hostile fragment appended as one more document
             text += "---\n" + draw(st.sampled_from(HOSTILE_YAML))
     return HostileFile("queues.yaml", draw(_encoded(text)))
+
+
+# ------------------------------------------------------------------- issue 20 classes
+
+
+@st.composite
+def typo_of(draw, name: str) -> str:
+    """``name`` one edit away: a letter dropped, doubled, swapped with the next, or replaced
+    (``tennant``, ``tenat``, ``tneant``), as a hand-typed header has it."""
+    at = draw(st.integers(0, len(name) - 2))
+    how = draw(st.sampled_from(["drop", "double", "swap", "replace"]))
+    if how == "drop":
+        return name[:at] + name[at + 1:]
+    if how == "double":
+        return name[:at] + name[at] + name[at:]
+    if how == "swap":
+        return name[:at] + name[at + 1] + name[at] + name[at + 2:]
+    other = draw(st.sampled_from([c for c in "aeinorstu" if c != name[at]]))
+    return name[:at] + other + name[at + 1:]
+
+
+_FLAVOR = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {{name: {name}}}\n"
+           "spec: {{nodeLabels: {{nvidia.com/gpu.product: A100}}}}\n")
+_COHORT = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+_QUEUE = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n"
+          "{cohort}{stop}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+          "    - name: a100\n      resources: [{{name: nvidia.com/gpu, nominalQuota: {quota}}}]\n")
+_LOCAL = ("apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: {name}, namespace: default}}\n"
+          "spec: {{clusterQueue: {queue}}}\n")
+
+
+@st.composite
+def kueue_that_admits_nothing(draw) -> tuple[str, str]:
+    """(manifests, why): a configuration under which no workload is ever admitted (item 12):
+    nothing at all, flavors only, ClusterQueues whose cohorts form a cycle, ClusterQueues that
+    are all stopped, or all without quota and without a cohort to borrow from."""
+    why = draw(st.sampled_from(["empty", "flavors", "cycle", "stopped", "no-quota"]))
+    if why == "empty":
+        return draw(st.sampled_from(["", "---\n", "# nothing yet\n"])), why
+    documents = [_FLAVOR.format(name="a100")]
+    if why == "flavors":
+        return "---\n".join(documents), why
+    queues = draw(st.integers(1, 3))
+    cohort, stop, quota = "", "", "8"
+    if why == "cycle":
+        length = draw(st.integers(1, 4))
+        names = [f"c{i}" for i in range(length)]
+        documents += [_COHORT.format(name=n, spec=f"{{parentName: {names[(i + 1) % length]}}}")
+                      for i, n in enumerate(names)]
+        cohort = f"  cohortName: {draw(st.sampled_from(names))}\n"
+    elif why == "stopped":
+        stop = f"  stopPolicy: {draw(st.sampled_from(['Hold', 'HoldAndDrain']))}\n"
+    else:
+        quota = "0"
+    for i in range(queues):
+        documents.append(_QUEUE.format(name=f"cq{i}", cohort=cohort, stop=stop, quota=quota))
+        documents.append(_LOCAL.format(name=f"team-{i}", queue=f"cq{i}"))
+    return "---\n".join(documents), why
+
+
+RUN_FILE_NAMES = ("run.json", "events.parquet", "workloads.parquet", "cluster.parquet", "rejected.csv",
+                  "cluster_queues.parquet")
+
+
+@st.composite
+def user_folder(draw) -> dict[str, bytes]:
+    """What an ``--out`` folder may hold: some run files (a run.json that parses or not) and,
+    often, files of the user's (``main.py``, ``src/lib.py``, a dot-file, a nested folder)."""
+    files: dict[str, bytes] = {}
+    for name in draw(st.lists(st.sampled_from(RUN_FILE_NAMES), max_size=4, unique=True)):
+        files[name] = b"PAR1" if name.endswith(".parquet") else b"row,field\n"
+    if "run.json" in files or draw(st.booleans()):
+        files["run.json"] = draw(st.sampled_from([
+            b'{"run_id": "r", "schema_version": "1.1"}', b"{not json", b'{"name": "my project"}', b"[]",
+        ]))
+    files.update(draw(st.dictionaries(
+        st.sampled_from(["main.py", "src/lib.py", ".env", "notes.md", "data/events.parquet", "run.json.bak"]),
+        st.binary(min_size=1, max_size=8), max_size=3,
+    )))
+    return files
+
+
+def awkward_names() -> st.SearchStrategy[str]:
+    """File and folder names SQL or a shell would misread: quotes, semicolons, comment
+    markers, spaces, non-ASCII (never a separator, NUL or a dot-only name)."""
+    pieces = st.sampled_from(["o'brien", "x') TO 'elsewhere", "; --", '"', "$(id)", " ", "é", "日本", "%s",
+                              "\\", "{}", "export"])
+    return st.lists(pieces, min_size=1, max_size=4).map("".join).filter(
+        lambda n: n.strip(" .") != "" and "/" not in n)
+
+
+def host_headers() -> st.SearchStrategy[str]:
+    """Host header values: the dashboard's own names, lookalikes, other sites, IP literals,
+    ports and garbage."""
+    names = st.sampled_from([
+        "127.0.0.1", "localhost", "LOCALHOST.", "[::1]", "127.0.0.2", "evil.example", "127.0.0.1.evil.example",
+        "localhost.evil.example", "10.0.0.5", "[fe80::1]", "0.0.0.0", "", "dash.internal", "xn--e1afmkfd",
+        "user@127.0.0.1", "127.0.0.1/x", "[::1", "%31%32%37.0.0.1",
+    ])
+    ports = st.sampled_from(["", ":8501", ":80", ":0", ":99999", ":x"])
+    return st.builds(lambda name, port: name + port, names, ports)

@@ -16,7 +16,10 @@ Contract of `read_queue_config(path)` / `parse_queue_config(text, source)`:
 - Quantities are Kubernetes quantities ("8", "500m", "64Gi", "1.5", "1e3") and are kept as
   integers in milli-units of the base unit (8 GPUs -> 8000; "500m" CPU -> 500; "1Gi" memory
   -> 1073741824000), the unit `scheduler.model.workload.MILLI` uses for GPUs, so that quota
-  arithmetic is exact.
+  arithmetic is exact. Numbers are bounded before any arithmetic (quantities at most
+  `quantities.MAX_QUANTITY_MILLI`, priorities and thresholds 32-bit integers, as in
+  Kubernetes), and names holding a control character are refused.
+  (`scheduler.admission.admits_nothing` warns when a configuration admits nothing.)
 
 One ``config.kueue.x-k8s.io`` ``Configuration`` document may sit in the same stream: its
 waitForPodsReady and fairSharing settings (`configuration`) become `QueueConfig.configuration`.
@@ -57,6 +60,7 @@ from scheduler.admission.objects import (
     frozen_mapping,
 )
 from scheduler.errors import InputError
+from scheduler.trace.io import read_utf8
 
 __all__ = ["API_GROUP", "API_VERSIONS", "QueueConfig", "parse_queue_config", "read_queue_config"]
 
@@ -72,13 +76,7 @@ _KNOWN_METADATA = {
 
 def read_queue_config(path: Path) -> QueueConfig:
     path = Path(path)
-    if not path.exists():
-        raise InputError(path, "file not found")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    return parse_queue_config(text, source=path)
+    return parse_queue_config(read_utf8(path), source=path)  # a bad byte: its line and byte
 
 
 def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueConfig:
@@ -92,6 +90,8 @@ def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueCo
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise InputError(source, f"not valid YAML: {where}{problem}") from None
+    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4,300 digits
+        raise InputError(source, f"not valid YAML: a value cannot be read ({exc})") from None
     for number, document in enumerate(documents, start=1):
         stream.document(number, document)
     return stream.finish()

@@ -57,6 +57,10 @@ _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
+_MAX_SECONDS = 10 * 366 * 86_400  # a timeout longer than ten years is no timeout
+_MAX_INT32 = 2**31 - 1  # Kueue's counts and seconds are 32-bit integers
+
+
 def parse_duration(value: Any) -> float:
     """A Go duration ("5m", "1h30m", "300s", "1.5h", "0s") in seconds; ValueError otherwise."""
     if not isinstance(value, str):
@@ -147,6 +151,8 @@ def _duration(reader: FieldReader, spec: Mapping, key: str, path: str, default: 
         seconds = parse_duration(spec[key])
     except ValueError:
         raise reader.error(f"{path}.{key}", f"must be a duration such as 5m or 300s, got {spec[key]!r}") from None
+    if not seconds <= _MAX_SECONDS:  # also NaN and infinity: bounded before any arithmetic
+        raise reader.error(f"{path}.{key}", f"must be at most ten years, got {spec[key]!r}")
     return seconds
 
 
@@ -154,6 +160,6 @@ def _whole(reader: FieldReader, spec: Mapping, key: str, path: str, default: int
     value = spec.get(key)
     if value is None:
         return default
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise reader.error(f"{path}.{key}", f"must be a whole number >= {minimum}, got {value!r}")
+    if not isinstance(value, int) or isinstance(value, bool) or not minimum <= value <= _MAX_INT32:
+        raise reader.error(f"{path}.{key}", f"must be a whole number >= {minimum} (at most {_MAX_INT32:,}), got {value!r}")
     return value

@@ -9,18 +9,21 @@ ignored is listed in the warnings.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
 from scheduler.admission.manifests.quantities import (
+    MAX_INT32,
     kind_of,
     parse_quantity,
     quantity_to_milli,
     shown,
 )
 from scheduler.errors import InputError
+from scheduler.trace.io import control_character_problem
 
 Policy = TypeVar("Policy", bound=StrEnum)
 Default = TypeVar("Default")
@@ -60,6 +63,9 @@ class FieldReader:
     def name(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.error(path, f"must be a non-empty name, got {shown(value)}")
+        problem = control_character_problem(value.strip())
+        if problem is not None:
+            raise self.error(path, problem)
         return value.strip()
 
     def choice(self, value: Any, path: str, allowed: Sequence[Policy], default: Default,
@@ -79,8 +85,8 @@ class FieldReader:
         """A non-negative quantity in milli-units."""
         try:
             milli = quantity_to_milli(value)
-        except ValueError:
-            raise self.error(path, f"not a quantity: {shown(value)}") from None
+        except ValueError as exc:  # the message says which: not a quantity, or past the bound
+            raise self.error(path, str(exc)) from None
         if milli < 0:
             raise self.error(path, f"must be >= 0, got {shown(value)}")
         return milli
@@ -93,8 +99,10 @@ class FieldReader:
             return 1.0
         try:
             weight = float(parse_quantity(fair["weight"]))
-        except ValueError:
+        except (ValueError, OverflowError):
             raise self.error(path + "fairSharing.weight", f"not a quantity: {shown(fair['weight'])}") from None
+        if not math.isfinite(weight) or weight > MAX_INT32:
+            raise self.error(path + "fairSharing.weight", f"must be at most {MAX_INT32:,}, got {shown(fair['weight'])}")
         if weight < 0:
             raise self.error(path + "fairSharing.weight", f"must be >= 0, got {shown(fair['weight'])}")
         return weight

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scheduler.admission.manifests.fields import FieldReader
-from scheduler.admission.manifests.quantities import kind_of, shown
+from scheduler.admission.manifests.quantities import MAX_INT32, kind_of, shown
 from scheduler.admission.manifests.resource_groups import read_resource_groups
 from scheduler.admission.objects import (
     NODE_LABEL_ATTRIBUTES,
@@ -103,8 +103,8 @@ def _preemption(reader: FieldReader, spec: Mapping) -> ClusterQueuePreemption:
     threshold = borrow.get("maxPriorityThreshold")
     if (preemption.get("reclaimWithinCohort") or "Never") == "Never" and (borrow.get("policy") or "Never") != "Never":
         raise reader.error(f"{path}.borrowWithinCohort.policy", "must be Never when reclaimWithinCohort is Never")
-    if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool)):
-        raise reader.error(f"{path}.borrowWithinCohort.maxPriorityThreshold", f"must be a whole number, got {shown(threshold)}")
+    if threshold is not None and (not isinstance(threshold, int) or isinstance(threshold, bool) or abs(threshold) > MAX_INT32):
+        raise reader.error(f"{path}.borrowWithinCohort.maxPriorityThreshold", f"must be a 32-bit whole number, got {shown(threshold)}")
     return ClusterQueuePreemption(
         within_cluster_queue=reader.choice(preemption.get("withinClusterQueue"), f"{path}.withinClusterQueue",
                                            WITHIN_CLUSTER_QUEUE_POLICIES, PreemptionPolicy.NEVER),
@@ -154,8 +154,8 @@ def read_cohort(reader: FieldReader, name: str, document: Mapping) -> Cohort:
 
 def read_priority_class(reader: FieldReader, name: str, document: Mapping) -> WorkloadPriorityClass:
     value = document.get("value")
-    if not isinstance(value, int) or isinstance(value, bool):
-        raise reader.error("value", f"must be a whole number, got {shown(value)}")
+    if not isinstance(value, int) or isinstance(value, bool) or abs(value) > MAX_INT32:
+        raise reader.error("value", f"must be a 32-bit whole number, got {shown(value)}")
     description = document.get("description") or ""
     if not isinstance(description, str):
         raise reader.error("description", f"must be text, got {kind_of(description)}")

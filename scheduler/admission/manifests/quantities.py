@@ -1,5 +1,8 @@
 """Kubernetes quantities ("8", "500m", "64Gi", "1.5", "1e3") as exact numbers, and the short
-renderings of bad YAML values that keep every error on one line."""
+renderings of bad YAML values that keep every error on one line.
+
+Numbers are bounded before any arithmetic: quantities at most `MAX_QUANTITY_MILLI`,
+priorities and thresholds 32-bit integers (`MAX_INT32`), as in Kubernetes."""
 
 from __future__ import annotations
 
@@ -15,6 +18,9 @@ _SUFFIXES = {
     "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30,
     "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
 }
+MAX_QUANTITY_MILLI = 2**62
+"""A quota in milli-units, at most: far above any cluster, and quota sums stay 64-bit."""
+MAX_INT32 = 2**31 - 1  # a Kubernetes priority (and a priority threshold) is a 32-bit integer
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?)$")
 
 
@@ -47,8 +53,12 @@ def parse_quantity(value: Any) -> Decimal:
 
 
 def quantity_to_milli(value: Any) -> int:
-    """A quantity in milli-units, rounded up like Kubernetes' MilliValue()."""
-    return int((parse_quantity(value) * 1000).to_integral_value(rounding=ROUND_CEILING))
+    """A quantity in milli-units, rounded up like Kubernetes' MilliValue(); ValueError past
+    `MAX_QUANTITY_MILLI` (checked on the exact Decimal, before it becomes an integer)."""
+    milli = parse_quantity(value) * 1000
+    if abs(milli) > MAX_QUANTITY_MILLI:
+        raise ValueError(f"more than {MAX_QUANTITY_MILLI // 1000:,} units: {shown(value)}")
+    return int(milli.to_integral_value(rounding=ROUND_CEILING))
 
 
 def kind_of(value: Any) -> str:
