@@ -35,14 +35,18 @@ class PodRequest:
 
 @dataclass(slots=True)
 class Holding:
+    """What one pod holds on its node: `whole` entire devices, or a slice of one shared
+    device (`shared`: (device id on the node, milli-GPUs))."""
+
     node: int
-    devices: tuple[tuple[int, int], ...]  # (device index, milli taken)
+    whole: int
+    shared: tuple[int, int] | None
     cpu_milli: int
     memory_mib: int
-    milli: int = 0  # total milli-GPUs held (derived from devices; kept to avoid re-summing)
+    milli: int = 0  # total milli-GPUs held (derived; kept to avoid recomputing)
 
     def __post_init__(self) -> None:
-        self.milli = sum(m for _, m in self.devices)
+        self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
 
 
 PLACE_LEVELS = ("zone", "block", "rack")  # the topology levels many nodes share
@@ -52,8 +56,14 @@ class ClusterState:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.nodes: tuple[Node, ...] = cluster.nodes
-        self.device_free: list[list[int]] = [[MILLI] * n.gpus for n in self.nodes]
+        # Devices per node, held without a list per device (a node may declare billions of
+        # GPUs): how many are entirely free, how many entirely taken by pods of whole GPUs,
+        # and the free milli-GPUs of each device that pods below one GPU share (by id).
+        # Devices are interchangeable except shared ones, whose slices must add up.
         self.whole_free: list[int] = [n.gpus for n in self.nodes]
+        self.whole_taken: list[int] = [0] * len(self.nodes)
+        self.shared_free: list[dict[int, int]] = [{} for _ in self.nodes]
+        self._next_shared_id: list[int] = [0] * len(self.nodes)
         self.cpu_free: list[int] = [n.cpu_milli for n in self.nodes]
         self.memory_free: list[int] = [n.memory_mib for n in self.nodes]
         # Pods that request no CPU (memory) per node: kube-scheduler's scores count them as
@@ -69,9 +79,9 @@ class ClusterState:
         # Free milli-GPUs per (topology level, label value, GPU model) for the shared levels
         # (zone, block, rack): a topology domain's free GPUs without summing its nodes.
         self.free_milli_by_place: dict[tuple[str, str, str], int] = {}
-        # ... and how many of its nodes have k whole GPUs free (index k): how many pods of
+        # ... and how many of its nodes have k whole GPUs free (k → count): how many pods of
         # g whole GPUs each it could hold at most (Σ count[k] · k // g).
-        self.whole_free_nodes_by_place: dict[tuple[str, str, str], list[int]] = {}
+        self.whole_free_nodes_by_place: dict[tuple[str, str, str], dict[int, int]] = {}
         self._places_of: list[tuple[tuple[str, str, str], ...]] = []
         for index, node in enumerate(self.nodes):
             places = tuple((level, value, node.gpu_model) for level in PLACE_LEVELS
@@ -79,9 +89,8 @@ class ClusterState:
             self._places_of.append(places)
             for place in places:
                 self.free_milli_by_place[place] = self.free_milli_by_place.get(place, 0) + node.gpus * MILLI
-                counts = self.whole_free_nodes_by_place.setdefault(place, [])
-                counts.extend([0] * (node.gpus + 1 - len(counts)))
-                counts[node.gpus] += 1
+                counts = self.whole_free_nodes_by_place.setdefault(place, {})
+                counts[node.gpus] = counts.get(node.gpus, 0) + 1
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
             self.free_milli_by_model[node.gpu_model] = (
@@ -128,7 +137,20 @@ class ClusterState:
     def gpu_fits(self, node: int, milli: int) -> bool:
         if milli >= MILLI:
             return self.whole_free[node] * MILLI >= milli
-        return any(free >= milli for free in self.device_free[node])
+        return self.whole_free[node] > 0 or any(free >= milli for free in self.shared_free[node].values())
+
+    def fullest_fitting(self, node: int, milli: int) -> int | None:
+        """The free milli-GPUs of the fullest device that still fits a slice of `milli`
+        (a whole free device: MILLI), or None: where `allocate` puts such a slice."""
+        shared = [free for free in self.shared_free[node].values() if free >= milli]
+        if shared:
+            return min(shared)
+        return MILLI if self.whole_free[node] else None
+
+    def free_shares(self, node: int) -> tuple[int, ...]:
+        """Every device's free milli-GPUs, ascending (the FGD measure reads this)."""
+        return ((0,) * self.whole_taken[node] + tuple(sorted(self.shared_free[node].values()))
+                + (MILLI,) * self.whole_free[node])
 
     def resources_fit(self, node: int, request: PodRequest) -> tuple[bool, bool]:
         """(cpu fits, memory fits); a node with 0 capacity does not model that resource."""
@@ -149,19 +171,21 @@ class ClusterState:
 
     def allocate(self, key: PodKey, node: int, request: PodRequest) -> Holding:
         """Give `key` GPUs on `node`. The caller has checked that they fit."""
-        free = self.device_free[node]
+        shared: tuple[int, int] | None = None
+        whole = 0
         if request.milli >= MILLI:
-            wanted = request.milli // MILLI
-            picked = [d for d, f in enumerate(free) if f == MILLI][:wanted]
-            devices = tuple((d, MILLI) for d in picked)
-        else:
-            # Fullest device that still fits: keeps whole devices whole for big requests.
-            best = min(
-                (d for d, f in enumerate(free) if f >= request.milli),
-                key=lambda d: (free[d], d),
-            )
-            devices = ((best, request.milli),)
-        holding = Holding(node, devices, request.cpu_milli, request.memory_mib)
+            whole = request.milli // MILLI
+        elif request.milli > 0:
+            # Fullest shared device that still fits (lowest id on a tie), else a fresh one:
+            # keeps whole devices whole for big requests.
+            fitting = [(free, device) for device, free in self.shared_free[node].items() if free >= request.milli]
+            if fitting:
+                device = min(fitting)[1]
+            else:
+                device = self._next_shared_id[node]
+                self._next_shared_id[node] += 1
+            shared = (device, request.milli)
+        holding = Holding(node, whole, shared, request.cpu_milli, request.memory_mib)
         self._apply(key, holding)
         if self._marks:
             self._journal.append(("alloc", key, holding))
@@ -221,12 +245,16 @@ class ClusterState:
     def _apply(self, key: PodKey, holding: Holding) -> None:
         self.version += 1
         node = holding.node
-        free = self.device_free[node]
         whole_before = self.whole_free[node]
-        for device, milli in holding.devices:
-            if free[device] == MILLI:
+        self.whole_free[node] -= holding.whole
+        self.whole_taken[node] += holding.whole
+        if holding.shared is not None:
+            device, milli = holding.shared
+            shared = self.shared_free[node]
+            if device not in shared:  # a whole free device starts being shared
                 self.whole_free[node] -= 1
-            free[device] -= milli
+                shared[device] = MILLI
+            shared[device] -= milli
         if self.whole_free[node] != whole_before:
             self._whole_free_moved(node, whole_before)
         self.cpu_free[node] -= holding.cpu_milli
@@ -251,16 +279,20 @@ class ClusterState:
         for place in self._places_of[node]:
             counts = self.whole_free_nodes_by_place[place]
             counts[before] -= 1
-            counts[after] += 1
+            counts[after] = counts.get(after, 0) + 1
 
     def _unapply(self, key: PodKey, holding: Holding) -> None:
         self.version += 1
         node = holding.node
-        free = self.device_free[node]
         whole_before = self.whole_free[node]
-        for device, milli in holding.devices:
-            free[device] += milli
-            if free[device] == MILLI:
+        self.whole_free[node] += holding.whole
+        self.whole_taken[node] -= holding.whole
+        if holding.shared is not None:
+            device, milli = holding.shared
+            shared = self.shared_free[node]
+            shared[device] += milli
+            if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
+                del shared[device]
                 self.whole_free[node] += 1
         if self.whole_free[node] != whole_before:
             self._whole_free_moved(node, whole_before)

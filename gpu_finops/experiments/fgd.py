@@ -195,7 +195,7 @@ class _StateClasses:
 
     def _key(self, node: int) -> tuple[GpuShape, GroupKey]:
         state, spec = self.state, self.state.nodes[node]
-        shape = (spec.gpu_model, spec.gpus, tuple(sorted(state.device_free[node])))
+        shape = (spec.gpu_model, spec.gpus, state.free_shares(node))
         rest = (spec.cpu_milli, spec.memory_mib, state.cpu_free[node], state.memory_free[node],
                 node_classes(state, node))
         return shape, rest
@@ -268,7 +268,7 @@ def _place(state: ClusterState, key: str, node: int, request: PodRequest) -> Non
     if request.milli:
         state.allocate((key, 0), node, request)
     else:
-        state.restore((key, 0), Holding(node, (), request.cpu_milli, request.memory_mib))
+        state.restore((key, 0), Holding(node, 0, None, request.cpu_milli, request.memory_mib))
 
 
 def _choose_uniformly(

@@ -154,7 +154,7 @@ class FragmentationMeasure:
     def key(state: ClusterState, node: int) -> NodeKey:
         spec = state.nodes[node]
         cpu = state.cpu_free[node] if spec.cpu_milli else -1
-        return (spec.gpu_model, cpu, tuple(sorted(state.device_free[node])))
+        return (spec.gpu_model, cpu, state.free_shares(node))
 
     @staticmethod
     def key_after(state: ClusterState, node: int, request: PodRequest, before: NodeKey | None = None) -> NodeKey:

@@ -70,12 +70,11 @@ class GpuPacking:
         if request.milli <= 0:
             return 0.0
         spec = state.nodes[node]
-        free = state.device_free[node]
         if state.used_milli(node) == 0:  # tier 3: an empty node, smaller first
             return 100.0 / 3.0 * (1.0 - spec.gpus / (spec.gpus + 1.0))
         if request.milli < MILLI:
-            fullest = min(f for f in free if f >= request.milli)
-            if fullest < MILLI:  # tier 1: shares a GPU that is already in use
+            fullest = state.fullest_fitting(node, request.milli)
+            if fullest is not None and fullest < MILLI:  # tier 1: shares a GPU that is already in use
                 return 200.0 / 3.0 + 100.0 / 3.0 * (1.0 - fullest / MILLI)
         # tier 2: whole free GPUs on a node already in use, fuller node first
         return 100.0 / 3.0 + 100.0 / 3.0 * _used_fraction(state, node)

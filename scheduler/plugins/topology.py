@@ -93,5 +93,5 @@ def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_m
         # Whole GPUs: each pod takes that many whole free GPUs of one node.
         whole = request_milli // 1000
         most = min(most, sum(count * (k // whole) for model in domain.models
-                             for k, count in enumerate(state.whole_free_nodes_by_place[(domain.level, domain.label, model)])))
+                             for k, count in state.whole_free_nodes_by_place[(domain.level, domain.label, model)].items()))
     return placement_rank(state, domain, most, request_milli)

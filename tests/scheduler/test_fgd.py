@@ -26,8 +26,9 @@ def state_with(*nodes: tuple[Node, list[int]]) -> ClusterState:
     state = ClusterState(Cluster(tuple(node for node, _ in nodes)))
     for index, (_, used) in enumerate(nodes):
         for device, milli in enumerate(used):
-            if milli:  # exactly this device: `restore` applies a holding as given
-                state.restore((f"held-{index}-{device}", 0), Holding(index, ((device, milli),), 0, 0))
+            if milli:  # a whole device taken, or a slice of this shared device (`restore` applies it as given)
+                holding = Holding(index, 1, None, 0, 0) if milli == 1000 else Holding(index, 0, (device, milli), 0, 0)
+                state.restore((f"held-{index}-{device}", 0), holding)
     return state
 
 
