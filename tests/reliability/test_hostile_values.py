@@ -252,9 +252,6 @@ def test_ctrl_c_while_the_command_starts_prints_one_line_not_a_traceback(workspa
         shutil.rmtree(tmp_path / "run", ignore_errors=True)
 
 
-@pytest.mark.xfail(strict=True, reason="ClusterState keeps per-device lists (device_free and the like, "
-                   "scheduler/state.py): a node of 2^31-1 GPUs allocates them per GPU. Flip this when the "
-                   "per-node state no longer grows with the GPU count.")
 def test_a_node_with_the_most_gpus_the_limits_allow_replays_in_bounded_memory(tmp_path):
     """Item 8: a node declaring 2^31-1 GPUs (within the documented limits) made the state grow
     per GPU: 23.7 GB before it was stopped. Under a 3 GiB address-space limit the replay must
