@@ -155,7 +155,7 @@ def study_chart(results: Sequence[PolicyResult], *, title: str) -> alt.HConcatCh
     return alt.hconcat(
         panel("allocation", "GPU allocation ratio (%)", "GPU allocation", False),
         panel("fragmentation", "fragmentation ratio (% of idle GPUs)", "GPU fragmentation", True),
-    ).properties(title=title)
+    ).properties(title=title).configure_legend(symbolOpacity=1, symbolType="stroke")
 
 
 def chart_png(chart: alt.TopLevelMixin) -> bytes:

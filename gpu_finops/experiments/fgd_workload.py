@@ -54,8 +54,11 @@ def request_of(pod: OpenbPod) -> PodRequest:
 
 
 def pod_shape(pod: OpenbPod) -> TaskType:
-    """The artifact's PodResource: (CPU, GPU count, milli per GPU, GPU types)."""
-    return TaskType(pod.cpu_milli, pod.num_gpu, pod.gpu_milli if pod.num_gpu else 0, pod.gpu_models)
+    """The artifact's PodResource: (CPU, GPU count, milli per GPU, GPU types). A CPU-only
+    pod has no GPU type (`data/pod_csv_to_yaml.py` writes one only for GPU pods)."""
+    if not pod.num_gpu:
+        return TaskType(pod.cpu_milli, 0, 0, ())
+    return TaskType(pod.cpu_milli, pod.num_gpu, pod.gpu_milli, pod.gpu_models)
 
 
 def _before(a: tuple[TaskType, int], b: tuple[TaskType, int]) -> int:
