@@ -247,6 +247,20 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys, args, want_error):
     assert want_error in err and len(err.strip().splitlines()) == 1
 
 
+def test_inputs_the_study_cannot_run_on_are_one_line_errors(tmp_path, capsys):
+    pods, nodes = tiny_inputs(tmp_path)
+    cpu_only = tmp_path / "cpu_only.csv"
+    cpu_only.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,0,0\n", encoding="utf-8")
+    no_gpus = tmp_path / "no_gpus.csv"
+    no_gpus.write_text("sn,cpu_milli,memory_mib,gpu,model\nc0,32000,65536,0,\n", encoding="utf-8")
+    for pods_csv, nodes_csv, want in [(cpu_only, nodes, "no usable pod asks for a GPU"),
+                                      (pods, no_gpus, "the cluster has no GPUs")]:
+        assert main(["experiment", "fgd", "--pods", str(pods_csv), "--cluster", str(nodes_csv),
+                     "--out", str(tmp_path / "x"), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert want in err and len(err.strip().splitlines()) == 1
+
+
 def test_seed_lists_and_ranges():
     assert parse_seeds("42-51") == tuple(range(42, 52))
     assert parse_seeds("7, 3,5-6,3") == (7, 3, 5, 6)
