@@ -225,38 +225,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 def _cmd_experiment(args: argparse.Namespace) -> int:
     """`experiment fgd`: the FGD fragmentation study (gpu_finops/experiments/fgd.py)."""
-    import time
+    from gpu_finops.experiments.fgd_command import run
 
-    from gpu_finops.experiments.fgd import POLICIES, REPORT_SHARES, run_policy
-    from gpu_finops.experiments.fgd_outputs import prepare_experiment, write_outputs
-    from scheduler.errors import InputError
-
-    policies = [p.strip() for p in args.policies.split(",") if p.strip()]
-    unknown = [p for p in policies if p not in POLICIES]
-    if unknown or not policies:
-        raise InputError("--policies", f"unknown policy {unknown[0] if unknown else ''!r}; known: {', '.join(POLICIES)}")
-    inputs = prepare_experiment(Path(args.pods), Path(args.cluster), seed=args.seed,
-                                target_share=args.target, popularity_threshold=args.popularity)
-    print(f"{len(inputs.arrivals):,} pods resampled from {inputs.pod_rows:,} rows (seed {args.seed}) to "
-          f"{args.target:.0%} of {inputs.cluster.total_gpus:,} GPUs on {len(inputs.cluster.nodes):,} nodes; "
-          f"{len(inputs.workload.types)} task types; ties: {args.tie_break}")
-    results, seconds = [], {}
-    for policy in policies:
-        began = time.perf_counter()
-        result = run_policy(inputs.cluster, inputs.arrivals, policy, inputs.workload, seed=args.seed,
-                            step=args.step, tie_break=args.tie_break)
-        seconds[policy] = time.perf_counter() - began
-        results.append(result)
-        ratios = ", ".join(
-            f"{result.at(share).allocation_ratio:.2%} at {share:.0%}" for share in REPORT_SHARES
-        )
-        print(f"{policy:>13}: GPU allocation {ratios} of demand; "
-              f"fragmentation {result.at(1.0).fragmentation_ratio:.1%} at 100%; {seconds[policy]:.1f} s")
-    paths = write_outputs(inputs, results, Path(args.out), tie_break=args.tie_break, seconds=seconds,
-                          step=args.step, plot=not args.no_plot)
-    for path in paths.values():
-        print(path)
-    return 0
+    return run(args)
 
 
 def _cmd_experiment_aaic(args: argparse.Namespace) -> int:
@@ -475,19 +446,11 @@ def build_parser() -> argparse.ArgumentParser:
     from gpu_finops.experiments.aaic import add_arguments
 
     add_arguments(p)
-    p = add_experiment("fgd", _cmd_experiment, "openb pods placed one by one, per scoring policy (FGD study)")
-    p.add_argument("--pods", required=True, help="an openb pod list (openb_pod_list_*.csv)")
-    p.add_argument("--cluster", required=True, help="a node list: openb, PAI 2020, spot-GPU 2026 or the project's own")
-    p.add_argument("--out", required=True, help="folder for curves.csv, summary.csv, fgd.png, experiment.json")
-    p.add_argument("--policies", default="Random,DotProd,GpuClustering,GpuPacking,BestFit,FGD")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--target", type=float, default=1.3, help="arrived GPU demand as a share of capacity (1.3)")
-    p.add_argument("--popularity", type=float, default=1.0,
-                   help="share of pods whose task types form FGD's target workload (1.0: all)")
-    p.add_argument("--tie-break", default="lowest-index", choices=("lowest-index", "random"),
-                   help="score ties: lowest node index (the scheduler's rule) or uniform (kube-scheduler)")
-    p.add_argument("--step", type=float, default=0.01, help="curve grid, share of capacity")
-    p.add_argument("--no-plot", action="store_true")
+    p = add_experiment("fgd", _cmd_experiment,
+                       "openb pods placed one by one under six scoring policies, over seeds (the FGD study)")
+    from gpu_finops.experiments.fgd_command import add_arguments as add_fgd_arguments
+
+    add_fgd_arguments(p)
     return parser
 
 

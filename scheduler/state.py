@@ -18,6 +18,7 @@ from typing import Any
 
 from scheduler.model import Cluster, Node
 from scheduler.model.workload import MILLI
+from scheduler.place_index import PlaceIndex
 from scheduler.usage_index import UsageIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
@@ -49,9 +50,6 @@ class Holding:
         self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
 
 
-PLACE_LEVELS = ("zone", "block", "rack")  # the topology levels many nodes share
-
-
 class ClusterState:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
@@ -76,21 +74,12 @@ class ClusterState:
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
-        # Free milli-GPUs per (topology level, label value, GPU model) for the shared levels
-        # (zone, block, rack): a topology domain's free GPUs without summing its nodes.
-        self.free_milli_by_place: dict[tuple[str, str, str], int] = {}
-        # ... and how many of its nodes have k whole GPUs free (k → count): how many pods of
-        # g whole GPUs each it could hold at most (Σ count[k] · k // g).
-        self.whole_free_nodes_by_place: dict[tuple[str, str, str], dict[int, int]] = {}
-        self._places_of: list[tuple[tuple[str, str, str], ...]] = []
+        # Free GPUs per topology domain (zone, block, rack); the two maps are the index's
+        # own, named here for the topology plugin.
+        self.places = PlaceIndex(self.nodes)
+        self.free_milli_by_place = self.places.free_milli
+        self.whole_free_nodes_by_place = self.places.whole_free_nodes
         for index, node in enumerate(self.nodes):
-            places = tuple((level, value, node.gpu_model) for level in PLACE_LEVELS
-                           if (value := node.label(level)) is not None)
-            self._places_of.append(places)
-            for place in places:
-                self.free_milli_by_place[place] = self.free_milli_by_place.get(place, 0) + node.gpus * MILLI
-                counts = self.whole_free_nodes_by_place.setdefault(place, {})
-                counts[node.gpus] = counts.get(node.gpus, 0) + 1
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
             self.free_milli_by_model[node.gpu_model] = (
@@ -256,7 +245,7 @@ class ClusterState:
                 shared[device] = MILLI
             shared[device] -= milli
         if self.whole_free[node] != whole_before:
-            self._whole_free_moved(node, whole_before)
+            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -269,17 +258,9 @@ class ClusterState:
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
-            for place in self._places_of[node]:
-                self.free_milli_by_place[place] -= holding.milli
+            self.places.milli_taken(node, holding.milli)
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
-
-    def _whole_free_moved(self, node: int, before: int) -> None:
-        after = self.whole_free[node]
-        for place in self._places_of[node]:
-            counts = self.whole_free_nodes_by_place[place]
-            counts[before] -= 1
-            counts[after] = counts.get(after, 0) + 1
 
     def _unapply(self, key: PodKey, holding: Holding) -> None:
         self.version += 1
@@ -295,7 +276,7 @@ class ClusterState:
                 del shared[device]
                 self.whole_free[node] += 1
         if self.whole_free[node] != whole_before:
-            self._whole_free_moved(node, whole_before)
+            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -307,7 +288,6 @@ class ClusterState:
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli
-            for place in self._places_of[node]:
-                self.free_milli_by_place[place] += holding.milli
+            self.places.milli_taken(node, -holding.milli)
         del self.pods_on_node[node][key]
         del self.holdings[key]

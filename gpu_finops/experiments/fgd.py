@@ -1,342 +1,187 @@
-"""The FGD fragmentation experiment (USENIX ATC '23, §6), on the scheduler's own pieces.
+"""The FGD fragmentation study (Weng et al., USENIX ATC '23, §6): `gpu-finops experiment fgd`.
 
-Protocol, as the paper's simulator runs it on the openb traces:
+An openb pod list is placed pod by pod on an empty cluster under six scoring policies
+(Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD), once per seed, and each run
+reports the GPU allocation and fragmentation ratios against the arrived GPU demand
+(`fgd_report`).
 
-1. Resample the pod list with replacement (seeded) until the requested GPUs reach
-   ``target_share`` of the cluster's GPU capacity (default 130 %), then shuffle.
-2. Place the pods one by one on an initially empty cluster, with no departures and no
-   retries: `Framework.find_node` (filters GpuFit + NodeResourcesFit, one score plugin per
-   policy) on a `ClusterState`. A pod that fits nowhere stays unplaced.
-3. After each pod, track the arrived demand, the allocated GPUs and the cluster
-   fragmentation F(M) for the target workload M (the popularity of the pod shapes, see
-   `scheduler.plugins.fgd`). Report, per policy, the GPU allocation ratio (allocated /
-   capacity) and the fragmentation ratio (F(M) / unallocated GPUs) as curves against the
-   arrived demand (% of capacity).
+Two rule sets (``--rules``):
 
-Policies: Random, DotProd, GpuClustering, GpuPacking, BestFit (= MostAllocated), FGD.
+- ``artifact`` (default): the published artifact's rules, one by one
+  (`hkust-adsl/kubernetes-scheduler-simulator`; `fgd_workload`, `fgd_rules`,
+  `fgd_engine`). Its seeds cannot be matched (Go's math/rand), its distribution can:
+  run ten seeds (``--seeds 42-51``) and compare means.
+- ``project``: the project's earlier rules, on the scheduler's own framework and score
+  plugins (`fgd_project`).
 
-Speed: nodes in the same state (spec, free CPU and memory, sorted free GPU shares, GPU
-request classes on it) are interchangeable for every filter and score, so the framework
-scores one representative per state (its lowest node index). For the deterministic
-scores this picks exactly the node a scan of every node would (ties go to the lowest
-index); Random draws a feasible node uniformly, by state weighted by its node count.
-With ``tie_break="random"`` the candidates come in a weighted random order instead, so a
-tie goes to a node drawn uniformly among the tied ones, as kube-scheduler breaks ties.
-Where this and the paper differ: docs/traces.md.
+docs/traces.md gives each definition with the artifact file it follows, and every
+difference between the two rule sets with what it changes.
 """
 
 from __future__ import annotations
 
-import bisect
 import random
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from scheduler.framework.profile import Profile
-from scheduler.framework.runtime import Framework
+import numpy as np
+
+from gpu_finops.experiments import fgd_engine, fgd_project
+from gpu_finops.experiments.fgd_report import PolicyResult
+from gpu_finops.experiments.fgd_workload import (
+    Arrival,
+    artifact_arrivals,
+    resample_arrivals,
+    target_workload,
+    typical_pods,
+)
+from scheduler.errors import InputError
 from scheduler.model import Cluster
-from scheduler.model.workload import MILLI
-from scheduler.plugins import names
-from scheduler.plugins.fgd import FragmentationMeasure, TargetWorkload, TaskType
-from scheduler.plugins.packing import node_classes
-from scheduler.state import ClusterState, Holding, PodRequest
-from scheduler.trace.openb import OpenbPod
+from scheduler.plugins.fgd import TargetWorkload, TaskType
+from scheduler.trace.generic import RejectedRow
+from scheduler.trace.inventories import read_any_cluster
+from scheduler.trace.openb import OpenbPod, read_openb_pods
 
-POLICIES: dict[str, str] = {
-    "Random": names.RANDOM_SCORE,
-    "DotProd": names.DOT_PROD,
-    "GpuClustering": names.GPU_CLUSTERING,
-    "GpuPacking": names.GPU_PACKING,
-    "BestFit": names.MOST_ALLOCATED,
-    "FGD": names.FGD,
-}
-DEFAULT_TARGET_SHARE = 1.3
-DEFAULT_STEP = 0.01
-REPORT_SHARES = (1.0, 1.3)
-# How a score tie between nodes is broken: the scheduler's own rule (the lowest node
-# index, deterministic), or kube-scheduler's selectHost (a tied node drawn uniformly).
-TIE_BREAKS = ("lowest-index", "random")
+POLICIES = ("Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD")
+RULES = ("artifact", "project")
+DEFAULT_TARGET_SHARE = 1.3  # -tune 1.3
+# Per rule set: its own tie rule and the share of pods FGD's target workload covers.
+DEFAULT_TIE_BREAK = {"artifact": "seeded-order", "project": "lowest-index"}
+DEFAULT_POPULARITY = {"artifact": 0.95, "project": 1.0}
 
 
-@dataclass(frozen=True, slots=True)
-class Arrival:
-    """One pod of the resampled, shuffled arrival sequence."""
+@dataclass(frozen=True)
+class StudyOptions:
+    rules: str = "artifact"
+    tie_break: str | None = None  # None: the rule set's own
+    popularity: float | None = None  # None: the rule set's own
+    target_share: float = DEFAULT_TARGET_SHARE
 
-    key: str  # unique per arrival: the same pod can be drawn several times
-    pod: str
-    request: PodRequest
-
-    @property
-    def gpu_milli(self) -> int:
-        return self.request.milli
-
-
-@dataclass(frozen=True, slots=True)
-class CurvePoint:
-    policy: str
-    arrived_share: float  # grid point: arrived demand / capacity
-    arrived_pods: int
-    arrived_gpus: float
-    allocated_gpus: float
-    fragmented_gpus: float
-    placed_pods: int
-    failed_pods: int
-    capacity_gpus: float
+    def __post_init__(self) -> None:
+        if self.rules not in RULES:
+            raise InputError("--rules", f"unknown rule set {self.rules!r}; known: {', '.join(RULES)}")
+        ties = fgd_engine.TIE_BREAKS if self.rules == "artifact" else fgd_project.TIE_BREAKS
+        if self.tie_break is not None and self.tie_break not in ties:
+            raise InputError("--tie-break", f"{self.tie_break!r} is not a tie rule of --rules {self.rules}; "
+                                            f"known: {', '.join(ties)}")
+        if self.popularity is not None and not 0 < self.popularity <= 1:
+            raise InputError("--popularity", f"must be in (0, 1], got {self.popularity}")
+        if not self.target_share > 0:
+            raise InputError("--target", f"must be > 0 (a share of the GPU capacity), got {self.target_share}")
 
     @property
-    def allocation_ratio(self) -> float:
-        return self.allocated_gpus / self.capacity_gpus
+    def ties(self) -> str:
+        return self.tie_break or DEFAULT_TIE_BREAK[self.rules]
 
     @property
-    def fragmentation_ratio(self) -> float:
-        free = self.capacity_gpus - self.allocated_gpus
-        return self.fragmented_gpus / free if free > 0 else 0.0
+    def popularity_share(self) -> float:
+        return self.popularity if self.popularity is not None else DEFAULT_POPULARITY[self.rules]
 
 
-@dataclass
-class PolicyResult:
-    policy: str
-    points: list[CurvePoint] = field(default_factory=list)
-
-    def at(self, share: float) -> CurvePoint:
-        """The point of the grid closest to ``share`` (first one on a tie)."""
-        return min(self.points, key=lambda p: abs(p.arrived_share - share))
-
-
-# --------------------------------------------------------------------------- workload
+@dataclass(frozen=True)
+class StudyInputs:
+    pods_path: Path
+    cluster_path: Path
+    cluster: Cluster
+    pods: tuple[OpenbPod, ...]
+    pod_rows: int
+    rejected: tuple[RejectedRow, ...]
+    options: StudyOptions
 
 
-def request_of(pod: OpenbPod) -> PodRequest:
-    return PodRequest(pod.total_gpu_milli, pod.cpu_milli, pod.memory_mib, pod.gpu_models)
+@dataclass(frozen=True)
+class SeedRun:
+    """Everything a seed fixes before the first pod is scheduled, shared by the policies:
+    the arrivals, FGD's target workload, the tie order and the generator's state."""
+
+    seed: int
+    arrivals: list[Arrival]
+    typical: tuple[tuple[TaskType, float], ...] | None  # artifact rules
+    workload: TargetWorkload | None  # project rules
+    rank: np.ndarray
+    rng_state: tuple[Any, ...] | None  # artifact rules: the generator after the node order
+
+    @property
+    def task_types(self) -> int:
+        return len(self.typical) if self.typical is not None else len(self.workload.types) if self.workload else 0
 
 
-def resample_arrivals(
-    pods: Sequence[OpenbPod], capacity_gpus: float, target_share: float, seed: int
-) -> list[Arrival]:
-    """Draw pods with replacement until their GPU requests reach ``target_share`` of the
-    capacity, then shuffle (one seeded generator for both, so a seed fixes the sequence)."""
-    if not pods:
-        raise ValueError("the pod list is empty")
-    if not any(p.total_gpu_milli for p in pods):
-        raise ValueError("no pod of the list asks for a GPU: the demand can never reach the target")
+def read_inputs(pods_path: Path, cluster_path: Path, options: StudyOptions) -> StudyInputs:
+    """Read an openb pod list and a cluster (any inventory format); clear errors if the
+    study cannot run on them."""
+    pods_path, cluster_path = Path(pods_path), Path(cluster_path)
+    cluster = read_any_cluster(cluster_path)
+    if cluster.total_gpus <= 0:
+        raise InputError(cluster_path, "the cluster has no GPUs")
+    parsed = read_openb_pods(pods_path)
+    if not any(p.total_gpu_milli for p in parsed.pods):
+        raise InputError(pods_path, "no usable pod asks for a GPU: the demand can never reach the target")
+    return StudyInputs(pods_path, cluster_path, cluster, parsed.pods, parsed.input_rows, parsed.rejected, options)
+
+
+def prepare_seed(inputs: StudyInputs, seed: int) -> SeedRun:
+    """The arrivals and the rest a seed fixes. Under the artifact's rules one generator
+    drives, in its order, the shuffle, the tuning draws, the node order and then the
+    scheduling draws (Random's node, a random device)."""
+    options, cluster = inputs.options, inputs.cluster
+    if options.rules == "project":
+        arrivals = resample_arrivals(inputs.pods, cluster.total_gpus, options.target_share, seed)
+        workload = target_workload(arrivals, options.popularity_share)
+        return SeedRun(seed, arrivals, None, workload, np.arange(len(cluster.nodes)), None)
     rng = random.Random(seed)
-    target_milli = target_share * capacity_gpus * MILLI
-    drawn: list[Arrival] = []
-    total = 0
-    while total < target_milli:
-        pod = pods[rng.randrange(len(pods))]
-        drawn.append(Arrival(f"{pod.name}#{len(drawn)}", pod.name, request_of(pod)))
-        total += pod.total_gpu_milli
-    rng.shuffle(drawn)
-    return drawn
+    arrivals = artifact_arrivals(inputs.pods, cluster.total_gpus, options.target_share, rng)
+    rank = fgd_engine.node_ranks(cluster, rng)
+    typical = typical_pods(inputs.pods, round(options.popularity_share * 100, 9))
+    return SeedRun(seed, arrivals, typical, None, rank, rng.getstate())
 
 
-def target_workload(arrivals: Sequence[Arrival], popularity_threshold: float = 1.0) -> TargetWorkload:
-    return TargetWorkload.from_tasks(
-        (TaskType.of_request(a.request) for a in arrivals), popularity_threshold=popularity_threshold
-    )
-
-
-def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
-    """A pod-by-pod profile with the policy's score plugin (FGD gets the target workload)."""
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; known: {', '.join(POLICIES)}")
-    plugin = POLICIES[policy]
-    args = {}
-    if plugin == names.FGD:
-        args[plugin] = {
-            "tasks": [
-                {"cpu_milli": t.cpu_milli, "gpus": t.gpus, "gpu_milli": t.gpu_milli, "models": list(t.models), "weight": p}
-                for t, p in workload.types
-            ]
-        }
-    return Profile(name=f"fgd-experiment-{policy}", unit="pod", scores=((plugin, 1.0),), plugin_args=args)
-
-
-# --------------------------------------------------------------------------- placement
-
-
-GpuShape = tuple[str, int, tuple[int, ...]]  # (GPU model, GPU count, sorted free shares)
-# (CPU capacity, memory capacity, free CPU, free memory, GPU request classes on the node)
-GroupKey = tuple[int, int, int, int, frozenset[str]]
-
-
-# What each policy's score reads of a node besides its GPU shape (model, GPU count, sorted
-# free shares): nodes of one shape that agree on it score the same. Indices into the
-# group key (cpu capacity, memory capacity, free cpu, free memory, GPU request classes).
-_SCORE_READS: dict[str, tuple[int, ...]] = {
-    "Random": (),
-    "BestFit": (),
-    "GpuPacking": (),
-    "GpuClustering": (4,),
-    "DotProd": (0, 2),
-    "FGD": (0, 2),
-}
-
-
-class _StateClasses:
-    """Nodes grouped by everything a filter or score reads, members sorted by index.
-
-    Groups sit under their GPU shape, so a request skips every group whose GPUs cannot
-    hold it with one check per shape. Groups whose free CPU or memory is short are skipped
-    too (the framework's filters still run on every candidate passed on). Of the groups
-    left, those a policy's score cannot tell apart (`_SCORE_READS`) give one candidate:
-    their lowest node index, the one a full scan would keep on a tie."""
-
-    def __init__(self, state: ClusterState, policy: str) -> None:
-        self.state = state
-        self.score_reads = _SCORE_READS[policy]
-        self.by_shape: dict[GpuShape, dict[GroupKey, list[int]]] = {}
-        self.key_of: list[tuple[GpuShape, GroupKey]] = []
-        for node in range(len(state.nodes)):
-            shape, rest = self._key(node)
-            self.key_of.append((shape, rest))
-            self.by_shape.setdefault(shape, {}).setdefault(rest, []).append(node)
-
-    def _key(self, node: int) -> tuple[GpuShape, GroupKey]:
-        state, spec = self.state, self.state.nodes[node]
-        shape = (spec.gpu_model, spec.gpus, state.free_shares(node))
-        rest = (spec.cpu_milli, spec.memory_mib, state.cpu_free[node], state.memory_free[node],
-                node_classes(state, node))
-        return shape, rest
-
-    def members(self, node: int) -> list[int]:
-        shape, rest = self.key_of[node]
-        return self.by_shape[shape][rest]
-
-    def feasible_groups(self, request: PodRequest) -> list[tuple[GpuShape, GroupKey, list[int]]]:
-        """Every group whose GPUs, CPU and memory can hold ``request``."""
-        found = []
-        milli, cpu, memory, models = request.milli, request.cpu_milli, request.memory_mib, request.models
-        for shape, groups in self.by_shape.items():
-            model, _, free = shape
-            if models and model not in models:
-                continue
-            if milli >= MILLI:
-                whole = milli // MILLI
-                if len(free) < whole or free[-whole] < MILLI:
-                    continue
-            elif milli and (not free or free[-1] < milli):
-                continue
-            for rest, group in groups.items():
-                cpu_cap, memory_cap, cpu_free, memory_free, _ = rest
-                if (not cpu_cap or cpu_free >= cpu) and (not memory_cap or memory_free >= memory):
-                    found.append((shape, rest, group))
-        return found
-
-    def representatives(self, request: PodRequest, rng: random.Random | None) -> list[int]:
-        """One candidate per set of groups the policy's score cannot tell apart.
-
-        Without ``rng`` they come in node order, so a tie goes to the lowest index. With
-        ``rng`` they come in a weighted random order (key u^(1/size), largest first:
-        Efraimidis-Spirakis), so among tied candidates each is first with probability
-        proportional to its node count: a tie goes to a node drawn uniformly, as
-        kube-scheduler's selectHost does."""
-        reads = self.score_reads
-        best: dict[tuple[object, ...], list[int]] = {}  # score key → [lowest index, nodes]
-        for shape, rest, group in self.feasible_groups(request):
-            key = (shape, *(rest[i] for i in reads))
-            found = best.get(key)
-            if found is None:
-                best[key] = [group[0], len(group)]
-            else:
-                found[0] = min(found[0], group[0])
-                found[1] += len(group)
-        if rng is None:
-            return sorted(node for node, _ in best.values())
-        # Sorted by index first so the draw does not depend on dictionary order.
-        ranked = sorted((node, size) for node, size in best.values())
-        return [node for _, node in sorted(((rng.random() ** (1.0 / size), node) for node, size in ranked), reverse=True)]
-
-    def moved(self, node: int) -> None:
-        shape, rest = self.key_of[node]
-        groups = self.by_shape[shape]
-        groups[rest].remove(node)
-        if not groups[rest]:
-            del groups[rest]
-            if not groups:
-                del self.by_shape[shape]
-        shape, rest = self._key(node)
-        self.key_of[node] = (shape, rest)
-        bisect.insort(self.by_shape.setdefault(shape, {}).setdefault(rest, []), node)
-
-
-def _place(state: ClusterState, key: str, node: int, request: PodRequest) -> None:
-    """Allocate like the scheduler does. A pod without GPUs takes no device:
-    `ClusterState.allocate` expects a GPU request (it would pick a device for 0 milli-GPUs),
-    so such a pod's holding is applied directly, with no device."""
-    if request.milli:
-        state.allocate((key, 0), node, request)
+def run_one(inputs: StudyInputs, run: SeedRun, policy: str,
+            progress: Callable[[int, int], None] | None = None) -> PolicyResult:
+    """One policy under one seed, timed."""
+    began, began_cpu = time.perf_counter(), time.process_time()
+    options = inputs.options
+    if options.rules == "project":
+        assert run.workload is not None
+        result = fgd_project.run_policy(inputs.cluster, run.arrivals, policy, run.workload, seed=run.seed,
+                                        tie_break=options.ties, progress=progress)
     else:
-        state.restore((key, 0), Holding(node, 0, None, request.cpu_milli, request.memory_mib))
-
-
-def _choose_uniformly(
-    classes: _StateClasses, framework: Framework, request: PodRequest, rng: random.Random
-) -> int | None:
-    """A feasible node drawn uniformly (Random-fit), one feasibility check per state."""
-    groups = [g for _, _, g in classes.feasible_groups(request) if framework.feasible(classes.state, request, g[0])]
-    if not groups:
-        return None
-    draw = rng.randrange(sum(len(g) for g in groups))
-    for group in groups:
-        if draw < len(group):
-            return group[draw]
-        draw -= len(group)
-    raise AssertionError("unreachable: the draw is below the total")
-
-
-def run_policy(
-    cluster: Cluster,
-    arrivals: Sequence[Arrival],
-    policy: str,
-    workload: TargetWorkload,
-    *,
-    seed: int = 42,
-    step: float = DEFAULT_STEP,
-    tie_break: str = "lowest-index",
-    progress: Callable[[int, int], None] | None = None,
-) -> PolicyResult:
-    """Place ``arrivals`` one by one under ``policy``; the curve on a grid of ``step``."""
-    if tie_break not in TIE_BREAKS:
-        raise ValueError(f"unknown tie break {tie_break!r}; known: {', '.join(TIE_BREAKS)}")
-    state = ClusterState(cluster)
-    framework = Framework(policy_profile(policy, workload), random.Random(seed))
-    measure = FragmentationMeasure(workload)
-    classes = _StateClasses(state, policy)
-    draw_rng = random.Random(seed)
-    tie_rng = random.Random(seed + 1) if tie_break == "random" else None  # own stream: Random draws stay put
-    capacity = float(cluster.total_gpus)
-    if capacity <= 0:
-        raise ValueError("the cluster has no GPUs")
-    fragmented = measure.of_cluster(state)
-    arrived = allocated = 0
-    placed = failed = 0
-    result = PolicyResult(policy)
-    next_grid = 1
-    for index, arrival in enumerate(arrivals, start=1):
-        request = arrival.request
-        arrived += request.milli
-        if policy == "Random":
-            node = _choose_uniformly(classes, framework, request, draw_rng)
-        else:
-            node, _ = framework.find_node(state, request, classes.representatives(request, tie_rng))
-        if node is None:
-            failed += 1
-        else:
-            before = measure.of_node(state, node)
-            _place(state, arrival.key, node, request)
-            fragmented += measure.of_node(state, node) - before
-            allocated += request.milli
-            placed += 1
-            classes.moved(node)
-        # A point each time the arrived demand crosses the next step of the grid.
-        while arrived >= round(next_grid * step * capacity * MILLI):
-            result.points.append(
-                CurvePoint(policy, round(next_grid * step, 10), index, arrived / MILLI, allocated / MILLI,
-                           fragmented / MILLI, placed, failed, capacity)
-            )
-            next_grid += 1
-        if progress and index % 500 == 0:
-            progress(index, len(arrivals))
+        assert run.typical is not None and run.rng_state is not None
+        rng = random.Random()
+        rng.setstate(run.rng_state)  # each policy continues the seed's stream from the same point
+        result = fgd_engine.run_artifact_policy(inputs.cluster, run.arrivals, policy, run.typical, rank=run.rank,
+                                                rng=rng, seed=run.seed, tie_break=options.ties, progress=progress)
+    result.seconds = time.perf_counter() - began
+    result.cpu_seconds = time.process_time() - began_cpu
+    # The artifact reports the percents 0 to 100 × tune (merge_alloc_discrete.py: 0–130);
+    # a last pod may carry the demand past it.
+    top = round(options.target_share * 100)
+    result.points = [p for p in result.points if p.arrived_pct <= top]
     return result
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``42``, ``42-51`` or ``42,45,50-51`` → the seeds (non-negative), in order, each once."""
+    seeds: list[int] = []
+    for part in (p.strip() for p in text.split(",")):
+        first, dash, last = part.partition("-")
+        try:
+            if dash:
+                low, high = int(first), int(last)
+                if high < low:
+                    raise ValueError
+                seeds.extend(range(low, high + 1))
+            else:
+                seeds.append(int(part))
+        except ValueError:
+            raise InputError("--seeds", f"not a seed, a range like 42-51 or a list of them: {part!r}") from None
+    return tuple(dict.fromkeys(seeds))
+
+
+def check_policies(names: Sequence[str]) -> tuple[str, ...]:
+    unknown = [p for p in names if p not in POLICIES]
+    if unknown or not names:
+        raise InputError("--policies", f"unknown policy {unknown[0] if unknown else ''!r}; known: {', '.join(POLICIES)}")
+    return tuple(names)

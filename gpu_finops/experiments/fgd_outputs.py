@@ -1,8 +1,8 @@
-"""Inputs and outputs of the FGD experiment: read the pod list and the cluster, write the
-curves (CSV), the summary (CSV), the plot (PNG) and ``experiment.json``.
+"""The FGD study's files: the curves of every run (CSV), each run's figures at the report
+points (CSV), their mean ± spread per policy (CSV), the plot (PNG) and ``experiment.json``.
 
 Every file is written to a temporary name and renamed into place. The plot is an Altair
-chart rendered to PNG by vl-convert, offline (no network, no browser).
+chart (a pure function of the results) rendered to PNG by vl-convert, offline.
 """
 
 from __future__ import annotations
@@ -10,93 +10,50 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from gpu_finops.experiments.fgd import (
-    DEFAULT_STEP,
-    DEFAULT_TARGET_SHARE,
-    REPORT_SHARES,
-    Arrival,
+import altair as alt
+
+from gpu_finops.experiments.fgd import SeedRun, StudyInputs
+from gpu_finops.experiments.fgd_report import (
+    ALLOCATION_AT,
+    FRAGMENTATION_AT,
     CurvePoint,
     PolicyResult,
-    resample_arrivals,
-    target_workload,
+    PolicySummary,
+    mean_curves,
+    summarise,
 )
-from scheduler.errors import InputError
-from scheduler.model import Cluster
-from scheduler.plugins.fgd import DEFAULT_POPULARITY_THRESHOLD, TargetWorkload
 from scheduler.trace.checks import write_rejected_csv
-from scheduler.trace.generic import RejectedRow
-from scheduler.trace.inventories import read_any_cluster
 from scheduler.trace.io import atomic_write_bytes, atomic_write_text, csv_text
-from scheduler.trace.openb import read_openb_pods
 
 CURVE_COLUMNS = (
-    "policy", "arrived_share_pct", "arrived_pods", "arrived_gpus", "allocated_gpus",
-    "allocation_ratio_pct", "fragmented_gpus", "fragmentation_ratio_pct", "placed_pods", "failed_pods",
+    "policy", "seed", "arrived_pct", "pods", "allocation_pct", "fragmentation_pct", "fragmented_gpus",
+    "placed_pods", "failed_pods",
 )
-
-
-@dataclass(frozen=True)
-class ExperimentInputs:
-    pods_path: Path
-    cluster_path: Path
-    cluster: Cluster
-    arrivals: list[Arrival]
-    workload: TargetWorkload
-    pod_rows: int
-    rejected: tuple[RejectedRow, ...]
-    seed: int
-    target_share: float
-    popularity_threshold: float
-
-
-def prepare_experiment(
-    pods_path: Path,
-    cluster_path: Path,
-    *,
-    seed: int = 42,
-    target_share: float = DEFAULT_TARGET_SHARE,
-    popularity_threshold: float = DEFAULT_POPULARITY_THRESHOLD,
-) -> ExperimentInputs:
-    """Read an openb pod list and a cluster (any inventory format), resample and shuffle."""
-    pods_path, cluster_path = Path(pods_path), Path(cluster_path)
-    if not target_share > 0:
-        raise InputError("--target", f"must be > 0 (a share of the GPU capacity), got {target_share}")
-    if not 0 < popularity_threshold <= 1:
-        raise InputError("--popularity", f"must be in (0, 1], got {popularity_threshold}")
-    cluster = read_any_cluster(cluster_path)
-    if cluster.total_gpus <= 0:
-        raise InputError(cluster_path, "the cluster has no GPUs")
-    parsed = read_openb_pods(pods_path)
-    if not any(p.total_gpu_milli for p in parsed.pods):
-        raise InputError(pods_path, "no usable pod asks for a GPU: the demand can never reach the target")
-    arrivals = resample_arrivals(parsed.pods, cluster.total_gpus, target_share, seed)
-    workload = target_workload(arrivals, popularity_threshold)
-    return ExperimentInputs(pods_path, cluster_path, cluster, arrivals, workload, parsed.input_rows,
-                            parsed.rejected, seed, target_share, popularity_threshold)
 
 
 def write_outputs(
-    inputs: ExperimentInputs,
+    inputs: StudyInputs,
+    runs: Sequence[SeedRun],
     results: Sequence[PolicyResult],
     out: Path,
     *,
-    tie_break: str,
-    seconds: dict[str, float] | None = None,
-    step: float = DEFAULT_STEP,
     plot: bool = True,
 ) -> dict[str, Path]:
-    """Write curves.csv, summary.csv, experiment.json, fgd.png (and rejected.csv)."""
+    """Write curves.csv, seeds.csv, summary.csv, experiment.json, fgd.png (and rejected.csv)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    paths = {"curves": out / "curves.csv", "summary": out / "summary.csv", "manifest": out / "experiment.json"}
+    paths = {name: out / f"{name}.csv" for name in ("curves", "seeds", "summary")}
+    paths["manifest"] = out / "experiment.json"
+    summaries = summarise(results)
     atomic_write_text(paths["curves"], csv_text(CURVE_COLUMNS, (_curve_row(p) for r in results for p in r.points)))
-    atomic_write_text(paths["summary"], csv_text(*summary_table(results, seconds)))
+    atomic_write_text(paths["seeds"], csv_text(*seed_table(results)))
+    atomic_write_text(paths["summary"], csv_text(*summary_table(summaries)))
     if inputs.rejected:
         paths["rejected"] = out / "rejected.csv"
         write_rejected_csv(inputs.rejected, paths["rejected"])
+    options = inputs.options
     manifest = {
         "experiment": "fgd",
         "inputs": {
@@ -105,76 +62,105 @@ def write_outputs(
             "cluster": {"file": inputs.cluster_path.name, "sha256": _sha256(inputs.cluster_path),
                         "nodes": len(inputs.cluster.nodes), "gpus": inputs.cluster.total_gpus},
         },
-        "seed": inputs.seed,
-        "target_share": inputs.target_share,
-        "popularity_threshold": inputs.popularity_threshold,
-        "task_types": len(inputs.workload.types),
-        "arrivals": len(inputs.arrivals),
-        "tie_break": tie_break,
-        "step": step,
-        "policies": [r.policy for r in results],
+        "rules": options.rules,
+        "tie_break": options.ties,
+        "popularity": options.popularity_share,
+        "target_share": options.target_share,
+        "seeds": [run.seed for run in runs],
+        "arrivals": {str(run.seed): len(run.arrivals) for run in runs},
+        "task_types": {str(run.seed): run.task_types for run in runs},
+        "policies": list(dict.fromkeys(r.policy for r in results)),
     }
     atomic_write_text(paths["manifest"], json.dumps(manifest, indent=2) + "\n")
     if plot:
         paths["plot"] = out / "fgd.png"
-        atomic_write_bytes(paths["plot"], curves_png(results, title=f"{inputs.pods_path.stem}, seed {inputs.seed}"))
+        seeds = [run.seed for run in runs]
+        label = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seeds[0]}–{seeds[-1]})"
+        title = f"{inputs.pods_path.stem}, {options.rules} rules, {label}"
+        atomic_write_bytes(paths["plot"], chart_png(study_chart(results, title=title)))
     return paths
 
 
-def summary_table(
-    results: Sequence[PolicyResult], seconds: dict[str, float] | None = None
-) -> tuple[list[str], list[list[object]]]:
-    """One row per policy: allocation and fragmentation ratios at 100 % and 130 % of demand."""
-    header = ["policy"]
-    for share in REPORT_SHARES:
-        header += [f"allocation_at_{share * 100:.0f}_pct", f"fragmentation_at_{share * 100:.0f}_pct"]
-    header += ["placed_pods", "failed_pods"] + (["seconds"] if seconds is not None else [])
+def seed_table(results: Sequence[PolicyResult]) -> tuple[list[str], list[list[object]]]:
+    """One row per policy and seed: the figures at the report points."""
+    header = ["policy", "seed"]
+    header += [f"allocation_at_{pct}_pct" for pct in ALLOCATION_AT]
+    header += [f"fragmentation_at_{pct}_pct" for pct in FRAGMENTATION_AT]
+    header += ["placed_pods", "failed_pods", "seconds", "cpu_seconds"]
     rows: list[list[object]] = []
     for result in results:
-        row: list[object] = [result.policy]
-        for share in REPORT_SHARES:
-            point = result.at(share)
-            row += [round(point.allocation_ratio * 100, 2), round(point.fragmentation_ratio * 100, 2)]
-        last = result.points[-1]
-        row += [last.placed_pods, last.failed_pods]
-        if seconds is not None:
-            row.append(round(seconds.get(result.policy, 0.0), 1))
+        row: list[object] = [result.policy, result.seed]
+        row += [result.at(pct).allocation_pct for pct in ALLOCATION_AT]
+        row += [round(result.at(pct).fragmentation_pct, 2) for pct in FRAGMENTATION_AT]
+        row += [result.last.placed_pods, result.last.failed_pods, round(result.seconds, 2), round(result.cpu_seconds, 2)]
+        rows.append(row)
+    return header, rows
+
+
+def summary_table(summaries: Sequence[PolicySummary]) -> tuple[list[str], list[list[object]]]:
+    """One row per policy: mean and sample standard deviation over its seeds."""
+    header = ["policy", "seeds"]
+    for pct in ALLOCATION_AT:
+        header += [f"allocation_at_{pct}_pct_mean", f"allocation_at_{pct}_pct_std"]
+    for pct in FRAGMENTATION_AT:
+        header += [f"fragmentation_at_{pct}_pct_mean", f"fragmentation_at_{pct}_pct_std"]
+    header += ["seconds_mean", "cpu_seconds_mean"]
+    rows: list[list[object]] = []
+    for summary in summaries:
+        row: list[object] = [summary.policy, len(summary.seeds)]
+        for spread in [*summary.allocation.values(), *summary.fragmentation.values()]:
+            row += [round(spread.mean, 2), round(spread.std, 2)]
+        row += [round(summary.seconds.mean, 2), round(summary.cpu_seconds.mean, 2)]
         rows.append(row)
     return header, rows
 
 
 def _curve_row(p: CurvePoint) -> list[object]:
-    return [
-        p.policy, round(p.arrived_share * 100, 4), p.arrived_pods, round(p.arrived_gpus, 3),
-        round(p.allocated_gpus, 3), round(p.allocation_ratio * 100, 4),
-        round(p.fragmented_gpus, 3), round(p.fragmentation_ratio * 100, 4),
-        p.placed_pods, p.failed_pods,
-    ]
+    return [p.policy, p.seed, p.arrived_pct, p.pods, p.allocation_pct, round(p.fragmentation_pct, 4),
+            round(p.fragmented_gpus, 3), p.placed_pods, p.failed_pods]
 
 
-def curves_png(results: Sequence[PolicyResult], *, title: str) -> bytes:
-    """Two line charts side by side against arrived demand: GPU allocation ratio and
-    fragmentation ratio, one line per policy (Altair → PNG with vl-convert, offline)."""
-    import altair as alt
-    import vl_convert as vlc
-
+def study_chart(results: Sequence[PolicyResult], *, title: str) -> alt.HConcatChart:
+    """Two panels against arrived GPU demand: the GPU allocation ratio and the
+    fragmentation ratio, one line per policy at the mean over seeds, with a band of one
+    standard deviation either side when there are several seeds. Pure: no file, no I/O."""
+    points = mean_curves(results)
     rows = [
-        {"policy": r.policy, "arrived": round(p.arrived_share * 100, 2),
-         "allocation": round(p.allocation_ratio * 100, 3), "fragmentation": round(p.fragmentation_ratio * 100, 3)}
-        for r in results for p in r.points
+        {"policy": p.policy, "arrived_pct": p.arrived_pct, "seeds": p.allocation.runs,
+         "allocation_mean": p.allocation.mean, "allocation_std": p.allocation.std,
+         "allocation_low": p.allocation.mean - p.allocation.std, "allocation_high": p.allocation.mean + p.allocation.std,
+         "fragmentation_mean": p.fragmentation.mean, "fragmentation_std": p.fragmentation.std,
+         "fragmentation_low": p.fragmentation.mean - p.fragmentation.std,
+         "fragmentation_high": p.fragmentation.mean + p.fragmentation.std}
+        for p in points
     ]
-    order = [r.policy for r in results]
+    order = list(dict.fromkeys(r.policy for r in results))
+    several = any(p.allocation.runs > 1 for p in points)
     base = alt.Chart(alt.Data(values=rows)).encode(
-        x=alt.X("arrived:Q", title="arrived GPU demand (% of capacity)"),
+        x=alt.X("arrived_pct:Q", title="arrived GPU demand (% of capacity)"),
         color=alt.Color("policy:N", sort=order, title="policy"),
     )
-    allocation = base.mark_line().encode(
-        y=alt.Y("allocation:Q", title="GPU allocation ratio (%)", scale=alt.Scale(zero=False))
-    ).properties(width=360, height=260, title="GPU allocation")
-    fragmentation = base.mark_line().encode(
-        y=alt.Y("fragmentation:Q", title="fragmentation ratio (% of unallocated GPUs)")
-    ).properties(width=360, height=260, title="GPU fragmentation")
-    chart = alt.hconcat(allocation, fragmentation).properties(title=title)
+
+    def panel(measure: str, axis: str, heading: str, zero: bool) -> alt.Chart | alt.LayerChart | alt.FacetChart:
+        line = base.mark_line().encode(
+            y=alt.Y(f"{measure}_mean:Q", title=axis, scale=alt.Scale(zero=zero)),
+            tooltip=["policy:N", "arrived_pct:Q", alt.Tooltip(f"{measure}_mean:Q", format=".2f"),
+                     alt.Tooltip(f"{measure}_std:Q", format=".2f"), "seeds:Q"],
+        )
+        if not several:
+            return line.properties(width=360, height=260, title=heading)
+        band = base.mark_area(opacity=0.2).encode(y=f"{measure}_low:Q", y2=f"{measure}_high:Q")
+        return alt.layer(band, line).properties(width=360, height=260, title=heading)
+
+    return alt.hconcat(
+        panel("allocation", "GPU allocation ratio (%)", "GPU allocation", False),
+        panel("fragmentation", "fragmentation ratio (% of idle GPUs)", "GPU fragmentation", True),
+    ).properties(title=title).configure_legend(symbolOpacity=1, symbolType="stroke")
+
+
+def chart_png(chart: alt.TopLevelMixin) -> bytes:
+    import vl_convert as vlc
+
     return bytes(vlc.vegalite_to_png(chart.to_json(), scale=1.5))
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from scheduler.state import PLACE_LEVELS, ClusterState
+from scheduler.place_index import PLACE_LEVELS
+from scheduler.state import ClusterState
 
 
 @dataclass(frozen=True, slots=True)
