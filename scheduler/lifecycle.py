@@ -140,6 +140,7 @@ class Lifecycle:
 
     def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
         """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`."""
+        self.state.drop_nominations(run.spec.workload_id, pod)  # what was kept for it is its own now
         self.state.allocate((run.spec.workload_id, pod), node, run.request)
         self.holdings.holds(run)
         run.running_group = None
@@ -189,6 +190,7 @@ class Lifecycle:
         self.dispatcher.capacity_released()
 
     def _finish(self, run: WorkloadRun) -> None:
+        self.state.drop_nominations(run.spec.workload_id)
         self.holdings.count_release(run)
         for pod in sorted(run.started):
             holding = self.state.release((run.spec.workload_id, pod))
@@ -221,10 +223,8 @@ class Lifecycle:
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
         """Preempt every pod of `run` for `preemptor`; it resumes later from its last
         checkpoint. The pods terminate for the profile's grace period first, holding their
-        GPUs (they are no victims for anyone else meanwhile), and the preemptor waits for
-        them (kube-scheduler: a preemptor whose victims are terminating does not preempt
-        again, and binds once they are gone). `message`: the admission layer's own
-        sentence (Kueue's preemption message)."""
+        GPUs (no victims for anyone else meanwhile); the preemptor waits for them and does
+        not preempt again (kube-scheduler). `message`: Kueue's preemption message, if any."""
         if run.terminating:
             return
         grace = self.profile.termination_grace_s
@@ -276,6 +276,7 @@ class Lifecycle:
 
     def _release_all(self, run: WorkloadRun, event: EventType, reason: str, message: str,
                      preemptor: str | None = None) -> None:
+        self.state.drop_nominations(run.spec.workload_id)
         self.holdings.count_release(run)
         for pod in run.holding:
             holding = self.state.release((run.spec.workload_id, pod))
@@ -289,9 +290,8 @@ class Lifecycle:
         run.attempt += 1
         run.terminating = False
         run.queued_s = self._env.now
-        for handle in (run.finish_handle, run.deadline_handle):
-            if handle:
-                handle.cancel()
+        for handle in filter(None, (run.finish_handle, run.deadline_handle)):
+            handle.cancel()
         run.finish_handle = run.deadline_handle = None
         run.progress_start_s = None
         run.pending = set(range(run.spec.pods))

@@ -18,6 +18,7 @@ from typing import Any
 
 from scheduler.model import Cluster, Node
 from scheduler.model.workload import MILLI
+from scheduler.nominations import Nominations, Nominee
 from scheduler.place_index import PlaceIndex
 from scheduler.usage_index import UsageIndex
 
@@ -32,6 +33,7 @@ class PodRequest:
     cpu_milli: int = 0
     memory_mib: int = 0
     models: tuple[str, ...] = ()
+    priority: int = 0  # the pod's priority: GPUs nominated to higher priorities are not free to it
 
 
 @dataclass(slots=True)
@@ -103,6 +105,7 @@ class ClusterState:
         # workload's priority in `priority_of` before placing it (0 if it did not).
         self.priority_of: dict[str, int] = {}
         self.held_milli_by_class: dict[tuple[str, int], int] = {}
+        self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -123,23 +126,14 @@ class ClusterState:
             return self.nodes_by_model.get(models[0], [])
         return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
 
-    def gpu_fits(self, node: int, milli: int) -> bool:
+    def gpu_fits(self, node: int, milli: int, kept: int = 0) -> bool:
+        """Whether `milli` GPUs fit on `node` with `kept` milli-GPUs of it nominated to others
+        (kept whole devices first: a nomination is counted against whole free devices)."""
+        if kept:
+            return self.whole_free[node] * MILLI - kept >= milli
         if milli >= MILLI:
             return self.whole_free[node] * MILLI >= milli
         return self.whole_free[node] > 0 or any(free >= milli for free in self.shared_free[node].values())
-
-    def fullest_fitting(self, node: int, milli: int) -> int | None:
-        """The free milli-GPUs of the fullest device that still fits a slice of `milli`
-        (a whole free device: MILLI), or None: where `allocate` puts such a slice."""
-        shared = [free for free in self.shared_free[node].values() if free >= milli]
-        if shared:
-            return min(shared)
-        return MILLI if self.whole_free[node] else None
-
-    def free_shares(self, node: int) -> tuple[int, ...]:
-        """Every device's free milli-GPUs, ascending (the FGD measure reads this)."""
-        return ((0,) * self.whole_taken[node] + tuple(sorted(self.shared_free[node].values()))
-                + (MILLI,) * self.whole_free[node])
 
     def resources_fit(self, node: int, request: PodRequest) -> tuple[bool, bool]:
         """(cpu fits, memory fits); a node with 0 capacity does not model that resource."""
@@ -180,6 +174,19 @@ class ClusterState:
             self._journal.append(("alloc", key, holding))
         return holding
 
+    def nominate(self, nominee: Nominee, priority: int, placements: list[tuple[int, int]]) -> None:
+        """Keep GPUs on nodes for a preemptor (see `scheduler/nominations.py`)."""
+        self.nominations.add(nominee, priority, placements)
+        self.version += 1
+
+    def drop_nominations(self, workload_id: str, pod: int | None = None) -> None:
+        """End a workload's nominations (`Nominations.drop_run`): kept GPUs become usable."""
+        if not self.nominations:
+            return
+        for node in self.nominations.drop_run(workload_id, pod):
+            self.version += 1
+            self._released_on(node)
+
     def release(self, key: PodKey) -> Holding:
         holding = self.holdings[key]
         self._unapply(key, holding)
@@ -190,8 +197,11 @@ class ClusterState:
         return holding
 
     def _released(self, holding: Holding) -> None:
+        self._released_on(holding.node)
+
+    def _released_on(self, node: int) -> None:
         self.release_version += 1
-        self.release_version_by_model[self.nodes[holding.node].gpu_model] += 1
+        self.release_version_by_model[self.nodes[node].gpu_model] += 1
 
     def release_version_for(self, models: tuple[str, ...]) -> int:
         """Grows whenever committed GPUs of any of `models` (any model: ()) are released."""
@@ -291,3 +301,18 @@ class ClusterState:
             self.places.milli_taken(node, -holding.milli)
         del self.pods_on_node[node][key]
         del self.holdings[key]
+
+
+def fullest_fitting(state: ClusterState, node: int, milli: int) -> int | None:
+    """The free milli-GPUs of the fullest device of `node` that still fits a slice of
+    `milli` (a whole free device: MILLI), or None: where `allocate` puts such a slice."""
+    shared = [free for free in state.shared_free[node].values() if free >= milli]
+    if shared:
+        return min(shared)
+    return MILLI if state.whole_free[node] else None
+
+
+def free_shares(state: ClusterState, node: int) -> tuple[int, ...]:
+    """Every device's free milli-GPUs on `node`, ascending (the FGD measure reads this)."""
+    return ((0,) * state.whole_taken[node] + tuple(sorted(state.shared_free[node].values()))
+            + (MILLI,) * state.whole_free[node])

@@ -90,4 +90,4 @@ def pod_request(workload: Workload) -> PodRequest:
     """What each pod of `workload` asks of a node. Every input of a placement attempt
     comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors."""
     return PodRequest(workload.gpu_milli_per_pod, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
-                      workload.gpu_models)
+                      workload.gpu_models, workload.priority)

@@ -38,7 +38,7 @@ from scheduler.model.workload import MILLI
 from scheduler.plugins import names
 from scheduler.plugins.fgd import FragmentationMeasure, TargetWorkload
 from scheduler.plugins.packing import node_classes
-from scheduler.state import ClusterState, Holding, PodRequest
+from scheduler.state import ClusterState, Holding, PodRequest, free_shares
 
 POLICIES: dict[str, str] = {
     "Random": names.RANDOM_SCORE,
@@ -111,7 +111,7 @@ class _StateClasses:
 
     def _key(self, node: int) -> tuple[GpuShape, GroupKey]:
         state, spec = self.state, self.state.nodes[node]
-        shape = (spec.gpu_model, spec.gpus, state.free_shares(node))
+        shape = (spec.gpu_model, spec.gpus, free_shares(state, node))
         rest = (spec.cpu_milli, spec.memory_mib, state.cpu_free[node], state.memory_free[node],
                 node_classes(state, node))
         return shape, rest

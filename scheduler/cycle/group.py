@@ -39,8 +39,11 @@ def schedule_group(ctx: CycleContext, run: WorkloadRun) -> Outcome:
     plan = plan_group(ctx, run, needed) if shortfall <= 0 else Plan()
     # 3. PostFilter (not while the victims of its last preemption still terminate)
     if len(plan.placed) < needed:
-        if run.awaiting_victims_until <= ctx.now and preempt_for_group(ctx, run, needed):
-            plan = plan_group(ctx, run, needed)
+        if run.awaiting_victims_until <= ctx.now:
+            if preempt_for_group(ctx, run, needed):
+                plan = plan_group(ctx, run, needed)
+            elif ctx.state.nominations:  # nothing to preempt: upstream clears the nominated nodes
+                ctx.state.drop_nominations(run.spec.workload_id)
         if len(plan.placed) < needed and run.awaiting_victims_until > ctx.now:
             ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
                                 "waiting for the pods of the workloads it preempted to terminate "

@@ -20,7 +20,7 @@ from scheduler.cycle.planning import plan_group
 from scheduler.eventlog.schema import last_checkpoint_s
 from scheduler.framework.victims import RunningGroup
 from scheduler.state import ClusterState
-from scheduler.workload_run import WorkloadRun
+from scheduler.workload_run import GROUP, WorkloadRun
 
 Assignment = list[tuple[WorkloadRun, int, int]]  # (run, pod, node) in placement order
 Planner = Callable[[], Assignment | None]  # a what-if plan on the current state, or None
@@ -92,21 +92,25 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     framework = ctx.framework
     if not framework.group_post_filters:
         return False
-    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
+    # Nominations kept for others change what preemption can achieve, as releases do.
+    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models), ctx.state.nominations.generation)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
             with ctx.framework.unobserved():
-                found = _victims(ctx, run, needed) or None
+                found = _victims(ctx, run, needed)[0] or None
             ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None, found, run.spec.workload_id)
         return False
     if not preemption_could_help(ctx, run, needed):
         run.preemption_failed_at = version
         return False
-    victims = _victims(ctx, run, needed)
+    victims, plan = _victims(ctx, run, needed)
     if not victims:
         run.preemption_failed_at = version
         return False
     evict_victims(ctx, victims, run)
+    # The proposed assignment's GPUs are kept for the group while its victims terminate.
+    ctx.state.nominate((run.spec.workload_id, GROUP), run.spec.priority,
+                       [(node, planned.request.milli) for planned, _, node in plan])
     return True
 
 
@@ -131,15 +135,17 @@ def _group_search(ctx: CycleContext, run: WorkloadRun, needed: int, running: lis
                              needed * run.request.milli, defer=defer)
 
 
-def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> list[RunningGroup] | None:
+def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[RunningGroup] | None, Assignment]:
+    """The victims and the preemptor's proposed assignment (planned with them gone)."""
     running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
-    victims = ctx.framework.run_post_filter(_group_search(ctx, run, needed, running))
+    search = _group_search(ctx, run, needed, running)
+    victims = ctx.framework.run_post_filter(search)
     if ctx.verifier:  # deferred reprieves choose what putting each back at once chooses
         with ctx.framework.unobserved():
             undeferred = ctx.framework.run_post_filter(_group_search(ctx, run, needed, running, defer=False))
         ctx.verifier.same(ctx.now, "victims with deferred reprieves", [g.workload_id for g in victims or []],
                           [g.workload_id for g in undeferred or []], run.spec.workload_id)
-    return victims
+    return victims, search.plan
 
 
 def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:

@@ -32,7 +32,9 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
                             f"(grace period ends at t={run.awaiting_victims_until:g}s)")
         return failure_of(diagnosis)
     if node is None:
-        node = _preempt_for_pod(ctx, run, diagnosis)
+        node = _preempt_for_pod(ctx, run, pod, diagnosis)
+        if node is None and ctx.state.nominations:  # upstream clears the nominated node then
+            ctx.state.drop_nominations(run.spec.workload_id, pod)
         if node is not None and run.awaiting_victims_until > ctx.now:  # victims still terminate
             ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
                                 f"pod {pod}: preempted workloads on its nominated node; waiting for their "
@@ -113,10 +115,10 @@ class PodVictimSearch:
         return self.ctx.framework.feasible(self.ctx.state, self.run.request, node)
 
 
-def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis | None) -> int | None:
+def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: Diagnosis | None) -> int | None:
     if not ctx.framework.pod_post_filters:
         return None
-    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
+    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models), ctx.state.nominations.generation)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
             with ctx.framework.unobserved():
@@ -135,6 +137,8 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis |
     for wid in sorted({key[0] for key in choice.pods}):
         ctx.actions.evict(ctx.runs[wid], run)
     ctx.actions.capacity_released()
+    # The pod's nominated node: its GPUs are kept for it while the victims terminate.
+    ctx.state.nominate((run.spec.workload_id, pod), run.spec.priority, [(choice.node, run.request.milli)])
     return choice.node
 
 

@@ -39,7 +39,7 @@ from typing import Any
 from scheduler.errors import InputError
 from scheduler.model.workload import MILLI
 from scheduler.plugins import names
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state import ClusterState, PodRequest, free_shares
 
 DEFAULT_POPULARITY_THRESHOLD = 1.0
 
@@ -154,7 +154,7 @@ class FragmentationMeasure:
     def key(state: ClusterState, node: int) -> NodeKey:
         spec = state.nodes[node]
         cpu = state.cpu_free[node] if spec.cpu_milli else -1
-        return (spec.gpu_model, cpu, state.free_shares(node))
+        return (spec.gpu_model, cpu, free_shares(state, node))
 
     @staticmethod
     def key_after(state: ClusterState, node: int, request: PodRequest, before: NodeKey | None = None) -> NodeKey:

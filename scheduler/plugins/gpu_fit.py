@@ -28,7 +28,9 @@ class GpuFit:
     name = names.GPU_FIT
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
-        if request.milli and not state.gpu_fits(node, request.milli):
+        # GPUs nominated to a higher-priority preemptor are not free to this pod.
+        kept = state.nominations.held_for_higher(node, request.priority) if state.nominations else 0
+        if request.milli and not state.gpu_fits(node, request.milli, kept):
             return _NEVER_GPU if request.milli > state.nodes[node].gpus * 1000 else _NO_GPU
         return _OK
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from scheduler.model.workload import MILLI
 from scheduler.plugins import names
-from scheduler.state import ClusterState, Holding, PodRequest
+from scheduler.state import ClusterState, Holding, PodRequest, fullest_fitting
 
 SHARE_CLASS = "share"
 
@@ -73,7 +73,7 @@ class GpuPacking:
         if state.used_milli(node) == 0:  # tier 3: an empty node, smaller first
             return 100.0 / 3.0 * (1.0 - spec.gpus / (spec.gpus + 1.0))
         if request.milli < MILLI:
-            fullest = state.fullest_fitting(node, request.milli)
+            fullest = fullest_fitting(state, node, request.milli)
             if fullest is not None and fullest < MILLI:  # tier 1: shares a GPU that is already in use
                 return 200.0 / 3.0 + 100.0 / 3.0 * (1.0 - fullest / MILLI)
         # tier 2: whole free GPUs on a node already in use, fuller node first

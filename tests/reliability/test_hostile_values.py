@@ -406,7 +406,7 @@ def test_a_pipe_as_input_is_read_once_not_consumed_by_format_detection(workspace
     code, out, err = in_process("experiment", "fgd", "--pods", str(pods), "--cluster", str(nodes), "--out",
                                 str(tmp_path / "fgd"), "--policies", "FGD", "--no-plot", "-q")
     assert code == 0, err
-    assert "resampled from 2 rows" in out, out  # both rows read: the header was not consumed
+    assert "from 2 rows" in out, out  # both rows read: the header was not consumed
 
 
 def test_format_detection_and_reading_never_gunzip_a_whole_bomb_in_memory(workspace, tmp_path):
