@@ -11,7 +11,8 @@ below. Every transition writes its event rows through the `EventEmitter`.
                                                                         └▶ started ◀──┘
     started, min_count together ─▶ progress ─▶ finish
     any time it holds pods: evict (preemption), time out (gang deadline), expire
-    (waitForPodsReady) ─▶ every pod released ─▶ requeue (backoff) ─▶ arrive again
+    (waitForPodsReady) ─▶ every pod released ─▶ requeue (backoff) ─▶ placed again, or
+    (Kueue's own evictions only) admitted again
 """
 
 from __future__ import annotations
@@ -36,17 +37,23 @@ _MAX_BACKOFF_EXPONENT = 62
 class AdmissionLayer(Protocol):
     """The Kueue-style layer in front of placement (`scheduler/admission/`).
 
-    Contract: every workload goes through `submit` when it arrives and again after each
-    eviction or time-out (after `release`). The layer decides when, calling the life
-    cycle's `admit`, which writes the `admitted` row and queues the workload for placement;
-    it schedules its own admission cycles in `Phase.ADMIT` and may evict admitted
-    workloads. `release` is called when a workload finishes or is evicted (its quota is
-    free again); `pods_ready` when its gang reached min_count running pods.
+    Contract: every workload goes through `submit` when it arrives. The layer decides
+    when, calling the life cycle's `admit`, which writes the `admitted` row and queues the
+    workload for placement; it schedules its own admission cycles in `Phase.ADMIT` and may
+    evict admitted workloads. `release` is called when a workload finishes (its quota is
+    free again); `requeue` when every pod of it is gone without it finishing;
+    `pods_ready` when its gang reached min_count running pods.
     """
 
     def submit(self, run: WorkloadRun) -> None: ...
 
     def release(self, run: WorkloadRun) -> None: ...
+
+    def requeue(self, run: WorkloadRun) -> bool:
+        """`run` lost its pods without finishing. True: it stays admitted (Kueue keeps the
+        quota through kube-level failures) and placement tries it again; False: the layer
+        evicted it and admits it again when it decides."""
+        ...
 
     def pods_ready(self, run: WorkloadRun) -> None: ...
 
@@ -300,9 +307,5 @@ class Lifecycle:
         run.last_pending = None
         self.emitter.emit(run, EventType.REQUEUED, reason=reason, message=message, preemptor=preemptor)
         self.dispatcher.dequeue(run)
-        if self.admission is not None:
-            # Kueue: an evicted workload gives its quota back and queues for admission again.
-            self.admission.release(run)
-            self.admission.submit(run)
-        else:
+        if self.admission is None or self.admission.requeue(run):
             self.dispatcher.enqueue(run)

@@ -16,8 +16,9 @@ Life cycle of a workload here:
                 pods terminate, then released and the workload queued again
              ─▶ PodsReady timeout: evicted, quota released, requeued after backoff (or
                 deactivated past backoffLimitCount)
-             ─▶ evicted by the placement layer (kube-scheduler preemption, gang time-out):
-                quota released, queued again
+             ─▶ pods lost in the placement layer (kube-scheduler preemption, Permit
+                rejection, rendezvous time-out): still admitted, quota kept, the PodsReady
+                timer still counting from admission; placement tries again
 
 Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
 one at an instant when something may have changed (a submission, released quota, a backoff
@@ -136,6 +137,20 @@ class KueueAdmission:
             wl.state = State.BACKOFF if outcome is AfterTimeout.BACKOFF else State.DEACTIVATED
         else:
             wl.state = State.QUEUED
+
+    def requeue(self, run: WorkloadRun) -> bool:
+        """Every pod of `run` is gone and it did not finish. Kueue gives quota back only for
+        its own evictions (preemption, PodsReady timeout; workload_controller.go): after a
+        kube-level failure the job's pods are recreated under the same admission, so the
+        workload stays admitted and placement tries again (True)."""
+        wl = self.workloads.get(run.spec.workload_id)
+        if wl is None or wl.state is State.UNMANAGED:
+            return True
+        if wl.state is State.ADMITTED and wl.name not in self.preempting and wl.name not in self.timed_out:
+            return True
+        self.release(run)
+        self.submit(run)
+        return False
 
     def pods_ready(self, run: WorkloadRun) -> None:
         wl = self.workloads.get(run.spec.workload_id)

@@ -1,0 +1,58 @@
+"""Kueue admission rules read from upstream source, each pinned by a golden timeline: a real
+replay through the Kueue layer (`admission_story.kueue_rows`) with the exact events the rule
+implies. Each test's docstring names the upstream file and function it follows
+(docs/fidelity.md, "Admission (Kueue)", lists them)."""
+
+from __future__ import annotations
+
+from tests.scheduler.admission_story import A100, kueue_rows, timeline
+from tests.scheduler.builders import (
+    make_cluster_queue,
+    make_configuration,
+    make_node,
+    make_workload,
+)
+
+ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
+N1, N2 = make_node("n1").obj(), make_node("n2").obj()
+
+
+def _job(name, queue, at, runs_for, gpus=8):
+    """One pod of `gpus` GPUs in `queue`'s LocalQueue."""
+    return make_workload(name).queue(queue).at(at).runs_for(runs_for).gpus(gpus)
+
+
+def _story(rows, workload, *events):
+    return [(t, e, r) for t, e, w, r in timeline(rows, *events) if w == workload]
+
+
+def test_quota_is_kept_through_a_permit_timeout_and_the_pods_ready_timer_runs_from_admission(tmp_path):
+    """kueue pkg/controller/core/workload_controller.go (Reconcile, reconcileNotReadyTimeout):
+    only Kueue's own evictions (preemption, PodsReady timeout, deactivation) release a
+    Workload's quota; a gang that times out at the Permit barrier keeps its admission (the
+    job's pods are recreated) and its PodsReady timer keeps counting from the Admitted
+    condition.
+
+    A node-wide pod Kueue does not manage holds n1 until 5000 s. The 2 x 8-GPU gang is
+    admitted at 10 s; one pod waits at Permit on n2 and times out every 300 s (gang-v1.35).
+    The old replay gave the quota back and re-admitted the gang at each time-out, so the
+    waiter got the quota for a moment and the PodsReady timer (10 min) restarted forever."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").quota("a100", gpus=16).obj(),
+        make_configuration().wait_for_pods_ready(timeout="10m", block_admission=False).obj(),
+    ]
+    jobs = [
+        make_workload("sys").runs_for(5_000).gpus(8).obj(),
+        _job("gang", "team-a", 10, 1_000).pods(2).obj(),
+        _job("waiter", "team-a", 20, 100).obj(),
+    ]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests, profile="gang-v1.35")
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION) if t < 1_300] == [
+        (10.0, "admitted", "gang", None),
+        (310.0, "requeued", "gang", "GangPermitTimeout"),  # a kube-level failure: quota kept, no re-admission
+        (610.0, "requeued", "gang", "PodsReadyTimeout"),  # 10 min after the one Admitted condition
+        (611.0, "admitted", "waiter", None),  # Kueue's eviction gave the quota back (requeue batch 1 s)
+        (712.0, "admitted", "gang", None),  # backoff (60 s) over at 670; quota back when the waiter ends
+        (1012.0, "requeued", "gang", "GangPermitTimeout"),
+    ]
