@@ -5,7 +5,8 @@ implies. Each test's docstring names the upstream file and function it follows
 
 from __future__ import annotations
 
-from tests.scheduler.admission_story import A100, kueue_rows, timeline
+from scheduler.admission.policies import PreemptionPolicy
+from tests.scheduler.admission_story import A100, kueue_rows, pending_reasons, timeline
 from tests.scheduler.builders import (
     make_cluster_queue,
     make_configuration,
@@ -14,7 +15,7 @@ from tests.scheduler.builders import (
 )
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
-N1, N2 = make_node("n1").obj(), make_node("n2").obj()
+N1, N2, N3 = make_node("n1").obj(), make_node("n2").obj(), make_node("n3").obj()
 
 
 def _job(name, queue, at, runs_for, gpus=8):
@@ -56,3 +57,36 @@ def test_quota_is_kept_through_a_permit_timeout_and_the_pods_ready_timer_runs_fr
         (712.0, "admitted", "gang", None),  # backoff (60 s) over at 670; quota back when the waiter ends
         (1012.0, "requeued", "gang", "GangPermitTimeout"),
     ]
+
+
+def test_preemption_within_the_queue_needs_the_request_to_fit_its_nominal_quota(tmp_path):
+    """kueue pkg/scheduler/flavorassigner/flavorassigner.go (fitsResourceQuota): the
+    preemption oracle is asked only when the request fits the ClusterQueue's nominal quota,
+    reclaim lower in the cohort tree could help, or borrowWithinCohort (or fair sharing's
+    reclaim) allows preempting while borrowing; otherwise the flavor is NoFit.
+
+    team-a (nominal 8, withinClusterQueue LowerPriority, no borrowWithinCohort) holds 8 for
+    a low-priority job; team-b uses 4 of its 8. "high" wants 12, above team-a's nominal: it
+    waits for quota, and preempts nobody. The old replay asked the oracle anyway and evicted
+    "low" so that "high" could borrow team-b's idle 4."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8).preemption(within=PreemptionPolicy.LOWER_PRIORITY).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).obj(),
+    ]
+    jobs = [
+        _job("low", "team-a", 0, 5_000).priority(1).obj(),
+        _job("b1", "team-b", 1, 5_000, gpus=4).obj(),
+        _job("high", "team-a", 100, 1_000, gpus=4).pods(3).priority(9).obj(),
+    ]
+    rows = kueue_rows(tmp_path, [N1, N2, N3], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION, "pending")] == [
+        (0.0, "admitted", "low", None),
+        (1.0, "admitted", "b1", None),
+        (100.0, "pending", "high", "WaitingForQuota"),
+        (5001.0, "admitted", "high", "Borrowing"),  # low finished at 5000; 8 own + 4 idle of team-b
+    ]
+    assert pending_reasons(rows, "high")[0][2] == (
+        "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "8 more needed; position 1 of 1 in ClusterQueue team-a"
+    )
