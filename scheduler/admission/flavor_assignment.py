@@ -53,7 +53,7 @@ _SEVERITY = (
 # Compared per nomination and per flavor: module constants (see preemption.common).
 _NEVER = PreemptionPolicy.NEVER
 _NO_BORROWING = BorrowWithinCohortPolicy.NEVER
-_BORROWING_OVER_PREEMPTION = FungibilityPreference.BORROWING_OVER_PREEMPTION
+_PREEMPTION_OVER_BORROWING = FungibilityPreference.PREEMPTION_OVER_BORROWING
 
 
 class Mode(IntEnum):
@@ -91,12 +91,10 @@ def is_preferred(a: Granular, b: Granular, fungibility: FlavorFungibility) -> bo
         return True
     if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
         return b.mode is Mode.NO_CANDIDATES
-    # An explicit BorrowingOverPreemption ranks by borrowing level first; unset and
-    # PreemptionOverBorrowing rank by preemption mode first. FIDELITY: Kueue today does the
-    # opposite for both explicit values (flavorassigner.go isPreferred: BorrowingOverPreemption
-    # and unset rank by mode, PreemptionOverBorrowing by borrowing level); left for the
-    # fidelity issue, as the replays' event logs depend on it.
-    if fungibility.preference is _BORROWING_OVER_PREEMPTION:
+    # PreemptionOverBorrowing ranks by borrowing level first (preempting within nominal
+    # quota beats borrowing); BorrowingOverPreemption and unset rank by preemption mode
+    # first (borrowing beats preempting). The mapping of current Kueue (kueue #9464).
+    if fungibility.preference is _PREEMPTION_OVER_BORROWING:
         if a.borrow != b.borrow:
             return a.borrow < b.borrow
         return a.mode > b.mode

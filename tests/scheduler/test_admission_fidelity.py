@@ -5,16 +5,24 @@ implies. Each test's docstring names the upstream file and function it follows
 
 from __future__ import annotations
 
-from scheduler.admission.policies import PreemptionPolicy
+import pytest
+
+from scheduler.admission.policies import (
+    FlavorFungibilityPolicy,
+    FungibilityPreference,
+    PreemptionPolicy,
+)
 from tests.scheduler.admission_story import A100, kueue_rows, pending_reasons, timeline
 from tests.scheduler.builders import (
     make_cluster_queue,
     make_configuration,
+    make_flavor,
     make_node,
     make_workload,
 )
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
+TRY_NEXT = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
 N1, N2, N3 = make_node("n1").obj(), make_node("n2").obj(), make_node("n3").obj()
 
 
@@ -90,3 +98,66 @@ def test_preemption_within_the_queue_needs_the_request_to_fit_its_nominal_quota(
         "couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
         "8 more needed; position 1 of 1 in ClusterQueue team-a"
     )
+
+
+H100 = make_flavor("h100").gpu_model("H100")
+H1 = make_node("h1").model("H100").obj()
+
+
+def _a100_then_h100(a100_gpus=4, h100_gpus=6, **fungibility):
+    """team-a tries a100 (borrowing from team-b in the cohort) before h100."""
+    team_a = (make_cluster_queue("team-a").cohort("org").quota("a100", gpus=a100_gpus).quota("h100", gpus=h100_gpus)
+              .preemption(within=PreemptionPolicy.LOWER_PRIORITY).fungibility(**fungibility))
+    return [A100.obj(), H100.obj(), team_a.obj(), make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).obj()]
+
+
+@pytest.mark.parametrize(("preference", "want"), [
+    (FungibilityPreference.PREEMPTION_OVER_BORROWING, [
+        (0.0, "admitted", "low", None, "h100"),
+        (130.0, "requeued", "low", "Preempted", None),  # h100 needs no borrowing: preempt there
+        (130.0, "admitted", "w", None, "h100"),
+    ]),
+    (FungibilityPreference.BORROWING_OVER_PREEMPTION, [
+        (0.0, "admitted", "low", None, "h100"),
+        (100.0, "admitted", "w", "Borrowing", "a100"),  # a100 fits by borrowing: no preemption
+    ]),
+])
+def test_flavor_fungibility_preference_has_current_kueues_meaning(tmp_path, preference, want):
+    """kueue pkg/scheduler/flavorassigner/flavorassigner.go (isPreferred, after kueue #9464):
+    BorrowingOverPreemption (and no preference) ranks flavors by preemption mode first, so a
+    flavor that fits by borrowing beats one that needs preemption; PreemptionOverBorrowing
+    ranks by borrowing level first, so preempting within nominal quota beats borrowing.
+
+    team-a tries a100 (4 own GPUs, 8 to borrow from team-b) before h100 (6 GPUs, all held by
+    "low"); "w" (6 GPUs, higher priority) can borrow in a100 or preempt in h100. The old
+    replay had both preferences the other way round."""
+    manifests = _a100_then_h100(when_can_borrow=TRY_NEXT, when_can_preempt=TRY_NEXT, preference=preference)
+    jobs = [_job("low", "team-a", 0, 5_000, gpus=6).model("H100").priority(0).obj(),
+            _job("w", "team-a", 100, 1_000, gpus=6).priority(5).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2, H1], jobs, manifests)
+    assert [(r["time_s"], r["event"], r["workload_id"], r["reason"], r["flavor"]) for r in rows
+            if r["event"] in ("admitted", "requeued") and r["time_s"] < 1_000] == want
+
+
+@pytest.mark.parametrize(("fungibility", "a100_gpus", "holders", "want"), [
+    ({"when_can_borrow": "Borrow"}, 4, [], [
+        (100.0, "admitted", "w", "Borrowing", "a100"),  # MayStopSearch: stops at the borrowing flavor
+    ]),
+    ({"when_can_preempt": "Preempt"}, 8, [("low", "team-a"), ("b", "team-b")], [
+        (0.0, "admitted", "low", None, "a100"),
+        (1.0, "admitted", "b", None, "a100"),
+        (130.0, "requeued", "low", "Preempted", None),  # MayStopSearch: preempts in the first flavor
+        (130.0, "admitted", "w", None, "a100"),
+    ]),
+])
+def test_v1beta1_fungibility_spellings_mean_may_stop_search(tmp_path, fungibility, a100_gpus, holders, want):
+    """kueue apis/kueue/v1beta1/clusterqueue_types.go (FlavorFungibilityPolicy) and
+    clusterqueue_conversion.go: the deprecated whenCanBorrow ``Borrow`` and whenCanPreempt
+    ``Preempt`` are old names for MayStopSearch. The old replay read them as TryNextFlavor
+    and gave "w" the free h100 flavor instead."""
+    manifests = _a100_then_h100(a100_gpus=a100_gpus, **fungibility)
+    jobs = [_job(name, queue, at, 5_000).model("A100").priority(0).obj() for at, (name, queue) in enumerate(holders)]
+    jobs.append(_job("w", "team-a", 100, 1_000, gpus=6).priority(5).obj())
+    rows = kueue_rows(tmp_path, [N1, N2, H1], jobs, manifests)
+    assert [(r["time_s"], r["event"], r["workload_id"], r["reason"], r["flavor"]) for r in rows
+            if r["event"] in ("admitted", "requeued") and r["time_s"] < 1_000] == want

@@ -42,12 +42,11 @@ QUIET_FIELDS = {
     "Cohort": set(),
 }
 _CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing"}
-# v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt).
-# FIDELITY: Kueue reads both as MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
-# FlavorFungibility); this reader has always read them as TryNextFlavor, which the replays'
-# event logs depend on. Left as it is for the fidelity issue to decide.
-_OLD_WHEN_CAN_BORROW = {"Borrow": FlavorFungibilityPolicy.TRY_NEXT_FLAVOR}
-_OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.TRY_NEXT_FLAVOR}
+# v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt):
+# deprecated old names of MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
+# FlavorFungibilityPolicy, clusterqueue_conversion.go).
+_OLD_WHEN_CAN_BORROW = {"Borrow": FlavorFungibilityPolicy.MAY_STOP_SEARCH}
+_OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.MAY_STOP_SEARCH}
 
 
 def read_resource_flavor(reader: FieldReader, name: str, document: Mapping) -> ResourceFlavor:
