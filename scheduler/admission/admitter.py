@@ -5,7 +5,8 @@ schedule(); semantics reference §4.4).
   2. Snapshot: the live quota tree; usage reserved only for this cycle is undone after step 5.
   3. Nominate: flavor assignment for each head, and preemption targets when it needs them.
   4. Order: classical (borrowing level, priority, age) or the fair-sharing tournament.
-  5. Process in that order: admit what fits; issue preemptions; say why the rest waits.
+  5. Process in that order: admit what fits; issue preemptions if the entry still fits with
+     its targets gone (processEntry's fits); say why the rest waits.
   6. Requeue the heads not admitted (StrictFIFO / BestEffortFIFO) and write their reasons.
 
 The `Admitter` owns the decisions' state that outlives a cycle (the nomination cache, the
@@ -26,7 +27,12 @@ from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavo
 from scheduler.admission.holders import Holders
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.policies import PreemptionPolicy
-from scheduler.admission.preemption.common import PreemptionReason, Target
+from scheduler.admission.preemption.common import (
+    PreemptionReason,
+    Target,
+    add_workload,
+    remove_workload,
+)
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
@@ -159,7 +165,7 @@ class Admitter:
             for entry in entries:
                 self._nominate(entry)
             # 4 + 5. Order and process (the tournament picks each winner after the last admission).
-            preempted: set[str] = set()
+            preempted: dict[str, AdmissionWorkload] = {}  # this cycle's victims
             for entry in self._ordered(entries):
                 self._process(entry, preempted, snapshot)
         finally:
@@ -211,7 +217,7 @@ class Admitter:
             return tournament_order(self.shares, entries)
         return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
-    def _process(self, entry: Entry, preempted: set[str], snapshot: CycleSnapshot) -> None:
+    def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot) -> None:
         assignment, node, wl = entry.assignment, entry.node, entry.wl
         if entry.reason is PendingReason.SUSPENDED:
             return
@@ -227,11 +233,15 @@ class Admitter:
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
         if assignment.mode is Mode.PREEMPT:
-            names = {t.workload.name for t in entry.targets}
-            if names & preempted:
+            victims = {t.workload.name: t.workload for t in entry.targets}
+            if not preempted.keys().isdisjoint(victims):
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
                 return
-            preempted |= names
+            if not self._fits_without(node, assignment.usage, [*preempted.values(), *victims.values()]):
+                # Earlier entries of this cycle took what the victims would have left.
+                entry.message, entry.transient = NO_LONGER_FITS, True
+                return
+            preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
             for target in entry.targets:
                 if target.workload.state is State.ADMITTED:
@@ -249,6 +259,17 @@ class Admitter:
             return
         self.port.admit(wl, assignment)
         entry.admitted = True
+
+    def _fits_without(self, node: QuotaNode, usage: dict[FlavorResource, int], victims: list[AdmissionWorkload]) -> bool:
+        """Kueue's fits (scheduler.go): does `usage` fit in `node` with `victims` gone, the
+        cycle's earlier admissions and reservations counted?"""
+        for victim in victims:
+            remove_workload(self.tree, victim)
+        try:
+            return all(value <= max(0, node.available(fr)) for fr, value in usage.items())
+        finally:
+            for victim in victims:
+                add_workload(self.tree, victim)
 
     def _requeue(self, entry: Entry) -> bool:
         """Back into its queue; True when it went aside (the next head gets a turn)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.admission.policies import (
+    BorrowWithinCohortPolicy,
     FlavorFungibilityPolicy,
     FungibilityPreference,
     PreemptionPolicy,
@@ -161,3 +162,40 @@ def test_v1beta1_fungibility_spellings_mean_may_stop_search(tmp_path, fungibilit
     rows = kueue_rows(tmp_path, [N1, N2, H1], jobs, manifests)
     assert [(r["time_s"], r["event"], r["workload_id"], r["reason"], r["flavor"]) for r in rows
             if r["event"] in ("admitted", "requeued") and r["time_s"] < 1_000] == want
+
+
+def test_a_cycle_rechecks_fit_before_it_preempts(tmp_path):
+    """kueue pkg/scheduler/scheduler.go (processEntry, fits): before issuing preemptions an
+    entry checks that it fits with the cycle's earlier admissions counted and its targets
+    (and the cycle's other victims) removed; one that no longer fits is skipped ("Workload
+    no longer fits after processing another workload") and preempts nobody.
+
+    team-a and team-b (8 GPUs each) share a cohort; team-b's "low" holds 8. At 100 s two
+    heads meet in one cycle: "a" (8, within team-a's nominal: Fit) and "big" (12, may
+    borrow while preempting: Preempt "low"). "a" goes first (no borrowing) and takes team-a's
+    idle 8, so "big" would not fit even without "low". The old replay evicted "low" anyway."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).preemption(
+            within=PreemptionPolicy.LOWER_PRIORITY, reclaim=PreemptionPolicy.LOWER_PRIORITY,
+            borrow=BorrowWithinCohortPolicy.LOWER_PRIORITY).obj(),
+    ]
+    jobs = [
+        _job("low", "team-b", 0, 5_000).priority(0).obj(),
+        _job("a", "team-a", 100, 1_000).priority(1).obj(),
+        _job("big", "team-b", 100, 1_000, gpus=4).pods(3).priority(9).obj(),
+    ]
+    rows = kueue_rows(tmp_path, [N1, N2, N3, make_node("n4").obj()], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, *ADMISSION, "pending") if t < 1_200] == [
+        (0.0, "admitted", "low", None),
+        (100.0, "admitted", "a", None),
+        (100.0, "pending", "big", "WaitingForQuota"),  # skipped: no preemption issued
+        (1101.0, "pending", "big", "WaitingForPreemptedWorkloads"),  # "a" ended at 1100: now it preempts
+        (1131.0, "requeued", "low", "Preempted"),
+        (1131.0, "admitted", "big", "Borrowing"),
+        (1131.0, "pending", "low", "WaitingForQuota"),
+    ]
+    assert pending_reasons(rows, "big")[0][2] == (
+        "Workload no longer fits after processing another workload; position 1 of 1 in ClusterQueue team-b"
+    )
