@@ -42,7 +42,7 @@ class AdmissionLayer(Protocol):
     workload for placement; it schedules its own admission cycles in `Phase.ADMIT` and may
     evict admitted workloads. `release` is called when a workload finishes (its quota is
     free again); `requeue` when every pod of it is gone without it finishing;
-    `pods_ready` when its gang reached min_count running pods.
+    `pods_ready` when every pod of it runs (Kueue's PodsReady).
     """
 
     def submit(self, run: WorkloadRun) -> None: ...
@@ -170,6 +170,9 @@ class Lifecycle:
         run.running_group = None
         self.dispatcher.pods_started += 1
         self.emitter.emit_pod(run, EventType.STARTED, pod, node)
+        if self.admission is not None and len(run.started) == run.spec.pods:
+            # Kueue's PodsReady: every pod of the pod set runs (not the gang's min_count).
+            self.admission.pods_ready(run)
 
     def maybe_start_progress(self, run: WorkloadRun) -> None:
         """Once min_count pods run together the group makes progress and will finish."""
@@ -177,8 +180,6 @@ class Lifecycle:
             return
         now = self._env.now
         run.progress_start_s = now
-        if self.admission is not None:
-            self.admission.pods_ready(run)
         run.last_pending = None
         if run.deadline_handle:
             run.deadline_handle.cancel()

@@ -18,7 +18,8 @@ Life cycle of a workload here:
                 deactivated past backoffLimitCount)
              ─▶ pods lost in the placement layer (kube-scheduler preemption, Permit
                 rejection, rendezvous time-out): still admitted, quota kept, the PodsReady
-                timer still counting from admission; placement tries again
+                timer still counting from admission (or, once it was ready, the
+                recoveryTimeout timer counting from now); placement tries again
 
 Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
 one at an instant when something may have changed (a submission, released quota, a backoff
@@ -147,6 +148,7 @@ class KueueAdmission:
         if wl is None or wl.state is State.UNMANAGED:
             return True
         if wl.state is State.ADMITTED and wl.name not in self.preempting and wl.name not in self.timed_out:
+            self.pods_ready_tracker.lost(wl)
             return True
         self.release(run)
         self.submit(run)

@@ -59,6 +59,7 @@ class AdmissionWorkload:
     admitted_s: float | None = None
     borrowing: bool = False
     pods_ready: bool = False
+    recovering: bool = False  # lost its pods after PodsReady: the recovery timer runs
     resubmitted: bool = False  # the replay requeued it while its eviction was under way
     requeue_count: int = 0
     requeue_at_s: float = 0.0

@@ -199,3 +199,56 @@ def test_a_cycle_rechecks_fit_before_it_preempts(tmp_path):
     assert pending_reasons(rows, "big")[0][2] == (
         "Workload no longer fits after processing another workload; position 1 of 1 in ClusterQueue team-b"
     )
+
+
+def test_pods_ready_means_every_pod_running_not_min_count(tmp_path):
+    """kueue pkg/controller/jobframework/reconciler.go (PodsReady from the job's PodsReady:
+    for a batch Job, ready + succeeded pods >= parallelism) and workload_controller.go
+    (reconcileNotReadyTimeout): PodsReady needs every pod of the pod set running, not the
+    gang's min_count; a job whose quorum runs but whose other pods never place is evicted
+    by the PodsReady timeout.
+
+    "elastic" (2 pods of 8 GPUs, min_count 1) runs one pod on n1; n2 is held by a pod Kueue
+    does not manage. The old replay called it ready at one pod and never timed it out."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").quota("a100", gpus=16).obj(),
+        make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False).obj(),
+    ]
+    jobs = [make_workload("sys").runs_for(5_000).gpus(8).obj(),
+            _job("elastic", "team-a", 10, 1_000).pods(2).min_count(1).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
+    assert _story(rows, "elastic", *ADMISSION)[:3] == [
+        (10.0, "admitted", None),
+        (310.0, "requeued", "PodsReadyTimeout"),  # one of two pods ran for 300 s: not ready
+        (370.0, "admitted", None),  # backoff 60 s
+    ]
+
+
+def test_recovery_timeout_evicts_a_workload_whose_pods_are_not_back_in_time(tmp_path):
+    """kueue pkg/controller/core/workload_controller.go (admittedNotReadyWorkload:
+    WaitForRecovery) and apis/config/v1beta2/defaults.go (recoveryTimeout defaults to the
+    timeout): once PodsReady was reached, losing pods starts the recovery timer from that
+    moment; when the pods are not all running again in time Kueue evicts the workload.
+
+    "train" runs on the only node; at 100 s a pod Kueue does not manage preempts it
+    (kube-scheduler; its pods are gone at 130 s). Kueue keeps the quota (a kube-level
+    failure) and evicts it 5 min later, at 430 s. The old replay re-admitted it at 130 s."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").quota("a100", gpus=8).obj(),
+        make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False).obj(),
+    ]
+    jobs = [_job("train", "team-a", 0, 5_000).priority(0).obj(),
+            make_workload("urgent").at(100).runs_for(2_000).gpus(8).priority(100).obj()]
+    rows = kueue_rows(tmp_path, [N1], jobs, manifests)
+    assert _story(rows, "train", *ADMISSION)[:4] == [
+        (0.0, "admitted", None),
+        (130.0, "requeued", "Preempted"),  # kube-scheduler's preemption: still admitted
+        (430.0, "requeued", "PodsReadyTimeout"),  # recoveryTimeout (= timeout, 5 min) from 130 s
+        (490.0, "admitted", None),  # backoff 60 s
+    ]
+    evicted = next(r for r in rows if r["workload_id"] == "train" and r["reason"] == "PodsReadyTimeout")
+    assert evicted["message"] == (
+        "Exceeded the PodsReady timeout train: pods not ready again 300s after they stopped running (recoveryTimeout)"
+    )

@@ -104,6 +104,7 @@ def _wait_for_pods_ready(reader: FieldReader, document: Mapping, v1beta1: bool, 
     if not enable or gates.get("DisableWaitForPodsReady") is True:
         return None
     timeout = _duration(reader, spec, "timeout", path, 300.0 if v1beta1 else 1800.0)
+    recovery = _duration(reader, spec, "recoveryTimeout", path, timeout) if spec.get("recoveryTimeout") is not None else None
     block = spec.get("blockAdmission", v1beta1)
     if block in ("Enabled", "Disabled"):  # v1beta2 spells it as an enum
         block = block == "Enabled"
@@ -119,7 +120,7 @@ def _wait_for_pods_ready(reader: FieldReader, document: Mapping, v1beta1: bool, 
     limit = _whole(reader, strategy, "backoffLimitCount", spath, None, minimum=0)
     base = _whole(reader, strategy, "backoffBaseSeconds", spath, 60, minimum=0) or 0
     most = _whole(reader, strategy, "backoffMaxSeconds", spath, 3600, minimum=0) or 0
-    return WaitForPodsReady(timeout, block, timestamp, float(base), float(most), limit)
+    return WaitForPodsReady(timeout, block, timestamp, float(base), float(most), limit, recovery)
 
 
 def _fair_sharing(reader: FieldReader, document: Mapping, v1beta1: bool) -> FairSharing | None:
