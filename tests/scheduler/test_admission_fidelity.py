@@ -12,6 +12,7 @@ from scheduler.admission.policies import (
     FlavorFungibilityPolicy,
     FungibilityPreference,
     PreemptionPolicy,
+    QueueingStrategy,
 )
 from tests.scheduler.admission_story import A100, kueue_rows, pending_reasons, timeline
 from tests.scheduler.builders import (
@@ -252,3 +253,35 @@ def test_recovery_timeout_evicts_a_workload_whose_pods_are_not_back_in_time(tmp_
     assert evicted["message"] == (
         "Exceeded the PodsReady timeout train: pods not ready again 300s after they stopped running (recoveryTimeout)"
     )
+
+
+@pytest.mark.parametrize(("timestamp", "after_eviction"), [
+    ("Eviction", (1000.0, "admitted", "later", None)),  # "later" heads the StrictFIFO queue and blocks it
+    ("Creation", (370.0, "admitted", "stuck", None)),  # "stuck" keeps its place: admitted after its backoff
+])
+def test_requeuing_strategy_timestamp_orders_a_workload_evicted_by_the_pods_ready_timeout(tmp_path, timestamp,
+                                                                                          after_eviction):
+    """kueue pkg/workload/workload.go (Ordering.GetQueueOrderTimestamp): with
+    requeuingStrategy.timestamp Eviction a workload evicted by the PodsReady timeout queues
+    by its eviction time; with Creation it keeps its creation time.
+
+    StrictFIFO queue of 24 GPUs; "filler" (8) holds quota until 1000 s. "stuck" (2 x 8,
+    created at 10 s) cannot place (a pod Kueue does not manage holds n1), is evicted at
+    310 s and back from its backoff at 370 s; "later" (3 x 8, created at 20 s) needs the
+    whole quota. By eviction time "later" is the head and blocks the queue until "filler"
+    ends; by creation time "stuck" is the head and is admitted again at 370 s."""
+    configuration = make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False).obj()
+    configuration["waitForPodsReady"]["requeuingStrategy"]["timestamp"] = timestamp
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=24).strategy(QueueingStrategy.STRICT_FIFO).obj(),
+                 configuration]
+    jobs = [make_workload("sys").runs_for(5_000).gpus(8).obj(),
+            _job("filler", "team-a", 0, 1_000).obj(),
+            _job("stuck", "team-a", 10, 1_000).pods(2).obj(),
+            _job("later", "team-a", 20, 1_000).pods(3).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2, N3], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, "admitted", "requeued") if t <= 1000][:4] == [
+        (0.0, "admitted", "filler", None),
+        (10.0, "admitted", "stuck", None),
+        (310.0, "requeued", "stuck", "PodsReadyTimeout"),
+        after_eviction,
+    ]

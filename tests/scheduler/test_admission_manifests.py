@@ -106,7 +106,7 @@ def test_the_command_line_names_file_document_and_field_and_writes_nothing(tmp_p
 @pytest.mark.parametrize(
     ("document", "want_wait", "want_fair"),
     [
-        pytest.param("", None, None, id="no Configuration: Kueue's shipped defaults"),
+        pytest.param("", WaitForPodsReady(1800.0, False), None, id="no Configuration: current Kueue's defaults (v1beta2)"),
         pytest.param(CONFIG + "waitForPodsReady: {enable: true}\n", WaitForPodsReady(300.0, True), None,
                      id="v1beta1 enable: 5m, blockAdmission on"),
         pytest.param(CONFIG + "waitForPodsReady: {timeout: 10m}\n", None, None, id="v1beta1 without enable: off"),

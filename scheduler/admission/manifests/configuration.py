@@ -22,8 +22,11 @@ Defaults follow the API version, as Kueue's defaulting does
   backoffLimitCount unset (requeue forever); preemption strategies
   [LessThanOrEqualToFinalShare, LessThanInitialShare].
 
-No Configuration document at all means Kueue's shipped defaults for a v1beta1 install:
-classical preemption and no waitForPodsReady.
+No Configuration document at all means what current Kueue runs with (its shipped
+``kueue-manager-config`` is v1beta2 and sets neither): classical preemption, and
+waitForPodsReady on with timeout 30m, recoveryTimeout 30m, blockAdmission false,
+requeuing by eviction time with backoff 60 s doubling to 3600 s, no backoffLimitCount
+(`NO_CONFIGURATION`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ _QUIET_FIELDS = {
     "admissionFairSharing", "dra", "waitForPodsReady", "fairSharing", "apiVersion", "kind",
     "metadata",
 }
+# Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
+NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
