@@ -249,7 +249,10 @@ class Admitter:
             entry.reason = PendingReason.WAITING_FOR_PREEMPTED
             entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
             entry.transient = True
-            entry.pending_queue.sticky = wl  # keeps its turn until the victims are gone
+            if not entry.pending_queue.strict_fifo:
+                # BestEffortFIFO only (cluster_queue.go requeueIfNotPresent): it keeps its
+                # turn until the victims are gone; under StrictFIFO the heap order decides.
+                entry.pending_queue.sticky = wl
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True

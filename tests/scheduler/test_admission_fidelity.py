@@ -285,3 +285,29 @@ def test_requeuing_strategy_timestamp_orders_a_workload_evicted_by_the_pods_read
         (310.0, "requeued", "stuck", "PodsReadyTimeout"),
         after_eviction,
     ]
+
+
+@pytest.mark.parametrize(("strategy", "winner"), [
+    (QueueingStrategy.STRICT_FIFO, "high"),  # not sticky: the higher-priority head takes the freed quota
+    (QueueingStrategy.BEST_EFFORT_FIFO, "mid"),  # sticky: the preemptor keeps its turn
+])
+def test_the_preemptor_is_sticky_only_under_best_effort_fifo(tmp_path, strategy, winner):
+    """kueue pkg/cache/queue/cluster_queue.go (requeueIfNotPresent, preemptorWorkload): a
+    head pending its preemptions is tracked as the queue's preemptor, and made sticky at
+    the head only when the queue is BestEffortFIFO; under StrictFIFO the heap order alone
+    decides the next head.
+
+    "mid" preempts "low" at 100 s (the quota is back at 130 s, after the grace period);
+    "high" arrives at 110 s. Under StrictFIFO "high" heads the queue and is admitted at
+    130 s; the old replay kept "mid" sticky under both strategies."""
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=8).strategy(strategy)
+                 .preemption(within=PreemptionPolicy.LOWER_PRIORITY).obj()]
+    jobs = [_job("low", "team-a", 0, 5_000).priority(0).obj(),
+            _job("mid", "team-a", 100, 1_000).priority(5).obj(),
+            _job("high", "team-a", 110, 1_000).priority(9).obj()]
+    rows = kueue_rows(tmp_path, [N1], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, "admitted", "requeued") if t <= 130] == [
+        (0.0, "admitted", "low", None),
+        (130.0, "requeued", "low", "Preempted"),
+        (130.0, "admitted", winner, None),
+    ]
