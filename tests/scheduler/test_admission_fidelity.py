@@ -311,3 +311,28 @@ def test_the_preemptor_is_sticky_only_under_best_effort_fifo(tmp_path, strategy,
         (130.0, "requeued", "low", "Preempted"),
         (130.0, "admitted", winner, None),
     ]
+
+
+def test_fair_sharing_breaks_a_tie_between_target_queues_by_their_first_candidates(tmp_path):
+    """kueue pkg/scheduler/preemption/fairsharing/ordering.go (nextTarget): when two
+    ClusterQueues have the same dominant resource share, the one whose first candidate
+    comes first in CandidatesOrdering (preemption/common/ordering.go: evicted, other
+    queues, lower priority, newer admission) is the target.
+
+    team-a and team-b both borrow 2 GPUs (equal shares); team-a's job has priority 0,
+    team-b's priority 5. team-c reclaims its nominal 4 and preempts team-a's job. The old
+    replay took the last queue of equal share (team-b)."""
+    manifests = [A100.obj(), make_configuration().fair_sharing().obj()] + [
+        make_cluster_queue(name).cohort("org").quota("a100", gpus=4).preemption(reclaim=PreemptionPolicy.ANY).obj()
+        for name in ("team-a", "team-b", "team-c")
+    ]
+    jobs = [_job("a1", "team-a", 0, 5_000, gpus=6).priority(0).obj(),
+            _job("b1", "team-b", 1, 5_000, gpus=6).priority(5).obj(),
+            _job("c1", "team-c", 100, 1_000, gpus=4).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, "admitted", "requeued") if t <= 130] == [
+        (0.0, "admitted", "a1", "Borrowing"),
+        (1.0, "admitted", "b1", "Borrowing"),
+        (130.0, "requeued", "a1", "Preempted"),
+        (130.0, "admitted", "c1", None),
+    ]
