@@ -19,8 +19,10 @@ from tests.scheduler.builders import (
     make_cluster_queue,
     make_configuration,
     make_flavor,
+    make_local_queue,
     make_node,
     make_workload,
+    queue_config,
 )
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
@@ -336,3 +338,30 @@ def test_fair_sharing_breaks_a_tie_between_target_queues_by_their_first_candidat
         (130.0, "requeued", "a1", "Preempted"),
         (130.0, "admitted", "c1", None),
     ]
+
+
+def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
+    """kueue apis/kueue/v1beta2/clusterqueue_types.go (namespaceSelector: "null is a nothing
+    selector"; admissionChecks, admissionChecksStrategy, admissionScope) and
+    localqueue_types.go (stopPolicy, fairSharing): fields that change what Kueue decides but
+    that the replay ignores are said once per field, naming the objects; they used to be
+    accepted silently."""
+    checked = make_cluster_queue("checked").quota("a100", gpus=8).obj()
+    checked["spec"]["admissionChecks"] = ["provisioning"]
+    checked["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+    also_checked = make_cluster_queue("also-checked").quota("a100", gpus=8).obj()
+    also_checked["spec"]["admissionChecks"] = ["provisioning"]
+    unselected = make_cluster_queue("unselected").quota("a100", gpus=8).obj()
+    del unselected["spec"]["namespaceSelector"]
+    held = make_local_queue("held").cluster_queue("checked").obj()
+    held["spec"]["stopPolicy"] = "Hold"
+    config = queue_config(A100.obj(), checked, also_checked, unselected, held)
+    assert config.warnings == (
+        "queues.yaml: spec.admissionChecks is not modelled: workloads are admitted as if every admission check "
+        "passed at once (checked, also-checked)",
+        "queues.yaml: spec.admissionScope (admission fair sharing) is not modelled: workloads of a ClusterQueue are "
+        "ordered by priority and time only (checked)",
+        "queues.yaml: ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, so "
+        "Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {} (unselected)",
+        "queues.yaml: LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held (held/held)",
+    )

@@ -171,6 +171,6 @@ class _Stream:
             local_queues=frozen_mapping(self.local_queues),
             cohorts=frozen_mapping(self.cohorts),
             priority_classes=frozen_mapping(self.priority_classes),
-            warnings=tuple(self.reader.warnings),
+            warnings=(*self.reader.warnings, *self.reader.unmodelled_warnings()),
             configuration=self.configuration or NO_CONFIGURATION,
         )
