@@ -229,7 +229,7 @@ class Admitter:
             # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
             # priority workload of another queue could take the quota this one waits for.
             if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not _RECLAIM_ANY:
-                snapshot.reserve(node, {fr: min(v, max(0, node.available(fr))) for fr, v in assignment.usage.items()})
+                snapshot.reserve(node, _quota_to_reserve(node, assignment))
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
         if assignment.mode is Mode.PREEMPT:
@@ -286,3 +286,19 @@ class Admitter:
             for other in pending_queue.park_equivalents(wl, entry.reason.value):
                 self.port.say_pending(other, entry.reason, entry.message)
         return parked and pending_queue.has_heads
+
+
+def _quota_to_reserve(node: QuotaNode, assignment: Assignment) -> dict[FlavorResource, int]:
+    """Kueue's quotaResourcesToReserve (scheduler.go) for a head that needs preemption but
+    found no candidates: what it could claim in its own ClusterQueue. Borrowing: its request,
+    capped at nominal + borrowingLimit less what the queue uses (uncapped without a limit);
+    not borrowing: its request capped at the queue's unused nominal quota."""
+    reserved = {}
+    for fr, value in assignment.usage.items():
+        used, nominal = node.usage.get(fr, 0), node.nominal.get(fr, 0)
+        if assignment.borrow > 0:
+            limit = node.borrowing_limit.get(fr)
+            reserved[fr] = value if limit is None else max(0, min(value, nominal + limit - used))
+        else:
+            reserved[fr] = max(0, min(value, nominal - used))
+    return reserved

@@ -365,3 +365,31 @@ def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
         "Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {} (unselected)",
         "queues.yaml: LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held (held/held)",
     )
+
+
+def test_a_head_without_preemption_candidates_reserves_only_its_nominal_quota(tmp_path):
+    """kueue pkg/scheduler/scheduler.go (reserveCapacityForUnreclaimablePreempt,
+    quotaResourcesToReserve): a head that needs preemption but has no candidates holds, for
+    the rest of the cycle, what it could claim: when it would not borrow, its request capped
+    at its ClusterQueue's unused nominal quota (with borrowing: capped at nominal +
+    borrowingLimit); not everything available in the cohort.
+
+    team-a (StrictFIFO, nominal 4) heads with "w" (10 GPUs, no candidates); team-c (nominal
+    0) has "x" (4 GPUs, borrowing) in the same cycle. "w" goes first and holds team-a's 4;
+    8 are free in the cohort, so "x" is admitted. The old replay held all 8 for "w"."""
+    manifests = [
+        A100.obj(),
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=4).strategy(QueueingStrategy.STRICT_FIFO).preemption(
+            reclaim=PreemptionPolicy.LOWER_PRIORITY, borrow=BorrowWithinCohortPolicy.LOWER_PRIORITY).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).obj(),
+        make_cluster_queue("team-c").cohort("org").quota("a100", gpus=0).obj(),
+    ]
+    jobs = [_job("b1", "team-b", 0, 5_000, gpus=4).priority(10).obj(),
+            _job("w", "team-a", 100, 1_000, gpus=2).pods(5).priority(5).obj(),
+            _job("x", "team-c", 100, 1_000, gpus=4).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
+    assert [(t, e, w, r) for t, e, w, r in timeline(rows, "admitted", "pending") if t <= 1_000] == [
+        (0.0, "admitted", "b1", None),
+        (100.0, "admitted", "x", "Borrowing"),
+        (100.0, "pending", "w", "WaitingForQuota"),
+    ]
