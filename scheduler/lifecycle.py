@@ -93,13 +93,16 @@ class Lifecycle:
             self.dispatcher.enqueue(run)
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
-              message: str | None = None, flavor: str | None = None) -> None:
+              message: str | None = None, flavor: str | None = None, pods: int | None = None) -> None:
         """The admission layer admitted `run`: it now queues for placement.
 
         `reason` is a short code on the `admitted` row (e.g. "Borrowing" when the workload
         uses quota borrowed from its cohort), `message` the sentence with the numbers,
-        `flavor` the ResourceFlavor of its GPUs."""
+        `flavor` the ResourceFlavor of its GPUs, `pods` the count Kueue admitted (partial
+        admission; None: the trace's): the job runs that many pods."""
         run.cluster_queue = cluster_queue
+        if run.admitted_pods(pods):
+            run.pending = set(range(run.spec.pods))
         run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)

@@ -202,15 +202,42 @@ class Admitter:
         key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None)
         cached = self.nominations.get(key)
         if cached is None:
-            spec = self.config.cluster_queues[entry.node.name]
-            assignment = assign_flavors(
-                wl, entry.node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
-            )
-            targets = []
-            if assignment.mode is Mode.PREEMPT:
-                targets = self.preemptor.targets(wl, entry.node, assignment.usage, assignment.frs_needing_preemption)
-            cached = self.nominations[key] = (assignment, targets)
+            nominated = self._try(wl, entry.node)
+            if nominated[0].mode is not Mode.FIT and not nominated[1] and wl.min_count < wl.pods:
+                nominated = self._partial(wl, entry.node) or nominated
+            cached = self.nominations[key] = nominated
         entry.assignment, entry.targets = cached
+
+    def _try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
+        """Flavor assignment, and the preemption targets when it needs them."""
+        spec = self.config.cluster_queues[node.name]
+        assignment = assign_flavors(
+            wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
+        )
+        targets = []
+        if assignment.mode is Mode.PREEMPT:
+            targets = self.preemptor.targets(wl, node, assignment.usage, assignment.frs_needing_preemption)
+        return assignment, targets
+
+    def _partial(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]] | None:
+        """Partial admission (scheduler.go getInitialAssignments, podset_reducer.go Search):
+        the largest pod count down to minCount that fits or can preempt, by binary search
+        over the reduction (as Go's sort.Search: the first reduction that works)."""
+        delta = wl.pods - wl.min_count
+        low, high = 0, delta + 1
+        found: tuple[int, tuple[Assignment, list[Target]]] | None = None
+        while low < high:
+            middle = (low + high) // 2
+            assignment, targets = self._try(wl.with_pods(wl.pods - middle), node)
+            if assignment.mode is Mode.FIT or targets:
+                found, high = (middle, (assignment, targets)), middle
+            else:
+                low = middle + 1
+        if found is None or found[0] != low:
+            return None
+        assignment, targets = found[1]
+        assignment.pods = wl.pods - found[0]
+        return assignment, targets
 
     def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
         if self.fair_sharing is not None:

@@ -120,6 +120,7 @@ class Assignment:
     mode: Mode = Mode.FIT  # FIT, PREEMPT (incl. reclaim / no candidates) or NO_FIT
     reasons: list[str] = field(default_factory=list)
     no_fit_reason: PendingReason | None = None
+    pods: int | None = None  # partial admission: the reduced pod count (None: all of them)
 
     @property
     def frs_needing_preemption(self) -> frozenset[FlavorResource]:

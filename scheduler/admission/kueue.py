@@ -251,7 +251,10 @@ class KueueAdmission:
         ]
         if borrowed:
             message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
-        self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
+        if assignment.pods is not None:
+            message += f"; partially admitted: {assignment.pods} of {wl.pods} pods"
+        self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor,
+                          pods=assignment.pods)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""

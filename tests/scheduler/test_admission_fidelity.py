@@ -393,3 +393,29 @@ def test_a_head_without_preemption_candidates_reserves_only_its_nominal_quota(tm
         (100.0, "admitted", "x", "Borrowing"),
         (100.0, "pending", "w", "WaitingForQuota"),
     ]
+
+
+def test_partial_admission_admits_the_largest_count_down_to_min_count(tmp_path):
+    """kueue pkg/scheduler/scheduler.go (getInitialAssignments) and
+    pkg/scheduler/flavorassigner/podset_reducer.go (PodSetReducer.Search): when the full
+    pod count neither fits nor can preempt, a pod set with minCount is tried at lower
+    counts, by binary search down to minCount, and admitted with the largest count that
+    fits; the job then runs that many pods. A trace's min_count is the pod set's minCount.
+
+    "elastic" asks for 4 pods of 4 GPUs (min_count 1) in a queue of 8 GPUs: Kueue admits 2
+    pods, which run. The old replay left it pending (ExceedsMaxQuota) forever."""
+    manifests = [A100.obj(), make_cluster_queue("team-a").quota("a100", gpus=8).obj()]
+    jobs = [_job("elastic", "team-a", 10, 1_000, gpus=4).pods(4).min_count(1).obj()]
+    rows = kueue_rows(tmp_path, [N1, N2], jobs, manifests)
+    assert [(r["time_s"], r["event"], r["pod_index"]) for r in rows
+            if r["event"] in ("admitted", "started", "finished", "pending")] == [
+        (10.0, "admitted", None),
+        (10.0, "started", 0),
+        (10.0, "started", 1),
+        (1010.0, "finished", 0),
+        (1010.0, "finished", 1),
+    ]
+    admitted = next(r for r in rows if r["event"] == "admitted")
+    assert admitted["message"] == (
+        "Quota reserved in ClusterQueue team-a, wait time since queued was 0s; partially admitted: 2 of 4 pods"
+    )
