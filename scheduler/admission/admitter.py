@@ -222,10 +222,15 @@ class Admitter:
     def _partial(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]] | None:
         """Partial admission (scheduler.go getInitialAssignments, podset_reducer.go Search):
         the largest pod count down to minCount that fits or can preempt, by binary search
-        over the reduction (as Go's sort.Search: the first reduction that works)."""
+        over the reduction (as Go's sort.Search: the first reduction that works). Fitting
+        is monotone in the count, so minCount is tried first: when it cannot be admitted,
+        no count can, and the search (log2 of the reduction more tries) is skipped."""
         delta = wl.pods - wl.min_count
-        low, high = 0, delta + 1
-        found: tuple[int, tuple[Assignment, list[Target]]] | None = None
+        smallest = self._try(wl.with_pods(wl.min_count), node)
+        if smallest[0].mode is not Mode.FIT and not smallest[1]:
+            return None
+        low, high = 1, delta  # no reduction (the full count) failed; `delta` (minCount) works
+        found: tuple[int, tuple[Assignment, list[Target]]] | None = (delta, smallest)
         while low < high:
             middle = (low + high) // 2
             assignment, targets = self._try(wl.with_pods(wl.pods - middle), node)
