@@ -11,7 +11,8 @@ below. Every transition writes its event rows through the `EventEmitter`.
                                                                         └▶ started ◀──┘
     started, min_count together ─▶ progress ─▶ finish
     any time it holds pods: evict (preemption), time out (gang deadline), expire
-    (waitForPodsReady) ─▶ every pod released ─▶ requeue (backoff) ─▶ arrive again
+    (waitForPodsReady) ─▶ every pod released ─▶ requeue (backoff) ─▶ placed again, or
+    (Kueue's own evictions only) admitted again
 """
 
 from __future__ import annotations
@@ -36,17 +37,23 @@ _MAX_BACKOFF_EXPONENT = 62
 class AdmissionLayer(Protocol):
     """The Kueue-style layer in front of placement (`scheduler/admission/`).
 
-    Contract: every workload goes through `submit` when it arrives and again after each
-    eviction or time-out (after `release`). The layer decides when, calling the life
-    cycle's `admit`, which writes the `admitted` row and queues the workload for placement;
-    it schedules its own admission cycles in `Phase.ADMIT` and may evict admitted
-    workloads. `release` is called when a workload finishes or is evicted (its quota is
-    free again); `pods_ready` when its gang reached min_count running pods.
+    Contract: every workload goes through `submit` when it arrives. The layer decides
+    when, calling the life cycle's `admit`, which writes the `admitted` row and queues the
+    workload for placement; it schedules its own admission cycles in `Phase.ADMIT` and may
+    evict admitted workloads. `release` is called when a workload finishes (its quota is
+    free again); `requeue` when every pod of it is gone without it finishing;
+    `pods_ready` when every pod of it runs (Kueue's PodsReady).
     """
 
     def submit(self, run: WorkloadRun) -> None: ...
 
     def release(self, run: WorkloadRun) -> None: ...
+
+    def requeue(self, run: WorkloadRun) -> bool:
+        """`run` lost its pods without finishing. True: it stays admitted (Kueue keeps the
+        quota through kube-level failures) and placement tries it again; False: the layer
+        evicted it and admits it again when it decides."""
+        ...
 
     def pods_ready(self, run: WorkloadRun) -> None: ...
 
@@ -86,13 +93,16 @@ class Lifecycle:
             self.dispatcher.enqueue(run)
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
-              message: str | None = None, flavor: str | None = None) -> None:
+              message: str | None = None, flavor: str | None = None, pods: int | None = None) -> None:
         """The admission layer admitted `run`: it now queues for placement.
 
         `reason` is a short code on the `admitted` row (e.g. "Borrowing" when the workload
         uses quota borrowed from its cohort), `message` the sentence with the numbers,
-        `flavor` the ResourceFlavor of its GPUs."""
+        `flavor` the ResourceFlavor of its GPUs, `pods` the count Kueue admitted (partial
+        admission; None: the trace's): the job runs that many pods."""
         run.cluster_queue = cluster_queue
+        if run.admitted_pods(pods):
+            run.pending = set(range(run.spec.pods))
         run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
@@ -164,6 +174,9 @@ class Lifecycle:
         run.running_group = None
         self.dispatcher.pods_started += 1
         self.emitter.emit_pod(run, EventType.STARTED, pod, node)
+        if self.admission is not None and len(run.started) == run.spec.pods:
+            # Kueue's PodsReady: every pod of the pod set runs (not the gang's min_count).
+            self.admission.pods_ready(run)
 
     def maybe_start_progress(self, run: WorkloadRun) -> None:
         """Once min_count pods run together the group makes progress and will finish."""
@@ -171,8 +184,6 @@ class Lifecycle:
             return
         now = self._env.now
         run.progress_start_s = now
-        if self.admission is not None:
-            self.admission.pods_ready(run)
         run.last_pending = None
         if run.deadline_handle:
             run.deadline_handle.cancel()
@@ -300,9 +311,5 @@ class Lifecycle:
         run.last_pending = None
         self.emitter.emit(run, EventType.REQUEUED, reason=reason, message=message, preemptor=preemptor)
         self.dispatcher.dequeue(run)
-        if self.admission is not None:
-            # Kueue: an evicted workload gives its quota back and queues for admission again.
-            self.admission.release(run)
-            self.admission.submit(run)
-        else:
+        if self.admission is None or self.admission.requeue(run):
             self.dispatcher.enqueue(run)

@@ -62,10 +62,20 @@ class WorkloadRun:
     def narrow(self, gpu_models: tuple[str, ...] | None) -> None:
         """Place the pods on nodes of `gpu_models` only (None: as the trace asks)."""
         if gpu_models is None:
-            self.spec, self.request = self.original_spec, self.original_request
+            self.spec = replace(self.spec, gpu_models=self.original_spec.gpu_models)
+            self.request = self.original_request
         else:
-            self.spec = replace(self.original_spec, gpu_models=gpu_models)
+            self.spec = replace(self.spec, gpu_models=gpu_models)
             self.request = replace(self.original_request, models=gpu_models)
+
+    def admitted_pods(self, pods: int | None) -> bool:
+        """Run `pods` pods (Kueue's partial admission; None: the trace's count). True when
+        the count changed: the caller resets the pending pods (none are held then)."""
+        count = self.original_spec.pods if pods is None else pods
+        if count == self.spec.pods:
+            return False
+        self.spec = replace(self.spec, pods=count)
+        return True
 
     @property
     def holding(self) -> list[int]:

@@ -5,7 +5,8 @@ schedule(); semantics reference §4.4).
   2. Snapshot: the live quota tree; usage reserved only for this cycle is undone after step 5.
   3. Nominate: flavor assignment for each head, and preemption targets when it needs them.
   4. Order: classical (borrowing level, priority, age) or the fair-sharing tournament.
-  5. Process in that order: admit what fits; issue preemptions; say why the rest waits.
+  5. Process in that order: admit what fits; issue preemptions if the entry still fits with
+     its targets gone (processEntry's fits); say why the rest waits.
   6. Requeue the heads not admitted (StrictFIFO / BestEffortFIFO) and write their reasons.
 
 The `Admitter` owns the decisions' state that outlives a cycle (the nomination cache, the
@@ -26,7 +27,12 @@ from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavo
 from scheduler.admission.holders import Holders
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.policies import PreemptionPolicy
-from scheduler.admission.preemption.common import PreemptionReason, Target
+from scheduler.admission.preemption.common import (
+    PreemptionReason,
+    Target,
+    add_workload,
+    remove_workload,
+)
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
@@ -159,7 +165,7 @@ class Admitter:
             for entry in entries:
                 self._nominate(entry)
             # 4 + 5. Order and process (the tournament picks each winner after the last admission).
-            preempted: set[str] = set()
+            preempted: dict[str, AdmissionWorkload] = {}  # this cycle's victims
             for entry in self._ordered(entries):
                 self._process(entry, preempted, snapshot)
         finally:
@@ -196,22 +202,54 @@ class Admitter:
         key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None)
         cached = self.nominations.get(key)
         if cached is None:
-            spec = self.config.cluster_queues[entry.node.name]
-            assignment = assign_flavors(
-                wl, entry.node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
-            )
-            targets = []
-            if assignment.mode is Mode.PREEMPT:
-                targets = self.preemptor.targets(wl, entry.node, assignment.usage, assignment.frs_needing_preemption)
-            cached = self.nominations[key] = (assignment, targets)
+            nominated = self._try(wl, entry.node)
+            if nominated[0].mode is not Mode.FIT and not nominated[1] and wl.min_count < wl.pods:
+                nominated = self._partial(wl, entry.node) or nominated
+            cached = self.nominations[key] = nominated
         entry.assignment, entry.targets = cached
+
+    def _try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
+        """Flavor assignment, and the preemption targets when it needs them."""
+        spec = self.config.cluster_queues[node.name]
+        assignment = assign_flavors(
+            wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
+        )
+        targets = []
+        if assignment.mode is Mode.PREEMPT:
+            targets = self.preemptor.targets(wl, node, assignment.usage, assignment.frs_needing_preemption)
+        return assignment, targets
+
+    def _partial(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]] | None:
+        """Partial admission (scheduler.go getInitialAssignments, podset_reducer.go Search):
+        the largest pod count down to minCount that fits or can preempt, by binary search
+        over the reduction (as Go's sort.Search: the first reduction that works). Fitting
+        is monotone in the count, so minCount is tried first: when it cannot be admitted,
+        no count can, and the search (log2 of the reduction more tries) is skipped."""
+        delta = wl.pods - wl.min_count
+        smallest = self._try(wl.with_pods(wl.min_count), node)
+        if smallest[0].mode is not Mode.FIT and not smallest[1]:
+            return None
+        low, high = 1, delta  # no reduction (the full count) failed; `delta` (minCount) works
+        found: tuple[int, tuple[Assignment, list[Target]]] | None = (delta, smallest)
+        while low < high:
+            middle = (low + high) // 2
+            assignment, targets = self._try(wl.with_pods(wl.pods - middle), node)
+            if assignment.mode is Mode.FIT or targets:
+                found, high = (middle, (assignment, targets)), middle
+            else:
+                low = middle + 1
+        if found is None or found[0] != low:
+            return None
+        assignment, targets = found[1]
+        assignment.pods = wl.pods - found[0]
+        return assignment, targets
 
     def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
         if self.fair_sharing is not None:
             return tournament_order(self.shares, entries)
         return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
-    def _process(self, entry: Entry, preempted: set[str], snapshot: CycleSnapshot) -> None:
+    def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot) -> None:
         assignment, node, wl = entry.assignment, entry.node, entry.wl
         if entry.reason is PendingReason.SUSPENDED:
             return
@@ -223,15 +261,19 @@ class Admitter:
             # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
             # priority workload of another queue could take the quota this one waits for.
             if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not _RECLAIM_ANY:
-                snapshot.reserve(node, {fr: min(v, max(0, node.available(fr))) for fr, v in assignment.usage.items()})
+                snapshot.reserve(node, _quota_to_reserve(node, assignment))
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
         if assignment.mode is Mode.PREEMPT:
-            names = {t.workload.name for t in entry.targets}
-            if names & preempted:
+            victims = {t.workload.name: t.workload for t in entry.targets}
+            if not preempted.keys().isdisjoint(victims):
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
                 return
-            preempted |= names
+            if not self._fits_without(node, assignment.usage, [*preempted.values(), *victims.values()]):
+                # Earlier entries of this cycle took what the victims would have left.
+                entry.message, entry.transient = NO_LONGER_FITS, True
+                return
+            preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
             for target in entry.targets:
                 if target.workload.state is State.ADMITTED:
@@ -239,7 +281,10 @@ class Admitter:
             entry.reason = PendingReason.WAITING_FOR_PREEMPTED
             entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
             entry.transient = True
-            entry.pending_queue.sticky = wl  # keeps its turn until the victims are gone
+            if not entry.pending_queue.strict_fifo:
+                # BestEffortFIFO only (cluster_queue.go requeueIfNotPresent): it keeps its
+                # turn until the victims are gone; under StrictFIFO the heap order decides.
+                entry.pending_queue.sticky = wl
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
@@ -249,6 +294,17 @@ class Admitter:
             return
         self.port.admit(wl, assignment)
         entry.admitted = True
+
+    def _fits_without(self, node: QuotaNode, usage: dict[FlavorResource, int], victims: list[AdmissionWorkload]) -> bool:
+        """Kueue's fits (scheduler.go): does `usage` fit in `node` with `victims` gone, the
+        cycle's earlier admissions and reservations counted?"""
+        for victim in victims:
+            remove_workload(self.tree, victim)
+        try:
+            return all(value <= max(0, node.available(fr)) for fr, value in usage.items())
+        finally:
+            for victim in victims:
+                add_workload(self.tree, victim)
 
     def _requeue(self, entry: Entry) -> bool:
         """Back into its queue; True when it went aside (the next head gets a turn)."""
@@ -262,3 +318,19 @@ class Admitter:
             for other in pending_queue.park_equivalents(wl, entry.reason.value):
                 self.port.say_pending(other, entry.reason, entry.message)
         return parked and pending_queue.has_heads
+
+
+def _quota_to_reserve(node: QuotaNode, assignment: Assignment) -> dict[FlavorResource, int]:
+    """Kueue's quotaResourcesToReserve (scheduler.go) for a head that needs preemption but
+    found no candidates: what it could claim in its own ClusterQueue. Borrowing: its request,
+    capped at nominal + borrowingLimit less what the queue uses (uncapped without a limit);
+    not borrowing: its request capped at the queue's unused nominal quota."""
+    reserved = {}
+    for fr, value in assignment.usage.items():
+        used, nominal = node.usage.get(fr, 0), node.nominal.get(fr, 0)
+        if assignment.borrow > 0:
+            limit = node.borrowing_limit.get(fr)
+            reserved[fr] = value if limit is None else max(0, min(value, nominal + limit - used))
+        else:
+            reserved[fr] = max(0, min(value, nominal - used))
+    return reserved

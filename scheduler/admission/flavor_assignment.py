@@ -9,9 +9,10 @@ ClusterQueue's order:
     ("flavor F doesn't match node affinity": NoMatchingFlavor);
   - per resource: more than the queue could ever hold is NoFit (ExceedsMaxQuota); what
     fits in the available quota is Fit (with its borrowing level); otherwise, when
-    preemption could help (within nominal, reclaim lower in the tree, within-queue or
-    borrow-while-preempting allowed), the preemption oracle says Preempt / Reclaim /
-    NoCandidates, else NoFit (WaitingForQuota, "insufficient unused quota … more needed");
+    preemption could help (the request fits nominal quota, reclaim lower in the tree is
+    possible, or borrow-while-preempting is allowed), the preemption oracle says Preempt /
+    Reclaim / NoCandidates, else NoFit (WaitingForQuota, "insufficient unused quota …
+    more needed");
   - a flavor's mode is its worst resource; the search stops at a flavor unless the
     fungibility says to look further (whenCanBorrow, whenCanPreempt: TryNextFlavor), and
     keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
@@ -52,7 +53,7 @@ _SEVERITY = (
 # Compared per nomination and per flavor: module constants (see preemption.common).
 _NEVER = PreemptionPolicy.NEVER
 _NO_BORROWING = BorrowWithinCohortPolicy.NEVER
-_BORROWING_OVER_PREEMPTION = FungibilityPreference.BORROWING_OVER_PREEMPTION
+_PREEMPTION_OVER_BORROWING = FungibilityPreference.PREEMPTION_OVER_BORROWING
 
 
 class Mode(IntEnum):
@@ -90,12 +91,10 @@ def is_preferred(a: Granular, b: Granular, fungibility: FlavorFungibility) -> bo
         return True
     if (a.mode is Mode.NO_CANDIDATES) != (b.mode is Mode.NO_CANDIDATES):
         return b.mode is Mode.NO_CANDIDATES
-    # An explicit BorrowingOverPreemption ranks by borrowing level first; unset and
-    # PreemptionOverBorrowing rank by preemption mode first. FIDELITY: Kueue today does the
-    # opposite for both explicit values (flavorassigner.go isPreferred: BorrowingOverPreemption
-    # and unset rank by mode, PreemptionOverBorrowing by borrowing level); left for the
-    # fidelity issue, as the replays' event logs depend on it.
-    if fungibility.preference is _BORROWING_OVER_PREEMPTION:
+    # PreemptionOverBorrowing ranks by borrowing level first (preempting within nominal
+    # quota beats borrowing); BorrowingOverPreemption and unset rank by preemption mode
+    # first (borrowing beats preempting). The mapping of current Kueue (kueue #9464).
+    if fungibility.preference is _PREEMPTION_OVER_BORROWING:
         if a.borrow != b.borrow:
             return a.borrow < b.borrow
         return a.mode > b.mode
@@ -121,6 +120,7 @@ class Assignment:
     mode: Mode = Mode.FIT  # FIT, PREEMPT (incl. reclaim / no candidates) or NO_FIT
     reasons: list[str] = field(default_factory=list)
     no_fit_reason: PendingReason | None = None
+    pods: int | None = None  # partial admission: the reduced pod count (None: all of them)
 
     @property
     def frs_needing_preemption(self) -> frozenset[FlavorResource]:
@@ -165,7 +165,6 @@ def assign_flavors(
             assignment.reasons.append(f"resource {resource} unavailable in ClusterQueue")
             assignment.mode, assignment.no_fit_reason = Mode.NO_FIT, PendingReason.NO_MATCHING_FLAVOR
             return assignment
-    can_preempt_in_queue = spec.preemption.within_cluster_queue is not _NEVER
     can_preempt_while_borrowing = spec.preemption.borrow_within_cohort is not _NO_BORROWING or (
         fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
@@ -194,7 +193,7 @@ def assign_flavors(
                 nominal = queue.nominal.get(fr, 0)
                 granular, reason, no_fit = _fits_resource_quota(
                     wl, queue, fr, wl.requests[resource], nominal, None if doomed else oracle,
-                    may_preempt=can_preempt_in_queue or can_preempt_while_borrowing,
+                    may_preempt_while_borrowing=can_preempt_while_borrowing,
                 )
                 if reason:
                     assignment.reasons.append(reason)
@@ -230,8 +229,13 @@ def assign_flavors(
 
 
 def _fits_resource_quota(
-    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle | None, *, may_preempt: bool
+    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle | None, *,
+    may_preempt_while_borrowing: bool
 ) -> tuple[Granular, str, PendingReason | None]:
+    """Kueue's fitsResourceQuota. Preemption is simulated only when the request fits the
+    queue's nominal quota, reclaiming lower in the cohort tree could make room, or the
+    queue may preempt while borrowing; a request above nominal does not preempt inside its
+    own ClusterQueue otherwise (withinClusterQueue alone is not enough)."""
     flavor, resource = fr
     most = queue.potential_available(fr)
     if value > most:
@@ -244,7 +248,7 @@ def _fits_resource_quota(
     if value <= available:
         return Granular(Mode.FIT, borrow), "", None
     reason = f"insufficient unused quota for {resource} in flavor {flavor}, {quantity(resource, value - available)} more needed"
-    if value <= nominal or may_reclaim or may_preempt:
+    if value <= nominal or may_reclaim or may_preempt_while_borrowing:
         if oracle is None:  # the flavor is doomed by another resource
             return Granular(Mode.NO_CANDIDATES, borrow), reason, None
         possibility, borrow_after = oracle(wl, queue, fr, value)

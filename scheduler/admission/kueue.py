@@ -16,8 +16,10 @@ Life cycle of a workload here:
                 pods terminate, then released and the workload queued again
              ─▶ PodsReady timeout: evicted, quota released, requeued after backoff (or
                 deactivated past backoffLimitCount)
-             ─▶ evicted by the placement layer (kube-scheduler preemption, gang time-out):
-                quota released, queued again
+             ─▶ pods lost in the placement layer (kube-scheduler preemption, Permit
+                rejection, rendezvous time-out): still admitted, quota kept, the PodsReady
+                timer still counting from admission (or, once it was ready, the
+                recoveryTimeout timer counting from now); placement tries again
 
 Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
 one at an instant when something may have changed (a submission, released quota, a backoff
@@ -137,6 +139,21 @@ class KueueAdmission:
         else:
             wl.state = State.QUEUED
 
+    def requeue(self, run: WorkloadRun) -> bool:
+        """Every pod of `run` is gone and it did not finish. Kueue gives quota back only for
+        its own evictions (preemption, PodsReady timeout; workload_controller.go): after a
+        kube-level failure the job's pods are recreated under the same admission, so the
+        workload stays admitted and placement tries again (True)."""
+        wl = self.workloads.get(run.spec.workload_id)
+        if wl is None or wl.state is State.UNMANAGED:
+            return True
+        if wl.state is State.ADMITTED and wl.name not in self.preempting and wl.name not in self.timed_out:
+            self.pods_ready_tracker.lost(wl)
+            return True
+        self.release(run)
+        self.submit(run)
+        return False
+
     def pods_ready(self, run: WorkloadRun) -> None:
         wl = self.workloads.get(run.spec.workload_id)
         if wl is not None and wl.state is State.ADMITTED:
@@ -234,7 +251,10 @@ class KueueAdmission:
         ]
         if borrowed:
             message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
-        self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
+        if assignment.pods is not None:
+            message += f"; partially admitted: {assignment.pods} of {wl.pods} pods"
+        self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor,
+                          pods=assignment.pods)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""

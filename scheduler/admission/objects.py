@@ -161,7 +161,8 @@ class WorkloadPriorityClass:
 class WaitForPodsReady:
     """An admitted workload must reach PodsReady within `timeout_s`, or it is evicted
     and requeued after min(base·2^(n−1), max) seconds; past `backoff_limit_count`
-    requeues it is deactivated."""
+    requeues it is deactivated. A workload that was ready and lost pods must be ready
+    again within `recovery_timeout_s` (None: the same as `timeout_s`, Kueue's default)."""
 
     timeout_s: float = 300.0
     block_admission: bool = True
@@ -169,6 +170,11 @@ class WaitForPodsReady:
     backoff_base_s: float = 60.0
     backoff_max_s: float = 3600.0
     backoff_limit_count: int | None = None
+    recovery_timeout_s: float | None = None
+
+    @property
+    def recovery_s(self) -> float:
+        return self.timeout_s if self.recovery_timeout_s is None else self.recovery_timeout_s
 
     def backoff_s(self, count: int) -> float:
         """The wait before the `count`-th requeue (count >= 1)."""

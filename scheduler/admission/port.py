@@ -26,8 +26,9 @@ class ReplayPort(Protocol):
     def env(self) -> Environment: ...
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
-              message: str | None = None, flavor: str | None = None) -> None:
-        """`run` holds quota now: an `admitted` row, then it queues for placement."""
+              message: str | None = None, flavor: str | None = None, pods: int | None = None) -> None:
+        """`run` holds quota now: an `admitted` row, then it queues for placement with
+        `pods` pods (partial admission; None: all of the trace's)."""
 
     def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
         """Placement may use only nodes of `gpu_models` for `run` (Kueue injects the

@@ -15,7 +15,9 @@ reference §4.3).
   preemption candidates), every heap workload of the same shape goes to the inadmissible set
   with it.
 - A workload that issued preemptions stays the head of a BestEffortFIFO queue until it is
-  admitted or fails otherwise, so that nobody else takes the quota it freed.
+  admitted or fails otherwise, so that nobody else takes the quota it freed (sticky; a
+  StrictFIFO queue keeps its heap order, as Kueue's preemptorWorkload is sticky only
+  under BestEffortFIFO).
 - Inadmissible workloads return to the heap when the cohort tree's capacity changes
   (`requeue_inadmissible`). Those in PodsReady backoff are not in the queue at all until
   their time comes (`KueueAdmission.submit` queues them then).

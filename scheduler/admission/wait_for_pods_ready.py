@@ -3,8 +3,13 @@
 Source: kueue pkg/controller/core/workload_controller.go (reconcileNotReadyTimeout,
 triggerDeactivationOrBackoffRequeue), pkg/workload/workload.go (semantics reference §4.9).
 
-- The timer starts at admission (the Admitted condition) and stops when the gang has
-  min_count pods running (PodsReady).
+- The timer starts at admission (the Admitted condition) and stops when every pod of the
+  workload runs (PodsReady). Pods lost to kube-level failures before that (Permit
+  rejection, rendezvous time-out, kube-scheduler preemption) do not restart it: the
+  workload stays admitted.
+- Once ready, a workload that loses its pods waits for recovery: the recoveryTimeout
+  timer (default: the timeout) starts when its pods are gone, and stops when they all run
+  again (admittedNotReadyWorkload, WaitForRecovery).
 - On expiry the workload is evicted (PodsReadyTimeout), its quota is released, and it is
   requeued after min(backoffBaseSeconds · 2^(n−1), backoffMaxSeconds) for its n-th requeue,
   with the eviction time as its queue-order timestamp (requeuingStrategy.timestamp Eviction;
@@ -51,7 +56,7 @@ class PodsReadyTracker:
         return self.settings is not None and self.settings.block_admission and self.not_ready > 0
 
     def admitted(self, wl: AdmissionWorkload) -> None:
-        wl.pods_ready = False
+        wl.pods_ready = wl.recovering = False
         if self.settings is None:
             return
         self.not_ready += 1
@@ -60,8 +65,17 @@ class PodsReadyTracker:
     def ready(self, wl: AdmissionWorkload) -> None:
         if wl.pods_ready:
             return
-        wl.pods_ready = True
+        wl.pods_ready, wl.recovering = True, False
         self._stop(wl)
+
+    def lost(self, wl: AdmissionWorkload) -> None:
+        """`wl`, still admitted, lost its pods to a kube-level failure. Before PodsReady the
+        admission timer just keeps running; after it, the recovery timer starts now."""
+        if self.settings is None or not wl.pods_ready:
+            return
+        wl.pods_ready, wl.recovering = False, True
+        self.not_ready += 1
+        wl.timer = self.env.at(self.env.now + self.settings.recovery_s, Phase.TIMEOUT, lambda: self._expire(wl))
 
     def released(self, wl: AdmissionWorkload) -> None:
         """The workload gave its quota back (finished or evicted) before or after PodsReady."""
@@ -99,6 +113,9 @@ class PodsReadyTracker:
 
     def timeout_message(self, wl: AdmissionWorkload) -> str:
         assert self.settings is not None
+        if wl.recovering:
+            return (f"Exceeded the PodsReady timeout {wl.name}: pods not ready again {self.settings.recovery_s:g}s "
+                    "after they stopped running (recoveryTimeout)")
         return f"Exceeded the PodsReady timeout {wl.name}: pods not ready {self.settings.timeout_s:g}s after admission"
 
     def backoff_message(self, wl: AdmissionWorkload) -> str:

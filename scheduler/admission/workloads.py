@@ -11,7 +11,7 @@ is pods × the per-pod request, in milli-units (memory: milli-bytes, as quantiti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -51,6 +51,8 @@ class AdmissionWorkload:
     seq: int
     created_s: float
     models: tuple[str, ...]
+    pods: int = 1  # the pod set's count
+    min_count: int = 1  # its minCount (the trace's min_count): partial admission down to it
     state: State = State.QUEUED
     queue_timestamp_s: float = 0.0  # Kueue's queue-order timestamp (creation, or eviction)
     queued_s: float = 0.0  # when it last entered its queue
@@ -59,6 +61,7 @@ class AdmissionWorkload:
     admitted_s: float | None = None
     borrowing: bool = False
     pods_ready: bool = False
+    recovering: bool = False  # lost its pods after PodsReady: the recovery timer runs
     resubmitted: bool = False  # the replay requeued it while its eviction was under way
     requeue_count: int = 0
     requeue_at_s: float = 0.0
@@ -74,7 +77,12 @@ class AdmissionWorkload:
     def shape(self) -> tuple[object, ...]:
         """Scheduling-equivalence hash: workloads equal here get the same assignment (none of
         its parts changes once the workload is tracked, so it is computed once)."""
-        return (tuple(sorted(self.requests.items())), self.models, self.priority)
+        return (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods, self.min_count)
+
+    def with_pods(self, pods: int) -> AdmissionWorkload:
+        """This workload as asked for with `pods` pods (partial admission tries counts)."""
+        requests = {resource: value // self.pods * pods for resource, value in self.requests.items()}
+        return replace(self, requests=requests, pods=pods)
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)
@@ -94,6 +102,8 @@ def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue:
         seq=run.seq,
         created_s=spec.submit_time_s,
         models=spec.gpu_models,
+        pods=spec.pods,
+        min_count=min(spec.min_count, spec.pods),
         queue_timestamp_s=spec.submit_time_s,
     )
 

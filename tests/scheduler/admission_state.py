@@ -148,7 +148,7 @@ class QuotaOnlyReplay:
         return self._env
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None, message: str | None = None,
-              flavor: str | None = None) -> None:
+              flavor: str | None = None, pods: int | None = None) -> None:
         self._record(run, "admitted", reason)
         started = self._env.now
 

@@ -164,7 +164,7 @@ class _Quotas:
 class ClusterQueueBuilder:
     def __init__(self, name: str) -> None:
         self.name = name
-        self._spec: dict[str, Any] = {}
+        self._spec: dict[str, Any] = {"namespaceSelector": {}}  # every namespace (null would match none)
         self._quotas = _Quotas()
 
     def cohort(self, cohort: str) -> ClusterQueueBuilder:
@@ -223,7 +223,7 @@ def make_cluster_queue(name: str) -> ClusterQueueBuilder:
 class CohortBuilder:
     def __init__(self, name: str) -> None:
         self.name = name
-        self._spec: dict[str, Any] = {}
+        self._spec: dict[str, Any] = {"namespaceSelector": {}}  # every namespace (null would match none)
         self._quotas = _Quotas()
 
     def parent(self, parent: str) -> CohortBuilder:

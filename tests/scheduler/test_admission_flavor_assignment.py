@@ -153,12 +153,12 @@ H100_HELD = [("team-a", "h100", make_workload("low").gpus(6))]
                      "a100", Mode.FIT, 1, id="no preference, both TryNextFlavor: borrowing beats preempting"),
         pytest.param(_a100_then_h100(when_can_borrow=TRY_NEXT, when_can_preempt=TRY_NEXT, h100_gpus=6,
                                      preference=FungibilityPreference.PREEMPTION_OVER_BORROWING),
-                     H100_HELD, "a100", Mode.FIT, 1,
-                     id="PreemptionOverBorrowing: still the borrowing flavor (FIDELITY: Kueue takes h100)"),
+                     H100_HELD, "h100", Mode.PREEMPT, 0,
+                     id="PreemptionOverBorrowing: the lower borrowing level wins, by preempting"),
         pytest.param(_a100_then_h100(when_can_borrow=TRY_NEXT, when_can_preempt=TRY_NEXT, h100_gpus=6,
                                      preference=FungibilityPreference.BORROWING_OVER_PREEMPTION),
-                     H100_HELD, "h100", Mode.PREEMPT, 0,
-                     id="BorrowingOverPreemption: the lower borrowing level wins (FIDELITY: Kueue takes a100)"),
+                     H100_HELD, "a100", Mode.FIT, 1,
+                     id="BorrowingOverPreemption: the flavor that fits by borrowing wins"),
     ],
 )
 def test_flavor_fungibility_and_preference(objects, holding, want_flavor, want_gpu_mode, want_borrow):

@@ -106,14 +106,14 @@ def test_the_command_line_names_file_document_and_field_and_writes_nothing(tmp_p
 @pytest.mark.parametrize(
     ("document", "want_wait", "want_fair"),
     [
-        pytest.param("", None, None, id="no Configuration: Kueue's shipped defaults"),
+        pytest.param("", WaitForPodsReady(1800.0, False), None, id="no Configuration: current Kueue's defaults (v1beta2)"),
         pytest.param(CONFIG + "waitForPodsReady: {enable: true}\n", WaitForPodsReady(300.0, True), None,
                      id="v1beta1 enable: 5m, blockAdmission on"),
         pytest.param(CONFIG + "waitForPodsReady: {timeout: 10m}\n", None, None, id="v1beta1 without enable: off"),
         pytest.param(
-            CONFIG + "waitForPodsReady:\n  enable: true\n  timeout: 1h30m\n  blockAdmission: false\n"
+            CONFIG + "waitForPodsReady:\n  enable: true\n  timeout: 1h30m\n  blockAdmission: false\n  recoveryTimeout: 2m\n"
             "  requeuingStrategy: {timestamp: Creation, backoffLimitCount: 3, backoffBaseSeconds: 10, backoffMaxSeconds: 100}\n",
-            WaitForPodsReady(5400.0, False, RequeueTimestamp.CREATION, 10.0, 100.0, 3), None, id="v1beta1 everything set",
+            WaitForPodsReady(5400.0, False, RequeueTimestamp.CREATION, 10.0, 100.0, 3, 120.0), None, id="v1beta1 everything set",
         ),
         pytest.param("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n", WaitForPodsReady(1800.0, False), None,
                      id="v1beta2: always on, 30m, no blocking"),

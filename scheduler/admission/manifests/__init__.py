@@ -38,7 +38,11 @@ from typing import Any
 
 import yaml
 
-from scheduler.admission.manifests.configuration import CONFIG_API_VERSIONS, read_configuration
+from scheduler.admission.manifests.configuration import (
+    CONFIG_API_VERSIONS,
+    NO_CONFIGURATION,
+    read_configuration,
+)
 from scheduler.admission.manifests.fields import FieldReader
 from scheduler.admission.manifests.kinds import (
     read_cluster_queue,
@@ -167,6 +171,6 @@ class _Stream:
             local_queues=frozen_mapping(self.local_queues),
             cohorts=frozen_mapping(self.cohorts),
             priority_classes=frozen_mapping(self.priority_classes),
-            warnings=tuple(self.reader.warnings),
-            configuration=self.configuration or KueueConfiguration(),
+            warnings=(*self.reader.warnings, *self.reader.unmodelled_warnings()),
+            configuration=self.configuration or NO_CONFIGURATION,
         )

@@ -22,8 +22,11 @@ Defaults follow the API version, as Kueue's defaulting does
   backoffLimitCount unset (requeue forever); preemption strategies
   [LessThanOrEqualToFinalShare, LessThanInitialShare].
 
-No Configuration document at all means Kueue's shipped defaults for a v1beta1 install:
-classical preemption and no waitForPodsReady.
+No Configuration document at all means what current Kueue runs with (its shipped
+``kueue-manager-config`` is v1beta2 and sets neither): classical preemption, and
+waitForPodsReady on with timeout 30m, recoveryTimeout 30m, blockAdmission false,
+requeuing by eviction time with backoff 60 s doubling to 3600 s, no backoffLimitCount
+(`NO_CONFIGURATION`).
 """
 
 from __future__ import annotations
@@ -53,6 +56,8 @@ _QUIET_FIELDS = {
     "admissionFairSharing", "dra", "waitForPodsReady", "fairSharing", "apiVersion", "kind",
     "metadata",
 }
+# Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
+NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
 _UNIT_S = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
 
@@ -104,6 +109,7 @@ def _wait_for_pods_ready(reader: FieldReader, document: Mapping, v1beta1: bool, 
     if not enable or gates.get("DisableWaitForPodsReady") is True:
         return None
     timeout = _duration(reader, spec, "timeout", path, 300.0 if v1beta1 else 1800.0)
+    recovery = _duration(reader, spec, "recoveryTimeout", path, timeout) if spec.get("recoveryTimeout") is not None else None
     block = spec.get("blockAdmission", v1beta1)
     if block in ("Enabled", "Disabled"):  # v1beta2 spells it as an enum
         block = block == "Enabled"
@@ -119,7 +125,7 @@ def _wait_for_pods_ready(reader: FieldReader, document: Mapping, v1beta1: bool, 
     limit = _whole(reader, strategy, "backoffLimitCount", spath, None, minimum=0)
     base = _whole(reader, strategy, "backoffBaseSeconds", spath, 60, minimum=0) or 0
     most = _whole(reader, strategy, "backoffMaxSeconds", spath, 3600, minimum=0) or 0
-    return WaitForPodsReady(timeout, block, timestamp, float(base), float(most), limit)
+    return WaitForPodsReady(timeout, block, timestamp, float(base), float(most), limit, recovery)
 
 
 def _fair_sharing(reader: FieldReader, document: Mapping, v1beta1: bool) -> FairSharing | None:

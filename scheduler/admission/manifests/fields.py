@@ -34,12 +34,26 @@ class FieldReader:
         self.source = source
         self.number = 0  # the document being read
         self.warnings: list[str] = []
+        # Kueue fields the replay accepts but does not model: what is ignored -> objects using it
+        self.unmodelled: dict[str, list[str]] = {}
 
     def error(self, field_path: str | None, message: str, document: int | None = None) -> InputError:
         return InputError(self.source, message, document=document or self.number, field=field_path)
 
     def warn(self, message: str) -> None:
         self.warnings.append(f"{self.source.name}: document {self.number}: {message}")
+
+    def not_modelled(self, what: str, where: str) -> None:
+        """`where` (an object) uses a real Kueue field the replay ignores: one warning per
+        field, naming every object that uses it (`unmodelled_warnings`)."""
+        self.unmodelled.setdefault(what, []).append(where)
+
+    def unmodelled_warnings(self) -> list[str]:
+        lines = []
+        for what, objects in self.unmodelled.items():
+            shown_objects = ", ".join(objects[:5]) + (f" and {len(objects) - 5} more" if len(objects) > 5 else "")
+            lines.append(f"{self.source.name}: {what} ({shown_objects})")
+        return lines
 
     def unknown_fields(self, mapping: Mapping, known: set[str], path: str) -> None:
         for key in mapping:

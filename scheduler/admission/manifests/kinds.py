@@ -1,8 +1,9 @@
 """One reader per Kueue kind: a document's ``spec`` in, a frozen value out.
 
-Fields Kueue has but the simulator does not model (namespaceSelector, admissionChecks,
-tolerations, ...) are accepted without a warning (`QUIET_FIELDS`); any other unknown field
-is a warning. Both API versions are read: v1beta1 ``spec.cohort`` / Cohort ``spec.parent``
+Fields Kueue has but the simulator does not model are accepted (`QUIET_FIELDS`); those that
+change what Kueue would decide (admission checks, admission fair sharing, a LocalQueue's
+stopPolicy, a missing namespaceSelector) give one warning per field naming the objects
+(`NOT_MODELLED`); any other unknown field is a warning of its own. Both API versions are read: v1beta1 ``spec.cohort`` / Cohort ``spec.parent``
 and v1beta2 ``spec.cohortName`` / ``spec.parentName``.
 """
 
@@ -41,13 +42,28 @@ QUIET_FIELDS = {
     "LocalQueue": {"stopPolicy", "fairSharing"},
     "Cohort": set(),
 }
+# Real Kueue fields that change its decisions but not the replay's: the one-line warning.
+NOT_MODELLED = {
+    ("ClusterQueue", "admissionChecks"): "spec.admissionChecks is not modelled: workloads are admitted as if "
+                                         "every admission check passed at once",
+    ("ClusterQueue", "admissionChecksStrategy"): "spec.admissionChecksStrategy is not modelled: workloads are admitted "
+                                                 "as if every admission check passed at once",
+    ("ClusterQueue", "admissionScope"): "spec.admissionScope (admission fair sharing) is not modelled: workloads of "
+                                        "a ClusterQueue are ordered by priority and time only",
+    ("ClusterQueue", "concurrentAdmissionPolicy"): "spec.concurrentAdmissionPolicy is not modelled: one variant per "
+                                                   "workload",
+    ("LocalQueue", "stopPolicy"): "LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held",
+    ("LocalQueue", "fairSharing"): "LocalQueue spec.fairSharing (admission fair sharing) is not modelled: its weight "
+                                   "is ignored",
+}
+NO_NAMESPACE_SELECTOR = ("ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, "
+                         "so Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {}")
 _CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing"}
-# v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt).
-# FIDELITY: Kueue reads both as MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
-# FlavorFungibility); this reader has always read them as TryNextFlavor, which the replays'
-# event logs depend on. Left as it is for the fidelity issue to decide.
-_OLD_WHEN_CAN_BORROW = {"Borrow": FlavorFungibilityPolicy.TRY_NEXT_FLAVOR}
-_OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.TRY_NEXT_FLAVOR}
+# v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt):
+# deprecated old names of MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
+# FlavorFungibilityPolicy, clusterqueue_conversion.go).
+_OLD_WHEN_CAN_BORROW = {"Borrow": FlavorFungibilityPolicy.MAY_STOP_SEARCH}
+_OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.MAY_STOP_SEARCH}
 
 
 def read_resource_flavor(reader: FieldReader, name: str, document: Mapping) -> ResourceFlavor:
@@ -70,6 +86,9 @@ def read_resource_flavor(reader: FieldReader, name: str, document: Mapping) -> R
 def read_cluster_queue(reader: FieldReader, name: str, document: Mapping) -> ClusterQueue:
     spec = reader.mapping(document.get("spec"), "spec")
     reader.unknown_fields(spec, _CLUSTER_QUEUE_FIELDS | QUIET_FIELDS["ClusterQueue"], "spec.")
+    _say_not_modelled(reader, "ClusterQueue", name, spec)
+    if spec.get("namespaceSelector") is None:
+        reader.not_modelled(NO_NAMESPACE_SELECTOR, name)
     cohort_key = "cohortName" if "cohortName" in spec else "cohort"
     cohort = None
     if spec.get(cohort_key) is not None:
@@ -92,6 +111,12 @@ def read_cluster_queue(reader: FieldReader, name: str, document: Mapping) -> Clu
         fair_sharing_weight=reader.weight(spec, "spec."),
         stop_policy=reader.choice(spec.get("stopPolicy"), "spec.stopPolicy", tuple(StopPolicy), StopPolicy.NONE),
     )
+
+
+def _say_not_modelled(reader: FieldReader, kind: str, name: str, spec: Mapping) -> None:
+    for (of_kind, key), what in NOT_MODELLED.items():
+        if of_kind == kind and spec.get(key) not in (None, [], {}, "None"):
+            reader.not_modelled(what, name)
 
 
 def _preemption(reader: FieldReader, spec: Mapping) -> ClusterQueuePreemption:
@@ -136,6 +161,7 @@ def read_local_queue(reader: FieldReader, name: str, metadata: Mapping, document
     reader.unknown_fields(spec, {"clusterQueue"} | QUIET_FIELDS["LocalQueue"], "spec.")
     namespace = metadata.get("namespace")
     namespace = "default" if namespace is None else reader.name(namespace, "metadata.namespace")
+    _say_not_modelled(reader, "LocalQueue", f"{namespace}/{name}", spec)
     return LocalQueue(namespace, name, reader.name(spec.get("clusterQueue"), "spec.clusterQueue"))
 
 

@@ -37,6 +37,7 @@ from scheduler.admission.quota import (
 from scheduler.admission.workloads import AdmissionWorkload
 
 Strategy = Callable[[Share, Share, Share], bool]  # (preemptor's new, target's old, target's new share)
+CandidateKey = Callable[[AdmissionWorkload], tuple[object, ...]]  # CandidatesOrdering as a sort key
 
 
 def _less_than_or_equal_to_final_share(preemptor_new: Share, _target_old: Share, target_new: Share) -> bool:
@@ -67,13 +68,18 @@ class FairSharingPreemption:
         if not candidates:
             return []
         key = candidates_ordering(queue.name)
-        candidates.sort(key=lambda c: (c.name not in self.holders.evicting, *key(c)))
+        evicting = self.holders.evicting
+
+        def candidate_key(c: AdmissionWorkload) -> tuple[object, ...]:
+            return (c.name not in evicting, *key(c))
+
+        candidates.sort(key=candidate_key)
         search = VictimSearch(self.tree, queue, usage, allow_borrowing=True, preemptor_usage_simulated=True)
         self.tree.add(queue, usage)  # shares are compared with the preemptor admitted
         try:
-            retry = self._first_pass(queue, candidates, frs_need, STRATEGIES[self.strategies[0]], search)
+            retry = self._first_pass(queue, candidates, frs_need, STRATEGIES[self.strategies[0]], search, candidate_key)
             if retry is not None and len(self.strategies) > 1:
-                self._second_pass(queue, retry, search)
+                self._second_pass(queue, retry, search, candidate_key)
         finally:
             self.tree.remove(queue, usage)
             search.restore()
@@ -91,9 +97,9 @@ class FairSharingPreemption:
         return [c for c in found if not priority_too_high(preemption, wl, queue.name, c)]
 
     def _first_pass(self, queue: QuotaNode, candidates: list[AdmissionWorkload], frs_need: frozenset[FlavorResource],
-                    strategy: Strategy, search: VictimSearch) -> list[AdmissionWorkload] | None:
+                    strategy: Strategy, search: VictimSearch, candidate_key: CandidateKey) -> list[AdmissionWorkload] | None:
         """Returns the candidates to retry with the second strategy, or None when done."""
-        ordering = _TargetOrdering(self.tree, self.shares, queue, candidates)
+        ordering = _TargetOrdering(self.tree, self.shares, queue, candidates, candidate_key)
         within_nominal = queue.within_nominal(frs_need)  # with the preemptor's usage
         retry: list[AdmissionWorkload] = []
         for target in ordering:
@@ -119,8 +125,9 @@ class FairSharingPreemption:
                 retry.append(candidate)
         return retry
 
-    def _second_pass(self, queue: QuotaNode, retry: list[AdmissionWorkload], search: VictimSearch) -> None:
-        ordering = _TargetOrdering(self.tree, self.shares, queue, retry)
+    def _second_pass(self, queue: QuotaNode, retry: list[AdmissionWorkload], search: VictimSearch,
+                     candidate_key: CandidateKey) -> None:
+        ordering = _TargetOrdering(self.tree, self.shares, queue, retry, candidate_key)
         for target in ordering:
             preemptor_new, target_old = ordering.shares(target)
             candidate = ordering.pop(target)
@@ -131,10 +138,14 @@ class FairSharingPreemption:
 
 class _TargetOrdering:
     """Kueue's TargetClusterQueueOrdering: descend from the root into the child with the
-    highest share that still has candidates; prune children that stopped borrowing."""
+    highest share that still has candidates; prune children that stopped borrowing. Two
+    ClusterQueues of equal share: the one whose first candidate comes first in
+    CandidatesOrdering (`candidate_key`) is the target (ordering.go nextTarget)."""
 
-    def __init__(self, tree: QuotaTree, shares: FairShares, queue: QuotaNode, candidates: list[AdmissionWorkload]) -> None:
+    def __init__(self, tree: QuotaTree, shares: FairShares, queue: QuotaNode, candidates: list[AdmissionWorkload],
+                 candidate_key: CandidateKey) -> None:
         self.tree = tree
+        self.candidate_key = candidate_key
         self.shares_of = shares
         self.queue = queue
         self.path = {id(a) for a in queue.ancestors()}
@@ -188,8 +199,12 @@ class _TargetOrdering:
             share = self.shares_of.share(queue)
             if (share.ratio == 0 and queue is not self.queue) or not self.has_workloads(queue):
                 self.pruned.add(id(queue))
-            elif best_queue_key is None or share.key >= best_queue_key:
+            elif best_queue is None or best_queue_key is None or share.key > best_queue_key:
                 best_queue, best_queue_key = queue, share.key
+            elif share.key == best_queue_key and (
+                self.candidate_key(self.by_queue[queue.name][0]) < self.candidate_key(self.by_queue[best_queue.name][0])
+            ):
+                best_queue = queue
         best_cohort, best_cohort_key = None, None
         for child in cohort.child_cohorts:
             if id(child) in self.pruned:
