@@ -24,6 +24,7 @@ from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.holding_index import HoldingIndex
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.sim import Environment, Phase
 from scheduler.state import ClusterState
 from scheduler.workload_run import WorkloadRun
@@ -97,8 +98,8 @@ class Lifecycle:
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
 
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
-        run.narrow(gpu_models)
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR) -> None:
+        run.narrow(gpu_models, selector)
 
     def reject(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
         self.emitter.emit(run, EventType.REJECTED, reason=reason.value, message=message)

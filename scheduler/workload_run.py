@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.sim import Handle
 from scheduler.state import PodRequest
 
@@ -59,13 +60,14 @@ class WorkloadRun:
         """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker)."""
         return WorkloadRun(workload, seq, pod_request(workload), cluster_queue, workload.duration_s)
 
-    def narrow(self, gpu_models: tuple[str, ...] | None) -> None:
-        """Place the pods on nodes of `gpu_models` only (None: as the trace asks)."""
+    def narrow(self, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR) -> None:
+        """Place the pods on nodes of `gpu_models` only that `selector` admits (None: as
+        the trace asks, anywhere)."""
         if gpu_models is None:
             self.spec, self.request = self.original_spec, self.original_request
         else:
             self.spec = replace(self.original_spec, gpu_models=gpu_models)
-            self.request = replace(self.original_request, models=gpu_models)
+            self.request = replace(self.original_request, models=gpu_models, selector=selector)
 
     @property
     def holding(self) -> list[int]:
@@ -88,6 +90,7 @@ class WorkloadRun:
 
 def pod_request(workload: Workload) -> PodRequest:
     """What each pod of `workload` asks of a node. Every input of a placement attempt
-    comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors."""
+    comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors
+    (the node selector a Kueue flavor adds comes in through `WorkloadRun.narrow`)."""
     return PodRequest(workload.gpu_milli_per_pod, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
                       workload.gpu_models)

@@ -1,8 +1,8 @@
 """The Kueue admission layer of a replay (the `AdmissionLayer` of `scheduler/runner.py`).
 
 Kueue admits (quota), then the gang scheduler places: a workload reaches placement only
-through `Replay.admit`, with its pods narrowed to the GPU model of the flavor it was given
-(Kueue injects the flavor's nodeLabels into the pods). A workload admitted but not placeable
+through `Replay.admit`, with its pods narrowed to the flavor it was given (Kueue injects
+the flavor's nodeLabels and tolerations into the pods: `_inject`). A workload admitted but not placeable
 keeps its quota; its timeline shows Kueue's `admitted` row and the placement layer's reasons.
 
 Life cycle of a workload here:
@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from scheduler.admission.admitter import Admitter
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
-from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig
+from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig, ResourceFlavor
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
@@ -45,6 +45,7 @@ from scheduler.admission.wait_for_pods_ready import (
 )
 from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import NO_SELECTOR
 from scheduler.sim import Phase
 
 if TYPE_CHECKING:
@@ -222,11 +223,8 @@ class KueueAdmission:
         self.holders.add(node.name, wl)
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
-        product = dict(self.config.flavors[flavor].node_labels).get(GPU_PRODUCT_LABEL) if flavor else None
-        if product is not None:
-            # Kueue injects the flavor's nodeLabels into the pods: placement sees the
-            # workload as asking for that GPU model only, until it gives the quota back.
-            self.replay.narrow(wl.run, (product,))
+        if flavor is not None:
+            self._inject(wl.run, self.config.flavors[flavor])
         message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
         borrowed = [
             f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
@@ -235,6 +233,17 @@ class KueueAdmission:
         if borrowed:
             message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
         self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
+
+    def _inject(self, run: WorkloadRun, flavor: ResourceFlavor) -> None:
+        """Kueue injects the flavor's nodeLabels (as a nodeSelector) and tolerations into the
+        pods (pkg/podset FromAssignment, PodSetInfo.Merge): placement sees the workload as
+        asking for the flavor's GPU model on nodes with all its labels, tolerating what the
+        flavor tolerates, until it gives the quota back."""
+        selector = flavor.selector
+        product = flavor.labels.get(GPU_PRODUCT_LABEL)
+        if product is None and selector == NO_SELECTOR:
+            return
+        self.replay.narrow(run, (product,) if product is not None else run.original_spec.gpu_models, selector)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.sim import Environment
 from scheduler.workload_run import WorkloadRun
 
@@ -29,9 +30,10 @@ class ReplayPort(Protocol):
               message: str | None = None, flavor: str | None = None) -> None:
         """`run` holds quota now: an `admitted` row, then it queues for placement."""
 
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
-        """Placement may use only nodes of `gpu_models` for `run` (Kueue injects the
-        flavor's nodeLabels into its pods); None gives back the trace's own choice."""
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR) -> None:
+        """Placement may use only nodes of `gpu_models` that `selector` admits for `run`
+        (Kueue injects the flavor's nodeLabels and tolerations into its pods); None gives
+        back the trace's own choice."""
 
     def pass_through(self, run: WorkloadRun) -> None:
         """`run` is not the layer's (no queue name): it queues for placement at once."""

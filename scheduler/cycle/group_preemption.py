@@ -92,7 +92,7 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     framework = ctx.framework
     if not framework.group_post_filters:
         return False
-    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models)
+    version = ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector)
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
             with ctx.framework.unobserved():

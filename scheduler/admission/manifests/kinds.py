@@ -1,7 +1,6 @@
 """One reader per Kueue kind: a document's ``spec`` in, a frozen value out.
 
-Fields Kueue has but the simulator does not model (namespaceSelector, admissionChecks,
-tolerations, ...) are accepted without a warning (`QUIET_FIELDS`); any other unknown field
+Fields Kueue has but the simulator does not model (namespaceSelector, admissionChecks, ...) are accepted without a warning (`QUIET_FIELDS`); any other unknown field
 is a warning. Both API versions are read: v1beta1 ``spec.cohort`` / Cohort ``spec.parent``
 and v1beta2 ``spec.cohortName`` / ``spec.parentName``.
 """
@@ -14,7 +13,6 @@ from scheduler.admission.manifests.fields import FieldReader
 from scheduler.admission.manifests.quantities import MAX_INT32, kind_of, shown
 from scheduler.admission.manifests.resource_groups import read_resource_groups
 from scheduler.admission.objects import (
-    NODE_LABEL_ATTRIBUTES,
     ClusterQueue,
     ClusterQueuePreemption,
     Cohort,
@@ -33,14 +31,16 @@ from scheduler.admission.policies import (
     QueueingStrategy,
     StopPolicy,
 )
+from scheduler.model.cluster import TAINT_EFFECTS, Taint, Toleration
 
 QUIET_FIELDS = {
-    "ResourceFlavor": {"nodeTaints", "tolerations", "topologyName"},
+    "ResourceFlavor": set(),
     "ClusterQueue": {"namespaceSelector", "admissionChecks", "admissionChecksStrategy", "stopPolicy", "admissionScope",
                      "concurrentAdmissionPolicy"},
     "LocalQueue": {"stopPolicy", "fairSharing"},
     "Cohort": set(),
 }
+_RESOURCE_FLAVOR_FIELDS = {"nodeLabels", "nodeTaints", "tolerations", "topologyName"}
 _CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing"}
 # v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt).
 # FIDELITY: Kueue reads both as MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
@@ -52,19 +52,58 @@ _OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.TRY_NEXT_FLAVOR}
 
 def read_resource_flavor(reader: FieldReader, name: str, document: Mapping) -> ResourceFlavor:
     spec = reader.mapping(document.get("spec"), "spec")
-    reader.unknown_fields(spec, {"nodeLabels"} | QUIET_FIELDS["ResourceFlavor"], "spec.")
+    reader.unknown_fields(spec, _RESOURCE_FLAVOR_FIELDS | QUIET_FIELDS["ResourceFlavor"], "spec.")
     labels = reader.mapping(spec.get("nodeLabels"), "spec.nodeLabels")
     pairs = []
     for key, value in labels.items():
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise reader.error(f"spec.nodeLabels.{key}", f"must be a text value, got {kind_of(value)}")
-        if key not in NODE_LABEL_ATTRIBUTES:
-            reader.warn(
-                f"ResourceFlavor {name}: nodeLabel {key!r} is not carried by simulated nodes "
-                f"(known: {', '.join(NODE_LABEL_ATTRIBUTES)}); it is ignored when matching nodes"
-            )
         pairs.append((str(key), str(value)))
-    return ResourceFlavor(name, tuple(sorted(pairs)))
+    taints = tuple(_taint(reader, item, f"spec.nodeTaints[{i}]")
+                   for i, item in enumerate(reader.sequence(spec.get("nodeTaints"), "spec.nodeTaints")))
+    tolerations = tuple(_toleration(reader, item, f"spec.tolerations[{i}]")
+                        for i, item in enumerate(reader.sequence(spec.get("tolerations"), "spec.tolerations")))
+    topology = reader.name(spec["topologyName"], "spec.topologyName") if spec.get("topologyName") is not None else None
+    return ResourceFlavor(name, tuple(sorted(pairs)), taints, tolerations, topology)
+
+
+def _taint(reader: FieldReader, item: object, path: str) -> Taint:
+    """corev1.Taint as ResourceFlavor validation accepts it: a key, an optional value, an
+    effect of NoSchedule, PreferNoSchedule or NoExecute."""
+    taint = reader.mapping(item, path, optional=False)
+    reader.unknown_fields(taint, {"key", "value", "effect", "timeAdded"}, path + ".")
+    effect = _text(reader, taint.get("effect"), path + ".effect")
+    if effect not in TAINT_EFFECTS:
+        raise reader.error(path + ".effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {shown(taint.get('effect'))}")
+    return Taint(reader.name(taint.get("key"), path + ".key"), _text(reader, taint.get("value"), path + ".value"), effect)
+
+
+def _toleration(reader: FieldReader, item: object, path: str) -> Toleration:
+    """corev1.Toleration as ResourceFlavor validation accepts it: operator Equal (default)
+    or Exists (then no value), an optional effect, tolerationSeconds ignored."""
+    toleration = reader.mapping(item, path, optional=False)
+    reader.unknown_fields(toleration, {"key", "operator", "value", "effect", "tolerationSeconds"}, path + ".")
+    operator = _text(reader, toleration.get("operator"), path + ".operator") or "Equal"
+    if operator not in ("Equal", "Exists"):
+        raise reader.error(path + ".operator", f"must be Equal or Exists, got {shown(operator)}")
+    value = _text(reader, toleration.get("value"), path + ".value")
+    if operator == "Exists" and value:
+        raise reader.error(path + ".value", "must be empty when operator is Exists")
+    key = _text(reader, toleration.get("key"), path + ".key")
+    if not key and operator != "Exists":
+        raise reader.error(path + ".key", "an empty key needs operator Exists")
+    effect = _text(reader, toleration.get("effect"), path + ".effect")
+    if effect and effect not in TAINT_EFFECTS:
+        raise reader.error(path + ".effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {shown(effect)}")
+    return Toleration(key, operator, value, effect)
+
+
+def _text(reader: FieldReader, value: object, path: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise reader.error(path, f"must be text, got {kind_of(value)}")
+    return str(value).strip()
 
 
 def read_cluster_queue(reader: FieldReader, name: str, document: Mapping) -> ClusterQueue:
