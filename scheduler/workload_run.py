@@ -60,13 +60,19 @@ class WorkloadRun:
         """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker)."""
         return WorkloadRun(workload, seq, pod_request(workload), cluster_queue, workload.duration_s)
 
-    def narrow(self, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR) -> None:
+    def narrow(self, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR, *,
+               topology_assigned: bool = False) -> None:
         """Place the pods on nodes of `gpu_models` only that `selector` admits (None: as
-        the trace asks, anywhere)."""
+        the trace asks, anywhere). `topology_assigned`: Kueue's TAS chose the domain (it is
+        in the selector), so the placement plugin's own topology constraint is dropped."""
         if gpu_models is None:
             self.spec, self.request = self.original_spec, self.original_request
         else:
-            self.spec = replace(self.original_spec, gpu_models=gpu_models)
+            if topology_assigned:
+                self.spec = replace(self.original_spec, gpu_models=gpu_models, topology_required=None,
+                                    topology_preferred=None)
+            else:
+                self.spec = replace(self.original_spec, gpu_models=gpu_models)
             self.request = replace(self.original_request, models=gpu_models, selector=selector)
 
     @property

@@ -34,16 +34,33 @@ from typing import TYPE_CHECKING
 from scheduler.admission.admitter import Admitter
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
-from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig, ResourceFlavor
+from scheduler.admission.objects import (
+    GPU_PRODUCT_LABEL,
+    QueueConfig,
+    ResourceFlavor,
+    flavor_matches,
+)
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
+from scheduler.admission.tas import (
+    TopologyAssignment,
+    find_topology_assignment,
+    pods_that_fit,
+    topology_request,
+)
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
     AfterTimeout,
     PodsReadyTracker,
 )
-from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
+from scheduler.admission.workloads import (
+    POD_SET,
+    AdmissionWorkload,
+    State,
+    admission_workload,
+    quantity,
+)
 from scheduler.eventlog.schema import PendingReason
 from scheduler.model.cluster import NO_SELECTOR
 from scheduler.sim import Phase
@@ -83,6 +100,10 @@ class KueueAdmission:
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
+        # Kueue TAS: the assignment of each admitted workload whose flavor has a Topology,
+        # with its milli-GPUs per pod; the node indices each flavor stands for.
+        self.topology_assignments: dict[str, tuple[TopologyAssignment, int]] = {}
+        self._flavor_nodes: dict[str, list[int]] = {}
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -203,6 +224,39 @@ class KueueAdmission:
     def admission_blocked(self) -> bool:
         return self.pods_ready_tracker.blocking
 
+    def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
+        flavor = self.config.flavors.get(assignment.gpu_flavor or "")
+        request = topology_request(wl.run.original_spec, flavor)
+        if flavor is None or flavor.topology_name is None or request is None:
+            return None
+        nodes, whole_free, free_milli = self.replay.free_gpus()
+        candidates = self._flavor_nodes.get(flavor.name)
+        if candidates is None:
+            candidates = self._flavor_nodes[flavor.name] = [i for i, n in enumerate(nodes) if flavor_matches(flavor, n)]
+        assumed = self._assumed_pods()
+        capacity = [0] * len(nodes)
+        for i in candidates:
+            taken_whole, taken_milli = assumed.get(i, (0, 0))
+            capacity[i] = pods_that_fit(nodes[i].gpus, whole_free[i] - taken_whole, free_milli[i] - taken_milli,
+                                        request.milli, request.pods)
+        found = find_topology_assignment(self.config.topologies[flavor.topology_name], nodes, candidates, capacity, request)
+        if isinstance(found, str):
+            return f"couldn't assign flavors to pod set {POD_SET}: {found}"
+        self.topology_assignments[wl.name] = (found, request.milli)
+        return None
+
+    def _assumed_pods(self) -> dict[int, tuple[int, int]]:
+        """GPUs Kueue's TAS cache counts as used by admitted TAS workloads whose pods do not
+        hold them yet: (whole GPUs, milli-GPUs) per node."""
+        assumed: dict[int, tuple[int, int]] = {}
+        for name, (found, milli) in self.topology_assignments.items():
+            if self.workloads[name].run.holding:
+                continue  # its pods hold their GPUs: the nodes' free GPUs count them already
+            for node, pods in found.pods_per_node.items():
+                whole, part = assumed.get(node, (0, 0))
+                assumed[node] = (whole + pods * (milli // 1000 if milli % 1000 == 0 else 0), part + pods * milli)
+        return assumed
+
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
         wl.explained = True
         self.unexplained.pop(wl.name, None)
@@ -224,7 +278,8 @@ class KueueAdmission:
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         if flavor is not None:
-            self._inject(wl.run, self.config.flavors[flavor])
+            topology = self.topology_assignments.get(wl.name)
+            self._inject(wl.run, self.config.flavors[flavor], topology[0].labels if topology else None)
         message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
         borrowed = [
             f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
@@ -234,16 +289,18 @@ class KueueAdmission:
             message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
         self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor)
 
-    def _inject(self, run: WorkloadRun, flavor: ResourceFlavor) -> None:
+    def _inject(self, run: WorkloadRun, flavor: ResourceFlavor, domain: dict[str, str] | None = None) -> None:
         """Kueue injects the flavor's nodeLabels (as a nodeSelector) and tolerations into the
-        pods (pkg/podset FromAssignment, PodSetInfo.Merge): placement sees the workload as
-        asking for the flavor's GPU model on nodes with all its labels, tolerating what the
-        flavor tolerates, until it gives the quota back."""
-        selector = flavor.selector
+        pods (pkg/podset FromAssignment, PodSetInfo.Merge), and with TAS the labels of the
+        assigned topology domain (pkg/controller/tas, the topology scheduling gate):
+        placement sees the workload as asking for the flavor's GPU model on nodes with all
+        those labels, tolerating what the flavor tolerates, until it gives the quota back."""
+        selector = flavor.selector if not domain else flavor.selector.with_labels(domain)
         product = flavor.labels.get(GPU_PRODUCT_LABEL)
-        if product is None and selector == NO_SELECTOR:
+        if product is None and selector == NO_SELECTOR and domain is None:
             return
-        self.replay.narrow(run, (product,) if product is not None else run.original_spec.gpu_models, selector)
+        self.replay.narrow(run, (product,) if product is not None else run.original_spec.gpu_models, selector,
+                           topology_assigned=domain is not None)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
@@ -264,6 +321,7 @@ class KueueAdmission:
         self.tree.remove(node, wl.usage)
         self.commit()
         self.holders.remove(node.name, wl)
+        self.topology_assignments.pop(wl.name, None)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)

@@ -66,6 +66,15 @@ class ResourceFlavor:
 
 
 @dataclass(frozen=True, slots=True)
+class Topology:
+    """kueue.x-k8s.io Topology: node labels from the widest level to the narrowest
+    (``spec.levels[].nodeLabel``; kubernetes.io/hostname, when present, is the last)."""
+
+    name: str
+    levels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ResourceQuota:
     """One resource's quota in one flavor, in milli-units. A limit of None is unlimited."""
 
@@ -219,6 +228,7 @@ class QueueConfig:
     priority_classes: Mapping[str, WorkloadPriorityClass] = field(default_factory=frozen_mapping)
     warnings: tuple[str, ...] = ()
     configuration: KueueConfiguration = KueueConfiguration()
+    topologies: Mapping[str, Topology] = field(default_factory=frozen_mapping)
 
     def local_queue(self, queue: str) -> LocalQueue | None:
         """The LocalQueue a trace row's ``queue`` names: ``namespace/name`` or a bare name.

@@ -8,10 +8,11 @@ replay calls the layer back through its own small protocol (`AdmissionLayer` in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from scheduler.eventlog.schema import PendingReason
-from scheduler.model.cluster import NO_SELECTOR, NodeSelector
+from scheduler.model.cluster import NO_SELECTOR, Node, NodeSelector
 from scheduler.sim import Environment
 from scheduler.workload_run import WorkloadRun
 
@@ -30,10 +31,16 @@ class ReplayPort(Protocol):
               message: str | None = None, flavor: str | None = None) -> None:
         """`run` holds quota now: an `admitted` row, then it queues for placement."""
 
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR) -> None:
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR,
+               *, topology_assigned: bool = False) -> None:
         """Placement may use only nodes of `gpu_models` that `selector` admits for `run`
-        (Kueue injects the flavor's nodeLabels and tolerations into its pods); None gives
-        back the trace's own choice."""
+        (Kueue injects the flavor's nodeLabels and tolerations into its pods, and a TAS
+        domain's labels: then `topology_assigned`, and the trace's topology columns are
+        Kueue's, not the placement plugin's); None gives back the trace's own choice."""
+
+    def free_gpus(self) -> tuple[Sequence[Node], Sequence[int], Sequence[int]]:
+        """The nodes, and per node its whole free GPUs and its free milli-GPUs now (what
+        Kueue's TAS cache knows of the nodes and the pods on them)."""
 
     def pass_through(self, run: WorkloadRun) -> None:
         """`run` is not the layer's (no queue name): it queues for placement at once."""

@@ -310,6 +310,25 @@ def make_flavor(name: str) -> FlavorBuilder:
     return FlavorBuilder(name)
 
 
+class TopologyBuilder:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._levels: list[str] = []
+
+    def levels(self, *node_labels: str) -> TopologyBuilder:
+        """From the widest level to the narrowest (kubernetes.io/hostname last, if at all)."""
+        self._levels = list(node_labels)
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return {"apiVersion": API_VERSION, "kind": "Topology", "metadata": {"name": self.name},
+                "spec": {"levels": [{"nodeLabel": label} for label in self._levels]}}
+
+
+def make_topology(name: str) -> TopologyBuilder:
+    return TopologyBuilder(name)
+
+
 class LocalQueueBuilder:
     """In the namespace of its own name, pointing at the ClusterQueue of its own name."""
 

@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("preemption.common",),
     ("queues", "holders", "fair_shares"),
     ("workloads",),
-    ("quota", "manifests", "port"),
+    ("quota", "manifests", "port", "tas"),
     ("manifests.kinds", "manifests.configuration", "manifests.validation"),
     ("manifests.resource_groups",),
     ("manifests.fields",),

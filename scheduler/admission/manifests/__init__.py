@@ -4,8 +4,8 @@ Contract of `read_queue_config(path)` / `parse_queue_config(text, source)`:
 
 - The file is a multi-document YAML stream, read with ``yaml.safe_load_all``. Documents of
   ``apiVersion: kueue.x-k8s.io/v1beta1`` or ``v1beta2`` and kind ResourceFlavor,
-  ClusterQueue, LocalQueue, Cohort or WorkloadPriorityClass are read; other kinds (Namespace,
-  Topology, AdmissionCheck, ...) and empty documents are skipped with a warning.
+  ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass or Topology are read; other kinds
+  (Namespace, AdmissionCheck, ...) and empty documents are skipped with a warning.
 - A document that is not a mapping, a missing name, a bad enum value, a bad quantity, a
   duplicate object or a reference to an unknown flavor or ClusterQueue raises `InputError`
   with ``document`` (1-based position in the stream) and ``field`` (the field path, e.g.
@@ -46,6 +46,7 @@ from scheduler.admission.manifests.kinds import (
     read_local_queue,
     read_priority_class,
     read_resource_flavor,
+    read_topology,
 )
 from scheduler.admission.manifests.quantities import kind_of, shown
 from scheduler.admission.manifests.validation import check_references
@@ -56,6 +57,7 @@ from scheduler.admission.objects import (
     LocalQueue,
     QueueConfig,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
     frozen_mapping,
 )
@@ -107,6 +109,7 @@ class _Stream:
         self.local_queues: dict[str, LocalQueue] = {}
         self.cohorts: dict[str, Cohort] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
+        self.topologies: dict[str, Topology] = {}
         self.where: dict[tuple[str, str], int] = {}  # (kind, name) -> document
         self.configuration: KueueConfiguration | None = None
 
@@ -140,7 +143,7 @@ class _Stream:
             described = api_version if isinstance(api_version, str) else shown(api_version)
             reader.warn(f"{kind} ({described[:80]}) is not a Kueue object; skipped")
             return
-        if kind not in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass"):
+        if kind not in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "Topology"):
             reader.warn(f"kind {kind} is not modelled by the simulator; skipped")
             return
         metadata = reader.mapping(document.get("metadata"), "metadata", optional=False)
@@ -156,11 +159,13 @@ class _Stream:
             self.register(kind, local_queue.key, self.local_queues, local_queue)
         elif kind == "Cohort":
             self.register(kind, name, self.cohorts, read_cohort(reader, name, document))
+        elif kind == "Topology":
+            self.register(kind, name, self.topologies, read_topology(reader, name, document))
         else:
             self.register(kind, name, self.priority_classes, read_priority_class(reader, name, document))
 
     def finish(self) -> QueueConfig:
-        check_references(self.reader, self.where, self.flavors, self.cluster_queues, self.local_queues)
+        check_references(self.reader, self.where, self.flavors, self.cluster_queues, self.local_queues, self.topologies)
         return QueueConfig(
             flavors=frozen_mapping(self.flavors),
             cluster_queues=frozen_mapping(self.cluster_queues),
@@ -169,4 +174,5 @@ class _Stream:
             priority_classes=frozen_mapping(self.priority_classes),
             warnings=tuple(self.reader.warnings),
             configuration=self.configuration or KueueConfiguration(),
+            topologies=frozen_mapping(self.topologies),
         )

@@ -19,6 +19,7 @@ from scheduler.admission.objects import (
     FlavorFungibility,
     LocalQueue,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
 )
 from scheduler.admission.policies import (
@@ -31,7 +32,7 @@ from scheduler.admission.policies import (
     QueueingStrategy,
     StopPolicy,
 )
-from scheduler.model.cluster import TAINT_EFFECTS, Taint, Toleration
+from scheduler.model.cluster import HOSTNAME_LABEL, TAINT_EFFECTS, Taint, Toleration
 
 QUIET_FIELDS = {
     "ResourceFlavor": set(),
@@ -199,3 +200,24 @@ def read_priority_class(reader: FieldReader, name: str, document: Mapping) -> Wo
     if not isinstance(description, str):
         raise reader.error("description", f"must be text, got {kind_of(description)}")
     return WorkloadPriorityClass(name, value, str(description))
+
+
+def read_topology(reader: FieldReader, name: str, document: Mapping) -> Topology:
+    """Topology (v1beta1, v1beta2): 1 to 16 distinct levels; kubernetes.io/hostname may only
+    be the last (apis/kueue/v1beta2/topology_types.go TopologySpec validation)."""
+    spec = reader.mapping(document.get("spec"), "spec")
+    reader.unknown_fields(spec, {"levels"}, "spec.")
+    items = reader.sequence(spec.get("levels"), "spec.levels")
+    if not 1 <= len(items) <= 16:
+        raise reader.error("spec.levels", f"must list 1 to 16 levels, got {len(items)}")
+    levels: list[str] = []
+    for i, item in enumerate(items):
+        level = reader.mapping(item, f"spec.levels[{i}]", optional=False)
+        reader.unknown_fields(level, {"nodeLabel"}, f"spec.levels[{i}].")
+        label = reader.name(level.get("nodeLabel"), f"spec.levels[{i}].nodeLabel")
+        if label in levels:
+            raise reader.error(f"spec.levels[{i}].nodeLabel", f"{label} is listed twice: levels must be unique")
+        levels.append(label)
+    if HOSTNAME_LABEL in levels[:-1]:
+        raise reader.error("spec.levels", f"{HOSTNAME_LABEL} can only be the lowest (last) level")
+    return Topology(name, tuple(levels))
