@@ -94,8 +94,10 @@ def test_topology_manifests_are_read_and_checked():
     config = parse_queue_config(manifests_yaml(TOPOLOGY, TAS))
     assert config.topologies["default"].levels == ("gpu-finops/block", "gpu-finops/rack", "kubernetes.io/hostname")
     assert config.flavors["tas"].topology_name == "default"
-    with pytest.raises(InputError, match="Topology 'other' is not defined"):
-        parse_queue_config(manifests_yaml(make_flavor("tas").topology("other").obj()))
+    missing = parse_queue_config(manifests_yaml(make_flavor("tas").topology("other").obj()))
+    assert missing.flavors["tas"].topology_name is None
+    assert missing.warnings == ("queues.yaml: document 1: ResourceFlavor tas: Topology 'other' is not defined in this file; "
+                                "its workloads are admitted without topology-aware scheduling",)
     with pytest.raises(InputError, match="can only be the lowest"):
         parse_queue_config(manifests_yaml(make_topology("t").levels("kubernetes.io/hostname", "gpu-finops/rack").obj()))
 

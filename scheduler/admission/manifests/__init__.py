@@ -33,6 +33,7 @@ they produce are in `scheduler.admission.objects`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -164,8 +165,20 @@ class _Stream:
         else:
             self.register(kind, name, self.priority_classes, read_priority_class(reader, name, document))
 
+    def _drop_missing_topologies(self) -> None:
+        """A flavor whose topologyName names no Topology of the file is read without TAS,
+        with a warning (an import of a cluster's flavors without its Topologies still loads;
+        Kueue would hold the flavor's ClusterQueues inactive until the Topology exists)."""
+        for name, flavor in self.flavors.items():
+            if flavor.topology_name is not None and flavor.topology_name not in self.topologies:
+                self.reader.number = self.where[("ResourceFlavor", name)]
+                self.reader.warn(f"ResourceFlavor {name}: Topology {flavor.topology_name!r} is not defined in this file; "
+                                 "its workloads are admitted without topology-aware scheduling")
+                self.flavors[name] = replace(flavor, topology_name=None)
+
     def finish(self) -> QueueConfig:
-        check_references(self.reader, self.where, self.flavors, self.cluster_queues, self.local_queues, self.topologies)
+        check_references(self.reader, self.where, self.flavors, self.cluster_queues, self.local_queues)
+        self._drop_missing_topologies()
         return QueueConfig(
             flavors=frozen_mapping(self.flavors),
             cluster_queues=frozen_mapping(self.cluster_queues),

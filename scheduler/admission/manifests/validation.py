@@ -1,7 +1,6 @@
 """Cross-references between the objects of one queues file, checked once all are read.
 
 - every flavor a ClusterQueue lists is a ResourceFlavor of the file;
-- every flavor's topologyName is a Topology of the file;
 - every LocalQueue points at a ClusterQueue of the file;
 - a LocalQueue name used in several namespaces is a warning (a trace row's bare queue name
   then means the first namespace in alphabetical order).
@@ -12,18 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scheduler.admission.manifests.fields import FieldReader
-from scheduler.admission.objects import ClusterQueue, LocalQueue, ResourceFlavor, Topology
+from scheduler.admission.objects import ClusterQueue, LocalQueue, ResourceFlavor
 
 
 def check_references(reader: FieldReader, where: Mapping[tuple[str, str], int], flavors: Mapping[str, ResourceFlavor],
-                     cluster_queues: Mapping[str, ClusterQueue], local_queues: Mapping[str, LocalQueue],
-                     topologies: Mapping[str, Topology] | None = None) -> None:
+                     cluster_queues: Mapping[str, ClusterQueue], local_queues: Mapping[str, LocalQueue]) -> None:
     """`where` maps (kind, name) to the document that defined it, for the error."""
-    for name, resource_flavor in flavors.items():
-        topology = resource_flavor.topology_name
-        if topology is not None and topology not in (topologies or {}):
-            raise reader.error("spec.topologyName", f"Topology {topology!r} is not defined in this file",
-                               document=where[("ResourceFlavor", name)])
+
     for name, queue in cluster_queues.items():
         document = where[("ClusterQueue", name)]
         for g, group in enumerate(queue.resource_groups):
