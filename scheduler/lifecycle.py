@@ -16,7 +16,6 @@ below. Every transition writes its event rows through the `EventEmitter`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Protocol
 
 from scheduler.dispatch import Dispatcher
@@ -25,8 +24,6 @@ from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.holding_index import HoldingIndex
-from scheduler.model.cluster import NO_SELECTOR, Node, NodeSelector
-from scheduler.model.workload import MILLI
 from scheduler.sim import Environment, Phase
 from scheduler.state import ClusterState
 from scheduler.workload_run import WorkloadRun
@@ -71,6 +68,9 @@ class Lifecycle:
         self.holdings = holdings
         self.dispatcher = dispatcher
         self.admission: AdmissionLayer | None = None
+        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's
+        # own; `free_gpus` the state's.
+        self.narrow, self.free_gpus = WorkloadRun.narrow, state.free_gpus
 
     @property
     def env(self) -> Environment:
@@ -99,14 +99,6 @@ class Lifecycle:
         run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
-
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR,
-               *, topology_assigned: bool = False) -> None:
-        run.narrow(gpu_models, selector, topology_assigned=topology_assigned)
-
-    def free_gpus(self) -> tuple[Sequence[Node], Sequence[int], Sequence[int]]:
-        state = self.state
-        return state.nodes, state.whole_free, [n.gpus * MILLI - used for n, used in zip(state.nodes, state.used, strict=True)]
 
     def reject(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
         self.emitter.emit(run, EventType.REJECTED, reason=reason.value, message=message)

@@ -13,11 +13,10 @@ simulates the removal of preemption victims, and either keeps the result or roll
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
+from scheduler.candidates import NodeCandidates
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
@@ -52,10 +51,9 @@ class Holding:
 
 
 PLACE_LEVELS = ("zone", "block", "rack")  # the topology levels many nodes share
-_NONE_EXCLUDED: Mapping[int, str] = MappingProxyType({})
 
 
-class ClusterState:
+class ClusterState(NodeCandidates):
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.nodes: tuple[Node, ...] = cluster.nodes
@@ -98,12 +96,7 @@ class ClusterState:
         # cluster's fixed labels (`plugins/topology.domains`). Typed loosely: the state does
         # not know the plugin's Domain type.
         self.domains_cache: dict[tuple[tuple[str, ...], str | None, bool, NodeSelector], list[Any]] = {}
-        # Nodes a selector rules out, with kube-scheduler's reason, per selector; and the
-        # candidate nodes per (models, selector). Labels and taints never change during a
-        # replay, so each is computed once: placement checks set membership, never labels.
-        self._tainted = cluster.tainted
-        self._excluded: dict[NodeSelector, Mapping[int, str]] = {}
-        self._candidates: dict[tuple[tuple[str, ...], NodeSelector], list[int]] = {}
+        self._init_candidates(cluster)
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
         # Bumped on every change: lets a cycle know that an answer it computed for one
@@ -130,48 +123,9 @@ class ClusterState:
         """GPU models of this cluster a request accepts."""
         return [m for m in self.nodes_by_model if not models or m in models]
 
-    def excluded(self, selector: NodeSelector) -> Mapping[int, str]:
-        """The nodes a pod with `selector` may not run on, each with kube-scheduler's reason
-        (node affinity/selector, or an untolerated taint); empty when it may run anywhere."""
-        if selector is NO_SELECTOR and not self._tainted:
-            return _NONE_EXCLUDED  # the common case, without hashing the selector
-        found = self._excluded.get(selector)
-        if found is None:
-            if selector == NO_SELECTOR and not self._tainted:
-                found = {}
-            else:
-                found = {index: reason for index, node in enumerate(self.nodes)
-                         if (reason := selector.admits(node)) is not None}
-            self._excluded[selector] = found
-        return found
-
-    def candidate_nodes(self, models: tuple[str, ...], selector: NodeSelector = NO_SELECTOR) -> list[int]:
-        """Node indices whose GPU model a request accepts and that its selector admits, in
-        cluster order."""
-        excluded = self.excluded(selector)
-        if not excluded:
-            return self.model_nodes(models)
-        key = (models, selector)
-        found = self._candidates.get(key)
-        if found is None:
-            found = self._candidates[key] = [n for n in self.model_nodes(models) if n not in excluded]
-        return found
-
-    def excluded_reasons(self, models: tuple[str, ...], selector: NodeSelector) -> dict[str, int]:
-        """How many nodes of accepted models the selector rules out, by reason (a diagnosis)."""
-        counts: dict[str, int] = {}
-        for node, reason in self.excluded(selector).items():
-            if not models or self.nodes[node].gpu_model in models:
-                counts[reason] = counts.get(reason, 0) + 1
-        return counts
-
-    def model_nodes(self, models: tuple[str, ...]) -> list[int]:
-        """Node indices whose GPU model a request accepts, whatever its selector."""
-        if not models:
-            return list(range(len(self.nodes)))
-        if len(models) == 1:
-            return self.nodes_by_model.get(models[0], [])
-        return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
+    def free_gpus(self) -> tuple[tuple[Node, ...], list[int], list[int]]:
+        """The nodes, their whole free GPUs and their free milli-GPUs (Kueue TAS reads them)."""
+        return self.nodes, self.whole_free, [n.gpus * MILLI - used for n, used in zip(self.nodes, self.used, strict=True)]
 
     def gpu_fits(self, node: int, milli: int) -> bool:
         if milli >= MILLI:

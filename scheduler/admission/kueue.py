@@ -38,24 +38,17 @@ from scheduler.admission.objects import (
     GPU_PRODUCT_LABEL,
     QueueConfig,
     ResourceFlavor,
-    flavor_matches,
 )
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
-from scheduler.admission.tas import (
-    TopologyAssignment,
-    find_topology_assignment,
-    pods_that_fit,
-    topology_request,
-)
+from scheduler.admission.tas import TopologyAssignments
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
     AfterTimeout,
     PodsReadyTracker,
 )
 from scheduler.admission.workloads import (
-    POD_SET,
     AdmissionWorkload,
     State,
     admission_workload,
@@ -100,10 +93,7 @@ class KueueAdmission:
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
-        # Kueue TAS: the assignment of each admitted workload whose flavor has a Topology,
-        # with its milli-GPUs per pod; the node indices each flavor stands for.
-        self.topology_assignments: dict[str, tuple[TopologyAssignment, int]] = {}
-        self._flavor_nodes: dict[str, list[int]] = {}
+        self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -226,36 +216,8 @@ class KueueAdmission:
 
     def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
         flavor = self.config.flavors.get(assignment.gpu_flavor or "")
-        request = topology_request(wl.run.original_spec, flavor)
-        if flavor is None or flavor.topology_name is None or request is None:
-            return None
-        nodes, whole_free, free_milli = self.replay.free_gpus()
-        candidates = self._flavor_nodes.get(flavor.name)
-        if candidates is None:
-            candidates = self._flavor_nodes[flavor.name] = [i for i, n in enumerate(nodes) if flavor_matches(flavor, n)]
-        assumed = self._assumed_pods()
-        capacity = [0] * len(nodes)
-        for i in candidates:
-            taken_whole, taken_milli = assumed.get(i, (0, 0))
-            capacity[i] = pods_that_fit(nodes[i].gpus, whole_free[i] - taken_whole, free_milli[i] - taken_milli,
-                                        request.milli, request.pods)
-        found = find_topology_assignment(self.config.topologies[flavor.topology_name], nodes, candidates, capacity, request)
-        if isinstance(found, str):
-            return f"couldn't assign flavors to pod set {POD_SET}: {found}"
-        self.topology_assignments[wl.name] = (found, request.milli)
-        return None
-
-    def _assumed_pods(self) -> dict[int, tuple[int, int]]:
-        """GPUs Kueue's TAS cache counts as used by admitted TAS workloads whose pods do not
-        hold them yet: (whole GPUs, milli-GPUs) per node."""
-        assumed: dict[int, tuple[int, int]] = {}
-        for name, (found, milli) in self.topology_assignments.items():
-            if self.workloads[name].run.holding:
-                continue  # its pods hold their GPUs: the nodes' free GPUs count them already
-            for node, pods in found.pods_per_node.items():
-                whole, part = assumed.get(node, (0, 0))
-                assumed[node] = (whole + pods * (milli // 1000 if milli % 1000 == 0 else 0), part + pods * milli)
-        return assumed
+        return self.tas.place(wl.name, wl.run.original_spec, flavor, self.config.topologies, self.replay.free_gpus,
+                              unplaced=lambda name: not self.workloads[name].run.holding)
 
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
         wl.explained = True
@@ -278,8 +240,7 @@ class KueueAdmission:
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         if flavor is not None:
-            topology = self.topology_assignments.get(wl.name)
-            self._inject(wl.run, self.config.flavors[flavor], topology[0].labels if topology else None)
+            self._inject(wl.run, self.config.flavors[flavor], self.tas.domain_labels(wl.name))
         message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
         borrowed = [
             f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
@@ -321,7 +282,7 @@ class KueueAdmission:
         self.tree.remove(node, wl.usage)
         self.commit()
         self.holders.remove(node.name, wl)
-        self.topology_assignments.pop(wl.name, None)
+        self.tas.release(wl.name)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)

@@ -19,10 +19,11 @@ set uses until its pods run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scheduler.admission.objects import ResourceFlavor, Topology
+from scheduler.admission.objects import ResourceFlavor, Topology, flavor_matches
+from scheduler.admission.workloads import POD_SET
 from scheduler.model.cluster import HOSTNAME_LABEL, LEVEL_LABELS, Node
 from scheduler.model.workload import Workload
 
@@ -43,6 +44,61 @@ class TopologyRequest:
 class TopologyAssignment:
     labels: dict[str, str]  # the chosen domain's label values (empty: spread over several)
     pods_per_node: dict[int, int] = field(default_factory=dict)  # node index -> pods Kueue assumes there
+
+
+FreeGpus = Callable[[], tuple[Sequence[Node], Sequence[int], Sequence[int]]]  # nodes, whole free, free milli
+
+
+class TopologyAssignments:
+    """Kueue's TAS cache for one replay: the assignment of each admitted workload whose flavor
+    has a Topology (with its milli-GPUs per pod), and the nodes each flavor stands for."""
+
+    def __init__(self) -> None:
+        self._by_workload: dict[str, tuple[TopologyAssignment, int]] = {}
+        self._flavor_nodes: dict[str, list[int]] = {}
+
+    def place(self, name: str, spec: Workload, flavor: ResourceFlavor | None, topologies: Mapping[str, Topology],
+              free_gpus: FreeGpus, *, unplaced: Callable[[str], bool]) -> str | None:
+        """Assign workload `name` a domain: None when done (or it needs none), else the
+        pending message. `unplaced(other)`: an admitted TAS workload holds no pods yet, so
+        its assignment still counts as assumed usage."""
+        request = topology_request(spec, flavor)
+        if flavor is None or flavor.topology_name is None or request is None:
+            return None
+        nodes, whole_free, free_milli = free_gpus()
+        candidates = self._flavor_nodes.get(flavor.name)
+        if candidates is None:
+            candidates = self._flavor_nodes[flavor.name] = [i for i, n in enumerate(nodes) if flavor_matches(flavor, n)]
+        assumed = self._assumed(unplaced)
+        capacity = [0] * len(nodes)
+        for i in candidates:
+            taken_whole, taken_milli = assumed.get(i, (0, 0))
+            capacity[i] = pods_that_fit(nodes[i].gpus, whole_free[i] - taken_whole, free_milli[i] - taken_milli,
+                                        request.milli, request.pods)
+        found = find_topology_assignment(topologies[flavor.topology_name], nodes, candidates, capacity, request)
+        if isinstance(found, str):
+            return f"couldn't assign flavors to pod set {POD_SET}: {found}"
+        self._by_workload[name] = (found, request.milli)
+        return None
+
+    def domain_labels(self, name: str) -> dict[str, str] | None:
+        found = self._by_workload.get(name)
+        return found[0].labels if found else None
+
+    def release(self, name: str) -> None:
+        self._by_workload.pop(name, None)
+
+    def _assumed(self, unplaced: Callable[[str], bool]) -> dict[int, tuple[int, int]]:
+        """(whole GPUs, milli-GPUs) per node of admitted TAS workloads whose pods do not hold
+        them yet (once they do, the nodes' free GPUs count them)."""
+        assumed: dict[int, tuple[int, int]] = {}
+        for name, (found, milli) in self._by_workload.items():
+            if not unplaced(name):
+                continue
+            for node, pods in found.pods_per_node.items():
+                whole, part = assumed.get(node, (0, 0))
+                assumed[node] = (whole + pods * (milli // 1000 if milli % 1000 == 0 else 0), part + pods * milli)
+        return assumed
 
 
 def topology_request(spec: Workload, flavor: ResourceFlavor | None) -> TopologyRequest | None:

@@ -196,22 +196,7 @@ class Framework:
                 visited_failures.append((node, failed))
         if best_node is not None or not explain:
             return best_node, None
-        # Nothing fits. Nodes the walk did not visit lack the GPUs (their used level is too
-        # high); the visited ones failed a filter each. Count them as a full scan would.
-        diagnosis = Diagnosis(total_nodes=len(state.nodes))
-        for node, failed in visited_failures:
-            diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
-            if failed.code is Code.UNRESOLVABLE:
-                diagnosis.unresolvable.add(node)
-        visited = {node for node, _ in visited_failures}
-        candidates = state.candidate_nodes(request.models, request.selector)
-        for node in candidates:
-            if node not in visited:
-                diagnosis.reasons[INSUFFICIENT_GPU] += 1
-                if request.milli > state.nodes[node].gpus * 1000:
-                    diagnosis.unresolvable.add(node)
-        _count_non_candidates(state, request, diagnosis)
-        return None, diagnosis
+        return None, _index_diagnosis(state, request, visited_failures)
 
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
         for plugin in self.filters:
@@ -321,6 +306,24 @@ class Framework:
         top = max(score for score, _ in feasible)
         best = [node for score, node in feasible if score == top]
         return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
+
+
+def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures: list[tuple[int, Status]]) -> Diagnosis:
+    """Nothing fits. Nodes the usage-index walk did not visit lack the GPUs (their used level
+    is too high); the visited ones failed a filter each. Count them as a full scan would."""
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    for node, failed in visited_failures:
+        diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
+        if failed.code is Code.UNRESOLVABLE:
+            diagnosis.unresolvable.add(node)
+    visited = {node for node, _ in visited_failures}
+    for node in state.candidate_nodes(request.models, request.selector):
+        if node not in visited:
+            diagnosis.reasons[INSUFFICIENT_GPU] += 1
+            if request.milli > state.nodes[node].gpus * 1000:
+                diagnosis.unresolvable.add(node)
+    _count_non_candidates(state, request, diagnosis)
+    return diagnosis
 
 
 def _count_non_candidates(state: ClusterState, request: PodRequest, diagnosis: Diagnosis) -> None:
