@@ -172,9 +172,12 @@ def _replay(
     queue_config, admission_factory = _admission(queues)
     if queue_config is not None:
         from scheduler.admission.admits_nothing import admission_warnings
+        from scheduler.admission.objects import taint_nodes, unmatched_flavor_warnings
 
         warnings.extend(queue_config.warnings)
         warnings.extend(admission_warnings(queue_config, [w.queue for w in accepted]))
+        warnings.extend(unmatched_flavor_warnings(cluster, queue_config))
+        cluster = taint_nodes(cluster, queue_config.flavors)  # the flavors' nodeTaints, for placement
     resize_rows = read_resizes(resizes, {w.workload_id: w for w in accepted}) if resizes else []
     run_id = run_id or f"{trace.stem}-{chosen.name}-s{seed}"
 

@@ -57,7 +57,7 @@ class HoldingIndex:
         for model in {nodes[holdings[(wid, pod)].node].gpu_model for pod in run.holding}:
             self._releases[(model, priority)] = self._releases.get((model, priority), 0) + 1
 
-    def version(self, priority: int, models: tuple[str, ...]) -> tuple[object, ...]:
+    def version(self, priority: int, models: tuple[str, ...], selector: object = None) -> tuple[object, ...]:
         """Changes when a workload of `priority` or higher gives back resources on nodes of
         `models` (any model: `()`).
 
@@ -68,7 +68,8 @@ class HoldingIndex:
         shrinks). It can only grow when one at or above p releases resources, and only on
         nodes the preemptor may use: until then a failed preemption fails again, and is not
         retried. The models are part of the answer: a workload admitted again under
-        another Kueue flavor asks a new question."""
+        another Kueue flavor asks a new question, and so is the pod's node selector (a
+        flavor's nodeLabels and tolerations, a TAS domain)."""
         count = sum(n for (model, level), n in self._releases.items()
                     if level >= priority and (not models or model in models))
-        return (models, count)
+        return (models, selector, count)

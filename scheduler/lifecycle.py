@@ -75,6 +75,9 @@ class Lifecycle:
         self.holdings = holdings
         self.dispatcher = dispatcher
         self.admission: AdmissionLayer | None = None
+        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's
+        # own; `free_gpus` the state's.
+        self.narrow, self.free_gpus = WorkloadRun.narrow, state.free_gpus
 
     @property
     def env(self) -> Environment:
@@ -106,9 +109,6 @@ class Lifecycle:
         run.queued_s = self._env.now  # Kueue unsuspends the job: its pods are created now
         self.emitter.emit(run, EventType.ADMITTED, reason=reason, message=message, flavor=flavor)
         self.dispatcher.enqueue(run)
-
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
-        run.narrow(gpu_models)
 
     def reject(self, run: WorkloadRun, reason: PendingReason, message: str) -> None:
         self.emitter.emit(run, EventType.REJECTED, reason=reason.value, message=message)

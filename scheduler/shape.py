@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler.framework.interface import Unit
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.workload_run import GROUP, WorkloadRun
 
 
@@ -28,12 +29,14 @@ class GpuShape:
     topology_required: str | None = None
     topology_preferred: str | None = None
     parent_group: str | None = None  # CompositePodGroup
+    selector: NodeSelector = NO_SELECTOR  # nodeLabels and tolerations (a Kueue flavor, a TAS domain)
 
     @staticmethod
     def of(run: WorkloadRun, pod: int) -> GpuShape:
         """The shape of one queued entity: pod `pod` of `run`, or the whole group (GROUP)."""
         request, spec = run.request, run.spec
         if pod != GROUP:
-            return GpuShape(Unit.POD, request.milli, request.models, spec.priority)
+            return GpuShape(Unit.POD, request.milli, request.models, spec.priority, selector=request.selector)
         return GpuShape(Unit.POD_GROUP, request.milli, request.models, spec.priority, run.pods_needed,
-                        len(run.pending), spec.topology_required, spec.topology_preferred, spec.parent_group)
+                        len(run.pending), spec.topology_required, spec.topology_preferred, spec.parent_group,
+                        request.selector)

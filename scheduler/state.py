@@ -16,7 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.candidates import NodeCandidates
 from scheduler.model import Cluster, Node
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
 from scheduler.nominations import Nominations, Nominee
 from scheduler.place_index import PlaceIndex
@@ -27,13 +29,16 @@ PodKey = tuple[str, int]  # (workload_id, pod_index)
 
 @dataclass(frozen=True, slots=True)
 class PodRequest:
-    """What one pod asks of a node. `models` empty means any GPU model."""
+    """What one pod asks of a node. `models` empty means any GPU model; `selector` the
+    labels the node must carry and the taints the pod tolerates (Kueue injects a flavor's
+    nodeLabels and tolerations; a TAS assignment adds its domain's label)."""
 
     milli: int
     cpu_milli: int = 0
     memory_mib: int = 0
     models: tuple[str, ...] = ()
     priority: int = 0  # the pod's priority: GPUs nominated to higher priorities are not free to it
+    selector: NodeSelector = NO_SELECTOR
 
 
 @dataclass(slots=True)
@@ -52,7 +57,7 @@ class Holding:
         self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
 
 
-class ClusterState:
+class ClusterState(NodeCandidates):
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.nodes: tuple[Node, ...] = cluster.nodes
@@ -90,7 +95,8 @@ class ClusterState:
         # Topology domains by (accepted models, level, per model): they depend only on the
         # cluster's fixed labels (`plugins/topology.domains`). Typed loosely: the state does
         # not know the plugin's Domain type.
-        self.domains_cache: dict[tuple[tuple[str, ...], str | None, bool], list[Any]] = {}
+        self.domains_cache: dict[tuple[tuple[str, ...], str | None, bool, NodeSelector], list[Any]] = {}
+        self._init_candidates(cluster)
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
         # Bumped on every change: lets a cycle know that an answer it computed for one
@@ -118,13 +124,9 @@ class ClusterState:
         """GPU models of this cluster a request accepts."""
         return [m for m in self.nodes_by_model if not models or m in models]
 
-    def candidate_nodes(self, models: tuple[str, ...]) -> list[int]:
-        """Node indices whose GPU model a request accepts, in cluster order."""
-        if not models:
-            return list(range(len(self.nodes)))
-        if len(models) == 1:
-            return self.nodes_by_model.get(models[0], [])
-        return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
+    def free_gpus(self) -> tuple[tuple[Node, ...], list[int], list[int]]:
+        """The nodes, their whole free GPUs and their free milli-GPUs (Kueue TAS reads them)."""
+        return self.nodes, self.whole_free, [n.gpus * MILLI - used for n, used in zip(self.nodes, self.used, strict=True)]
 
     def gpu_fits(self, node: int, milli: int, kept: int = 0) -> bool:
         """Whether `milli` GPUs fit on `node` with `kept` milli-GPUs of it nominated to others

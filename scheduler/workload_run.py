@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.sim import Handle
 from scheduler.state import PodRequest
 
@@ -59,14 +60,19 @@ class WorkloadRun:
         """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker)."""
         return WorkloadRun(workload, seq, pod_request(workload), cluster_queue, workload.duration_s)
 
-    def narrow(self, gpu_models: tuple[str, ...] | None) -> None:
-        """Place the pods on nodes of `gpu_models` only (None: as the trace asks)."""
+    def narrow(self, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR, *,
+               topology_assigned: bool = False) -> None:
+        """Place the pods on nodes of `gpu_models` only that `selector` admits (None: as
+        the trace asks, anywhere). `topology_assigned`: Kueue's TAS chose the domain (it is
+        in the selector), so the placement plugin's own topology constraint is dropped."""
         if gpu_models is None:
-            self.spec = replace(self.spec, gpu_models=self.original_spec.gpu_models)
+            self.spec = replace(self.original_spec, pods=self.spec.pods)  # a partial admission's count stays
             self.request = self.original_request
         else:
-            self.spec = replace(self.spec, gpu_models=gpu_models)
-            self.request = replace(self.original_request, models=gpu_models)
+            self.spec = replace(self.original_spec, gpu_models=gpu_models, pods=self.spec.pods)
+            if topology_assigned:
+                self.spec = replace(self.spec, topology_required=None, topology_preferred=None)
+            self.request = replace(self.original_request, models=gpu_models, selector=selector)
 
     def admitted_pods(self, pods: int | None) -> bool:
         """Run `pods` pods (Kueue's partial admission; None: the trace's count). True when
@@ -98,6 +104,7 @@ class WorkloadRun:
 
 def pod_request(workload: Workload) -> PodRequest:
     """What each pod of `workload` asks of a node. Every input of a placement attempt
-    comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors."""
+    comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors
+    (the node selector a Kueue flavor adds comes in through `WorkloadRun.narrow`)."""
     return PodRequest(workload.gpu_milli_per_pod, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
                       workload.gpu_models, workload.priority)

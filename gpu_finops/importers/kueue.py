@@ -10,8 +10,9 @@
   product label becomes ``nvidia.com/gpu.product``, a zone label
   ``topology.kubernetes.io/zone``, a block or rack label ``gpu-finops/block`` /
   ``gpu-finops/rack``; a label the replay cannot select on (a capacity type, an instance
-  type, a node pool) is dropped with a comment in queues.yaml and a warning. Given the nodes,
-  it checks that each flavor selects the same nodes before and after;
+  type, a node pool) is dropped with a comment in queues.yaml and a warning, and so are the
+  flavor's nodeTaints then (the replay puts them on every node the remaining labels select).
+  Given the nodes, it checks that each flavor selects the same nodes before and after;
 - turns a Kueue 0.9-0.10 ``v1alpha1`` Cohort into ``v1beta1`` (same fields);
 - keeps a ``config.kueue.x-k8s.io`` Configuration, also from inside the ``kueue-manager-config``
   ConfigMap, for waitForPodsReady and fair sharing;
@@ -141,6 +142,12 @@ def _translate_flavor(name: str, spec: dict[str, Any], nodes: list[NodeRow] | No
                 "only GPU model, zone, block, rack and host labels")
         comments.append(text)
         result.warnings.append(text)
+        if spec.pop("nodeTaints", None):
+            # The replay puts a flavor's nodeTaints on every node its nodeLabels select: with
+            # labels dropped that would be more nodes than the flavor's own.
+            text = f"ResourceFlavor {name}: nodeTaints dropped with those labels (they would taint other nodes)"
+            comments.append(text)
+            result.warnings.append(text)
     if nodes is not None:
         before = {n.node for n in nodes if all(n.labels.get(str(k)) == str(v) for k, v in labels.items())}
         after = {n.node for n in nodes if all(node_attribute(n, level) == v for level, v in levels.items())}

@@ -10,6 +10,8 @@ Modules, in the order a decision flows through them (Kueue's own layout in brack
 - `fair_shares`: dominant resource shares [pkg/cache/scheduler/fair_sharing.go];
 - `workloads` / `holders` / `queues`: a workload as Kueue sees it, who holds quota, and each
   ClusterQueue's heap and inadmissible set [pkg/workload, pkg/cache/queue];
+- `tas`: Topology-Aware Scheduling, the domain a pod set is admitted into, and the TAS cache
+  of assignments [pkg/cache/scheduler/tas_flavor_snapshot.go];
 - the decisions of one admission attempt: `flavor_assignment` [pkg/scheduler/flavorassigner],
   `preemption/` (`common`, `classical`, `fair_sharing`, `preemptor`) [pkg/scheduler/preemption],
   `fair_sharing_order` (the admission tournament) [pkg/scheduler/fair_sharing_iterator.go];

@@ -64,6 +64,10 @@ class AdmissionPort(Protocol):
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
         """Why `wl`, still queued, was not admitted (a `pending` row with its place in the queue)."""
 
+    def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
+        """Kueue's TAS for a pod set whose flavor has a Topology: None when it has a domain
+        (or needs none), else the pending message."""
+
     def admission_blocked(self) -> bool:
         """waitForPodsReady.blockAdmission: an admitted workload is not PodsReady yet, so
         nothing else may be admitted now."""
@@ -288,6 +292,10 @@ class Admitter:
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
+            return
+        topology_failure = self.port.place_topology(wl, assignment)
+        if topology_failure is not None:  # TAS: no domain holds the pod set now
+            entry.reason, entry.message = PendingReason.TOPOLOGY_PLACEMENT_FAILED, topology_failure
             return
         if self.port.admission_blocked():
             entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True

@@ -5,6 +5,9 @@ fitsResourceQuota, isPreferred, shouldTryNextFlavor, checkFlavorForPodSets; sema
 reference §4.5). For each resource group the workload asks for, flavors are tried in the
 ClusterQueue's order:
 
+  - a flavor with a NoSchedule/NoExecute nodeTaint that neither the pod nor the flavor's
+    own tolerations tolerate is skipped ("untolerated taint k=v:NoSchedule in flavor F":
+    NoMatchingFlavor; checkFlavorForPodSets, FindMatchingUntoleratedTaint);
   - a flavor whose nodeLabels contradict the pod's GPU-model affinity is skipped
     ("flavor F doesn't match node affinity": NoMatchingFlavor);
   - per resource: more than the queue could ever hold is NoFit (ExceedsMaxQuota); what
@@ -17,7 +20,7 @@ ClusterQueue's order:
     fungibility says to look further (whenCanBorrow, whenCanPreempt: TryNextFlavor), and
     keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
 
-Not modelled: taints/tolerations (flavors carry none here), resuming the flavor scan where
+Not modelled: tolerations of the trace's own pods (they have none), resuming the flavor scan where
 the last attempt stopped (FlavorFungibilityPreserveScanProgress), TAS.
 """
 
@@ -43,6 +46,7 @@ from scheduler.admission.preemption.common import Possibility
 from scheduler.admission.quota import FlavorResource, QuotaNode
 from scheduler.admission.workloads import POD_SET, AdmissionWorkload, quantity
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import untolerated
 
 # Most severe first: the reason that explains a failed assignment (reference §4.13).
 _SEVERITY = (
@@ -178,6 +182,11 @@ def assign_flavors(
         group_reasons: set[PendingReason] = set()
         for flavor_quotas in group.flavors:
             name = flavor_quotas.flavor
+            taint = untolerated(flavors[name].node_taints, flavors[name].tolerations)
+            if taint is not None:  # the trace's pods tolerate nothing themselves
+                assignment.reasons.append(f"untolerated taint {taint} in flavor {name}")
+                group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
+                continue
             if not flavor_accepts(flavors[name], wl.models):
                 assignment.reasons.append(f"flavor {name} doesn't match node affinity")
                 group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)

@@ -1,8 +1,8 @@
 """The Kueue admission layer of a replay (the `AdmissionLayer` of `scheduler/runner.py`).
 
 Kueue admits (quota), then the gang scheduler places: a workload reaches placement only
-through `Replay.admit`, with its pods narrowed to the GPU model of the flavor it was given
-(Kueue injects the flavor's nodeLabels into the pods). A workload admitted but not placeable
+through `Replay.admit`, with its pods narrowed to the flavor it was given (Kueue injects
+the flavor's nodeLabels and tolerations into the pods: `inject_flavor`). A workload admitted but not placeable
 keeps its quota; its timeline shows Kueue's `admitted` row and the placement layer's reasons.
 
 Life cycle of a workload here:
@@ -36,17 +36,28 @@ from typing import TYPE_CHECKING
 from scheduler.admission.admitter import Admitter
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
-from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig
+from scheduler.admission.objects import (
+    GPU_PRODUCT_LABEL,
+    QueueConfig,
+    ResourceFlavor,
+)
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import QuotaNode, QuotaTree
+from scheduler.admission.tas import TopologyAssignments
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
     AfterTimeout,
     PodsReadyTracker,
 )
-from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
+from scheduler.admission.workloads import (
+    AdmissionWorkload,
+    State,
+    admission_workload,
+    quantity,
+)
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import NO_SELECTOR
 from scheduler.sim import Phase
 
 if TYPE_CHECKING:
@@ -84,6 +95,7 @@ class KueueAdmission:
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
+        self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -219,6 +231,11 @@ class KueueAdmission:
     def admission_blocked(self) -> bool:
         return self.pods_ready_tracker.blocking
 
+    def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
+        flavor = self.config.flavors.get(assignment.gpu_flavor or "")
+        return self.tas.place(wl.name, wl.run.original_spec, flavor, self.config.topologies, self.replay.free_gpus,
+                              unplaced=lambda name: not self.workloads[name].run.holding)
+
     def say_pending(self, wl: AdmissionWorkload, reason: PendingReason, message: str) -> None:
         wl.explained = True
         self.unexplained.pop(wl.name, None)
@@ -239,20 +256,9 @@ class KueueAdmission:
         self.holders.add(node.name, wl)
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
-        product = dict(self.config.flavors[flavor].node_labels).get(GPU_PRODUCT_LABEL) if flavor else None
-        if product is not None:
-            # Kueue injects the flavor's nodeLabels into the pods: placement sees the
-            # workload as asking for that GPU model only, until it gives the quota back.
-            self.replay.narrow(wl.run, (product,))
-        message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {self.now - wl.queued_s:.0f}s"
-        borrowed = [
-            f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
-            for fr in assignment.usage if node.usage[fr] > node.subtree.get(fr, 0)
-        ]
-        if borrowed:
-            message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
-        if assignment.pods is not None:
-            message += f"; partially admitted: {assignment.pods} of {wl.pods} pods"
+        if flavor is not None:
+            inject_flavor(self.replay, wl.run, self.config.flavors[flavor], self.tas.domain_labels(wl.name))
+        message = _admitted_message(self.now - wl.queued_s, wl, node, assignment)
         self.replay.admit(wl.run, node.name, reason=BORROWING if wl.borrowing else None, message=message, flavor=flavor,
                           pods=assignment.pods)
 
@@ -275,6 +281,7 @@ class KueueAdmission:
         self.tree.remove(node, wl.usage)
         self.commit()
         self.holders.remove(node.name, wl)
+        self.tas.release(wl.name)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)
@@ -308,6 +315,35 @@ class KueueAdmission:
             return
         self.timed_out.add(wl.name)
         self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def inject_flavor(replay: ReplayPort, run: WorkloadRun, flavor: ResourceFlavor,
+                  domain: dict[str, str] | None = None) -> None:
+    """Kueue injects the flavor's nodeLabels (as a nodeSelector) and tolerations into the
+    pods (pkg/podset FromAssignment, PodSetInfo.Merge), and with TAS the labels of the
+    assigned topology domain (pkg/controller/tas, the topology scheduling gate):
+    placement sees the workload as asking for the flavor's GPU model on nodes with all
+    those labels, tolerating what the flavor tolerates, until it gives the quota back."""
+    selector = flavor.selector if not domain else flavor.selector.with_labels(domain)
+    product = flavor.labels.get(GPU_PRODUCT_LABEL)
+    if product is None and selector == NO_SELECTOR and domain is None:
+        return
+    replay.narrow(run, (product,) if product is not None else run.original_spec.gpu_models, selector,
+                  topology_assigned=domain is not None)
+
+
+def _admitted_message(waited_s: float, wl: AdmissionWorkload, node: QuotaNode, assignment: Assignment) -> str:
+    """Kueue's QuotaReserved message, with what is borrowed and a partial admission's count."""
+    message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {waited_s:.0f}s"
+    borrowed = [
+        f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
+        for fr in assignment.usage if node.usage[fr] > node.subtree.get(fr, 0)
+    ]
+    if borrowed:
+        message += f"; borrowing {', '.join(borrowed)} from cohort {node.parent.name if node.parent else ''}"
+    if assignment.pods is not None:
+        message += f"; partially admitted: {assignment.pods} of {wl.pods} pods"
+    return message
 
 
 def _queues_under(node: QuotaNode) -> list[QuotaNode]:

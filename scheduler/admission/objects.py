@@ -10,7 +10,7 @@ the string enums of `scheduler.admission.policies`.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from scheduler.admission.policies import (
@@ -23,19 +23,20 @@ from scheduler.admission.policies import (
     RequeueTimestamp,
     StopPolicy,
 )
-from scheduler.model.cluster import Node
+from scheduler.model.cluster import GPU_PRODUCT_LABEL as GPU_PRODUCT_LABEL  # re-exported
+from scheduler.model.cluster import (
+    WELL_KNOWN_LABELS,
+    Cluster,
+    Node,
+    NodeSelector,
+    Taint,
+    Toleration,
+)
 
 GPU_RESOURCE = "nvidia.com/gpu"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-
-# nodeLabels keys that select simulated nodes, and the Node attribute each one reads.
-NODE_LABEL_ATTRIBUTES = {
-    GPU_PRODUCT_LABEL: "gpu_model",
-    "topology.kubernetes.io/zone": "zone",
-    "gpu-finops/block": "block",
-    "gpu-finops/rack": "rack",
-    "kubernetes.io/hostname": "name",
-}
+# nodeLabels keys that read a simulated Node's attributes; any other key reads the node's
+# free-form `labels` (from the cluster file).
+NODE_LABEL_ATTRIBUTES = WELL_KNOWN_LABELS
 # Read for every flavor tried: a module constant (see preemption.common).
 _TRY_NEXT_FLAVOR = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
 
@@ -47,10 +48,30 @@ _TRY_NEXT_FLAVOR = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
 class ResourceFlavor:
     name: str
     node_labels: tuple[tuple[str, str], ...] = ()  # sorted (key, value) pairs
+    node_taints: tuple[Taint, ...] = ()  # taints the flavor's nodes carry
+    tolerations: tuple[Toleration, ...] = ()  # added to the pods admitted under the flavor
+    topology_name: str | None = None  # a Topology: Kueue's TAS places its workloads
 
     @property
     def labels(self) -> dict[str, str]:
         return dict(self.node_labels)
+
+    @property
+    def selector(self) -> NodeSelector:
+        """What Kueue injects into the pods it admits under this flavor (nodeSelector and
+        tolerations: pkg/podset PodSetInfo.Merge via podset.FromAssignment), less the GPU
+        product label: placement already holds that as the pods' GPU models (`narrow`), and
+        a selector of the GPU model alone would only slow placement's fast paths."""
+        return NodeSelector.of(tuple((k, v) for k, v in self.node_labels if k != GPU_PRODUCT_LABEL), self.tolerations)
+
+
+@dataclass(frozen=True, slots=True)
+class Topology:
+    """kueue.x-k8s.io Topology: node labels from the widest level to the narrowest
+    (``spec.levels[].nodeLabel``; kubernetes.io/hostname, when present, is the last)."""
+
+    name: str
+    levels: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +234,7 @@ class QueueConfig:
     priority_classes: Mapping[str, WorkloadPriorityClass] = field(default_factory=frozen_mapping)
     warnings: tuple[str, ...] = ()
     configuration: KueueConfiguration = KueueConfiguration()
+    topologies: Mapping[str, Topology] = field(default_factory=frozen_mapping)
 
     def local_queue(self, queue: str) -> LocalQueue | None:
         """The LocalQueue a trace row's ``queue`` names: ``namespace/name`` or a bare name.
@@ -229,13 +251,38 @@ class QueueConfig:
 
 
 def flavor_matches(flavor: ResourceFlavor, node: Node) -> bool:
-    """True when every nodeLabel of the flavor that simulated nodes carry matches the node.
+    """True when the node carries every nodeLabel of the flavor (its well-known attributes
+    or the labels its cluster file gives it)."""
+    return all(node.label_value(key) == value for key, value in flavor.node_labels)
 
-    Keys the simulator does not know were reported as warnings at load time and are
-    ignored here (nodes carry only the labels in `NODE_LABEL_ATTRIBUTES`).
-    """
-    for key, value in flavor.node_labels:
-        attribute = NODE_LABEL_ATTRIBUTES.get(key)
-        if attribute is not None and getattr(node, attribute) != value:
-            return False
-    return True
+
+def taint_nodes(cluster: Cluster, flavors: Mapping[str, ResourceFlavor]) -> Cluster:
+    """The cluster with every flavor's nodeTaints on the nodes that carry all its nodeLabels.
+
+    A ResourceFlavor's nodeTaints describe its nodes ("taints that the nodes associated with
+    this ResourceFlavor have", apis/kueue/v1beta2/resourceflavor_types.go): the simulated
+    nodes get them, so kube-scheduler's TaintToleration filter keeps every pod off them
+    that does not tolerate them (a pod admitted under another flavor, or no Kueue pod)."""
+    tainting = [f for f in flavors.values() if f.node_taints]
+    if not tainting:
+        return cluster
+    nodes = []
+    for node in cluster.nodes:
+        taints = set(node.taints)
+        for flavor in tainting:
+            if flavor_matches(flavor, node):
+                taints.update(flavor.node_taints)
+        nodes.append(replace(node, taints=tuple(sorted(taints))) if len(taints) != len(node.taints) else node)
+    return Cluster(tuple(nodes))
+
+
+def unmatched_flavor_warnings(cluster: Cluster, config: QueueConfig) -> list[str]:
+    """One line per flavor a ClusterQueue offers that no node of the cluster carries all the
+    nodeLabels of: workloads admitted under it hold quota and can never be placed."""
+    used = {flavor for queue in config.cluster_queues.values() for flavor in queue.flavor_names}
+    return [
+        f"ResourceFlavor {name}: no node of the cluster carries all its nodeLabels "
+        f"({', '.join(f'{k}={v}' for k, v in flavor.node_labels)}); workloads admitted under it cannot be placed"
+        for name, flavor in config.flavors.items()
+        if name in used and flavor.node_labels and not any(flavor_matches(flavor, n) for n in cluster.nodes)
+    ]

@@ -8,9 +8,11 @@ replay calls the layer back through its own small protocol (`AdmissionLayer` in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import NO_SELECTOR, Node, NodeSelector
 from scheduler.sim import Environment
 from scheduler.workload_run import WorkloadRun
 
@@ -30,9 +32,16 @@ class ReplayPort(Protocol):
         """`run` holds quota now: an `admitted` row, then it queues for placement with
         `pods` pods (partial admission; None: all of the trace's)."""
 
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
-        """Placement may use only nodes of `gpu_models` for `run` (Kueue injects the
-        flavor's nodeLabels into its pods); None gives back the trace's own choice."""
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR,
+               *, topology_assigned: bool = False) -> None:
+        """Placement may use only nodes of `gpu_models` that `selector` admits for `run`
+        (Kueue injects the flavor's nodeLabels and tolerations into its pods, and a TAS
+        domain's labels: then `topology_assigned`, and the trace's topology columns are
+        Kueue's, not the placement plugin's); None gives back the trace's own choice."""
+
+    def free_gpus(self) -> tuple[Sequence[Node], Sequence[int], Sequence[int]]:
+        """The nodes, and per node its whole free GPUs and its free milli-GPUs now (what
+        Kueue's TAS cache knows of the nodes and the pods on them)."""
 
     def pass_through(self, run: WorkloadRun) -> None:
         """`run` is not the layer's (no queue name): it queues for placement at once."""

@@ -92,8 +92,8 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     framework = ctx.framework
     if not framework.group_post_filters:
         return False
-    # Nominations kept for others change what preemption can achieve, as releases do.
-    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models), ctx.state.nominations.generation)
+    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
+               ctx.state.nominations.generation)  # nominations kept for others matter as releases do
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
             with ctx.framework.unobserved():

@@ -41,7 +41,7 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
     per_model = ctx.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
     if not level and not per_model:
         return Plan(*place_group(ctx, run, needed, explain=explain))
-    candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model)
+    candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model, selector=run.request.selector)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
         mine = topology.domain_of(state, held, level, per_model=per_model)
@@ -71,7 +71,7 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
         )
         return Plan([], None, note)
     if level and per_model:  # preferred topology: fall back to one GPU model anywhere
-        for domain in topology.domains(state, spec.gpu_models, None, per_model=True):
+        for domain in topology.domains(state, spec.gpu_models, None, per_model=True, selector=run.request.selector):
             placed, diagnosis = place_in(ctx, run, needed, domain, explain)
             if len(placed) >= needed:
                 return Plan(placed, diagnosis)

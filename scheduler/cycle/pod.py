@@ -118,7 +118,8 @@ class PodVictimSearch:
 def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: Diagnosis | None) -> int | None:
     if not ctx.framework.pod_post_filters:
         return None
-    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models), ctx.state.nominations.generation)
+    version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
+               ctx.state.nominations.generation)  # nominations kept for others matter as releases do
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
             with ctx.framework.unobserved():
@@ -144,7 +145,7 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: D
 
 def _search(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis | None) -> PodVictimSearch:
     unresolvable = diagnosis.unresolvable if diagnosis else set()
-    nodes = [n for n in ctx.state.candidate_nodes(run.request.models) if n not in unresolvable]
+    nodes = [n for n in ctx.state.candidate_nodes(run.request.models, run.request.selector) if n not in unresolvable]
     return PodVictimSearch(ctx, run, nodes)
 
 

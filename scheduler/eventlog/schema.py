@@ -92,6 +92,7 @@ class PendingReason(StrEnum):
     WAITING_FOR_QUOTA = "WaitingForQuota"
     EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
     NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+    TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"  # TAS: no topology domain holds the pod set
     PENDING_EVALUATION = "PendingEvaluation"  # queued, not yet the head its ClusterQueue tries
     WAITING_FOR_PODS_READY = "WaitingForPodsReady"  # blockAdmission: others are not running yet
     MISCONFIGURED = "Misconfigured"  # its LocalQueue does not exist

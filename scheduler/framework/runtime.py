@@ -182,8 +182,11 @@ class Framework:
         plugin = self.scores[0][0]
         best_node, best_score = None, -1.0
         visited_failures: list[tuple[int, Status]] = []
+        excluded = state.excluded(request.selector)
         for usage in state.usage_index.classes_for(request.models):
             for node in usage.in_order(request.milli, most):
+                if excluded and node in excluded:
+                    continue  # NodeAffinity / TaintToleration: not a candidate
                 failed = self._first_failure(state, request, node)
                 if failed is None:
                     score = plugin.score(state, request, node)
@@ -193,23 +196,7 @@ class Framework:
                 visited_failures.append((node, failed))
         if best_node is not None or not explain:
             return best_node, None
-        # Nothing fits. Nodes the walk did not visit lack the GPUs (their used level is too
-        # high); the visited ones failed a filter each. Count them as a full scan would.
-        diagnosis = Diagnosis(total_nodes=len(state.nodes))
-        for node, failed in visited_failures:
-            diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
-            if failed.code is Code.UNRESOLVABLE:
-                diagnosis.unresolvable.add(node)
-        visited = {node for node, _ in visited_failures}
-        candidates = state.candidate_nodes(request.models)
-        for node in candidates:
-            if node not in visited:
-                diagnosis.reasons[INSUFFICIENT_GPU] += 1
-                if request.milli > state.nodes[node].gpus * 1000:
-                    diagnosis.unresolvable.add(node)
-        if len(state.nodes) - len(candidates):
-            diagnosis.reasons[MODEL_MISMATCH] += len(state.nodes) - len(candidates)
-        return None, diagnosis
+        return None, _index_diagnosis(state, request, visited_failures)
 
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
         for plugin in self.filters:
@@ -219,6 +206,8 @@ class Framework:
         return None
 
     def feasible(self, state: ClusterState, request: PodRequest, node: int) -> bool:
+        if node in state.excluded(request.selector):
+            return False
         return all(f.filter(state, request, node).ok for f in self.filters)
 
     def find_node(
@@ -246,7 +235,11 @@ class Framework:
         `tie_break = random`, the best-scoring nodes are drawn from uniformly (selectHost)."""
         if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
             return self._scan_some(state, request)
-        candidates = state.candidate_nodes(request.models) if nodes is None else nodes
+        if nodes is None:
+            candidates = state.candidate_nodes(request.models, request.selector)
+        else:
+            excluded = state.excluded(request.selector)
+            candidates = [n for n in nodes if n not in excluded] if excluded else nodes
         best_node, best_score = None, -1.0
         best: list[int] = []
         random_ties = self.profile.tie_break is TieBreak.RANDOM
@@ -274,9 +267,8 @@ class Framework:
         if best_node is not None:
             return (self._rng.choice(best) if random_ties else best_node), None
         diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
-        mismatched = len(state.nodes) - len(candidates)
-        if mismatched and nodes is None:
-            diagnosis.reasons[MODEL_MISMATCH] += mismatched
+        if nodes is None:
+            _count_non_candidates(state, request, diagnosis)
         return None, diagnosis
 
 
@@ -288,6 +280,7 @@ class Framework:
         wanted = feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score or 0.0, count)
         feasible: list[tuple[float, int]] = []
         diagnosis = Diagnosis(total_nodes=count)
+        excluded = state.excluded(request.selector)
         processed = 0
         for i in range(count):
             if len(feasible) >= wanted:
@@ -296,6 +289,9 @@ class Framework:
             processed += 1
             if request.models and state.nodes[node].gpu_model not in request.models:
                 diagnosis.reasons[MODEL_MISMATCH] += 1
+                continue
+            if excluded and node in excluded:
+                diagnosis.reasons[excluded[node]] += 1
                 continue
             failed = self._first_failure(state, request, node)
             if failed is not None:
@@ -310,6 +306,33 @@ class Framework:
         top = max(score for score, _ in feasible)
         best = [node for score, node in feasible if score == top]
         return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
+
+
+def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures: list[tuple[int, Status]]) -> Diagnosis:
+    """Nothing fits. Nodes the usage-index walk did not visit lack the GPUs (their used level
+    is too high); the visited ones failed a filter each. Count them as a full scan would."""
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    for node, failed in visited_failures:
+        diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
+        if failed.code is Code.UNRESOLVABLE:
+            diagnosis.unresolvable.add(node)
+    visited = {node for node, _ in visited_failures}
+    for node in state.candidate_nodes(request.models, request.selector):
+        if node not in visited:
+            diagnosis.reasons[INSUFFICIENT_GPU] += 1
+            if request.milli > state.nodes[node].gpus * 1000:
+                diagnosis.unresolvable.add(node)
+    _count_non_candidates(state, request, diagnosis)
+    return diagnosis
+
+
+def _count_non_candidates(state: ClusterState, request: PodRequest, diagnosis: Diagnosis) -> None:
+    """Nodes no filter ran on: other GPU models, and nodes the pod's selector rules out."""
+    mismatched = len(state.nodes) - len(state.model_nodes(request.models))
+    if mismatched:
+        diagnosis.reasons[MODEL_MISMATCH] += mismatched
+    for reason, count in state.excluded_reasons(request.models, request.selector).items():
+        diagnosis.reasons[reason] += count
 
 
 def feasible_nodes_to_find(percentage: float, nodes: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.place_index import PLACE_LEVELS
 from scheduler.state import ClusterState
 
@@ -23,28 +24,35 @@ class Domain:
     nodes: list[int]
     label: str = ""  # the label value shared by the nodes (value without a model prefix)
     models: tuple[str, ...] = ()  # GPU models of its nodes
+    # Its free GPUs are summed over its nodes: a node selector left out some nodes of its
+    # place, so the state's running sums per (level, label, model) would count too many.
+    by_nodes: bool = False
 
 
-def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False) -> list[Domain]:
-    """Candidate domains at `level` among nodes of accepted models, by label value.
+def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False,
+            selector: NodeSelector = NO_SELECTOR) -> list[Domain]:
+    """Candidate domains at `level` among nodes of accepted models that `selector` admits,
+    by label value.
 
     `per_model` splits every domain by GPU model: a pod group whose pods share one DRA
     device claim gets devices of one class (one model) for all its pods. `level` None with
     `per_model` gives one domain per model."""
-    if level is None and per_model:  # one domain per model: the state already groups them
+    restricted = bool(state.excluded(selector))
+    if level is None and per_model and not restricted:  # one domain per model: the state already groups them
         return [Domain("gpu_model", m, state.nodes_by_model[m]) for m in sorted(state.candidate_models(models))]
     # Node labels never change during a replay, so the domains of a question are computed once.
-    key = (models, level, per_model)
+    key = (models, level, per_model, selector)
     cached = state.domains_cache.get(key)
     if cached is None:
-        cached = state.domains_cache[key] = _domains(state, models, level, per_model)
+        cached = state.domains_cache[key] = _domains(state, models, level, per_model, selector, restricted)
     return cached
 
 
-def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, per_model: bool) -> list[Domain]:
+def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, per_model: bool,
+             selector: NodeSelector, restricted: bool) -> list[Domain]:
     by_value: dict[str, list[int]] = {}
     labels: dict[str, str] = {}
-    for node in state.candidate_nodes(models):
+    for node in state.candidate_nodes(models, selector):
         spec = state.nodes[node]
         value = spec.label(level) if level else ""
         if value is None:
@@ -54,8 +62,12 @@ def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, pe
             value = f"{spec.gpu_model}/{value}" if level else spec.gpu_model
         by_value.setdefault(value, []).append(node)
         labels[value] = label
+    level_name = level or "gpu_model"
+    if level is None and per_model and restricted:
+        level_name = "gpu_models"  # one model's admitted nodes: not the whole model, a node list
     return [
-        Domain(level or "gpu_model", value, nodes, labels[value], tuple(sorted({state.nodes[n].gpu_model for n in nodes})))
+        Domain(level_name, value, nodes, labels[value], tuple(sorted({state.nodes[n].gpu_model for n in nodes})),
+               by_nodes=restricted)
         for value, nodes in sorted(by_value.items())
     ]
 
@@ -72,6 +84,8 @@ def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_m
 
 def domain_free_milli(state: ClusterState, domain: Domain) -> int:
     """Free milli-GPUs on the domain's nodes, from the state's running sums where it has them."""
+    if domain.by_nodes:
+        return sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
     if domain.level == "gpu_model":
         return state.free_milli_by_model[domain.value]
     if domain.level in PLACE_LEVELS and domain.models:
@@ -90,7 +104,7 @@ def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_m
     GPUs hold), leaving at least that much free. A placement that reaches the bound has
     exactly this rank; one that places fewer ranks worse."""
     most = pods if request_milli <= 0 else min(pods, domain_free_milli(state, domain) // request_milli)
-    if request_milli % 1000 == 0 and most > 0 and domain.level in PLACE_LEVELS and domain.models:
+    if request_milli % 1000 == 0 and most > 0 and domain.level in PLACE_LEVELS and domain.models and not domain.by_nodes:
         # Whole GPUs: each pod takes that many whole free GPUs of one node.
         whole = request_milli // 1000
         most = min(most, sum(count * (k // whole) for model in domain.models

@@ -2,12 +2,18 @@
 
 Node table, one row per node (DESIGN.md section 4.2b)::
 
-    node, gpu_model, gpus, cpu_milli, memory_mib, zone, block, rack, pricing_category
+    node, gpu_model, gpus, cpu_milli, memory_mib, zone, block, rack, pricing_category, labels
 
 ``node``, ``gpu_model`` and ``gpus`` are required; ``cpu_milli`` and ``memory_mib`` default to
 0 (not modelled: no CPU or memory constraint); ``zone``, ``block``, ``rack`` are optional
 topology labels; ``pricing_category`` is Standard (default), Committed or Dynamic. Node names
-must be unique. A node may have 0 GPUs (then ``gpu_model`` may be empty).
+must be unique. A node may have 0 GPUs (then ``gpu_model`` may be empty). ``labels`` (optional)
+gives the node's other Kubernetes labels as ``key=value`` pairs separated by ``;`` or ``,``
+(``karpenter.sh/capacity-type=spot;pool=training``): a Kueue ResourceFlavor's nodeLabels,
+and a Topology's levels, select nodes by them. The columns above are labels already
+(`scheduler.model.cluster.WELL_KNOWN_LABELS`: ``nvidia.com/gpu.product``,
+``topology.kubernetes.io/zone``, ``gpu-finops/block``, ``gpu-finops/rack``,
+``kubernetes.io/hostname``, ``gpu-finops/pricing-category``); ``labels`` may not repeat them.
 
 TOML of node pools: each ``[[pool]]`` table expands to ``count`` identical nodes::
 
@@ -24,6 +30,7 @@ TOML of node pools: each ``[[pool]]`` table expands to ``count`` identical nodes
     racks = 4                   # optional: N racks named <prefix>-r00.. or a list of names,
                                 #   or rack = "name" for one rack
     pricing_category = "Standard"  # optional: Standard, Committed or Dynamic
+    labels = { "karpenter.sh/capacity-type" = "spot" }  # optional: other node labels
 
 Nodes fill racks in order (the first ``count / racks`` nodes in the first rack, and so on)
 and racks fill blocks the same way, so a rack never spans two blocks. Unknown keys are an
@@ -41,7 +48,7 @@ from __future__ import annotations
 import math
 import reprlib
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +56,7 @@ import pyarrow as pa
 
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import CLUSTER_SCHEMA, WORKLOAD_SCHEMA
-from scheduler.model.cluster import PRICING_CATEGORIES, Cluster, Node
+from scheduler.model.cluster import PRICING_CATEGORIES, WELL_KNOWN_LABELS, Cluster, Node
 from scheduler.model.workload import Workload
 from scheduler.trace.io import (
     ROW_PROBLEM,
@@ -60,7 +67,7 @@ from scheduler.trace.io import (
 )
 
 REQUIRED_COLUMNS = ("node", "gpu_model", "gpus")
-COLUMNS = (*REQUIRED_COLUMNS, "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
+COLUMNS = (*REQUIRED_COLUMNS, "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category", "labels")
 MAX_NODES = 100_000
 """Nodes in one cluster: above the largest Kubernetes clusters, and a bound on the replay."""
 MAX_NODE_GPUS = 2**31 - 1  # cluster.parquet stores a node's GPUs as a 32-bit integer
@@ -68,7 +75,7 @@ MAX_NODE_RESOURCE = 2**53  # CPU millicores or MiB: still exact once read as a n
 POOL_KEYS = frozenset(
     {
         "name_prefix", "count", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone",
-        "block", "blocks", "rack", "racks", "pricing_category",
+        "block", "blocks", "rack", "racks", "pricing_category", "labels",
     }
 )
 
@@ -175,6 +182,11 @@ def _node_from_values(
         raise fail(
             "pricing_category", f"must be one of {', '.join(PRICING_CATEGORIES)}, got {category!r}"
         )
+    raw_labels = record.get("labels")
+    if isinstance(raw_labels, Mapping):  # a TOML pool's table
+        pairs = [(str(k).strip(), v) for k, v in raw_labels.items()]
+    else:
+        pairs = _label_pairs(text("labels") or "", fail)
     return Node(
         name=name,
         gpu_model=model,
@@ -185,7 +197,40 @@ def _node_from_values(
         block=text("block"),
         rack=text("rack"),
         pricing_category=category,
+        labels=_checked_labels(pairs, fail),
     )
+
+
+def _label_pairs(value: str, fail: Callable[[str, str], InputError]) -> list[tuple[str, object]]:
+    """``key=value`` pairs separated by ``;`` or ``,`` (empty parts are skipped)."""
+    pairs: list[tuple[str, object]] = []
+    for part in value.replace(",", ";").split(";"):
+        if not part.strip():
+            continue
+        key, equals, label = part.partition("=")
+        if not equals:
+            raise fail("labels", f"expected key=value, got {reprlib.repr(part.strip())}")
+        pairs.append((key.strip(), label.strip()))
+    return pairs
+
+
+def _checked_labels(pairs: list[tuple[str, object]], fail: Callable[[str, str], InputError]) -> tuple[tuple[str, str], ...]:
+    labels: dict[str, str] = {}
+    for key, value in pairs:
+        if not key or any(c in key for c in " =;,") or control_character_problem(key) is not None:
+            raise fail("labels", f"not a label key: {reprlib.repr(key)}")
+        if key in WELL_KNOWN_LABELS:
+            column = "node" if WELL_KNOWN_LABELS[key] == "name" else WELL_KNOWN_LABELS[key]
+            raise fail("labels", f"label {key} is the node's {column}: give it there")
+        if not isinstance(value, str | int | float) or isinstance(value, bool):
+            raise fail(f"labels.{key}", f"must be text, got {type(value).__name__}")
+        text_value = str(value).strip()
+        if any(c in text_value for c in " =;,") or control_character_problem(text_value) is not None:
+            raise fail(f"labels.{key}", f"not a label value: {reprlib.repr(text_value)}")
+        if key in labels:
+            raise fail("labels", f"label {key} given twice")
+        labels[key] = text_value
+    return tuple(sorted(labels.items()))
 
 
 def expand_pools(pools: Sequence[Mapping[str, Any]], *, source: Path | str) -> list[Node]:
@@ -225,7 +270,8 @@ def expand_pools(pools: Sequence[Mapping[str, Any]], *, source: Path | str) -> l
                 block: str | None = blocks[unit * len(blocks) // units]
             else:
                 block = None
-            values = {key: pool.get(key) for key in ("gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "pricing_category")}
+            values = {key: pool.get(key) for key in ("gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "pricing_category",
+                                                     "labels")}
             values["node"] = f"{name_prefix}-{position:0{width}d}"
             values["rack"] = racks[rack_index] if racks else None
             values["block"] = block

@@ -284,6 +284,15 @@ items:
     nodeLabels:
       nvidia.com/gpu.product: {H100}
       karpenter.sh/capacity-type: spot
+    nodeTaints:
+    - key: karpenter.sh/capacity-type
+      value: spot
+      effect: NoSchedule
+    tolerations:
+    - key: karpenter.sh/capacity-type
+      operator: Equal
+      value: spot
+      effect: NoSchedule
 - apiVersion: kueue.x-k8s.io/v1beta1
   kind: ResourceFlavor
   metadata:

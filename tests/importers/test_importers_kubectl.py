@@ -119,6 +119,9 @@ def test_kueue_objects_become_manifests_the_replay_reads(imported):
     assert set(config.cluster_queues) == {"llm", "vision"} and set(config.cohorts) == {"research"}
     assert config.flavors["h100-spot"].labels == {"nvidia.com/gpu.product": H100}  # capacity type dropped
     assert "karpenter.sh/capacity-type=spot dropped" in text
+    # Its taint would land on every H100 node once the capacity-type label is gone: dropped too.
+    assert config.flavors["h100-spot"].node_taints == () and len(config.flavors["h100-spot"].tolerations) == 1
+    assert "ResourceFlavor h100-spot: nodeTaints dropped with those labels" in text
     assert config.priority_classes["high"].value == 1000
     assert not [w for w in config.warnings if "not a known field" in w]
 

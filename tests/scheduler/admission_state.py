@@ -25,6 +25,7 @@ from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.quota import QuotaTree
 from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload
 from scheduler.eventlog.schema import PendingReason
+from scheduler.model.cluster import NO_SELECTOR, Node, NodeSelector
 from scheduler.model.workload import Workload
 from scheduler.sim import Environment, Handle, Phase
 from scheduler.state import PodRequest
@@ -160,8 +161,12 @@ class QuotaOnlyReplay:
         run.progress_start_s = started
         self.layer.pods_ready(run)
 
-    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None) -> None:
-        run.narrow(gpu_models)
+    def narrow(self, run: WorkloadRun, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR,
+               *, topology_assigned: bool = False) -> None:
+        run.narrow(gpu_models, selector, topology_assigned=topology_assigned)
+
+    def free_gpus(self) -> tuple[list[Node], list[int], list[int]]:
+        return [], [], []  # quota only: no nodes (no flavor of these tests has a Topology)
 
     def pass_through(self, run: WorkloadRun) -> None:
         self._record(run, "passed")

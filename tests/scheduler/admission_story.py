@@ -25,12 +25,19 @@ from tests.scheduler.scenario import NODE_COLUMNS, TRACE_COLUMNS
 A100 = make_flavor("a100").gpu_model("A100")
 
 
-def kueue_rows(tmp_path: Path, nodes: list[Node], workloads: list[Workload], objects: list[dict[str, Any]],
-               profile: str = "gang-v1.37") -> list[dict[str, Any]]:
+def kueue_files(tmp_path: Path, nodes: list[Node], workloads: list[Workload],
+                objects: list[dict[str, Any]]) -> tuple[Path, Path, Path]:
+    """The trace, cluster and queues files of a story: (trace, cluster, queues)."""
     cluster = _write(tmp_path / "cluster.csv", NODE_COLUMNS, cluster_rows(nodes))
     trace = _write(tmp_path / "trace.csv", TRACE_COLUMNS, trace_rows(workloads))
     manifests = tmp_path / "queues.yaml"
     manifests.write_text(manifests_yaml(*with_local_queues(objects)))
+    return trace, cluster, manifests
+
+
+def kueue_rows(tmp_path: Path, nodes: list[Node], workloads: list[Workload], objects: list[dict[str, Any]],
+               profile: str = "gang-v1.37") -> list[dict[str, Any]]:
+    trace, cluster, manifests = kueue_files(tmp_path, nodes, workloads, objects)
     out = tmp_path / f"run-{profile}"
     replay(trace, cluster, out, profile=profile, seed=1, queues=manifests)
     return pq.read_table(out / "events.parquet").to_pylist()

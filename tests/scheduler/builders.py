@@ -79,6 +79,11 @@ class WorkloadBuilder:
     def runs_for(self, duration_s: float) -> WorkloadBuilder:
         return self._set(duration_s=float(duration_s))
 
+    def topology(self, *, required: str | None = None, preferred: str | None = None) -> WorkloadBuilder:
+        """The trace's ``topology_required`` / ``topology_preferred`` (a level, or a node
+        label key under Kueue TAS)."""
+        return self._set(topology_required=required, topology_preferred=preferred)
+
     def obj(self) -> Workload:
         min_count = self._workload.pods if self._min_count is None else self._min_count
         return replace(self._workload, min_count=min_count)
@@ -106,6 +111,21 @@ class NodeBuilder:
         self._node = replace(self._node, rack=rack)
         return self
 
+    def zone(self, zone: str) -> NodeBuilder:
+        self._node = replace(self._node, zone=zone)
+        return self
+
+    def block(self, block: str) -> NodeBuilder:
+        self._node = replace(self._node, block=block)
+        return self
+
+    def labels(self, labels: dict[str, str]) -> NodeBuilder:
+        """Other Kubernetes labels (the cluster file's ``labels`` column)."""
+        pairs = dict(self._node.labels)
+        pairs.update(labels)
+        self._node = replace(self._node, labels=tuple(sorted(pairs.items())))
+        return self
+
     def obj(self) -> Node:
         return self._node
 
@@ -131,7 +151,8 @@ def cluster_rows(nodes: list[Node]) -> list[dict[str, Any]]:
     """The rows of a cluster CSV (`tests.scheduler.scenario.NODE_COLUMNS`) for these nodes."""
     return [{"node": n.name, "gpu_model": n.gpu_model, "gpus": n.gpus, "cpu_milli": n.cpu_milli,
              "memory_mib": n.memory_mib, "zone": n.zone or "", "block": n.block or "", "rack": n.rack or "",
-             "pricing_category": n.pricing_category} for n in nodes]
+             "pricing_category": n.pricing_category, "labels": ";".join(f"{k}={v}" for k, v in n.labels)}
+            for n in nodes]
 
 
 # -------------------------------------------------------------------------- Kueue objects
@@ -254,19 +275,58 @@ class FlavorBuilder:
     def __init__(self, name: str) -> None:
         self.name = name
         self._labels: dict[str, str] = {}
+        self._spec: dict[str, Any] = {}
 
     def gpu_model(self, model: str) -> FlavorBuilder:
         """Nodes of this GPU model (the ``nvidia.com/gpu.product`` nodeLabel)."""
         self._labels["nvidia.com/gpu.product"] = model
         return self
 
+    def label(self, key: str, value: str) -> FlavorBuilder:
+        self._labels[key] = value
+        return self
+
+    def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> FlavorBuilder:
+        self._spec.setdefault("nodeTaints", []).append({"key": key, "value": value, "effect": effect})
+        return self
+
+    def toleration(self, key: str, value: str = "", effect: str = "", operator: str = "Equal") -> FlavorBuilder:
+        toleration = {"key": key, "operator": operator, "effect": effect}
+        if value:
+            toleration["value"] = value
+        self._spec.setdefault("tolerations", []).append(toleration)
+        return self
+
+    def topology(self, name: str) -> FlavorBuilder:
+        self._spec["topologyName"] = name
+        return self
+
     def obj(self) -> dict[str, Any]:
         return {"apiVersion": API_VERSION, "kind": "ResourceFlavor", "metadata": {"name": self.name},
-                "spec": {"nodeLabels": dict(self._labels)}}
+                "spec": {"nodeLabels": dict(self._labels), **self._spec}}
 
 
 def make_flavor(name: str) -> FlavorBuilder:
     return FlavorBuilder(name)
+
+
+class TopologyBuilder:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._levels: list[str] = []
+
+    def levels(self, *node_labels: str) -> TopologyBuilder:
+        """From the widest level to the narrowest (kubernetes.io/hostname last, if at all)."""
+        self._levels = list(node_labels)
+        return self
+
+    def obj(self) -> dict[str, Any]:
+        return {"apiVersion": API_VERSION, "kind": "Topology", "metadata": {"name": self.name},
+                "spec": {"levels": [{"nodeLabel": label} for label in self._levels]}}
+
+
+def make_topology(name: str) -> TopologyBuilder:
+    return TopologyBuilder(name)
 
 
 class LocalQueueBuilder:

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 
 from scheduler.commands import replay
 
-NODE_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
+NODE_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category",
+                "labels")
 TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "tenant", "queue", "priority", "checkpoint_interval_s", "topology_required", "topology_preferred",

@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("preemption.classical", "preemption.fair_sharing"),
     ("preemption.search",),
     ("preemption.common",),
-    ("queues", "holders", "fair_shares"),
+    ("queues", "holders", "fair_shares", "tas"),
     ("workloads",),
     ("quota", "manifests", "port", "admits_nothing"),
     ("manifests.kinds", "manifests.configuration", "manifests.validation"),

@@ -110,3 +110,29 @@ def test_arrow_tables_match_the_published_schemas():
     table = workloads_to_arrow(workloads)
     assert table.schema == WORKLOAD_SCHEMA
     assert table.column("gpu_model").to_pylist() == ["H100|A100", None]
+
+
+def test_node_labels_come_from_a_labels_column_or_a_pool_table(tmp_path):
+    """Kubernetes labels beyond the named columns: a ResourceFlavor's nodeLabels and a
+    Topology's levels select nodes by them (`Node.label_value`)."""
+    path = write(tmp_path, 'node,gpu_model,gpus,zone,labels\nn1,A100,8,z1,"pool=spot, karpenter.sh/capacity-type=spot"\nn2,A100,8,z1,\n')
+    n1, n2 = read_cluster(path).nodes
+    assert n1.labels == (("karpenter.sh/capacity-type", "spot"), ("pool", "spot")) and n2.labels == ()
+    assert (n1.label_value("pool"), n1.label_value("topology.kubernetes.io/zone"), n1.label_value("nvidia.com/gpu.product"),
+            n2.label_value("pool")) == ("spot", "z1", "A100", None)
+    toml = write(tmp_path, '[[pool]]\nname_prefix = "s"\ncount = 2\ngpu_model = "A100"\ngpus = 8\n'
+                           'labels = { "cloud.google.com/gke-spot" = "true" }\n', "pools.toml")
+    assert {n.labels for n in read_cluster(toml).nodes} == {(("cloud.google.com/gke-spot", "true"),)}
+
+
+@pytest.mark.parametrize(("labels", "field", "message"), [
+    ("pool", "labels", "expected key=value"),
+    ("topology.kubernetes.io/zone=z9", "labels", "is the node's zone: give it there"),
+    ("pool=a;pool=b", "labels", "given twice"),
+    ("pool=a b", "labels.pool", "not a label value"),
+])
+def test_bad_node_labels_name_the_row_and_field(tmp_path, labels, field, message):
+    path = write(tmp_path, f"node,gpu_model,gpus,labels\nn1,A100,8,{labels}\n")
+    with pytest.raises(InputError) as error:
+        read_cluster(path)
+    assert error.value.row == 2 and error.value.field == field and message in str(error.value)

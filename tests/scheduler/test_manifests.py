@@ -128,10 +128,11 @@ def test_unknown_fields_and_foreign_kinds_are_warnings_not_failures():
         "spec: {nodeLabels: {cloud.example.com/pool: x}, colour: blue}\n"
     )
     assert "f" in config.flavors
-    assert len(config.warnings) == 3
+    # A nodeLabel of any key selects nodes by the labels the cluster file gives them: whether
+    # some node carries it is the replay's warning (`unmatched_flavor_warnings`), not the file's.
+    assert len(config.warnings) == 2
     assert "document 1: Namespace (v1) is not a Kueue object" in config.warnings[0]
     assert any("field 'spec.colour' is not a known field" in w for w in config.warnings)
-    assert any("cloud.example.com/pool" in w for w in config.warnings)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@
 --   quota     a Kueue `pending` row saying the quota is in use (WaitingForQuota) or admission
 --             is held back (WaitingForPodsReady);
 --   placement a placement attempt failed (Unschedulable, GangNotSatisfiable,
---             TopologyUnsatisfiable, any other code);
+--             TopologyUnsatisfiable, Kueue TAS's TopologyPlacementFailed, any other code);
 --   latency   not tried yet: no attempt since it (re)entered the queue, admitted and not yet
 --             placed, queued for evaluation (PendingEvaluation), in a requeue backoff
 --             (PodsReadyTimeout), or waiting for preempted workloads to drain

@@ -4,8 +4,8 @@ Contract of `read_queue_config(path)` / `parse_queue_config(text, source)`:
 
 - The file is a multi-document YAML stream, read with ``yaml.safe_load_all``. Documents of
   ``apiVersion: kueue.x-k8s.io/v1beta1`` or ``v1beta2`` and kind ResourceFlavor,
-  ClusterQueue, LocalQueue, Cohort or WorkloadPriorityClass are read; other kinds (Namespace,
-  Topology, AdmissionCheck, ...) and empty documents are skipped with a warning.
+  ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass or Topology are read; other kinds
+  (Namespace, AdmissionCheck, ...) and empty documents are skipped with a warning.
 - A document that is not a mapping, a missing name, a bad enum value, a bad quantity, a
   duplicate object or a reference to an unknown flavor or ClusterQueue raises `InputError`
   with ``document`` (1-based position in the stream) and ``field`` (the field path, e.g.
@@ -33,6 +33,7 @@ they produce are in `scheduler.admission.objects`.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,7 @@ from scheduler.admission.manifests.kinds import (
     read_local_queue,
     read_priority_class,
     read_resource_flavor,
+    read_topology,
 )
 from scheduler.admission.manifests.quantities import kind_of, shown
 from scheduler.admission.manifests.validation import check_references
@@ -60,6 +62,7 @@ from scheduler.admission.objects import (
     LocalQueue,
     QueueConfig,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
     frozen_mapping,
 )
@@ -111,6 +114,7 @@ class _Stream:
         self.local_queues: dict[str, LocalQueue] = {}
         self.cohorts: dict[str, Cohort] = {}
         self.priority_classes: dict[str, WorkloadPriorityClass] = {}
+        self.topologies: dict[str, Topology] = {}
         self.where: dict[tuple[str, str], int] = {}  # (kind, name) -> document
         self.configuration: KueueConfiguration | None = None
 
@@ -144,7 +148,7 @@ class _Stream:
             described = api_version if isinstance(api_version, str) else shown(api_version)
             reader.warn(f"{kind} ({described[:80]}) is not a Kueue object; skipped")
             return
-        if kind not in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass"):
+        if kind not in ("ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "WorkloadPriorityClass", "Topology"):
             reader.warn(f"kind {kind} is not modelled by the simulator; skipped")
             return
         metadata = reader.mapping(document.get("metadata"), "metadata", optional=False)
@@ -160,11 +164,25 @@ class _Stream:
             self.register(kind, local_queue.key, self.local_queues, local_queue)
         elif kind == "Cohort":
             self.register(kind, name, self.cohorts, read_cohort(reader, name, document))
+        elif kind == "Topology":
+            self.register(kind, name, self.topologies, read_topology(reader, name, document))
         else:
             self.register(kind, name, self.priority_classes, read_priority_class(reader, name, document))
 
+    def _drop_missing_topologies(self) -> None:
+        """A flavor whose topologyName names no Topology of the file is read without TAS,
+        with a warning (an import of a cluster's flavors without its Topologies still loads;
+        Kueue would hold the flavor's ClusterQueues inactive until the Topology exists)."""
+        for name, flavor in self.flavors.items():
+            if flavor.topology_name is not None and flavor.topology_name not in self.topologies:
+                self.reader.number = self.where[("ResourceFlavor", name)]
+                self.reader.warn(f"ResourceFlavor {name}: Topology {flavor.topology_name!r} is not defined in this file; "
+                                 "its workloads are admitted without topology-aware scheduling")
+                self.flavors[name] = replace(flavor, topology_name=None)
+
     def finish(self) -> QueueConfig:
         check_references(self.reader, self.where, self.flavors, self.cluster_queues, self.local_queues)
+        self._drop_missing_topologies()
         return QueueConfig(
             flavors=frozen_mapping(self.flavors),
             cluster_queues=frozen_mapping(self.cluster_queues),
@@ -173,4 +191,5 @@ class _Stream:
             priority_classes=frozen_mapping(self.priority_classes),
             warnings=(*self.reader.warnings, *self.reader.unmodelled_warnings()),
             configuration=self.configuration or NO_CONFIGURATION,
+            topologies=frozen_mapping(self.topologies),
         )

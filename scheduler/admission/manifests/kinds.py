@@ -15,13 +15,13 @@ from scheduler.admission.manifests.fields import FieldReader
 from scheduler.admission.manifests.quantities import MAX_INT32, kind_of, shown
 from scheduler.admission.manifests.resource_groups import read_resource_groups
 from scheduler.admission.objects import (
-    NODE_LABEL_ATTRIBUTES,
     ClusterQueue,
     ClusterQueuePreemption,
     Cohort,
     FlavorFungibility,
     LocalQueue,
     ResourceFlavor,
+    Topology,
     WorkloadPriorityClass,
 )
 from scheduler.admission.policies import (
@@ -34,9 +34,10 @@ from scheduler.admission.policies import (
     QueueingStrategy,
     StopPolicy,
 )
+from scheduler.model.cluster import HOSTNAME_LABEL, TAINT_EFFECTS, Taint, Toleration
 
 QUIET_FIELDS = {
-    "ResourceFlavor": {"nodeTaints", "tolerations", "topologyName"},
+    "ResourceFlavor": set(),
     "ClusterQueue": {"namespaceSelector", "admissionChecks", "admissionChecksStrategy", "stopPolicy", "admissionScope",
                      "concurrentAdmissionPolicy"},
     "LocalQueue": {"stopPolicy", "fairSharing"},
@@ -58,6 +59,7 @@ NOT_MODELLED = {
 }
 NO_NAMESPACE_SELECTOR = ("ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, "
                          "so Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {}")
+_RESOURCE_FLAVOR_FIELDS = {"nodeLabels", "nodeTaints", "tolerations", "topologyName"}
 _CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing"}
 # v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt):
 # deprecated old names of MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
@@ -68,19 +70,58 @@ _OLD_WHEN_CAN_PREEMPT = {"Preempt": FlavorFungibilityPolicy.MAY_STOP_SEARCH}
 
 def read_resource_flavor(reader: FieldReader, name: str, document: Mapping) -> ResourceFlavor:
     spec = reader.mapping(document.get("spec"), "spec")
-    reader.unknown_fields(spec, {"nodeLabels"} | QUIET_FIELDS["ResourceFlavor"], "spec.")
+    reader.unknown_fields(spec, _RESOURCE_FLAVOR_FIELDS | QUIET_FIELDS["ResourceFlavor"], "spec.")
     labels = reader.mapping(spec.get("nodeLabels"), "spec.nodeLabels")
     pairs = []
     for key, value in labels.items():
         if not isinstance(value, str | int | float) or isinstance(value, bool):
             raise reader.error(f"spec.nodeLabels.{key}", f"must be a text value, got {kind_of(value)}")
-        if key not in NODE_LABEL_ATTRIBUTES:
-            reader.warn(
-                f"ResourceFlavor {name}: nodeLabel {key!r} is not carried by simulated nodes "
-                f"(known: {', '.join(NODE_LABEL_ATTRIBUTES)}); it is ignored when matching nodes"
-            )
         pairs.append((str(key), str(value)))
-    return ResourceFlavor(name, tuple(sorted(pairs)))
+    taints = tuple(_taint(reader, item, f"spec.nodeTaints[{i}]")
+                   for i, item in enumerate(reader.sequence(spec.get("nodeTaints"), "spec.nodeTaints")))
+    tolerations = tuple(_toleration(reader, item, f"spec.tolerations[{i}]")
+                        for i, item in enumerate(reader.sequence(spec.get("tolerations"), "spec.tolerations")))
+    topology = reader.name(spec["topologyName"], "spec.topologyName") if spec.get("topologyName") is not None else None
+    return ResourceFlavor(name, tuple(sorted(pairs)), taints, tolerations, topology)
+
+
+def _taint(reader: FieldReader, item: object, path: str) -> Taint:
+    """corev1.Taint as ResourceFlavor validation accepts it: a key, an optional value, an
+    effect of NoSchedule, PreferNoSchedule or NoExecute."""
+    taint = reader.mapping(item, path, optional=False)
+    reader.unknown_fields(taint, {"key", "value", "effect", "timeAdded"}, path + ".")
+    effect = _text(reader, taint.get("effect"), path + ".effect")
+    if effect not in TAINT_EFFECTS:
+        raise reader.error(path + ".effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {shown(taint.get('effect'))}")
+    return Taint(reader.name(taint.get("key"), path + ".key"), _text(reader, taint.get("value"), path + ".value"), effect)
+
+
+def _toleration(reader: FieldReader, item: object, path: str) -> Toleration:
+    """corev1.Toleration as ResourceFlavor validation accepts it: operator Equal (default)
+    or Exists (then no value), an optional effect, tolerationSeconds ignored."""
+    toleration = reader.mapping(item, path, optional=False)
+    reader.unknown_fields(toleration, {"key", "operator", "value", "effect", "tolerationSeconds"}, path + ".")
+    operator = _text(reader, toleration.get("operator"), path + ".operator") or "Equal"
+    if operator not in ("Equal", "Exists"):
+        raise reader.error(path + ".operator", f"must be Equal or Exists, got {shown(operator)}")
+    value = _text(reader, toleration.get("value"), path + ".value")
+    if operator == "Exists" and value:
+        raise reader.error(path + ".value", "must be empty when operator is Exists")
+    key = _text(reader, toleration.get("key"), path + ".key")
+    if not key and operator != "Exists":
+        raise reader.error(path + ".key", "an empty key needs operator Exists")
+    effect = _text(reader, toleration.get("effect"), path + ".effect")
+    if effect and effect not in TAINT_EFFECTS:
+        raise reader.error(path + ".effect", f"must be one of {', '.join(TAINT_EFFECTS)}, got {shown(effect)}")
+    return Toleration(key, operator, value, effect)
+
+
+def _text(reader: FieldReader, value: object, path: str) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        raise reader.error(path, f"must be text, got {kind_of(value)}")
+    return str(value).strip()
 
 
 def read_cluster_queue(reader: FieldReader, name: str, document: Mapping) -> ClusterQueue:
@@ -186,3 +227,24 @@ def read_priority_class(reader: FieldReader, name: str, document: Mapping) -> Wo
     if not isinstance(description, str):
         raise reader.error("description", f"must be text, got {kind_of(description)}")
     return WorkloadPriorityClass(name, value, str(description))
+
+
+def read_topology(reader: FieldReader, name: str, document: Mapping) -> Topology:
+    """Topology (v1beta1, v1beta2): 1 to 16 distinct levels; kubernetes.io/hostname may only
+    be the last (apis/kueue/v1beta2/topology_types.go TopologySpec validation)."""
+    spec = reader.mapping(document.get("spec"), "spec")
+    reader.unknown_fields(spec, {"levels"}, "spec.")
+    items = reader.sequence(spec.get("levels"), "spec.levels")
+    if not 1 <= len(items) <= 16:
+        raise reader.error("spec.levels", f"must list 1 to 16 levels, got {len(items)}")
+    levels: list[str] = []
+    for i, item in enumerate(items):
+        level = reader.mapping(item, f"spec.levels[{i}]", optional=False)
+        reader.unknown_fields(level, {"nodeLabel"}, f"spec.levels[{i}].")
+        label = reader.name(level.get("nodeLabel"), f"spec.levels[{i}].nodeLabel")
+        if label in levels:
+            raise reader.error(f"spec.levels[{i}].nodeLabel", f"{label} is listed twice: levels must be unique")
+        levels.append(label)
+    if HOSTNAME_LABEL in levels[:-1]:
+        raise reader.error("spec.levels", f"{HOSTNAME_LABEL} can only be the lowest (last) level")
+    return Topology(name, tuple(levels))

@@ -17,6 +17,7 @@ from scheduler.admission.objects import ClusterQueue, LocalQueue, ResourceFlavor
 def check_references(reader: FieldReader, where: Mapping[tuple[str, str], int], flavors: Mapping[str, ResourceFlavor],
                      cluster_queues: Mapping[str, ClusterQueue], local_queues: Mapping[str, LocalQueue]) -> None:
     """`where` maps (kind, name) to the document that defined it, for the error."""
+
     for name, queue in cluster_queues.items():
         document = where[("ClusterQueue", name)]
         for g, group in enumerate(queue.resource_groups):

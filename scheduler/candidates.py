@@ -1,0 +1,72 @@
+"""Which nodes a pod request may use: its GPU models and its node selector.
+
+A selector (a Kueue flavor's nodeLabels and tolerations, a TAS domain's labels) is checked
+against the nodes' fixed labels and taints once per distinct selector; placement then asks
+set membership, never labels (`ClusterState` mixes this in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from scheduler.model import Cluster, Node
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
+
+_NONE_EXCLUDED: Mapping[int, str] = MappingProxyType({})
+
+
+class NodeCandidates:
+    nodes: tuple[Node, ...]
+    nodes_by_model: dict[str, list[int]]
+
+    def _init_candidates(self, cluster: Cluster) -> None:
+        # Nodes a selector rules out, with kube-scheduler's reason, per selector; and the
+        # candidate nodes per (models, selector). Labels and taints never change during a
+        # replay, so each is computed once.
+        self._tainted = cluster.tainted
+        self._excluded: dict[NodeSelector, Mapping[int, str]] = {}
+        self._candidates: dict[tuple[tuple[str, ...], NodeSelector], list[int]] = {}
+
+    def excluded(self, selector: NodeSelector) -> Mapping[int, str]:
+        """The nodes a pod with `selector` may not run on, each with kube-scheduler's reason
+        (node affinity/selector, or an untolerated taint); empty when it may run anywhere."""
+        if selector is NO_SELECTOR and not self._tainted:
+            return _NONE_EXCLUDED  # the common case, without hashing the selector
+        found = self._excluded.get(selector)
+        if found is None:
+            if selector == NO_SELECTOR and not self._tainted:
+                found = {}
+            else:
+                found = {index: reason for index, node in enumerate(self.nodes)
+                         if (reason := selector.admits(node)) is not None}
+            self._excluded[selector] = found
+        return found
+
+    def candidate_nodes(self, models: tuple[str, ...], selector: NodeSelector = NO_SELECTOR) -> list[int]:
+        """Node indices whose GPU model a request accepts and that its selector admits, in
+        cluster order."""
+        excluded = self.excluded(selector)
+        if not excluded:
+            return self.model_nodes(models)
+        key = (models, selector)
+        found = self._candidates.get(key)
+        if found is None:
+            found = self._candidates[key] = [n for n in self.model_nodes(models) if n not in excluded]
+        return found
+
+    def excluded_reasons(self, models: tuple[str, ...], selector: NodeSelector) -> dict[str, int]:
+        """How many nodes of accepted models the selector rules out, by reason (a diagnosis)."""
+        counts: dict[str, int] = {}
+        for node, reason in self.excluded(selector).items():
+            if not models or self.nodes[node].gpu_model in models:
+                counts[reason] = counts.get(reason, 0) + 1
+        return counts
+
+    def model_nodes(self, models: tuple[str, ...]) -> list[int]:
+        """Node indices whose GPU model a request accepts, whatever its selector."""
+        if not models:
+            return list(range(len(self.nodes)))
+        if len(models) == 1:
+            return self.nodes_by_model.get(models[0], [])
+        return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
