@@ -12,6 +12,7 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
+from scheduler.admission.nomination_cache import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
 from scheduler.plugins import topology
@@ -28,8 +29,10 @@ GROUP_CHECKS = {
     "node chosen through the usage index",
     "parked shape still fails",
     "victims with deferred reprieves",
+    "nomination reused from the per-flavor-resource cache",
 }
-POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"}
+POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged",
+              "nomination reused from the per-flavor-resource cache"}
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +81,9 @@ BROKEN = {
     "reprieves are deferred even on the plan's nodes": (
         lambda mp: mp.setattr(group_preemption.GroupVictimSearch, "keeps_plan", lambda self, group: self.defer),
         "victims with deferred reprieves"),
+    "a release leaves Kueue's nominations standing": (
+        lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
+        "nomination reused from the per-flavor-resource cache"),
 }
 
 
