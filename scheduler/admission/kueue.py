@@ -36,6 +36,7 @@ from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCheck
 from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig
+from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
@@ -47,10 +48,10 @@ from scheduler.admission.wait_for_pods_ready import (
 from scheduler.admission.workloads import AdmissionWorkload, State, admission_workload, quantity
 from scheduler.eventlog.schema import PendingReason
 from scheduler.sim import Phase
+from scheduler.verify import ClockedVerifier, Verifier
 
 if TYPE_CHECKING:
     from scheduler.admission.port import ReplayPort
-    from scheduler.verify import Verifier
     from scheduler.workload_run import WorkloadRun
 
 EVICTION_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
@@ -84,6 +85,8 @@ class KueueAdmission:
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
         if verifier is not None:
             self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
+            if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
+                self.admitter.preemptor.strategy.check = ClockedVerifier(verifier, lambda: self.env.now)
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them

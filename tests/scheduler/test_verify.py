@@ -13,6 +13,7 @@ import pytest
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission.nomination_cache import FlavorResourceVersions
+from scheduler.admission.preemption import classical
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
 from scheduler.plugins import topology
@@ -29,10 +30,11 @@ GROUP_CHECKS = {
     "node chosen through the usage index",
     "parked shape still fails",
     "victims with deferred reprieves",
-    "nomination reused from the per-flavor-resource cache",
 }
-POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged",
-              "nomination reused from the per-flavor-resource cache"}
+# Kueue's fast paths: checked under every profile (the scenario has queues).
+ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds"}
+GROUP_CHECKS |= ADMISSION_CHECKS
+POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"} | ADMISSION_CHECKS
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +86,9 @@ BROKEN = {
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
         "nomination reused from the per-flavor-resource cache"),
+    "a quota bound rules out preemption that would make room": (
+        lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
+        "preemption ruled out by quota bounds"),
 }
 
 
