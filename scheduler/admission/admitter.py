@@ -24,17 +24,14 @@ from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.admission.holders import Holders
-from scheduler.admission.nomination_cache import (
-    FlavorResourceVersions,
-    NominationCache,
-    NominationCheck,
-)
+from scheduler.admission.nomination_cache import NominationCache, NominationCheck
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption.common import PreemptionReason, Target
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
 from scheduler.admission.workloads import AdmissionWorkload, State
 from scheduler.eventlog.schema import PendingReason
@@ -145,10 +142,10 @@ class Admitter:
         self.port = port
         self.fair_sharing = config.configuration.fair_sharing
         self.shares = FairShares(tree)
-        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares)
+        self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
+        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
         # Nominations (assignment, targets): a head that is retried while nothing it reads
         # changed, or shaped like one just tried, reuses them (see nomination_cache).
-        self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
         self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
             config.cluster_queues, config.flavors, self.versions)
         self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed

@@ -85,8 +85,10 @@ class KueueAdmission:
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
         if verifier is not None:
             self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
+            clocked = ClockedVerifier(verifier, lambda: self.env.now)
+            self.admitter.preemptor.check = clocked
             if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
-                self.admitter.preemptor.strategy.check = ClockedVerifier(verifier, lambda: self.env.now)
+                self.admitter.preemptor.strategy.check = clocked
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them

@@ -22,7 +22,7 @@ there every change invalidates every nomination (one version for the whole tree)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -30,48 +30,12 @@ from scheduler.admission.flavor_assignment import Assignment, flavor_accepts
 from scheduler.admission.objects import ClusterQueue, ResourceFlavor
 from scheduler.admission.preemption.common import Target
 from scheduler.admission.quota import FlavorResource
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.verify import Verifier
 
-_WHOLE_TREE: FlavorResource = ("", "")  # the one version every change bumps under fair sharing
 _MOST_ENTRIES = 100_000  # with the queue-order timestamp in the key, one entry per waiting workload
 
 Value = TypeVar("Value")
-
-
-class FlavorResourceVersions:
-    """A version per flavor-resource: the tick of the last change that touched it."""
-
-    def __init__(self, *, whole_tree_only: bool) -> None:
-        self.whole_tree_only = whole_tree_only
-        self._tick = 0
-        self._versions: dict[FlavorResource, int] = {}
-
-    def bump(self, frs: Iterable[FlavorResource]) -> None:
-        """Usage or holders of `frs` changed."""
-        self._tick += 1
-        tick = self._tick
-        versions = self._versions
-        if self.whole_tree_only:
-            versions[_WHOLE_TREE] = tick
-            return
-        for fr in frs:
-            versions[fr] = tick
-
-    def stamp(self, frs: tuple[FlavorResource, ...]) -> tuple[int, ...]:
-        """The versions of `frs` now (what a cached answer is compared against)."""
-        get = self._versions.get
-        if self.whole_tree_only:
-            return (get(_WHOLE_TREE, 0),)
-        return tuple([get(fr, 0) for fr in frs])
-
-    def saved(self, frs: Iterable[FlavorResource]) -> dict[FlavorResource, int]:
-        """The versions of `frs` (with `_WHOLE_TREE`), to put back with `restore`."""
-        get = self._versions.get
-        return {fr: get(fr, 0) for fr in (*frs, _WHOLE_TREE)}
-
-    def restore(self, saved: Mapping[FlavorResource, int]) -> None:
-        """Undo bumps whose changes were all undone (a cycle's reservations, nothing committed)."""
-        self._versions.update(saved)
 
 
 @dataclass(slots=True)

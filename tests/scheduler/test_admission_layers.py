@@ -12,11 +12,12 @@ PACKAGE = "scheduler.admission"
 LAYERS: list[tuple[str, ...]] = [
     ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
     ("admitter",),
+    ("nomination_cache",),
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready"),
     ("preemption.classical", "preemption.fair_sharing"),
-    ("preemption.search",),
+    ("preemption.search", "preemption.bounds"),
     ("preemption.common",),
-    ("queues", "holders", "fair_shares"),
+    ("queues", "holders", "fair_shares", "versions", "admits_nothing"),
     ("workloads",),
     ("quota", "manifests", "port"),
     ("manifests.kinds", "manifests.configuration", "manifests.validation"),

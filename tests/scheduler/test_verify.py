@@ -12,8 +12,9 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
-from scheduler.admission.nomination_cache import FlavorResourceVersions
 from scheduler.admission.preemption import classical
+from scheduler.admission.preemption.preemptor import Preemptor
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
 from scheduler.plugins import topology
@@ -32,7 +33,8 @@ GROUP_CHECKS = {
     "victims with deferred reprieves",
 }
 # Kueue's fast paths: checked under every profile (the scenario has queues).
-ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds"}
+ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
+                    "preemption oracle answer reused per flavor-resource"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"} | ADMISSION_CHECKS
 
@@ -86,6 +88,9 @@ BROKEN = {
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
         "nomination reused from the per-flavor-resource cache"),
+    "the preemption oracle's answers outlive changes": (
+        lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
+        "preemption oracle answer reused per flavor-resource"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
