@@ -97,7 +97,8 @@ def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, 
     return rows
 
 
-def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[ReplayPort], AdmissionLayer] | None]:
+def _admission(queues: Path | None, verifier: Verifier | None = None) -> tuple[
+        QueueConfig | None, Callable[[ReplayPort], AdmissionLayer] | None]:
     """The Kueue admission layer when a queues file is given; no queues, no admission."""
     if queues is None:
         return None, None
@@ -107,7 +108,7 @@ def _admission(queues: Path | None) -> tuple[QueueConfig | None, Callable[[Repla
     config = read_queue_config(queues)
     # The replay terminates preempted pods for the profile's grace period and releases them
     # afterwards: Kueue frees their quota at that release, so it adds no grace of its own.
-    return config, kueue_admission(config, eviction_grace_s=0.0)
+    return config, kueue_admission(config, eviction_grace_s=0.0, verifier=verifier)
 
 
 def replay(
@@ -169,7 +170,7 @@ def _replay(
     never_runs = [(w, refused_by_id[w.workload_id].code or "", refused_by_id[w.workload_id].message or "")
                   for w in loaded.workloads if w.workload_id in refused_by_id]
     warnings.extend(loaded.warnings)
-    queue_config, admission_factory = _admission(queues)
+    queue_config, admission_factory = _admission(queues, verifier)
     if queue_config is not None:
         from scheduler.admission.admits_nothing import admission_warnings
         from scheduler.admission.objects import taint_nodes, unmatched_flavor_warnings

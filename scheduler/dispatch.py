@@ -112,6 +112,9 @@ class Dispatcher:
         next_backoff = queue.release_backoff(now)
         for key, shape in queue.drain(self._version_of, now):
             run = ctx.runs[key[0]]
+            # The state the attempt saw: an attempt may itself give GPUs back (a rejected
+            # gang's reservations), and a shape parked after that would miss them.
+            version = self._version_of(shape)
             outcome = attempt(ctx, run, key[1])
             if outcome is Outcome.PLACED:
                 queue.placed(key)
@@ -124,9 +127,9 @@ class Dispatcher:
             until = now + ctx.profile.unschedulable_flush_s
             if outcome is Outcome.FAILED_GPU:
                 failure = run.last_pending[:2] if run.last_pending else None
-                queue.park_shape(shape, self._version_of(shape), until, failure, tried=tried)
+                queue.park_shape(shape, version, until, failure, tried=tried)
             else:
-                queue.park_alone(key, self._version_of(shape), until)
+                queue.park_alone(key, version, until)
         report_waiting_gangs(ctx)
         if ctx.verifier:
             self._verify_parked(ctx.verifier, now)

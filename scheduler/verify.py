@@ -11,6 +11,7 @@ read, so a verified replay writes the same event log as an unverified one.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 
 class VerificationError(RuntimeError):
@@ -40,3 +41,15 @@ class Verifier:
         """One line: how many checks of which kinds passed."""
         kinds = ", ".join(f"{count:,} {what}" for what, count in sorted(self.checks.items()))
         return f"{sum(self.checks.values()):,} checks passed ({kinds})" if self.checks else "no fast path was used"
+
+
+class ClockedVerifier:
+    """A `Verifier` for code that has no clock of its own: asks `clock` for the simulated
+    time of each check."""
+
+    def __init__(self, verifier: Verifier, clock: Callable[[], float]) -> None:
+        self.verifier = verifier
+        self.clock = clock
+
+    def same(self, what: str, fast: object, plain: object, workload: str | None = None) -> None:
+        self.verifier.same(self.clock(), what, fast, plain, workload)

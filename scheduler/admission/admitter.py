@@ -25,6 +25,7 @@ from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.admission.holders import Holders
+from scheduler.admission.nomination_cache import NominationCache, NominationCheck
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption.common import (
@@ -36,6 +37,7 @@ from scheduler.admission.preemption.common import (
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
 from scheduler.admission.workloads import AdmissionWorkload, State
 from scheduler.eventlog.schema import PendingReason
@@ -115,15 +117,20 @@ class CycleSnapshot:
     (no admission, no eviction), the tree's version goes back too, so that nominations
     cached before the cycle stay valid for the next one."""
 
-    def __init__(self, tree: QuotaTree) -> None:
+    def __init__(self, tree: QuotaTree, versions: FlavorResourceVersions) -> None:
         self.tree = tree
         self.version = tree.version
         self.commits = tree.commits
+        self.versions = versions
+        self.versions_before: dict[FlavorResource, int] = {}
         self.reserved: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
 
     def reserve(self, node: QuotaNode, usage: dict[FlavorResource, int]) -> None:
+        for fr, before in self.versions.saved(usage).items():
+            self.versions_before.setdefault(fr, before)
         self.tree.add(node, usage)
         self.tree.touch()
+        self.versions.bump(usage)
         self.reserved.append((node, usage))
 
     def restore(self) -> None:
@@ -131,6 +138,7 @@ class CycleSnapshot:
             self.tree.remove(node, usage)
         if self.tree.commits == self.commits:
             self.tree.version = self.version  # only this cycle's reservations changed it, now undone
+            self.versions.restore(self.versions_before)
         else:
             self.tree.touch()
 
@@ -144,11 +152,13 @@ class Admitter:
         self.port = port
         self.fair_sharing = config.configuration.fair_sharing
         self.shares = FairShares(tree)
-        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares)
-        # Nominations (assignment, targets) against the current tree version: a head that
-        # is retried while nothing changed, or shaped like one just tried, reuses them.
-        self.nominations: dict[tuple[object, ...], tuple[Assignment, list[Target]]] = {}
-        self.nominations_version = -1
+        self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
+        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
+        # Nominations (assignment, targets): a head that is retried while nothing it reads
+        # changed, or shaped like one just tried, reuses them (see nomination_cache).
+        self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
+            config.cluster_queues, config.flavors, self.versions)
+        self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed
         # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
         self.timestamp_matters = any(
             cq.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
@@ -163,7 +173,7 @@ class Admitter:
         if not entries:
             return False
         # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
-        snapshot = CycleSnapshot(self.tree)
+        snapshot = CycleSnapshot(self.tree, self.versions)
         try:
             # 3. Nominate.
             for entry in entries:
@@ -199,18 +209,25 @@ class Admitter:
             entry.assignment = Assignment(mode=Mode.NO_FIT)
             entry.reason, entry.message = PendingReason.SUSPENDED, inactive
             return
-        wl, tree = entry.wl, self.tree
-        if self.nominations_version != tree.version:
-            self.nominations.clear()
-            self.nominations_version = tree.version
+        wl = entry.wl
         key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None)
-        cached = self.nominations.get(key)
+        reads = self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape)
+        cached = self.nominations.get(key, reads)
         if cached is None:
-            nominated = self._try(wl, entry.node)
-            if nominated[0].mode is not Mode.FIT and not nominated[1] and wl.min_count < wl.pods:
-                nominated = self._partial(wl, entry.node) or nominated
-            cached = self.nominations[key] = nominated
+            cached = self._nomination(entry)
+            self.nominations.put(key, reads, cached)
+        elif self.check is not None:
+            self.check.same(wl.name, cached, self._nomination(entry))
         entry.assignment, entry.targets = cached
+
+    def _nomination(self, entry: Entry) -> tuple[Assignment, list[Target]]:
+        """Flavor assignment, and preemption targets when it needs them (computed afresh);
+        a job that neither fits nor can preempt whole is tried at smaller counts."""
+        wl, node = entry.wl, entry.node
+        nominated = self._try(wl, node)
+        if nominated[0].mode is not Mode.FIT and not nominated[1] and wl.min_count < wl.pods:
+            nominated = self._partial(wl, node) or nominated
+        return nominated
 
     def _try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
         """Flavor assignment, and the preemption targets when it needs them."""

@@ -30,20 +30,18 @@ workloads of the cohort tree get another try 1 s later (Kueue's requeue batch pe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from scheduler.admission.admitter import Admitter
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
-from scheduler.admission.objects import (
-    GPU_PRODUCT_LABEL,
-    QueueConfig,
-    ResourceFlavor,
-)
+from scheduler.admission.nomination_cache import NominationCheck
+from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig, ResourceFlavor
+from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
-from scheduler.admission.quota import QuotaNode, QuotaTree
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
 from scheduler.admission.tas import TopologyAssignments
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
@@ -59,6 +57,7 @@ from scheduler.admission.workloads import (
 from scheduler.eventlog.schema import PendingReason
 from scheduler.model.cluster import NO_SELECTOR
 from scheduler.sim import Phase
+from scheduler.verify import ClockedVerifier, Verifier
 
 if TYPE_CHECKING:
     from scheduler.admission.port import ReplayPort
@@ -69,9 +68,10 @@ REQUEUE_BATCH_S = 1.0  # Kueue's requeueBatchPeriod for the inadmissible set
 BORROWING = "Borrowing"
 
 
-def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> Callable[[ReplayPort], KueueAdmission]:
-    """The `admission_factory` for `Replay`."""
-    return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s)
+def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S,
+                    verifier: Verifier | None = None) -> Callable[[ReplayPort], KueueAdmission]:
+    """The `admission_factory` for `Replay` (`verifier`: `replay --verify`)."""
+    return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s, verifier=verifier)
 
 
 class KueueAdmission:
@@ -79,7 +79,8 @@ class KueueAdmission:
     and who holds it. One admission cycle is the `Admitter`'s; it acts through this class's
     `AdmissionPort` methods (admit, evict, say_pending, admission_blocked)."""
 
-    def __init__(self, replay: ReplayPort, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S) -> None:
+    def __init__(self, replay: ReplayPort, config: QueueConfig, *, eviction_grace_s: float = EVICTION_GRACE_S,
+                 verifier: Verifier | None = None) -> None:
         self.replay = replay
         self.env = replay.env
         self.config = config
@@ -91,6 +92,12 @@ class KueueAdmission:
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
+        if verifier is not None:
+            self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
+            clocked = ClockedVerifier(verifier, lambda: self.env.now)
+            self.admitter.preemptor.check = clocked
+            if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
+                self.admitter.preemptor.strategy.check = clocked
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
@@ -103,9 +110,11 @@ class KueueAdmission:
     def now(self) -> float:
         return self.env.now
 
-    def commit(self) -> None:
-        """Quota or holders changed for real: cached nominations are stale."""
+    def commit(self, usage: Iterable[FlavorResource]) -> None:
+        """Quota or holders of these flavor-resources changed for real: cached nominations
+        that read them are stale."""
         self.tree.commit()
+        self.admitter.versions.bump(usage)
 
     # -- the AdmissionLayer protocol -----------------------------------------------------
 
@@ -250,7 +259,7 @@ class KueueAdmission:
         self.queue_of(wl).remove(wl)
         self.unexplained.pop(wl.name, None)
         self.tree.add(node, assignment.usage)
-        self.commit()
+        self.commit(assignment.usage)
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holders.add(node.name, wl)
@@ -266,7 +275,7 @@ class KueueAdmission:
         """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
-        self.commit()  # an evicted holder is a different preemption candidate
+        self.commit(victim.usage)  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
             f"{reason.human}; preemptor path: {self.node_of(preemptor).path()}; "
@@ -279,7 +288,7 @@ class KueueAdmission:
     def _free(self, wl: AdmissionWorkload) -> None:
         node = self.node_of(wl)
         self.tree.remove(node, wl.usage)
-        self.commit()
+        self.commit(wl.usage)
         self.holders.remove(node.name, wl)
         self.tas.release(wl.name)
         wl.usage, wl.flavors = {}, {}

@@ -10,13 +10,14 @@ import grimp
 PACKAGE = "scheduler.admission"
 # Top to bottom; modules of one layer do not import each other unless listed in order here.
 LAYERS: list[tuple[str, ...]] = [
-    ("", "kueue", "tables", "admits_nothing"),  # "" is the package itself (its re-exports)
+    ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
     ("admitter",),
+    ("nomination_cache",),
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready"),
     ("preemption.classical", "preemption.fair_sharing"),
-    ("preemption.search",),
+    ("preemption.search", "preemption.bounds"),
     ("preemption.common",),
-    ("queues", "holders", "fair_shares", "tas"),
+    ("queues", "holders", "fair_shares", "tas", "versions"),
     ("workloads",),
     ("quota", "manifests", "port", "admits_nothing"),
     ("manifests.kinds", "manifests.configuration", "manifests.validation"),

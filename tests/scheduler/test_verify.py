@@ -12,6 +12,9 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
+from scheduler.admission.preemption import classical
+from scheduler.admission.preemption.preemptor import Preemptor
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
 from scheduler.plugins import topology
@@ -29,7 +32,11 @@ GROUP_CHECKS = {
     "parked shape still fails",
     "victims with deferred reprieves",
 }
-POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"}
+# Kueue's fast paths: checked under every profile (the scenario has queues).
+ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
+                    "preemption oracle answer reused per flavor-resource"}
+GROUP_CHECKS |= ADMISSION_CHECKS
+POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"} | ADMISSION_CHECKS
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +85,15 @@ BROKEN = {
     "reprieves are deferred even on the plan's nodes": (
         lambda mp: mp.setattr(group_preemption.GroupVictimSearch, "keeps_plan", lambda self, group: self.defer),
         "victims with deferred reprieves"),
+    "a release leaves Kueue's nominations standing": (
+        lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
+        "nomination reused from the per-flavor-resource cache"),
+    "the preemption oracle's answers outlive changes": (
+        lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
+        "preemption oracle answer reused per flavor-resource"),
+    "a quota bound rules out preemption that would make room": (
+        lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
+        "preemption ruled out by quota bounds"),
 }
 
 

@@ -26,6 +26,7 @@ from enum import Enum, IntEnum
 from scheduler.admission.holders import Holders, order_key
 from scheduler.admission.objects import ClusterQueue
 from scheduler.admission.policies import BorrowWithinCohortPolicy, PreemptionPolicy
+from scheduler.admission.preemption.bounds import cannot_fit
 from scheduler.admission.preemption.common import (
     PreemptionReason,
     Target,
@@ -36,6 +37,7 @@ from scheduler.admission.preemption.common import (
 from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
 from scheduler.admission.workloads import AdmissionWorkload
+from scheduler.verify import ClockedVerifier
 
 _Source = tuple[QuotaNode, "QuotaNode | None", bool]  # (queue holding candidates, LCA, hierarchical advantage)
 # Compared per candidate: module constants (see preemption.common).
@@ -82,6 +84,7 @@ class ClassicalPreemption:
         self.tree = tree
         self.specs = specs
         self.holders = holders
+        self.check: ClockedVerifier | None = None  # `replay --verify`: every bound's "no" simulated too
 
     def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
         spec = self.specs[queue.name]
@@ -146,19 +149,29 @@ class ClassicalPreemption:
     def _fits_without(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, sources: list[QuotaNode],
                       allow_borrowing: bool) -> bool:
         """Does `usage` fit `queue` once the sources' holders below the priority bound are gone?"""
-        removed = []
         preemption = self.specs[queue.name].preemption
+        freeable: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
         for source in dict.fromkeys(sources):  # a queue is one source, even if listed twice
             bound = priority_bound(policy_towards(preemption, source is queue), wl)
-            freeable = {fr: self.holders.held_below(source.name, fr, bound) for fr in usage}
-            self.tree.remove(source, freeable)
-            removed.append((source, freeable))
+            freeable.append((source, {fr: self.holders.held_below(source.name, fr, bound) for fr in usage}))
+        if cannot_fit(queue, usage, freeable, allow_borrowing):
+            if self.check is not None:
+                self.check.same("preemption ruled out by quota bounds", False,
+                                self._fits_once_removed(queue, usage, freeable, allow_borrowing), wl.name)
+            return False
+        return self._fits_once_removed(queue, usage, freeable, allow_borrowing)
+
+    def _fits_once_removed(self, queue: QuotaNode, usage: Usage, freeable: list[tuple[QuotaNode, dict[FlavorResource, int]]],
+                           allow_borrowing: bool) -> bool:
+        """The simulation: remove what is freeable, ask the queue, put it back."""
+        for source, amounts in freeable:
+            self.tree.remove(source, amounts)
         try:
             return all((allow_borrowing or not queue.borrowing_with(fr, value)) and value <= max(0, queue.available(fr))
                        for fr, value in usage.items())
         finally:
-            for source, freeable in reversed(removed):
-                self.tree.add(source, freeable)
+            for source, amounts in reversed(freeable):
+                self.tree.add(source, amounts)
 
     def _stream(self, wl: AdmissionWorkload, queue: QuotaNode, sources: list[_Source],
                 frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:

@@ -17,7 +17,11 @@ from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import Possibility, Target, add_workload, remove_workload
 from scheduler.admission.preemption.fair_sharing import FairSharingPreemption
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import AdmissionWorkload
+from scheduler.verify import ClockedVerifier
+
+_MOST_ANSWERS = 100_000  # with the queue-order timestamp in the key, one per waiting workload
 
 
 class Preemptor:
@@ -25,20 +29,23 @@ class Preemptor:
     classical preemption, or fair sharing's when `fair_sharing` is set."""
 
     def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders,
-                 fair_sharing: FairSharing | None, shares: FairShares) -> None:
+                 fair_sharing: FairSharing | None, shares: FairShares,
+                 versions: FlavorResourceVersions | None = None) -> None:
         self.tree = tree
         self.strategy: ClassicalPreemption | FairSharingPreemption = (
             ClassicalPreemption(tree, specs, holders) if fair_sharing is None
             else FairSharingPreemption(tree, specs, holders, fair_sharing, shares)
         )
-        # Oracle answers for the current tree version (flavor assignment asks the same
-        # question for every head of the same size while nothing is admitted).
-        self._answers: dict[tuple[object, ...], tuple[Possibility, int]] = {}
-        self._answers_version = -1
+        # Oracle answers, each valid while the one flavor-resource it reads keeps its version
+        # (`versions`; without them, while the tree's version stands). Flavor assignment asks
+        # the same question for every head of the same size and priority.
+        self.versions = versions
+        self._answers: dict[tuple[object, ...], tuple[tuple[int, ...], tuple[Possibility, int]]] = {}
         # The preemptor's timestamp changes an answer only under LowerOrNewerEqualPriority.
         self._timestamp_matters = any(
             s.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY for s in specs.values()
         )
+        self.check: ClockedVerifier | None = None  # `replay --verify`: every reused answer computed afresh
 
     def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
         """The fewest workloads whose eviction lets `usage` fit in `queue` ([] when none do)."""
@@ -47,14 +54,23 @@ class Preemptor:
     def simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
         """The oracle: could preemption make room for `value` of `fr`, and with which
         borrowing level once the victims are gone."""
-        if self._answers_version != self.tree.version:
-            self._answers.clear()
-            self._answers_version = self.tree.version
         key = (queue.name, fr, value, wl.priority, wl.queue_timestamp_s if self._timestamp_matters else None)
-        answer = self._answers.get(key)
-        if answer is None:
-            answer = self._answers[key] = self._simulate(wl, queue, fr, value)
+        stamp = self._stamp(fr)
+        cached = self._answers.get(key)
+        if cached is not None and cached[0] == stamp:
+            if self.check is not None:
+                self.check.same("preemption oracle answer reused per flavor-resource", cached[1],
+                                self._simulate(wl, queue, fr, value), wl.name)
+            return cached[1]
+        if len(self._answers) >= _MOST_ANSWERS and key not in self._answers:
+            self._answers.clear()  # questions no head asks any more; dropping answers only costs time
+        answer = self._simulate(wl, queue, fr, value)
+        self._answers[key] = (stamp, answer)
         return answer
+
+    def _stamp(self, fr: FlavorResource) -> tuple[int, ...]:
+        """What an answer about `fr` is valid for: the version of `fr` (of the tree without versions)."""
+        return (self.tree.version,) if self.versions is None else self.versions.stamp((fr,))
 
     def _simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
         targets = self.targets(wl, queue, {fr: value}, frozenset({fr}))

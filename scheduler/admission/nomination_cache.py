@@ -1,0 +1,112 @@
+"""Nominations kept per flavor-resource: a head is nominated again only when something it
+read has changed.
+
+A nomination (flavor assignment, and preemption targets when it needs them) reads, for the
+flavors it may be given, the usage of those flavor-resources along the cohort tree, and the
+workloads holding them (their order, which are being evicted). Without fair sharing it reads
+nothing else that changes during a replay: quotas, limits, the tree's shape and the
+workload's own requests, models, priority (and queue-order timestamp where the policy looks
+at it, which is part of the cache key) are fixed. So an answer stays exact for as long as
+none of the flavor-resources it read has changed: usage added or removed for real (an
+admission, a release), for one cycle (a reservation), or a holder marked as evicted.
+
+Each of those changes bumps the versions of the flavor-resources it touched
+(`FlavorResourceVersions.bump`); a cached nomination carries the versions of what it read
+and is reused while they are unchanged. A release of H100s thus leaves the nominations of
+every A100- and L40S-only shape standing, where one tree-wide version made every head of
+every queue be nominated again.
+
+Fair sharing compares dominant-resource shares over every flavor-resource of the cohort, so
+there every change invalidates every nomination (one version for the whole tree).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from scheduler.admission.flavor_assignment import Assignment, flavor_accepts
+from scheduler.admission.objects import ClusterQueue, ResourceFlavor
+from scheduler.admission.preemption.common import Target
+from scheduler.admission.quota import FlavorResource
+from scheduler.admission.versions import FlavorResourceVersions
+from scheduler.verify import Verifier
+
+_MOST_ENTRIES = 100_000  # with the queue-order timestamp in the key, one entry per waiting workload
+
+Value = TypeVar("Value")
+
+
+@dataclass(slots=True)
+class _Cached(Generic[Value]):
+    stamp: tuple[int, ...]
+    value: Value
+
+
+class NominationCache(Generic[Value]):
+    """Nominations by (ClusterQueue, shape[, queue-order timestamp]), each valid while the
+    flavor-resources it could read keep their versions."""
+
+    def __init__(self, specs: Mapping[str, ClusterQueue], flavors: Mapping[str, ResourceFlavor],
+                 versions: FlavorResourceVersions) -> None:
+        self.specs = specs
+        self.flavors = flavors
+        self.versions = versions
+        self._entries: dict[tuple[object, ...], _Cached[Value]] = {}
+        self._reads: dict[tuple[str, tuple[object, ...]], tuple[FlavorResource, ...]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def reads(self, cluster_queue: str, requests: Mapping[str, int], models: tuple[str, ...],
+              shape: tuple[object, ...]) -> tuple[FlavorResource, ...]:
+        """Every flavor-resource a nomination of this shape in this queue may read: each
+        requested resource under each flavor of its resource group that the GPU-model
+        affinity accepts (flavors it rejects are skipped without reading any quota)."""
+        key = (cluster_queue, shape)
+        found = self._reads.get(key)
+        if found is None:
+            frs: list[FlavorResource] = []
+            for group in self.specs[cluster_queue].resource_groups:
+                requested = [r for r in group.covered_resources if r in requests]
+                if not requested:
+                    continue
+                for flavor_quotas in group.flavors:
+                    if flavor_accepts(self.flavors[flavor_quotas.flavor], models):
+                        frs.extend((flavor_quotas.flavor, r) for r in requested)
+            found = self._reads[key] = tuple(frs)
+        return found
+
+    def get(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...]) -> Value | None:
+        """The cached nomination, if nothing it read has changed since."""
+        cached = self._entries.get(key)
+        if cached is not None and cached.stamp == self.versions.stamp(reads):
+            self.hits += 1
+            return cached.value
+        self.misses += 1
+        return None
+
+    def put(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...], value: Value) -> None:
+        if len(self._entries) >= _MOST_ENTRIES and key not in self._entries:
+            self._entries.clear()  # keys of shapes no longer waiting; dropping answers only costs time
+        self._entries[key] = _Cached(self.versions.stamp(reads), value)
+
+
+class NominationCheck:
+    """`replay --verify`: a reused nomination equals the one computed afresh at that moment
+    (flavors, usage, modes, borrowing, reasons, and the same targets for the same reasons)."""
+
+    def __init__(self, verifier: Verifier, clock: Callable[[], float]) -> None:
+        self.verifier = verifier
+        self.clock = clock
+
+    def same(self, workload: str, cached: tuple[Assignment, list[Target]], fresh: tuple[Assignment, list[Target]]) -> None:
+        self.verifier.same(self.clock(), "nomination reused from the per-flavor-resource cache", _described(cached),
+                           _described(fresh), workload)
+
+
+def _described(nomination: tuple[Assignment, list[Target]]) -> tuple[object, ...]:
+    assignment, targets = nomination
+    return (assignment.mode, assignment.flavors, assignment.usage, assignment.modes, assignment.borrow,
+            sorted(assignment.reasons), assignment.no_fit_reason, assignment.message(),
+            [(t.workload.name, t.reason) for t in targets])
