@@ -272,6 +272,7 @@ def measure_lower_bound(run_dir: Path) -> dict[str, float]:
 # this much memory, on the project's 2-core machine.
 BUILD_GOAL_S = 30.0
 BUILD_GOAL_RSS_MIB = 4096.0
+GOAL_PRESET = "bench-1m"
 
 
 def bench_large_build(preset: str | list[str] = "large", seed: int = 42, run_dir: Path | None = None,
@@ -283,7 +284,7 @@ def bench_large_build(preset: str | list[str] = "large", seed: int = 42, run_dir
 
     presets = [preset] if isinstance(preset, str) else list(preset)
     say = console.print if console else (lambda *_: None)
-    table = Table(title=f"pipeline build, hourly charge periods (one process per build; goal at {presets[-1]}: "
+    table = Table(title=f"pipeline build, hourly charge periods (one process per build; goal for {GOAL_PRESET}: "
                         f"≤ {BUILD_GOAL_S:.0f} s, ≤ {BUILD_GOAL_RSS_MIB / 1024:.0f} GiB peak)",
                   caption="* event log synthesized from the preset's trace (see benchmarks/pipeline.py); CPU s "
                           "counts every DuckDB thread, the steadier figure on a shared machine")
@@ -319,7 +320,7 @@ def bench_large_build(preset: str | list[str] = "large", seed: int = 42, run_dir
                           f"{floor['seconds']:.2f}", f"{m['seconds'] / floor['seconds']:.1f}",
                           f"{rows_floor['seconds']:.1f} ({rows_floor['rows']:,} rows)",
                           f"{m['seconds'] / rows_floor['seconds']:.1f}")
-            if name == presets[-1]:
+            if name == GOAL_PRESET:
                 met = m["seconds"] <= BUILD_GOAL_S and m["peak_rss_mib"] <= BUILD_GOAL_RSS_MIB
                 table.caption += (f"\n{name}: {m['seconds']:.1f} s (goal ≤ {BUILD_GOAL_S:.0f}), peak "
                                   f"{m['peak_rss_mib']:,.0f} MiB (goal ≤ {BUILD_GOAL_RSS_MIB:,.0f}): "
