@@ -1,4 +1,4 @@
-"""Time every SQL model of a pipeline build (wall and CPU seconds), slowest first.
+"""Time every SQL model and audit of a pipeline build (wall and CPU seconds), slowest first.
 
 Builds the given run directories exactly as `pipeline.build.build` does, with `run_model`
 wrapped in a timer, so the figures are those of a real build. CPU seconds are the steadier
@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pipeline.build as build_module
+from pipeline.build import run_audits
 from pipeline.runner import run_model
 
 
@@ -23,12 +24,23 @@ def timed_build(run_dirs: list[Path], prices: Path, db: Path) -> tuple[dict[str,
     """(model -> (wall s, CPU s)), and the build's totals."""
     timings: dict[str, tuple[float, float]] = {}
 
-    def timed(con, model, columns=None):
+    def timed(con, model, columns=None, constants=None):
         wall, cpu = time.perf_counter(), time.process_time()
-        run_model(con, model, columns)
+        run_model(con, model, columns, constants)
         timings[model.name] = (time.perf_counter() - wall, time.process_time() - cpu)
 
+    def timed_audits(con):
+        failures = []
+        for path in build_module.audit_paths():
+            wall, cpu = time.perf_counter(), time.process_time()
+            rows = con.execute(path.read_text()).fetchall()
+            timings[f"audit {path.stem}"] = (time.perf_counter() - wall, time.process_time() - cpu)
+            if rows:
+                failures.append((path.stem, len(rows), repr(rows[0])))
+        return failures
+
     build_module.run_model = timed
+    build_module.run_audits = timed_audits
     try:
         wall, cpu = time.perf_counter(), time.process_time()
         result = build_module.build(run_dirs, prices, db, charge_period_s=3600, show_progress=False)
@@ -40,6 +52,7 @@ def timed_build(run_dirs: list[Path], prices: Path, db: Path) -> tuple[dict[str,
         }
     finally:
         build_module.run_model = run_model
+        build_module.run_audits = run_audits
     return timings, totals
 
 
@@ -52,9 +65,10 @@ def main(argv: list[str] | None = None) -> int:
     timings, totals = timed_build(args.run_dirs, args.prices, args.db)
     for name, (wall, cpu) in sorted(timings.items(), key=lambda item: -item[1][0]):
         print(f"{name:32s} {wall:8.2f} s wall {cpu:8.2f} s CPU")
-    models_wall = sum(wall for wall, _ in timings.values())
+    models_wall = sum(wall for name, (wall, _) in timings.items() if not name.startswith("audit "))
+    audits_wall = sum(wall for name, (wall, _) in timings.items() if name.startswith("audit "))
     print(
-        f"models {models_wall:.2f} s; build {totals['seconds']:.2f} s wall, {totals['cpu_seconds']:.2f} s CPU, "
+        f"models {models_wall:.2f} s; audits {audits_wall:.2f} s; build {totals['seconds']:.2f} s wall, {totals['cpu_seconds']:.2f} s CPU, "
         f"{totals['rows']:,} FOCUS rows, peak RSS {totals['peak_rss_mib']:,.0f} MiB"
     )
     return 0

@@ -32,7 +32,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import REGISTRY, focus_version, table_columns
+from pipeline.focus.columns import CONSTANT_COLUMNS, REGISTRY, focus_version, table_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
 from pipeline.target import BuildTarget
@@ -93,6 +93,8 @@ _RUN_TABLE_OF = {
     "raw_cluster_queues": "cluster_queues",
 }
 MART_TABLES = tuple(model.name for model in MODELS if model.layer == "marts")
+# DuckDB's memory during a build (the process adds the run's Arrow tables and Python).
+BUILD_MEMORY_LIMIT = "2.5GiB"
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ def _remove(path: Path) -> None:
     else:
         path.unlink(missing_ok=True)
     Path(f"{path}.wal").unlink(missing_ok=True)
+    shutil.rmtree(f"{path}.tmp", ignore_errors=True)  # what DuckDB spilled, if it is still there
 
 
 def _nodes_needing(runs: list[RunInputs]) -> dict[str, set[str | None]]:
@@ -285,6 +288,10 @@ def _build(
             # can differ in its last bit between two builds; one thread makes rebuilding the
             # same runs give identical content, which the accounting promises.
             con.execute("SET threads TO 1")
+            # DuckDB holds up to 80 % of the machine's memory by default; a bound makes the
+            # largest joins and sorts spill to the database's temporary folder instead, so a
+            # month of a 10,000-GPU cluster builds within BUILD_MEMORY_LIMIT plus Python's own.
+            con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
             create_macros(con, focus_split=focus_split)
@@ -296,11 +303,18 @@ def _build(
                 for model in MODELS:
                     if progress is not None:
                         progress.update(task, description=model.name)
-                    run_model(con, model, focus_names if model.name == FOCUS_TABLE else None)
+                    if model.name == FOCUS_TABLE:
+                        run_model(con, model, focus_names, CONSTANT_COLUMNS)
+                    else:
+                        run_model(con, model)
                     if progress is not None:
                         progress.advance(task)
                 if progress is not None:
                     progress.update(task, description="audits")
+                # Every table is written: what follows only reads them (the audits, the row
+                # counts, the export in a total order) or stores them as they are (the
+                # checkpoint), so it may use every core without changing a bit of the content.
+                con.execute("reset threads")
                 failures = run_audits(con)
                 if progress is not None:
                     progress.advance(task)
@@ -326,6 +340,7 @@ def _build(
             con.execute("checkpoint")
         finally:
             con.close()
+            shutil.rmtree(f"{temp_db}.tmp", ignore_errors=True)  # spilled data, if DuckDB left any
         target.replace_with(temp_db)
     except BaseException:
         _remove(temp_db)
@@ -461,7 +476,8 @@ def export_focus(
             from {FOCUS_TABLE}
             where x_RunId in ({placeholders})
             order by x_RunId, ChargePeriodStart, x_Node, x_Resource, ChargeCategory,
-                x_UsageClass, x_Workload, x_IdleReason, x_Borrowed
+                x_UsageClass, x_Workload, x_IdleReason, x_Borrowed, x_PreemptedBy,
+                CommitmentDiscountId
             """,
             params=run_ids,
         )

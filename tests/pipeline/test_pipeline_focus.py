@@ -242,3 +242,30 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
         duckdb.connect(str((built if layout == "1.2" else built_split).db), read_only=True)
         .execute("select sum(EffectiveCost) from focus_cost_records").fetchone()[0]
     )
+
+
+@pytest.mark.parametrize("layout", ["1.2", "1.3"])
+def test_constant_columns_hold_the_models_own_values(layout, built, built_split, tmp_path):
+    """The columns stored as virtual generated columns (never written per row) read exactly
+    what the SQL model computes for every row, in both layouts."""
+    import shutil
+
+    from pipeline.focus.columns import CONSTANT_COLUMNS, table_columns
+    from pipeline.runner import MODELS, create_macros
+
+    split = layout == "1.3"
+    db = tmp_path / "copy.duckdb"
+    shutil.copy((built_split if split else built).db, db)
+    connection = duckdb.connect(str(db))
+    try:
+        create_macros(connection, focus_split=split)
+        body = next(m for m in MODELS if m.name == "focus_cost_records").sql()
+        present = {c.name for c in table_columns(split)}
+        checked = [name for name in CONSTANT_COLUMNS if name in present]
+        assert len(checked) >= 14
+        for name in checked:
+            computed = connection.execute(f'select distinct "{name}" from ({body})').fetchall()
+            stored = connection.execute(f'select distinct "{name}" from focus_cost_records').fetchall()
+            assert computed == stored == [(CONSTANT_COLUMNS[name],)], name
+    finally:
+        connection.close()

@@ -274,8 +274,10 @@ def test_int_idle_by_cause(con):
         ("cpu-memory", "c1", 0, "no_demand"): 0.0,
     }
     for key, hours in expected.items():
-        assert actual[key] == pytest.approx(hours, abs=1e-12), key
-    # six causes per node and period, held + causes = capacity
+        # a cause that explains nothing of a node-period has no row
+        assert actual.get(key, 0.0) == pytest.approx(hours, abs=1e-12), key
+    assert min(actual.values()) > 0
+    # six causes, held + causes = capacity
     assert rows(
         con, "select distinct idle_reason from int_idle_by_cause order by all"
     ) == [("fragmentation",), ("gang_barrier",), ("no_demand",), ("quota",), ("scheduling_latency",),

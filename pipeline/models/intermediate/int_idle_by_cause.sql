@@ -1,4 +1,4 @@
--- grain: one row per run × node × charge period × idle reason (gang_barrier, quota, fragmentation, scheduling_latency, shared_device_slack, no_demand)
+-- grain: one row per run × node × charge period × idle reason (gang_barrier, quota, fragmentation, scheduling_latency, shared_device_slack, no_demand) with idle GPU-hours; a cause that explains none of a node-period has no row
 -- Idle GPUs are explained, in this order, by what could have used them (docs/cost-model.md §3):
 --   shared_device_slack  the unshared part of shared devices (int_shared_device_slack), per node;
 -- then the usable free GPUs of each GPU model (GPUs − held − slack) go to
@@ -135,23 +135,24 @@ set_keys as (
     select distinct run_id, cause, gpu_models from set_changes
 ),
 
-set_points as (
-    -- each waiting set's changes, and every step of the run's grid (zero change) so that its
-    -- running sum is known at every step
-    select run_id, cause, gpu_models, time_s, sum(delta) as delta
-    from (
-        select run_id, cause, gpu_models, time_s, delta from set_changes
-        union all
-        select k.run_id, k.cause, k.gpu_models, g.time_s, 0.0
-        from set_keys as k
-        inner join grid as g using (run_id)
-    )
-    group by all
+grid_steps as (
+    -- the grid's points numbered in time order
+    select run_id, time_s, row_number() over (partition by run_id order by time_s) as step,
+        count(*) over (partition by run_id) as steps
+    from grid
 ),
 
-set_steps as (
-    -- each waiting set's GPUs at every step of the grid where it waits
-    select run_id, time_s, cause, gpu_models, gpus
+set_levels as (
+    -- each waiting set's GPUs from each of its change points (all on the grid) to its next
+    select
+        l.run_id,
+        l.cause,
+        l.gpu_models,
+        g.step,
+        coalesce(lead(g.step) over (
+            partition by l.run_id, l.cause, l.gpu_models order by l.time_s
+        ), g.steps + 1) as next_step,
+        l.gpus
     from (
         select
             run_id,
@@ -162,9 +163,26 @@ set_steps as (
                 partition by run_id, cause, gpu_models order by time_s
                 rows between unbounded preceding and current row
             ), 9) as gpus
-        from set_points
-    )
-    where gpus > 0
+        from (
+            select run_id, cause, gpu_models, time_s, sum(delta) as delta
+            from set_changes
+            group by all
+        )
+    ) as l
+    inner join grid_steps as g using (run_id, time_s)
+),
+
+set_steps as (
+    -- each waiting set's GPUs at every step of the grid where it waits: its level at its last
+    -- change point (a running sum over the change points alone; the steps in between add
+    -- nothing, so this is the sum over every step without writing a row per set and step)
+    select s.run_id, g.time_s, s.cause, s.gpu_models, s.gpus
+    from (
+        select run_id, cause, gpu_models, gpus, unnest(range(step, next_step)) as step
+        from set_levels
+        where gpus > 0
+    ) as s
+    inner join grid_steps as g using (run_id, step)
 ),
 
 set_members as (
@@ -342,7 +360,7 @@ split_all as (
     from split_placement
 ),
 
-final as (
+by_cause as (
     select run_id, node, gpu_model, period_index, period_start_s, period_end_s,
         'gang_barrier' as idle_reason, gang_barrier_gpu_hours as gpu_hours
     from split_all
@@ -369,6 +387,12 @@ final as (
         greatest(rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours - placement_gpu_hours
             - latency_gpu_hours, 0)
     from split_all
+),
+
+final as (
+    -- most node-periods have one or two causes: zero rows would be most of the table
+    select * from by_cause
+    where gpu_hours > 0
 )
 
 select * from final

@@ -25,7 +25,9 @@ final as (
     from intervals as i
     inner join runs as r using (run_id)
     left join nodes as n using (run_id, node)
-    order by i.run_id, i.workload_id, i.pod_index, i.start_s
+    -- a total order (a pod's segments never start together): the same rows in the same order on
+    -- any number of threads
+    order by i.run_id, i.workload_id, i.pod_index, i.start_s, i.holding_no, i.usage_class
 )
 
 select * from final

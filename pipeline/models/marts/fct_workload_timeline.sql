@@ -25,6 +25,7 @@ final as (
         e.queue_length
     from events as e
     inner join runs as r using (run_id)
+    -- seq is unique within a run: a total order, the same on any number of threads
     order by e.run_id, e.workload_id, e.seq
 )
 
