@@ -21,6 +21,7 @@ from scheduler.framework.registry import known_plugins
 DEFAULT_PROFILE = "gang-v1.37"
 _TOP_KEYS = {"name", "description", "unit", "extension_points", "plugin_args", "behaviour"}
 _POINTS = {"queue_sort", "filter", "score", "permit", "post_filter"}
+_MAX_SECONDS = 10 * 366 * 86_400  # the documented bound on times (docs/contracts.md)
 _BEHAVIOUR = {
     "rendezvous_timeout_s",
     "backoff_initial_s",
@@ -156,8 +157,9 @@ def _from_dict(data: dict[str, Any], label: str) -> Profile:
             if not isinstance(value, bool):
                 raise fail(f"behaviour.{key}", f"must be true or false, got {value!r}")
             settings[key] = value
-        elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise fail(f"behaviour.{key}", f"must be a number of seconds >= 0, got {value!r}")
+        elif isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= _MAX_SECONDS:
+            # also NaN, infinity and integers past a float: bounded before any arithmetic
+            raise fail(f"behaviour.{key}", f"must be a number of seconds from 0 to ten years, got {value!r}"[:300])
         else:
             settings[key] = float(value)
     queue_sort = names("queue_sort", ("PrioritySort",))

@@ -425,3 +425,17 @@ def test_format_detection_and_reading_never_gunzip_a_whole_bomb_in_memory(worksp
     assert_one_line_error("replay", finished.code, finished.err)
     assert "longer than" in finished.err
     assert finished.peak_rss_mib < 400, f"peak {finished.peak_rss_mib:.0f} MiB for a 200 MiB bomb"
+
+
+@pytest.mark.parametrize("value", ["1e400", "nan", "99999999999999999999999999999999999", "-1"])
+def test_a_profile_time_past_the_limits_is_a_one_line_error(tmp_path, value):
+    """A profile's seconds (termination_grace_s = inf) were taken as given: a victim that
+    never terminates, or a float overflow later. Bounded like every time: 0 to ten years."""
+    (tmp_path / "profile.toml").write_text(f'name = "p"\nunit = "pod_group"\n[behaviour]\ntermination_grace_s = {value}\n')
+    (tmp_path / "trace.csv").write_text("workload_id,submit_time,duration_s,gpus_per_pod\nw1,0,10,1\n")
+    (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus\nn1,A100,8\n")
+    code, _, err = in_process("replay", "--trace", str(tmp_path / "trace.csv"), "--cluster", str(tmp_path / "cluster.csv"),
+                              "--profile", str(tmp_path / "profile.toml"), "--out", str(tmp_path / "run"))
+    assert code == 2, err
+    assert "behaviour.termination_grace_s" in err and "ten years" in err and "Traceback" not in err
+    assert not (tmp_path / "run").exists()
