@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 demo: install
 	$(VENV)/bin/gpu-finops demo --out $(DEMO_OUT)
 
-# The linters first (ruff, the import contracts, mypy on the scheduler): CI runs only this.
+# The linters first (ruff, the import contracts, mypy): CI runs only this.
 test: lint
 	$(PY) -m pytest
 

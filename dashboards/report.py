@@ -110,7 +110,7 @@ class _Section:
     title: str
     note: str
     table: pd.DataFrame
-    chart: Callable[[pd.DataFrame], alt.Chart] | None = None
+    chart: Callable[[pd.DataFrame], alt.TopLevelMixin] | None = None
 
 
 # The ranked table's columns in the report (the CSV has every column of scenario_ranking).
@@ -261,13 +261,13 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
     ]
 
 
-def _svg(chart: alt.Chart) -> str:
+def _svg(chart: alt.TopLevelMixin) -> str:
     import vl_convert
 
     return vl_convert.vegalite_to_svg(chart.to_dict())
 
 
-def _png(chart: alt.Chart) -> bytes:
+def _png(chart: alt.TopLevelMixin) -> bytes:
     import vl_convert
 
     return vl_convert.vegalite_to_png(chart.to_dict(), scale=2)

@@ -225,7 +225,7 @@ def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
         raise DashboardError(f"query failed: {_first_line(exc)}") from exc
     finally:
         con.close()
-    return "" if out is not None else target.getvalue()
+    return "" if out is not None else target.getvalue()  # type: ignore[attr-defined]  # the StringIO above
 
 
 class _bounded:

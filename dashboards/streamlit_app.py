@@ -72,17 +72,17 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
             "Dates (UTC)", value=(first, last), min_value=first, max_value=last,
             key=f"filters.dates.{run_id}",
         )
-        picked = tuple(picked) if isinstance(picked, list | tuple) else (picked,)
+        chosen: tuple[date, ...] = tuple(picked) if isinstance(picked, list | tuple) else (picked,)
         # While a person is picking a range, Streamlit briefly returns only its first day.
-        date_from = picked[0] if picked else first
-        date_to = picked[1] if len(picked) > 1 else date_from
+        date_from = chosen[0] if chosen else first
+        date_to = chosen[1] if len(chosen) > 1 else date_from
     phase, window = None, None
     windows = cache.query(db, "run_phases", run_id)
     if windows:  # a database built before run phases has none: the whole run
         labels = {"steady": "Steady", "all": "Whole run", "warmup": "Warm-up", "drain": "Drain"}
         picked_phase = st.sidebar.segmented_control(
             "Phase", list(labels), key=f"filters.phase.{run_id}", default=data.DEFAULT_PHASE,
-            format_func=labels.get, required=True,
+            format_func=lambda phase: labels.get(phase, phase), required=True,
             help="Steady: from the end of the warm-up (the first tenth of the submission window) "
                  "to the end of the hour of the last submission. The drain after it is the "
                  "cluster emptying; the warm-up, the cluster filling. Each charge period's "

@@ -51,8 +51,9 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
     waits = con.execute(
         """SELECT AVG(wait_s), QUANTILE_CONT(wait_s, 0.95), SUM(preemptions),
                   COUNT(*) FILTER (WHERE partial_placement), COUNT(*) FILTER (WHERE final_state = 'finished')
-           FROM fct_workloads WHERE run_id = ?""", [run_id]).fetchone()
-    cost = con.execute("SELECT SUM(EffectiveCost) FROM focus_cost_records WHERE x_RunId = ?", [run_id]).fetchone()[0]
+           FROM fct_workloads WHERE run_id = ?""", [run_id]).fetchone() or (None,) * 5
+    cost = (con.execute("SELECT SUM(EffectiveCost) FROM focus_cost_records WHERE x_RunId = ?", [run_id]).fetchone()
+            or (None,))[0]
     figures = {
         "window (hours)": hours,
         "total cost (USD)": cost or 0.0,

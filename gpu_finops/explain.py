@@ -56,5 +56,5 @@ def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
             pods = f"{len(group)} pod(s) on {shown}"
         # Plain text cells: a workload id or message is neither rich markup nor escape sequences.
         cells = (str(row["event"]), pods, row["reason"] or "", row["message"] or "")
-        table.add_row(_clock(float(row["time_s"])), *(Text(printable(str(cell))) for cell in cells))
+        table.add_row(_clock(float(str(row["time_s"]))), *(Text(printable(str(cell))) for cell in cells))
     console.print(table)

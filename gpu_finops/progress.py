@@ -40,7 +40,7 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
             bar = Progress(*columns, console=console)
             bar.start()
             task = bar.add_task(label, total=max(last_arrival_s, 1.0), day=0.0, pods=0, rate=0.0)
-        if calls % 200 == 0:
+        if calls % 200 == 0 and task is not None:
             elapsed = bar.tasks[0].elapsed or 0.0
             bar.update(task, completed=min(now, last_arrival_s), day=now / 86400, pods=pods,
                        rate=pods / elapsed if elapsed > 0 else 0.0)
@@ -48,6 +48,6 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
     try:
         yield update
     finally:
-        if bar is not None:
+        if bar is not None and task is not None:
             bar.update(task, completed=bar.tasks[0].total)
             bar.stop()

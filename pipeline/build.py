@@ -23,6 +23,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -301,22 +302,22 @@ def _build(
                 if progress is not None:
                     task = progress.add_task("models", total=len(MODELS) + 1)
                 for model in MODELS:
-                    if progress is not None:
+                    if progress is not None and task is not None:
                         progress.update(task, description=model.name)
                     if model.name == FOCUS_TABLE:
                         run_model(con, model, focus_names, CONSTANT_COLUMNS)
                     else:
                         run_model(con, model)
-                    if progress is not None:
+                    if progress is not None and task is not None:
                         progress.advance(task)
-                if progress is not None:
+                if progress is not None and task is not None:
                     progress.update(task, description="audits")
                 # Every table is written: what follows only reads them (the audits, the row
                 # counts, the export in a total order) or stores them as they are (the
                 # checkpoint), so it may use every core without changing a bit of the content.
                 con.execute("reset threads")
                 failures = run_audits(con)
-                if progress is not None:
+                if progress is not None and task is not None:
                     progress.advance(task)
             if failures:
                 name, count, example = failures[0]
@@ -325,7 +326,7 @@ def _build(
                     + (f" (and {len(failures) - 1} more audits)" if len(failures) > 1 else "")
                 )
             row_counts = {
-                table: con.execute(f"select count(*) from {table}").fetchone()[0]
+                table: (con.execute(f"select count(*) from {table}").fetchone() or (0,))[0]
                 for table in MART_TABLES
             }
             export_path = None
@@ -406,7 +407,7 @@ def focus_metadata(
             f"select min(ChargePeriodStart), max(ChargePeriodEnd) from {FOCUS_TABLE} "
             f"where x_RunId in ({placeholders})",
             runs,
-        ).fetchone()
+        ).fetchone() or (None, None)
         metadata["DatasetInstance"] = [
             {
                 "DatasetInstanceId": instance_id,
@@ -482,7 +483,8 @@ def export_focus(
             params=run_ids,
         )
         # Batches, never the whole table (DuckDB 1.x: record_batch, 2.x: to_arrow_reader).
-        batches = (getattr(relation, "to_arrow_reader", None) or relation.record_batch)(65_536)
+        read_batches: Any = getattr(relation, "to_arrow_reader", None) or relation.record_batch
+        batches = read_batches(65_536)
         rows = pa.RecordBatchReader.from_batches(
             batches.schema.with_metadata({"focus_schema_id": schema_id}), batches
         )

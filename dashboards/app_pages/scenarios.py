@@ -129,7 +129,7 @@ if baseline != filters.run_id or run_range is None or (filters.date_from, filter
 teams = ", ".join(md(t) for t in pair.tenants) if pair.tenants else "all teams"
 models = ", ".join(md(m) for m in pair.gpu_models) if pair.gpu_models else "all GPU models"
 dates = "whole runs" if pair.date_from is None else f"{pair.date_from} to {pair.date_to} (UTC) in both runs"
-st.caption(f"Baseline {md(baseline)} ({md(profiles.get(baseline))}) vs {md(other)} ({md(profiles.get(other))}) · "
+st.caption(f"Baseline {md(baseline)} ({md(profiles.get(baseline) or '')}) vs {md(other)} ({md(profiles.get(other) or '')}) · "
            f"{dates} · {teams} · {models}")
 compared = cache.query(db, "scenario_compare", pair, other)
 

@@ -23,7 +23,7 @@ policy_col, reclaim_col = st.columns([4, 1])
 with policy_col:
     policy = st.segmented_control(
         "Idle capacity", list(POLICY_LABELS), key="teams.idle_policy", default="separate",
-        format_func=POLICY_LABELS.get, required=True,
+        format_func=lambda policy: POLICY_LABELS.get(policy, policy), required=True,
         help="Showback: idle capacity is nobody's, it stays on the platform line (__idle__). "
              "By period and GPU model: the teams that used a GPU model in a charge period carry "
              "its idle in proportion to their cost there; idle of periods and models nobody used "

@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -167,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _markdown(header: list[str], rows: list[list[object]]) -> str:
+def _markdown(header: list[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(f"{v:,}" if isinstance(v, int) else str(v) for v in row) + " |" for row in rows]
     return "\n".join(lines) + "\n"

@@ -71,8 +71,8 @@ def _column_checks(columns: dict[str, str]) -> list[Check]:
             )
     # Date/Time columns: a timestamp type (UTC by construction), or ISO 8601 strings ending in Z
     for name, duck_type in columns.items():
-        column = REGISTRY.get(name)
-        if column is None or column.data_type != "Date/Time":
+        registered = REGISTRY.get(name)
+        if registered is None or registered.data_type != "Date/Time":
             continue
         if duck_type.startswith("TIMESTAMP"):
             continue
