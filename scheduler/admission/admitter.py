@@ -4,7 +4,8 @@ schedule(); semantics reference §4.4).
   1. Heads: pop one workload per ClusterQueue that has any.
   2. Snapshot: the live quota tree; usage reserved only for this cycle is undone after step 5.
   3. Nominate: flavor assignment for each head, and preemption targets when it needs them.
-  4. Order: classical (borrowing level, priority, age) or the fair-sharing tournament.
+  4. Order: classical (borrowing level, priority, age) or the fair-sharing tournament; with
+     PrioritizePreemptorWorkloads a workload waiting for its preemptions goes first.
   5. Process in that order: admit what fits; issue preemptions if the entry still fits with
      its targets gone (processEntry's fits); say why the rest waits.
   6. Requeue the heads not admitted (StrictFIFO / BestEffortFIFO) and write their reasons.
@@ -83,6 +84,7 @@ class Entry:
     pending_queue: PendingQueue
     node: QuotaNode
     requeues_at_pop: int
+    is_preemptor: bool = False  # its queue's preemptor when popped (manager.go Head.IsPreemptor)
     assignment: Assignment = field(default_factory=Assignment)
     targets: list[Target] = field(default_factory=list)
     admitted: bool = False
@@ -151,6 +153,8 @@ class Admitter:
         self.queues = queues
         self.port = port
         self.fair_sharing = config.configuration.fair_sharing
+        self.preemptors_first = config.configuration.prioritize_preemptor_workloads
+        self.partial_admission = config.configuration.partial_admission
         self.shares = FairShares(tree)
         self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
         self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
@@ -200,7 +204,8 @@ class Admitter:
                 continue
             wl = pending_queue.pop_head()
             if wl is not None:
-                entries.append(Entry(wl, pending_queue, self.tree.queue(name), pending_queue.requeues))
+                entries.append(Entry(wl, pending_queue, self.tree.queue(name), pending_queue.requeues,
+                                     is_preemptor=pending_queue.preemptor is wl))
         return entries
 
     def _nominate(self, entry: Entry) -> None:
@@ -225,7 +230,7 @@ class Admitter:
         a job that neither fits nor can preempt whole is tried at smaller counts."""
         wl, node = entry.wl, entry.node
         nominated = self._try(wl, node)
-        if nominated[0].mode is not Mode.FIT and not nominated[1] and wl.min_count < wl.pods:
+        if nominated[0].mode is not Mode.FIT and not nominated[1] and self.partial_admission and wl.min_count < wl.pods:
             nominated = self._partial(wl, node) or nominated
         return nominated
 
@@ -267,8 +272,10 @@ class Admitter:
 
     def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
         if self.fair_sharing is not None:
-            return tournament_order(self.shares, entries)
-        return sorted(entries, key=lambda e: (e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
+            return tournament_order(self.shares, entries, preemptors_first=self.preemptors_first)
+        first = self.preemptors_first
+        return sorted(entries, key=lambda e: (
+            first and not e.is_preemptor, e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
     def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot) -> None:
         assignment, node, wl = entry.assignment, entry.node, entry.wl
@@ -281,7 +288,10 @@ class Admitter:
         if assignment.mode is Mode.PREEMPT and not entry.targets:
             # Hold what is free now, unless reclaiming is unconditional: otherwise a lower
             # priority workload of another queue could take the quota this one waits for.
-            if self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is not _RECLAIM_ANY:
+            # A preemptor waiting for its victims holds it anyway under
+            # PrioritizePreemptorWorkloads (reserveCapacityForUnreclaimablePreempt).
+            reclaims_always = self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is _RECLAIM_ANY
+            if not reclaims_always or (self.preemptors_first and entry.is_preemptor):
                 snapshot.reserve(node, _quota_to_reserve(node, assignment))
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
@@ -302,10 +312,9 @@ class Admitter:
             entry.reason = PendingReason.WAITING_FOR_PREEMPTED
             entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
             entry.transient = True
-            if not entry.pending_queue.strict_fifo:
-                # BestEffortFIFO only (cluster_queue.go requeueIfNotPresent): it keeps its
-                # turn until the victims are gone; under StrictFIFO the heap order decides.
-                entry.pending_queue.sticky = wl
+            # cluster_queue.go requeueIfNotPresent: the queue's preemptor until admitted;
+            # sticky at the head under BestEffortFIFO only (PendingQueue.pop_head).
+            entry.pending_queue.preemptor = wl
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True

@@ -2,9 +2,10 @@
 
 Source: kueue pkg/scheduler/fair_sharing_iterator.go (semantics reference §4.7). At every
 cohort, the children (sub-cohort winners and ClusterQueue heads) compete with their share
-computed *after* adding the candidate's usage; a child that would not borrow on the
-flavor-resources it asks for wins first (FairSharingPrioritizeNonBorrowing), then the lower
-share, higher priority, older timestamp. The shares are recomputed after every admission:
+computed *after* adding the candidate's usage. With PrioritizePreemptorWorkloads a workload
+waiting for its preemptions wins first; then a child that would not borrow on the
+flavor-resources it asks for (FairSharingPrioritizeNonBorrowing), then the lower share,
+higher priority, older timestamp. The shares are recomputed after every admission:
 the caller admits between two yields.
 """
 
@@ -32,11 +33,14 @@ class Contender(Protocol):
     @property
     def timestamp(self) -> float: ...
 
+    @property
+    def is_preemptor(self) -> bool: ...
+
 
 C = TypeVar("C", bound=Contender)
 
 
-def tournament_order(shares: FairShares, entries: Sequence[C]) -> Iterator[C]:
+def tournament_order(shares: FairShares, entries: Sequence[C], *, preemptors_first: bool = False) -> Iterator[C]:
     """Yield entries one at a time, each the winner given the usage admitted so far
     (the caller admits between yields, and the shares are recomputed)."""
     remaining = {id(e.queue): e for e in entries}
@@ -48,13 +52,14 @@ def tournament_order(shares: FairShares, entries: Sequence[C]) -> Iterator[C]:
             yield first
             continue
         root = first.queue.root()
-        keys = _tournament_keys(shares, root, remaining)
+        keys = _tournament_keys(shares, root, remaining, preemptors_first)
         winner = _run_tournament(root, remaining, keys)
         del remaining[id(winner.queue)]
         yield winner
 
 
-def _tournament_keys(shares: FairShares, root: QuotaNode, remaining: dict[int, C]) -> dict[tuple[int, int], tuple[object, ...]]:
+def _tournament_keys(shares: FairShares, root: QuotaNode, remaining: dict[int, C],
+                     preemptors_first: bool) -> dict[tuple[int, int], tuple[object, ...]]:
     """(cohort, entry) -> comparison key of the entry's child node under that cohort."""
     keys: dict[tuple[int, int], tuple[object, ...]] = {}
     for entry in remaining.values():
@@ -68,6 +73,7 @@ def _tournament_keys(shares: FairShares, root: QuotaNode, remaining: dict[int, C
             for ancestor in queue.ancestors():
                 share = shares.share(node)
                 keys[(id(ancestor), id(entry))] = (
+                    preemptors_first and not entry.is_preemptor,
                     share.borrowing_on(entry.usage), share.key, -entry.priority, entry.timestamp,
                 )
                 node = ancestor

@@ -213,6 +213,12 @@ class FairSharing:
 class KueueConfiguration:
     wait_for_pods_ready: WaitForPodsReady | None = None
     fair_sharing: FairSharing | None = None
+    # featureGates.PrioritizePreemptorWorkloads (alpha in Kueue 0.20, off by default): a
+    # workload waiting for its preemptions goes first in the cycle's order and holds the
+    # quota it can claim even without targets, so its victims cannot take it back.
+    prioritize_preemptor_workloads: bool = False
+    # featureGates.PartialAdmission (beta, on by default): a pod set's minCount is honoured.
+    partial_admission: bool = True
 
 
 # ------------------------------------------------------------------------ all of them

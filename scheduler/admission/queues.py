@@ -14,10 +14,11 @@ reference §4.3).
 - Scheduling-equivalence hashing: when a BestEffortFIFO head does not fit (or finds no
   preemption candidates), every heap workload of the same shape goes to the inadmissible set
   with it.
-- A workload that issued preemptions stays the head of a BestEffortFIFO queue until it is
-  admitted or fails otherwise, so that nobody else takes the quota it freed (sticky; a
-  StrictFIFO queue keeps its heap order, as Kueue's preemptorWorkload is sticky only
-  under BestEffortFIFO).
+- The workload that issued preemptions is the queue's preemptor (Kueue's preemptorWorkload)
+  until it is admitted, leaves, or is found unschedulable (parked). In a BestEffortFIFO queue
+  it stays the head meanwhile, so that nobody else takes the quota it freed (sticky); a
+  StrictFIFO queue keeps its heap order. With PrioritizePreemptorWorkloads the admitter also
+  orders it first in the cycle.
 - Inadmissible workloads return to the heap when the cohort tree's capacity changes
   (`requeue_inadmissible`). Those in PodsReady backoff are not in the queue at all until
   their time comes (`KueueAdmission.submit` queues them then).
@@ -65,7 +66,7 @@ class PendingQueue:
         self._tokens = itertools.count()
         self._in_heap: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}  # by shape
         self._shapes: dict[tuple[object, ...], _Shape] = {}
-        self.sticky: AdmissionWorkload | None = None
+        self.preemptor: AdmissionWorkload | None = None  # waiting for the workloads it preempted
         self.requeues = 0  # bumped by every requeue of the inadmissible set
         self._positions: list[tuple[int, float, int]] = []
         self._members: dict[str, tuple[int, float, int]] = {}
@@ -94,8 +95,8 @@ class PendingQueue:
         self._take_out(wl)
         self._track(wl)
         bisect.insort(self._shape(wl).parked, (wl.queue_key, wl))
-        if self.sticky is wl:
-            self.sticky = None
+        if self.preemptor is wl:
+            self.preemptor = None
 
     def remove(self, wl: AdmissionWorkload) -> None:
         """The workload left the queue (admitted, deactivated)."""
@@ -103,8 +104,8 @@ class PendingQueue:
         key = self._members.pop(wl.name, None)
         if key is not None:
             del self._positions[bisect.bisect_left(self._positions, key)]
-        if self.sticky is wl:
-            self.sticky = None
+        if self.preemptor is wl:
+            self.preemptor = None
 
     def _track(self, wl: AdmissionWorkload) -> None:
         key = wl.queue_key
@@ -153,7 +154,7 @@ class PendingQueue:
 
     def pop_head(self) -> AdmissionWorkload | None:
         """The next workload to try; it stays a member until requeued or removed."""
-        sticky = self.sticky
+        sticky = None if self.strict_fifo else self.preemptor
         if sticky is not None and sticky.name in self._token:
             self._take_out(sticky)
             return sticky

@@ -159,3 +159,20 @@ def test_a_bad_preset_extension_names_the_field(tmp_path, preset, field):
     with pytest.raises(InputError, match=field):
         generate(path, tmp_path / "out")
 
+
+
+def test_the_demo_configuration_carries_the_presets_feature_gates(demo):
+    """The demo preset turns on PrioritizePreemptorWorkloads (docs/fidelity.md): the
+    manifests say so, and the replay reads it."""
+    _, files, _, _ = demo
+    config = read_queue_config(files.queues)
+    assert config.configuration.prioritize_preemptor_workloads
+    assert not [w for w in config.warnings if "feature gate" in w]
+
+
+@pytest.mark.parametrize("gates", ["feature_gates = 3", 'feature_gates = { PartialAdmission = "no" }'])
+def test_bad_feature_gates_in_a_preset_name_the_field(tmp_path, gates):
+    path = tmp_path / "mine.toml"
+    path.write_text(f'[preset]\nextends = "tiny"\n[queues]\n{gates}\n', encoding="utf-8")
+    with pytest.raises(InputError, match="queues.feature_gates"):
+        generate(path, tmp_path / "out")

@@ -371,7 +371,11 @@ class ConfigurationBuilder:
             strategy["backoffLimitCount"] = backoff_limit
         self._document["waitForPodsReady"] = {"timeout": timeout, "blockAdmission": block_admission,
                                               "requeuingStrategy": strategy}
-        self._document["featureGates"] = {}
+        self._document["featureGates"].pop("DisableWaitForPodsReady", None)
+        return self
+
+    def feature_gate(self, name: str, enabled: bool) -> ConfigurationBuilder:
+        self._document["featureGates"][name] = enabled
         return self
 
     def obj(self) -> dict[str, Any]:

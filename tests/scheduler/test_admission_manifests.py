@@ -145,3 +145,20 @@ def test_the_replay_writes_cluster_queues_parquet_in_base_units(tmp_path):
         {"cluster_queue": "team-b", "cohort": "org", "flavor": "a100", "resource": "nvidia.com/gpu",
          "nominal_quota": 0.5, "borrowing_limit": None, "lending_limit": None, "fair_sharing_weight": 1.0},
     ]
+
+
+def test_feature_gates_the_replay_models_are_read_and_others_are_warned_about():
+    """kueue pkg/features/kube_features.go: PrioritizePreemptorWorkloads (alpha, off) and
+    PartialAdmission (beta, on) change what the replay decides; any other gate is said once."""
+    v1beta2 = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+    default = parse_queue_config(FLAVOR + v1beta2).configuration
+    assert (default.prioritize_preemptor_workloads, default.partial_admission) == (False, True)
+    config = parse_queue_config(FLAVOR + v1beta2 + "featureGates: {PrioritizePreemptorWorkloads: true, "
+                                "PartialAdmission: false, TopologyAwareScheduling: true}\n")
+    assert (config.configuration.prioritize_preemptor_workloads, config.configuration.partial_admission) == (True, False)
+    assert [w for w in config.warnings if "feature gate" in w] == [
+        "queues.yaml: document 2: feature gate 'TopologyAwareScheduling' is not modelled; "
+        "the replay runs as with its default",
+    ]
+    with pytest.raises(InputError, match="featureGates.PartialAdmission"):
+        parse_queue_config(FLAVOR + v1beta2 + "featureGates: {PartialAdmission: 'no'}\n")

@@ -22,6 +22,12 @@ Defaults follow the API version, as Kueue's defaulting does
   backoffLimitCount unset (requeue forever); preemption strategies
   [LessThanOrEqualToFinalShare, LessThanInitialShare].
 
+``featureGates`` (a map of gate name to true/false, as the manager's ``--feature-gates``):
+``PrioritizePreemptorWorkloads`` (alpha in 0.20, default false) and ``PartialAdmission``
+(beta, default true) change what the replay decides and are honoured;
+``DisableWaitForPodsReady`` is read with waitForPodsReady. Any other gate gets one warning
+line: the replay runs as with that gate at its default.
+
 No Configuration document at all means what current Kueue runs with (its shipped
 ``kueue-manager-config`` is v1beta2 and sets neither): classical preemption, and
 waitForPodsReady on with timeout 30m, recoveryTimeout 30m, blockAdmission false,
@@ -56,6 +62,8 @@ _QUIET_FIELDS = {
     "admissionFairSharing", "dra", "waitForPodsReady", "fairSharing", "apiVersion", "kind",
     "metadata",
 }
+# Feature gates the replay honours (pkg/features/kube_features.go), with Kueue 0.20's defaults.
+MODELLED_GATES = {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False}
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -89,11 +97,27 @@ def read_configuration(reader: FieldReader, api_version: str, document: Mapping)
     for key in document:
         if key not in _QUIET_FIELDS:
             reader.warn(f"field '{key}' is not a known Configuration field; ignored")
-    gates = reader.mapping(document.get("featureGates"), "featureGates")
+    gates = _feature_gates(reader, document)
     return KueueConfiguration(
         wait_for_pods_ready=_wait_for_pods_ready(reader, document, v1beta1, gates),
         fair_sharing=_fair_sharing(reader, document, v1beta1),
+        prioritize_preemptor_workloads=gates["PrioritizePreemptorWorkloads"],
+        partial_admission=gates["PartialAdmission"],
     )
+
+
+def _feature_gates(reader: FieldReader, document: Mapping) -> dict[str, bool]:
+    """The modelled gates, each at its value or Kueue's default; one warning per other gate."""
+    spec = reader.mapping(document.get("featureGates"), "featureGates")
+    gates = dict(MODELLED_GATES)
+    for name, value in spec.items():
+        if not isinstance(value, bool):
+            raise reader.error(f"featureGates.{name}", f"must be true or false, got {value!r}")
+        if name in gates:
+            gates[name] = value
+        else:
+            reader.warn(f"feature gate '{name}' is not modelled; the replay runs as with its default")
+    return gates
 
 
 def _wait_for_pods_ready(reader: FieldReader, document: Mapping, v1beta1: bool, gates: Mapping) -> WaitForPodsReady | None:
