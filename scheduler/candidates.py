@@ -27,6 +27,8 @@ class NodeCandidates:
         self._tainted = cluster.tainted
         self._excluded: dict[NodeSelector, Mapping[int, str]] = {}
         self._candidates: dict[tuple[tuple[str, ...], NodeSelector], list[int]] = {}
+        # No node is too small for a pod of at most this many GPUs (a diagnosis skips that check).
+        self.fewest_gpus = min((node.gpus for node in cluster.nodes), default=0)
 
     def excluded(self, selector: NodeSelector) -> Mapping[int, str]:
         """The nodes a pod with `selector` may not run on, each with kube-scheduler's reason

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
 from scheduler.framework.interface import (
@@ -80,6 +80,7 @@ class Framework:
         self.permits: list[PermitPlugin] = [make(registry.permit, n) for n in profile.permit]
         self.group_post_filters: list[GroupPostFilterPlugin] = []
         self.pod_post_filters: list[PodPostFilterPlugin] = []
+        self._group_query_classes: dict[type, bool] = {}  # see `_is_group_query`
         for name in profile.post_filter:
             plugin = make(registry.post_filter, name)
             if plugin.unit is not profile.unit:
@@ -149,14 +150,14 @@ class Framework:
 
     def run_post_filter(self, query: GroupPreemptionQuery | PodPreemptionQuery) -> list[RunningGroup] | NodeVictims | None:
         """The first PostFilter plugin of the query's unit that finds victims decides."""
-        if isinstance(query, GroupPreemptionQuery):
+        if _is_group_query(query, self._group_query_classes):
             for group_plugin in self.group_post_filters:
-                groups = group_plugin.select_group_victims(query)
+                groups = group_plugin.select_group_victims(cast(GroupPreemptionQuery, query))
                 if groups:
                     return groups
             return None
         for pod_plugin in self.pod_post_filters:
-            victims = pod_plugin.select_pod_victims(query)
+            victims = pod_plugin.select_pod_victims(cast(PodPreemptionQuery, query))
             if victims is not None:
                 return victims
         return None
@@ -308,6 +309,17 @@ class Framework:
         return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
 
 
+def _is_group_query(query: object, known: dict[type, bool]) -> bool:
+    """isinstance(query, GroupPreemptionQuery), remembered per class: a check against a
+    runtime-checkable Protocol inspects every member (slow on Python 3.11, and asked once per
+    preemption attempt), and its answer depends on the query's class alone."""
+    kind = type(query)
+    answer = known.get(kind)
+    if answer is None:
+        answer = known[kind] = isinstance(query, GroupPreemptionQuery)
+    return answer
+
+
 def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures: list[tuple[int, Status]]) -> Diagnosis:
     """Nothing fits. Nodes the usage-index walk did not visit lack the GPUs (their used level
     is too high); the visited ones failed a filter each. Count them as a full scan would."""
@@ -317,10 +329,13 @@ def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures:
         if failed.code is Code.UNRESOLVABLE:
             diagnosis.unresolvable.add(node)
     visited = {node for node, _ in visited_failures}
-    for node in state.candidate_nodes(request.models, request.selector):
-        if node not in visited:
-            diagnosis.reasons[INSUFFICIENT_GPU] += 1
-            if request.milli > state.nodes[node].gpus * 1000:
+    candidates = state.candidate_nodes(request.models, request.selector)
+    unvisited = len(candidates) - len(visited.intersection(candidates))
+    if unvisited:  # counted, not walked: this runs for every pod that fits nowhere
+        diagnosis.reasons[INSUFFICIENT_GPU] += unvisited
+    if request.milli > state.fewest_gpus * 1000:  # only then can a node be too small for the pod
+        for node in candidates:
+            if node not in visited and request.milli > state.nodes[node].gpus * 1000:
                 diagnosis.unresolvable.add(node)
     _count_non_candidates(state, request, diagnosis)
     return diagnosis
