@@ -8,6 +8,7 @@ kind of check runs there within seconds.
 
 from __future__ import annotations
 
+import pyarrow.parquet as pq
 import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
@@ -22,6 +23,8 @@ from scheduler.queue import ShapeQueue
 from scheduler.state import ClusterState
 from scheduler.usage_index import UsageClass
 from scheduler.verify import VerificationError, Verifier
+from tests.scheduler.admission_story import kueue_files
+from tests.scheduler.builders import make_node, make_workload
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
@@ -121,3 +124,21 @@ def test_the_cli_reports_the_first_difference_in_one_line(small_demo, tmp_path, 
     assert code == EXIT_VERIFY_FAILED
     assert len(err) == 1 and err[0].startswith("gpu-finops replay --verify: at t=")
     assert "GPUs held below a priority from the index for workload" in err[0]
+
+
+def test_the_index_diagnosis_matches_a_scan_on_nodes_of_different_sizes(tmp_path):
+    """The usage-index walk counts the nodes it did not visit instead of walking them, and
+    looks for nodes too small for the pod only when one can be (a pod above the smallest
+    node's GPUs). A verified replay compares its diagnosis with a full scan's: "wide" (8
+    GPUs) finds the 8-GPU node busy and the 4-GPU nodes too small, whatever frees up."""
+    nodes = [make_node("s1").gpus(4).obj(), make_node("big").obj(), make_node("s2").gpus(4).obj()]
+    jobs = [make_workload("hold").at(0).runs_for(1_000).gpus(8).obj(),
+            make_workload("small").at(5).runs_for(100).gpus(2).obj(),
+            make_workload("wide").at(10).runs_for(100).gpus(8).obj()]
+    trace, cluster, _ = kueue_files(tmp_path, nodes, jobs, [])
+    verifier = Verifier()
+    replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=42, verifier=verifier)
+    assert verifier.checks["node chosen through the usage index"] > 0
+    messages = [r["message"] for r in pq.read_table(tmp_path / "run" / "events.parquet").to_pylist()
+                if r["workload_id"] == "wide" and r["event"] == "pending"]
+    assert "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in messages
