@@ -50,21 +50,28 @@ class EventLogWriter:
         self._writer = pq.ParquetWriter(self._tmp, schema, compression="zstd")
         self._schema = schema
         self._batch_rows = batch_rows
-        self._buffer: dict[str, list[object]] = {name: [] for name in _COLUMNS}
         self.rows = 0
         self.counts: dict[str, int] = {}
+        self._new_buffer()
+
+    def _new_buffer(self) -> None:
+        self._buffer: dict[str, list[object]] = {name: [] for name in _COLUMNS}
+        # Every row appends to every column: the bound appends are looked up once per batch.
+        self._seq, self._time, self._event, self._workload = (
+            self._buffer[name].append for name in ("seq", "time_s", "event", "workload_id"))
+        self._optional = [(name, self._buffer[name].append) for name in _OPTIONAL]
 
     def emit(self, time_s: float, event: EventType, workload_id: str, **fields: Unpack[EventFields]) -> None:
-        buffer = self._buffer
-        buffer["seq"].append(self.rows)
-        buffer["time_s"].append(float(time_s))
-        buffer["event"].append(event.value)
-        buffer["workload_id"].append(workload_id)
-        for name in _OPTIONAL:
-            buffer[name].append(fields.get(name))
+        self._seq(self.rows)
+        self._time(float(time_s))
+        self._event(event.value)
+        self._workload(workload_id)
+        get = fields.get
+        for name, append in self._optional:
+            append(get(name))
         self.rows += 1
         self.counts[event.value] = self.counts.get(event.value, 0) + 1
-        if len(buffer["seq"]) >= self._batch_rows:
+        if len(self._buffer["seq"]) >= self._batch_rows:
             self._flush()
 
     def _flush(self) -> None:
@@ -72,7 +79,7 @@ class EventLogWriter:
             return
         table = pa.Table.from_pydict(self._buffer, schema=self._schema)
         self._writer.write_table(table)
-        self._buffer = {name: [] for name in _COLUMNS}
+        self._new_buffer()
 
     def close(self) -> Path:
         """Flush, close and move the file to its final name."""
