@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from scheduler.admission.manifests.fields import FieldReader
@@ -63,7 +64,8 @@ _QUIET_FIELDS = {
     "metadata",
 }
 # Feature gates the replay honours (pkg/features/kube_features.go), with Kueue 0.20's defaults.
-MODELLED_GATES = {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False}
+MODELLED_GATES: Mapping[str, bool] = MappingProxyType(
+    {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False})
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
