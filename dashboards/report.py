@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import base64
 import html
-import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
@@ -30,6 +27,8 @@ import pandas as pd
 from dashboards import charts, data, finops_charts, scenario_charts
 from dashboards.errors import DashboardError
 from dashboards.text import markdown_text, printable, printable_value
+from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.writes import neutralise_formula, write_files
 
 FORMATS = ("html", "csv", "md", "png")
 SECTIONS = (
@@ -45,29 +44,15 @@ def report_file_names() -> frozenset[str]:
     """Every file name a report may write (to tell a report folder from a user's folder)."""
     return frozenset({"index.html", "report.md", "headline.csv"}
                      | {f"{slug}.{ext}" for slug in SECTIONS for ext in ("csv", "png")})
-# Characters that make a spreadsheet treat a cell as a formula (OWASP "CSV injection").
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
 # --------------------------------------------------------------------------------------------
 # Safety helpers (shared with the dashboard's CSV downloads)
 # --------------------------------------------------------------------------------------------
 
 
 def neutralise_csv_value(value: Any) -> Any:
-    """Prefix text that a spreadsheet would run as a formula with a single quote.
-
-    A carriage return becomes a line feed first: CSV writers quote a value with a line feed
-    but not one with a lone carriage return, which a spreadsheet reads as a new row, so
-    ``"x\r=cmd|…"`` would start a row with a formula.
-    """
-    if isinstance(value, str):
-        if "\r" in value:
-            value = value.replace("\r\n", "\n").replace("\r", "\n")
-        value = printable(value, keep="\n\t")  # an escape sequence would run when the file is cat'ed
-        if value.startswith(_FORMULA_PREFIXES):
-            return "'" + value
-    return value
+    """Prefix text that a spreadsheet would run as a formula with a single quote (the rule
+    every stage shares: `scheduler.eventlog.writes.neutralise_formula`)."""
+    return neutralise_formula(value)
 
 
 def neutralise_csv_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -436,27 +421,18 @@ def write_report(
         for section in sections:
             if section.chart is not None and not section.table.empty:
                 files.append((f"{section.slug}.png", _png(section.chart(section.table))))
-    return _write_atomically(Path(out_dir), files)
+    return _write_atomically(Path(out_dir), files, inputs=(Path(db),))
 
 
-def _write_atomically(out_dir: Path, files: list[tuple[str, bytes]]) -> list[Path]:
-    """Write every file to a temp folder in ``out_dir``, then rename each into place."""
+def _write_atomically(out_dir: Path, files: list[tuple[str, bytes]], inputs: tuple[Path, ...] = ()) -> list[Path]:
+    """Write every file into ``out_dir`` under the write discipline
+    (`scheduler.eventlog.writes.write_files`): each file swapped in from a temporary sibling,
+    never over a file of the user's (one the folder's manifest does not list with its hash),
+    never over the database read. Files of other formats an earlier report wrote stay."""
     targets = [safe_output_path(out_dir, name) for name, _ in files]  # refuse before writing
+    wanted = dict(files)
     try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise DashboardError(f"cannot create report folder {out_dir}: {exc.strerror}") from exc
-    staging = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir))
-    try:
-        for (name, payload), target in zip(files, targets, strict=True):
-            staged = staging / name
-            with open(staged, "wb") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            # os.replace swaps the name itself: a symlink planted at the target is replaced,
-            # never followed to a file outside out_dir.
-            os.replace(staged, target)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        write_files(out_dir, wanted, inputs=inputs, what="the report folder")
+    except NotOurs as refused:
+        raise DashboardError(str(refused)) from None
     return targets

@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 import shutil
 import tempfile
 import tomllib
@@ -42,6 +41,8 @@ from croniter import croniter
 
 from dashboards.errors import DashboardError
 from dashboards.report import FORMATS, report_file_names, write_report
+from scheduler.eventlog.files import FILES_MANIFEST, replace_folder
+from scheduler.eventlog.writes import output_lock, write_file
 
 PERIODS = ("day", "week", "month", "run")
 DEFAULT_FORMATS = ("html", "md", "csv")
@@ -210,17 +211,7 @@ def read_state(path: Path) -> dict[str, Any]:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_file(path, text)
 
 
 @contextlib.contextmanager
@@ -264,19 +255,16 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
     created = not target.parent.exists()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    previous = target.with_name(f".{target.name}.previous-{os.getpid()}")
     try:
         _check_replaceable(target)
         # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
                      run_id=report.run_id, team=report.team, phase=None)
-        _check_replaceable(target)  # again: files may have been put there meanwhile
-        if target.exists():  # a rerun after a lost state: swap the old folder out
-            os.replace(target, previous)
-        os.replace(staging, target)
+        with output_lock(target):
+            _check_replaceable(target)  # again: files may have been put there meanwhile
+            replace_folder(staging, target)  # a rerun after a lost state: the old folder or the new
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-        shutil.rmtree(previous, ignore_errors=True)
         if created and not any(target.parent.iterdir()):
             target.parent.rmdir()  # a failed first report leaves no empty folder behind
 
@@ -289,7 +277,7 @@ def _check_replaceable(target: Path) -> None:
         return
     if target.is_symlink() or not target.is_dir():
         raise DashboardError(f"{target}: exists and is not a report folder: not replaced")
-    known = report_file_names()
+    known = report_file_names() | {FILES_MANIFEST}
     strangers = sorted(p.name for p in target.iterdir() if p.is_symlink() or not p.is_file() or p.name not in known)
     if strangers:
         raise DashboardError(

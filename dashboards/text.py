@@ -1,7 +1,7 @@
 """User text made safe to show in a terminal or a file: control characters neutralised.
 
-The same rule as ``scheduler.eventlog.text`` (the dashboard may not import the scheduler; a
-test keeps the two identical): ESC becomes ␛ (the Control Pictures block), NUL ␀, DEL ␡, and a
+`printable` is ``scheduler.eventlog.text``'s, the one rule every stage shares (the dashboard
+may import that module and no other part of the scheduler but the write discipline): ESC becomes ␛ (the Control Pictures block), NUL ␀, DEL ␡, and a
 C1 control such as CSI the four characters ``\\x9b``. A terminal then shows a tenant named
 ``ESC[2J`` instead of clearing the screen, and vl-convert renders a chart of it instead of
 aborting on a character XML does not allow.
@@ -12,27 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
-"""C0 and C1 control characters, DEL, and the non-characters U+FFFE and U+FFFF."""
-
-
-def _shown(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)
-    if code == 0x7F:
-        return "\u2421"
-    if code > 0xFFFD:  # the non-characters U+FFFE and U+FFFF, which XML (a chart's SVG) refuses
-        return "\ufffd"
-    return f"\\x{code:02x}"
-
-
-def printable(text: str, keep: str = "") -> str:
-    """``text`` with each control character not in ``keep`` replaced by a visible stand-in."""
-    if text.isprintable():
-        return text
-    return CONTROL_CHARACTERS.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
-
+from scheduler.eventlog.text import CONTROL_CHARACTERS, printable  # noqa: F401 - re-exported
 
 # Markdown punctuation that can start inline markup: links and images ([x](javascript:…),
 # ![](http://…): escaping the brackets is enough), raw HTML and autolinks (<script>,

@@ -32,8 +32,12 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     from dashboards.errors import DashboardError
     from pipeline.errors import PipelineError
     from scheduler.errors import InputError
+    from scheduler.eventlog.files import NotOurs
+    from scheduler.eventlog.writes import WriteFailed
 
-    return (InputError, PipelineError, DashboardError, FileNotFoundError)
+    # NotOurs: an output that would replace a user's file or an input (`OutputRefused`), or
+    # another writer held too long; WriteFailed: a full disk or a read-only folder.
+    return (InputError, PipelineError, DashboardError, FileNotFoundError, NotOurs, WriteFailed)
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -125,7 +129,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_explain(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    console = Console()
+    console = Console(emoji=False)  # user text: never :name: emoji codes
     if args.db:
         from pipeline.explain import render_timeline, workload_timeline
 
@@ -212,7 +216,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     wide = None if sys.stdout.isatty() else 220  # a piped table is read whole
     compare(args.runs, db=Path(args.db) if args.db else None, prices=Path(args.prices) if args.prices else None,
-            console=Console(width=wide, soft_wrap=args.format != "table"), all_runs=args.all,
+            console=Console(width=wide, emoji=False, soft_wrap=args.format != "table"), all_runs=args.all,
             options=RankingOptions(args.baseline, args.rank_by, args.window, args.format))
     return 0
 
@@ -247,11 +251,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers", f"must be >= 1, got {args.workers}")
 
-    console = Console(file=sys.stderr, soft_wrap=True)
+    console = Console(file=sys.stderr, soft_wrap=True, emoji=False)
     report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
                        workers=args.workers, quiet=args.quiet, console=console)
     # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
-    print_report(report, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
+    print_report(report, Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 200))
     return EXIT_VIOLATIONS if report.failed else 0
 
 
@@ -481,6 +485,12 @@ def _inputs_read_once(args: argparse.Namespace) -> Iterator[None]:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)  # imports some commands' modules: inside main()
+    for name, value in vars(args).items():  # no file name can hold a NUL: say so, not ValueError
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and "\0" in text:
+                print(f"gpu-finops {args.command}: --{name.replace('_', '-')}: {_shown(text)!s} holds a NUL "
+                      "byte, which no file name can", file=sys.stderr)
+                return EXIT_USER_ERROR
     try:
         with _inputs_read_once(args):
             return int(args.handler(args))
@@ -491,6 +501,14 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as error:  # one line for user errors; real bugs keep their traceback
         if isinstance(error, _user_errors()):
             print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
+            return EXIT_USER_ERROR
+        from scheduler.eventlog.writes import is_disk_error
+
+        if is_disk_error(error):  # a write the system refused, wherever it happened
+            assert isinstance(error, OSError)
+            where = error.filename or "the output"
+            print(f"gpu-finops {args.command}: {_shown(where)}: cannot write it: {_shown(error.strerror)}; "
+                  "the previous output is intact", file=sys.stderr)
             return EXIT_USER_ERROR
         raise
 

@@ -37,10 +37,12 @@ from typing import Any
 import yaml
 
 from scheduler.errors import InputError
+from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.writes import write_files
 from scheduler.model.cluster import Node
 from scheduler.model.workload import MILLI
 from scheduler.trace.cluster import expand_pools
-from scheduler.trace.io import atomic_write_text, csv_text
+from scheduler.trace.io import csv_text
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -159,7 +161,6 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
     horizon_s = float(_require(settings, "horizon_s", source, "preset."))
     draws, offered = _draw_workloads(config, nodes, horizon_s, rng, source)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     files = GeneratedFiles(
         trace=out / "trace.csv",
         cluster=out / "cluster.csv",
@@ -171,10 +172,12 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
         gpus=sum(n.gpus for n in nodes),
         offered_load=offered,
     )
-    atomic_write_text(files.trace, _trace_csv(draws))
-    atomic_write_text(files.cluster, _cluster_csv(nodes))
-    atomic_write_text(files.queues, _queues_yaml(config, nodes, source, seed))
-    atomic_write_text(files.prices, _prices_csv(config, source))
+    contents = {files.trace.name: _trace_csv(draws), files.cluster.name: _cluster_csv(nodes),
+                files.queues.name: _queues_yaml(config, nodes, source, seed), files.prices.name: _prices_csv(config, source)}
+    try:  # never over a file of the user's (or the preset read), each file old or new
+        write_files(out, contents, inputs=[source], what="--out")
+    except NotOurs as refused:
+        raise InputError(out, str(refused).removeprefix(f"{out}: ")) from None
     return files
 
 

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import uuid
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -232,11 +233,18 @@ def build(
     export: Path | None = None,
     show_progress: bool = True,
     focus_split: bool = False,
+    fresh: bool = False,
+    extra_tables: Mapping[str, pa.Table] | None = None,
+    check_target: Callable[[Path], None] | None = None,
 ) -> BuildResult:
     """Build (or rebuild) the given runs into `db`; other runs already there are kept.
 
     `focus_split` writes FOCUS 1.3 split cost allocation instead of FOCUS 1.2 rows (for every
-    run in the database: all models are rebuilt).
+    run in the database: all models are rebuilt). `fresh` starts from an empty database
+    instead of the current one (a sweep's database holds exactly its runs); `extra_tables`
+    are stored as they are (the sweep's scenario table), in the same swap; `check_target`
+    is called with the database's path once its lock is held, before anything is read (a
+    sweep refuses there a database it did not build).
     """
     if not run_dirs:
         raise PipelineError("build: no run directory given")
@@ -247,7 +255,10 @@ def build(
     if export is not None:
         check_export_folder(Path(export) / FOCUS_TABLE)  # before any work: it is replaced whole
     with BuildTarget(Path(db)) as target:  # before anything else: refuse a held database at once
-        return _build(run_dirs, prices, target, charge_period_s, export, show_progress, focus_split)
+        if check_target is not None:
+            check_target(target.path)
+        return _build(run_dirs, prices, target, charge_period_s, export, show_progress, focus_split,
+                      fresh, extra_tables or {})
 
 
 def _build(
@@ -258,6 +269,8 @@ def _build(
     export: Path | None,
     show_progress: bool,
     focus_split: bool,
+    fresh: bool = False,
+    extra_tables: Mapping[str, pa.Table] | None = None,
 ) -> BuildResult:
     runs = [read_run_dir(Path(run_dir)) for run_dir in run_dirs]
     seen: dict[str, Path] = {}
@@ -276,7 +289,8 @@ def _build(
     db = target.given
     temp_db = _temp_sibling(target.path, "building")
     try:
-        target.copy_to(temp_db)
+        if not fresh:
+            target.copy_to(temp_db)
         try:
             con = connect(temp_db, read_only=False)
         except duckdb.Error as exc:  # the existing file is not a DuckDB database
@@ -325,6 +339,10 @@ def _build(
                     f"{db}: audit '{name}' failed on {count} row(s), e.g. {example}"
                     + (f" (and {len(failures) - 1} more audits)" if len(failures) > 1 else "")
                 )
+            for name, table in (extra_tables or {}).items():
+                con.register("extra_table_rows", table)
+                con.execute(f'create or replace table "{name}" as select * from extra_table_rows')
+                con.unregister("extra_table_rows")
             row_counts = {
                 table: (con.execute(f"select count(*) from {table}").fetchone() or (0,))[0]
                 for table in MART_TABLES

@@ -19,6 +19,7 @@ file drops the process's locks on it, so the build never opens the target a seco
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -31,6 +32,7 @@ import duckdb
 
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
+from scheduler.eventlog.writes import output_lock
 
 try:  # POSIX only: elsewhere the build runs without the lock
     import fcntl
@@ -51,9 +53,21 @@ class BuildTarget:
         self.path = _real_target(self.given)
         self._fd: int | None = None
         self._existed = False
+        self._writers = contextlib.ExitStack()
 
     def __enter__(self) -> BuildTarget:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        # First the writers' lock (`scheduler.eventlog.writes.output_lock`): a second build or
+        # sweep into this database waits here until the first has renamed its file into place,
+        # then copies that file, so neither run is lost.
+        self._writers.enter_context(output_lock(self.path))
+        try:
+            return self._hold()
+        except BaseException:
+            self._writers.close()
+            raise
+
+    def _hold(self) -> BuildTarget:
         if not self.path.exists():
             return self
         self._existed = True
@@ -83,6 +97,7 @@ class BuildTarget:
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
+        self._writers.close()
 
     def copy_to(self, temp: Path) -> None:
         """Copy the current database to ``temp`` (nothing when there is none yet), keeping its

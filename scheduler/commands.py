@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -17,8 +16,10 @@ import pyarrow.parquet as pq
 
 from scheduler.admission.port import ReplayPort
 from scheduler.errors import InputError
+from scheduler.eventlog.files import NotOurs, replace_folder
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
+from scheduler.eventlog.writes import check_not_an_input, output_lock, sha256_file
 from scheduler.framework.profile import load_profile
 from scheduler.lifecycle import AdmissionLayer
 from scheduler.model import Workload
@@ -27,7 +28,7 @@ from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
 from scheduler.trace.inventories import read_any_cluster
-from scheduler.trace.io import check_replaceable, not_utf8_error, replace_folder, spooled
+from scheduler.trace.io import check_replaceable, not_utf8_error, spooled
 from scheduler.verify import Verifier
 
 if TYPE_CHECKING:
@@ -55,14 +56,6 @@ def parse_start(value: str | None) -> datetime:
     except ValueError:
         raise InputError("--start", f"not an ISO 8601 time: {value!r}") from None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def read_resizes(path: Path, workloads: dict[str, Workload]) -> list[tuple[str, float, int]]:
@@ -158,7 +151,11 @@ def _replay(
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
-    _check_out(out)  # before any work: the old folder is replaced whole
+    check_run_folder(out)  # before any work: the old folder is replaced whole
+    try:
+        check_not_an_input([trace, cluster_path, queues, resizes], folders=[out], what="--out")
+    except NotOurs as not_ours:
+        raise InputError(out, str(not_ours).removeprefix(f"{Path(out).resolve()}: ")) from None
     chosen = load_profile(profile)
     warnings: list[str] = []
     cluster = read_any_cluster(cluster_path, warnings=warnings)
@@ -224,7 +221,7 @@ def _replay(
             "start": anchor.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "horizon_s": horizon_s,
             "last_event_s": last,
-            "inputs": {k: {"file": p.name, "sha256": _sha256(p)} for k, p in inputs.items()},
+            "inputs": {k: {"file": p.name, "sha256": sha256_file(p)} for k, p in inputs.items()},
             "counts": {
                 "input_rows": loaded.input_rows,
                 "workloads": len(accepted),
@@ -237,21 +234,18 @@ def _replay(
             },
         }
         (staging / RUN_FILES["run"]).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        _check_out(out)  # again: files may have been put there while the replay ran
-        _swap_into_place(staging, out)
+        with output_lock(out):  # one replay at a time swaps into one folder
+            check_run_folder(out)  # again: files may have been put there while the replay ran
+            replace_folder(staging, out)  # one atomic swap where the OS has it
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s, tuple(warnings))
 
 
-def _check_out(out: Path) -> None:
+def check_run_folder(out: Path) -> None:
     """Refuse an ``--out`` that is not exactly a previous run folder (or new, or empty). A link
     to a folder is followed: the folder it points to is the one replaced."""
     check_replaceable(Path(out).resolve(), RUN_FILES["run"], RUN_FILES.values(),
                       required_keys=("run_id", "schema_version"))
 
-
-def _swap_into_place(staging: Path, out: Path) -> None:
-    """Replace `out` with `staging` so readers see the old run or the new one, never half."""
-    replace_folder(staging, out)  # one atomic swap where the OS has it

@@ -26,7 +26,11 @@ MAX_CLASS_LINES = 250
 # schema, the folder swap that makes a run folder the old one or the new one, never half, and
 # the rule that neutralises control characters in the log's text before a terminal shows it).
 PIPELINE_MAY_IMPORT_FROM_SCHEDULER = {"scheduler.eventlog.schema", "scheduler.eventlog.files",
-                                      "scheduler.eventlog.text"}
+                                      "scheduler.eventlog.text", "scheduler.eventlog.writes"}
+# The dashboard may import only the rules every stage shares (the write discipline, the folder
+# swap, printable text), which import no other part of the scheduler.
+DASHBOARD_MAY_IMPORT_FROM_SCHEDULER = {"scheduler.eventlog.files", "scheduler.eventlog.text",
+                                       "scheduler.eventlog.writes"}
 
 
 def test_packages_resolve_inside_the_repository():
@@ -110,6 +114,16 @@ def test_the_pipeline_imports_only_the_published_schema_of_the_scheduler(graph):
                for imported in graph.find_modules_directly_imported_by(module)
                if imported.split(".")[0] == "scheduler"}
     assert reached <= PIPELINE_MAY_IMPORT_FROM_SCHEDULER, sorted(reached - PIPELINE_MAY_IMPORT_FROM_SCHEDULER)
+
+
+def test_the_dashboard_imports_only_the_shared_rules_of_the_scheduler(graph):
+    reached = {imported for module in [*graph.find_descendants("dashboards"), "dashboards"]
+               for imported in graph.find_modules_directly_imported_by(module)
+               if imported.split(".")[0] == "scheduler"}
+    assert reached <= DASHBOARD_MAY_IMPORT_FROM_SCHEDULER, sorted(reached - DASHBOARD_MAY_IMPORT_FROM_SCHEDULER)
+    for shared in DASHBOARD_MAY_IMPORT_FROM_SCHEDULER:  # and they reach nothing else of it
+        further = {m for m in graph.find_modules_directly_imported_by(shared) if m.split(".")[0] == "scheduler"}
+        assert further <= DASHBOARD_MAY_IMPORT_FROM_SCHEDULER, (shared, sorted(further))
 
 
 def _python_files():

@@ -7,7 +7,6 @@ chart (a pure function of the results) rendered to PNG by vl-convert, offline.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +23,7 @@ from gpu_finops.experiments.fgd_report import (
     mean_curves,
     summarise,
 )
+from scheduler.eventlog.writes import sha256_file
 from scheduler.trace.checks import write_rejected_csv
 from scheduler.trace.io import atomic_write_bytes, atomic_write_text, csv_text
 
@@ -57,9 +57,9 @@ def write_outputs(
     manifest = {
         "experiment": "fgd",
         "inputs": {
-            "pods": {"file": inputs.pods_path.name, "sha256": _sha256(inputs.pods_path), "rows": inputs.pod_rows,
+            "pods": {"file": inputs.pods_path.name, "sha256": sha256_file(inputs.pods_path), "rows": inputs.pod_rows,
                      "rejected_rows": len(inputs.rejected)},
-            "cluster": {"file": inputs.cluster_path.name, "sha256": _sha256(inputs.cluster_path),
+            "cluster": {"file": inputs.cluster_path.name, "sha256": sha256_file(inputs.cluster_path),
                         "nodes": len(inputs.cluster.nodes), "gpus": inputs.cluster.total_gpus},
         },
         "rules": options.rules,
@@ -162,11 +162,3 @@ def chart_png(chart: alt.TopLevelMixin) -> bytes:
     import vl_convert as vlc
 
     return bytes(vlc.vegalite_to_png(chart.to_json(), scale=1.5))
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

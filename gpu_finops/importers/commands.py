@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
         import_kueue_only(Path(args.kueue), out, [Path(p) for p in args.nodes or ()], options_of(args))
         return 0
-    _summary(result, out, Console(file=sys.stdout, soft_wrap=True))
+    _summary(result, out, Console(file=sys.stdout, soft_wrap=True, emoji=False))
     return 0
 
 
@@ -70,12 +70,13 @@ def _summary(result: ImportResult, out: Path, console: Console) -> None:
         f"({counts['pods_as_workloads']:,} pods on their own, {counts['pods_as_members']:,} members of gangs, "
         f"{counts['pods_rejected']:,} rejected); {counts['nodes']:,} GPU nodes ({counts['gpus']:,} GPUs); "
         f"{counts['rejected_rows']:,} rejected rows in {out / 'rejected.csv'}",
-        highlight=False,
+        highlight=False, markup=False,
     )
     if counts["running_at_dump"]:
         running = counts["running_at_dump"]
         console.print(f"{running:,} pod{'s were' if running != 1 else ' was'} still running at "
-                      f"{result.observed_at:%Y-%m-%dT%H:%M:%SZ}: the run time ends there", highlight=False)
+                      f"{result.observed_at:%Y-%m-%dT%H:%M:%SZ}: the run time ends there", highlight=False,
+                      markup=False)
     for warning in result.warnings + (result.kueue.warnings if result.kueue else []):
         console.print(f"warning: {warning}", highlight=False, markup=False)
     queues = f" --queues {out / 'queues.yaml'}" if result.kueue else ""

@@ -19,7 +19,7 @@ def import_kueue_only(kueue: Path, out: Path, nodes: list[Path], options: Import
     if result.rejected:
         files["queues-rejected.csv"] = csv_text(REJECTED_COLUMNS, ([getattr(r, c) for c in REJECTED_COLUMNS]
                                                                for r in result.rejected))
-    write_files(out, files, stale=("queues-rejected.csv",))
+    write_files(out, files, stale=("queues-rejected.csv",), inputs=[kueue, *nodes])
     for row in result.rejected:
         print(f"skipped {row.source} row {row.row} ({row.kind} {row.name}): {row.reason}", file=sys.stderr)
     for warning in result.warnings:

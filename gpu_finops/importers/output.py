@@ -1,21 +1,20 @@
 """Writing an import: trace.csv, cluster.csv, queues.yaml, rejected.csv, pods.csv, import.json.
 
-Every file is written into a temporary folder inside the output folder and renamed into place
-only once all are written: an interrupted import leaves the previous files or the new ones,
-never half of a file. A queues.yaml left by an earlier import with Kueue objects is removed when
-this one has none, so the folder always describes one import.
+Written under the write discipline (`scheduler.eventlog.writes.write_files`): each file through
+a temporary sibling swapped into place (an interrupted import leaves the previous file or the
+new one, never half), never over an input of the import, and never over a file gpu-finops did
+not write (the folder's manifest lists what an import wrote, with its hash). A queues.yaml
+left by an earlier import with Kueue objects is removed when this one has none, so the folder
+always describes one import; a user's own queues.yaml is left alone.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import os
-import shutil
-import tempfile
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,9 @@ from gpu_finops.importers.kueue import KueueImport, render_queues
 from gpu_finops.importers.records import NodeRow, Rejected
 from gpu_finops.importers.workloads import Built, TraceRow
 from scheduler.errors import InputError
+from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.writes import neutralise_formula, sha256_file
+from scheduler.eventlog.writes import write_files as write_named_files
 
 TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
@@ -99,13 +101,13 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
         "source": result.source,
         "start": iso(start),
         "observed_at": iso(result.observed_at),
-        "inputs": {p.name: _sha256(p) for p in result.inputs},
+        "inputs": {p.name: sha256_file(p) for p in result.inputs},
         "counts": result.summary(),
         "warnings": result.warnings + (result.kueue.warnings if result.kueue else []),
         "notes": result.built.notes,
     }
     files["import.json"] = json.dumps(manifest, indent=2) + "\n"
-    return write_files(Path(out), files)
+    return write_files(Path(out), files, inputs=result.inputs)
 
 
 def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
@@ -144,54 +146,22 @@ def _number(value: float) -> str:
     return str(int(rounded)) if rounded.is_integer() else repr(rounded)
 
 
-_FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-
-
-def neutralise(value: str) -> str:
-    """A cell a spreadsheet would run as a formula gets a leading quote (the rule of the
-    dashboard's CSV downloads; not imported from there: the pandas stack is slow to load)."""
-    value = value.replace("\r\n", "\n").replace("\r", "\n")
-    return "'" + value if value.startswith(_FORMULA_PREFIXES) else value
-
-
 def csv_text(columns: tuple[str, ...], rows) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
     for row in rows:
         # Cells a spreadsheet would run as a formula get a quote (names and reasons are user text).
-        writer.writerow([neutralise(v) if isinstance(v, str) else v for v in row])
+        writer.writerow([neutralise_formula(v) for v in row])
     return buffer.getvalue()
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def write_files(out: Path, files: dict[str, str], stale: tuple[str, ...] = OUTPUTS) -> list[Path]:
-    """Write ``files`` (name → text) into ``out`` atomically; remove the ``stale`` names not among them."""
+def write_files(out: Path, files: dict[str, str], stale: tuple[str, ...] = OUTPUTS,
+                inputs: Iterable[Path] = ()) -> list[Path]:
+    """Write ``files`` (name → text) into ``out`` under the write discipline
+    (`scheduler.eventlog.writes.write_files`): never over one of ``inputs`` nor over a file of
+    the user's; an earlier import's ``stale`` file this one does not have is removed."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(out, f"cannot create the output folder: {error.strerror}") from None
-    staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))
-    written = []
-    try:
-        for name, text in files.items():
-            with (staging / name).open("w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-                handle.flush()
-                os.fsync(handle.fileno())
-        for name in files:
-            os.replace(staging / name, out / name)
-            written.append(out / name)
-        for name in stale:  # an earlier import's file this one does not have
-            if name not in files and (out / name).exists():
-                (out / name).unlink()
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return written
+        return write_named_files(out, files, stale=stale, inputs=inputs)
+    except NotOurs as refused:
+        raise InputError(out, str(refused).removeprefix(f"{out}: ")) from None

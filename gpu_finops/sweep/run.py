@@ -13,7 +13,8 @@ Output folder::
 A rerun skips a scenario whose state says it finished with the same fingerprint (its settings,
 the hashes of its inputs and profile, and the gpu-finops version) and whose run directory is
 there; a failed or changed scenario runs again. The database is rebuilt only when its runs
-changed, into a temporary file renamed into place.
+changed, by `build` (fresh, under the database's writer lock), and only over the very file the
+sweep built last: a user's database of that name, or one changed since, is refused.
 """
 
 from __future__ import annotations
@@ -30,14 +31,19 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
 from gpu_finops.sweep.profiles import scenario_profile
 from gpu_finops.sweep.spec import Inputs, Scenario, Sweep, read_sweep
-from gpu_finops.sweep.task import ScenarioTask, sha256_file
+from gpu_finops.sweep.task import ScenarioTask
 from scheduler.errors import InputError
+from scheduler.eventlog.files import replace_folder
+from scheduler.eventlog.text import printable
+from scheduler.eventlog.writes import sha256_file, write_file
 
 DB_NAME = "gpu-finops.duckdb"
 SCENARIO_TABLE = "sweep_scenarios"
@@ -68,13 +74,14 @@ class SweepReport:
 
 def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | None = None,
               workers: int | None = None, quiet: bool = False, console: Console | None = None) -> SweepReport:
-    console = console or Console(file=sys.stderr, soft_wrap=True)
+    console = console or Console(file=sys.stderr, soft_wrap=True, emoji=False)
     sweep = read_sweep(spec)
     ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
         if executor == "ray" else None
     if ray is not None:
         ray.check()
     out = out.resolve()
+    _check_database(out)  # before any work: a database the sweep may not replace stops it at once
     for folder in ("runs", "state", "logs"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     inputs = _prepare_inputs(sweep, out, console, quiet)
@@ -87,7 +94,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
             state.status, state.result = "skipped", previous.get("result", {})
         else:
             pending.append(state)
-    console.print(f"sweep {sweep.name}: {len(states)} scenarios, {len(states) - len(pending)} finished before, "
+    console.print(f"sweep {escape(sweep.name)}: {len(states)} scenarios, {len(states) - len(pending)} finished before, "
                   f"{len(pending)} to run ({_where(executor, address, workers or sweep.workers)})", highlight=False)
     by_name = {s.scenario.name: s for s in states}
     with _progress(len(pending), quiet, console) as advance:
@@ -100,12 +107,12 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
             if outcome.ok:
                 assert outcome.result is not None
                 state.status, state.result = "ok", _result_fields(outcome)
-                line = f"[green]✓[/] {state.scenario.name} ({outcome.result.seconds:.1f} s)"
+                line = f"[green]✓[/] {escape(printable(state.scenario.name))} ({outcome.result.seconds:.1f} s)"
             else:
                 state.status, state.error = "failed", outcome.error
                 (out / "logs" / f"{state.scenario.name}.log").write_text(
                     f"{outcome.error}\n\n{outcome.detail}", encoding="utf-8")
-                line = f"[red]✗[/] {state.scenario.name}: {outcome.error}"
+                line = f"[red]✗[/] {escape(printable(state.scenario.name))}: {escape(printable(outcome.error))}"
             _write_json(out / "state" / f"{state.scenario.name}.json", {
                 "status": state.status, "fingerprint": state.fingerprint, "error": state.error,
                 "result": state.result})
@@ -143,7 +150,8 @@ def _prepare_inputs(sweep: Sweep, out: Path, console: Console, quiet: bool) -> I
             from gpu_finops.generator import generate
 
             if not quiet:
-                console.print(f"generating preset {inputs.preset} (seed {inputs.preset_seed}) → {folder}")
+                console.print(f"generating preset {inputs.preset} (seed {inputs.preset_seed}) → {folder}",
+                              markup=False, highlight=False)
             generate(inputs.preset, folder, seed=inputs.preset_seed)
             _write_json(folder / "preset.json", wanted)
         return Inputs(folder / "trace.csv", folder / "cluster.csv", folder / "queues.yaml",
@@ -183,19 +191,22 @@ def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> Scenar
 
 
 def _deliver(run_dir: Path, files: dict[str, bytes]) -> None:
-    """A run directory that came back as bytes: written beside, then swapped into place."""
+    """A run directory that came back as bytes: written beside, then swapped into place (the
+    replay's own rule: only over a previous run folder, never a moment without one)."""
+    from scheduler.commands import check_run_folder
+
     staging = run_dir.parent / f".{run_dir.name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
-    for name, payload in files.items():
-        if "/" in name or name in (".", ".."):
-            raise ValueError(f"unexpected run file name {name!r}")
-        (staging / name).write_bytes(payload)
-    old = run_dir.parent / f".{run_dir.name}.old-{os.getpid()}"
-    if run_dir.exists():
-        os.replace(run_dir, old)
-    os.replace(staging, run_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    try:
+        for name, payload in files.items():
+            if "/" in name or name in (".", ".."):
+                raise ValueError(f"unexpected run file name {name!r}")
+            (staging / name).write_bytes(payload)
+        check_run_folder(run_dir)
+        replace_folder(staging, run_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _result_fields(outcome: Outcome) -> dict[str, Any]:
@@ -220,30 +231,56 @@ def _build(sweep: Sweep, out: Path, inputs: Inputs, states: list[ScenarioState],
     identity = {"runs": [[s.scenario.name, s.fingerprint, s.result.get("events_sha256")] for s in finished],
                 "prices": sha256_file(inputs.prices), "charge_period_s": sweep.charge_period_s,
                 "failed": sorted(s.scenario.name for s in states if s.status == "failed")}
-    if db.is_file() and _read_json(out / "state" / "database.json").get("digest") == _digest(identity):
-        console.print(f"database unchanged: {db}", highlight=False)
+    recorded = _read_json(out / "state" / "database.json")
+    if db.is_file() and recorded.get("digest") == _digest(identity) and recorded.get("file") == _identity_of(db):
+        console.print(f"database unchanged: {db}", highlight=False, markup=False)
         return db, False
     from pipeline.build import build
 
-    temporary = out / f".{DB_NAME}.tmp-{os.getpid()}"
-    temporary.unlink(missing_ok=True)
-    try:
-        build([s.task.run_dir for s in finished], inputs.prices, temporary, charge_period_s=sweep.charge_period_s,
-              show_progress=not quiet)
-        _write_scenario_table(temporary, sweep, states)
-        os.replace(temporary, db)
-    finally:
-        temporary.unlink(missing_ok=True)
-        Path(f"{temporary}.wal").unlink(missing_ok=True)
-    _write_json(out / "state" / "database.json", {"digest": _digest(identity)})
-    console.print(f"built {len(finished)} runs → {db}", highlight=False)
+    def ours(path: Path) -> None:
+        """The sweep replaces its database whole: only the very file it built last time."""
+        if path.exists() and recorded.get("file") != _identity_of(path):
+            raise InputError(path, _NOT_OURS)
+
+    build([s.task.run_dir for s in finished], inputs.prices, db, charge_period_s=sweep.charge_period_s,
+          show_progress=not quiet, fresh=True, extra_tables={SCENARIO_TABLE: _scenario_table(sweep, states)},
+          check_target=ours)
+    _write_json(out / "state" / "database.json", {"digest": _digest(identity), "file": _identity_of(db)})
+    console.print(f"built {len(finished)} runs → {db}", highlight=False, markup=False)
     return db, True
 
 
-def _write_scenario_table(db: Path, sweep: Sweep, states: list[ScenarioState]) -> None:
+def _check_database(out: Path) -> None:
+    """Refuse at once (one line, nothing run) a ``DIR/gpu-finops.duckdb`` the sweep did not
+    build or that was changed since, and one another process has open read-write; `_build`
+    checks again under the database's lock."""
+    db = out / DB_NAME
+    if not db.exists() and not db.is_symlink():
+        return
+    if _read_json(out / "state" / "database.json").get("file") != _identity_of(db):
+        raise InputError(db, _NOT_OURS)
+    from pipeline.target import BuildTarget
+
+    with BuildTarget(db):  # refuses a database held read-write, folds a dead writer's log in
+        pass
+
+
+_NOT_OURS = ("the sweep did not build this database, or it was changed since (a table added, opened "
+             "read-write): replacing it would lose that; move it away and run again")
+
+
+def _identity_of(path: Path) -> list[Any] | None:
+    """What tells the file the sweep built from any other: its size and hash (a write through
+    DuckDB changes both; a copy of the whole sweep folder keeps them)."""
+    try:
+        return [path.stat().st_size, sha256_file(path)]
+    except OSError:
+        return None
+
+
+def _scenario_table(sweep: Sweep, states: list[ScenarioState]) -> Any:
     """Table sweep_scenarios: one row per scenario with its settings, status and error, so the
     comparison can show what each run changed (facts as columns, not parsed from run ids)."""
-    import duckdb
     import pyarrow as pa
 
     rows = [{"run_id": s.task.run_id, "sweep": sweep.name, "scenario": s.scenario.name,
@@ -259,9 +296,7 @@ def _write_scenario_table(db: Path, sweep: Sweep, states: list[ScenarioState]) -
         ("profile", pa.string()), ("queues", pa.string()), ("scoring", pa.string()), ("preemption", pa.string()),
         ("seed", pa.int64()), ("trace", pa.string()), ("error", pa.string()), ("replay_seconds", pa.float64()),
         ("events_sha256", pa.string())]))
-    with duckdb.connect(str(db)) as con:
-        con.register("scenario_rows", table)
-        con.execute(f"CREATE OR REPLACE TABLE {SCENARIO_TABLE} AS SELECT * FROM scenario_rows")
+    return table
 
 
 # ---------------------------------------------------------------------------------- output
@@ -277,24 +312,26 @@ def _summary(sweep: Sweep, states: list[ScenarioState], db: Path | None) -> dict
 
 
 def print_report(report: SweepReport, console: Console) -> None:
-    table = Table(title=f"sweep {report.sweep.name}")
+    table = Table(title=f"sweep {escape(printable(report.sweep.name))}")
     for column in ("scenario", "profile", "queues", "scoring", "preemption", "seed", "status", "replay s"):
         table.add_column(column, justify="right" if column in ("seed", "replay s") else "left")
     for state in report.states:
         axes = state.scenario.axes()
         status = {"ok": "[green]ok[/]", "skipped": "done before", "failed": "[red]failed[/]"}.get(state.status, "")
         seconds = state.result.get("seconds")
-        table.add_row(state.scenario.name, Path(str(axes["profile"])).name, Path(str(axes["queues"])).name,
-                      str(axes["scoring"]), str(axes["preemption"]), str(axes["seed"]), status,
+        table.add_row(*(Text(printable(text)) for text in (
+                      state.scenario.name, Path(str(axes["profile"])).name, Path(str(axes["queues"])).name,
+                      str(axes["scoring"]), str(axes["preemption"]), str(axes["seed"]))), status,
                       f"{seconds:.1f}" if isinstance(seconds, int | float) else "")
     console.print(table)
     for state in report.failed:
-        console.print(f"[red]failed[/] {state.scenario.name}: {state.error} "
-                      f"(log: {report.out / 'logs' / (state.scenario.name + '.log')})", highlight=False)
+        console.print(f"[red]failed[/] {escape(printable(state.scenario.name))}: {escape(printable(state.error))} "
+                      f"(log: {escape(printable(str(report.out / 'logs' / (state.scenario.name + '.log'))))})",
+                      highlight=False)
     if report.db:
         console.print(f"compare them: gpu-finops compare --db {report.db} --all   ·   "
                       f"gpu-finops report --db {report.db} --out REPORT_DIR   ·   gpu-finops dashboard --db {report.db}",
-                      highlight=False)
+                      highlight=False, markup=False)
 
 
 @contextmanager
@@ -333,6 +370,4 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _write_json(path: Path, value: Any) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    write_file(path, json.dumps(value, indent=2, default=str) + "\n")

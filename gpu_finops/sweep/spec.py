@@ -31,6 +31,7 @@ naming the file and the key.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import tomllib
 from dataclasses import dataclass, replace
@@ -47,6 +48,12 @@ INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "price
 SWEEP_KEYS = {"name", "charge_period", "workers"}
 DEFAULT_PROFILE = "gang-v1.37"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
+MAX_SCENARIOS = 10_000
+"""The most scenarios one sweep file may hold: a grid of more is refused before anything is
+written (each scenario writes a run folder and a state file)."""
+MAX_NAME = 120
+"""The longest scenario name: it names files (``runs/<s>/``, ``state/<s>.json``, ``logs/<s>.log``,
+``.<s>.tmp-<pid>``), and a file name has at most 255 bytes."""
 
 Scoring = tuple[tuple[str, float], ...]
 
@@ -155,6 +162,13 @@ def read_sweep(path: Path) -> Sweep:
         raise reader.fail("sweep.workers", f"must be >= 1, got {workers}")
     inputs = _inputs(reader, reader.table(document, "inputs", INPUT_KEYS))
     scenarios = _grid(reader, document.get("grid")) + _explicit(reader, document.get("scenario"))
+    if len(scenarios) > MAX_SCENARIOS:
+        raise reader.fail("scenario", f"{len(scenarios):,} scenarios: a sweep runs at most {MAX_SCENARIOS:,}; "
+                          "split it into several sweep files")
+    for scenario in scenarios:
+        if len(scenario.name) > MAX_NAME:
+            raise reader.fail("scenario.name", f"scenario name of {len(scenario.name)} characters "
+                              f"({scenario.name[:24]}…): at most {MAX_NAME}, it names the scenario's files")
     if not scenarios:
         raise reader.fail("grid", "no scenario: give a [grid] or [[scenario]] tables")
     has_queues = inputs.queues is not None or inputs.preset is not None  # a preset writes queues.yaml
@@ -216,6 +230,10 @@ def _grid(reader: _Reader, grid: Any) -> list[Scenario]:
         if not isinstance(value, list) or not value:
             raise reader.fail(f"grid.{key}", "must be a non-empty list")
         axes[GRID_KEYS[key]] = [_value(reader, GRID_KEYS[key], v, f"grid.{key}") for v in value]
+    count = math.prod(len(values) for values in axes.values())
+    if count > MAX_SCENARIOS:
+        raise reader.fail("grid", f"{count:,} scenarios (the product of the axes' lengths): a sweep runs at most "
+                          f"{MAX_SCENARIOS:,}; split it into several sweep files")
     varying = [axis for axis, values in axes.items() if len(values) > 1]
     scenarios = []
     for combination in itertools.product(*axes.values()):

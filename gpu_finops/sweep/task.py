@@ -9,7 +9,6 @@ byte-identical whichever executor ran them.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import socket
 import tempfile
@@ -17,6 +16,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from scheduler.eventlog.writes import sha256_file
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,3 @@ def task_fields(task: ScenarioTask) -> dict[str, Any]:
     """The task as plain values (paths as text), for a process or machine that unpickles it."""
     fields = asdict(task)
     return {k: str(v) if isinstance(v, Path) else v for k, v in fields.items()}
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

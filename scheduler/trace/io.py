@@ -16,7 +16,6 @@ import contextlib
 import csv
 import difflib
 import gzip
-import hashlib
 import io
 import os
 import shutil
@@ -35,11 +34,14 @@ from scheduler.eventlog.files import (
     check_ours,
     replace_folder,  # noqa: F401 - re-exported for the commands
 )
-from scheduler.eventlog.text import CONTROL_CHARACTERS, printable
+from scheduler.eventlog.text import CONTROL_CHARACTERS
+from scheduler.eventlog.writes import (  # noqa: F401 - the shared rules, re-exported for the trace readers
+    FORMULA_PREFIXES,
+    neutralise_formula,
+    write_file,
+)
+from scheduler.eventlog.writes import sha256_file as sha256_of  # noqa: F401
 
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
-"""What makes a spreadsheet run a cell as a formula (OWASP CSV injection): the same list as
-the report's CSV exports."""
 ROW_PROBLEM = "__row_problem__"
 """Key of the only entry of a record whose CSV line could not be split into columns."""
 DEFAULT_BATCH_ROWS = 65_536
@@ -62,17 +64,9 @@ class RowProblem(Exception):
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary sibling file and ``os.replace``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp_name, path)
-    except BaseException:
-        Path(tmp_name).unlink(missing_ok=True)
-        raise
+    """Write ``data`` to ``path`` through a temporary sibling file and ``os.replace``
+    (`scheduler.eventlog.writes.write_file`)."""
+    write_file(Path(path), data)
 
 
 def check_replaceable(
@@ -220,14 +214,6 @@ def spooled(paths: Sequence[Path | None]) -> Iterator[list[Path | None]]:
         yield result
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
@@ -240,20 +226,6 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     for row in rows:
         writer.writerow(["" if value is None else value for value in row])
     return buffer.getvalue()
-
-
-def neutralise_formula(value: Any) -> Any:
-    """Prefix text a spreadsheet would evaluate as a formula with a single quote. A carriage
-    return becomes a line feed first: the CSV writer quotes a value with a line feed, not one
-    with a lone carriage return, which a spreadsheet reads as the start of a new row. Other
-    control characters (an escape sequence shown by ``cat``) are neutralised (`printable`)."""
-    if isinstance(value, str):
-        if "\r" in value:
-            value = value.replace("\r\n", "\n").replace("\r", "\n")
-        value = printable(value, keep="\n\t")
-        if value.startswith(FORMULA_PREFIXES):
-            return "'" + value
-    return value
 
 
 def is_parquet(path: Path) -> bool:

@@ -32,7 +32,8 @@ def test_files_exist_and_nothing_half_written_remains(report_dir):
             "usage_class_over_time.csv", "idle_cost_by_cause.csv",
             "costliest_workloads.csv"} <= names
     assert all(p.is_file() and p.parent == out.resolve() for p in written)
-    assert sorted(p.name for p in out.iterdir()) == sorted(names)  # no temp folder left
+    # no temp folder left: the report files and the list of what gpu-finops wrote there
+    assert sorted(p.name for p in out.iterdir()) == sorted({*names, ".gpu-finops-files.json"})
 
 
 def test_html_is_self_contained_with_embedded_charts(report_dir):
