@@ -93,6 +93,7 @@ MODELS: tuple[Model, ...] = (
     Model("fct_showback", "marts"),
     Model("fct_commitment_utilization", "marts"),
     Model("fct_unit_economics", "marts"),
+    Model("fct_gpu_efficiency", "marts"),
 )
 
 
