@@ -343,3 +343,15 @@ def test_gpu_efficiency_audits_catch_a_broken_split(built, tmp_path):
                    "where run_id = 'gpu-efficiency' and tenant = 'team-a'")
         assert [r[2] for r in db.execute((AUDITS_DIR / "gpu_active_split_conserved.sql").read_text()).fetchall()] == ["w1"]
         assert [r[1] for r in db.execute((AUDITS_DIR / "gpu_efficiency_conserved.sql").read_text()).fetchall()] == ["team-a"]
+
+
+def test_rightsizing_hint_for_the_low_utilisation_workload_only(con):
+    """8 GPUs at 25 %: 2 GPUs of work, sized for 80 % -> 3 GPUs; the same hour then costs 3/8 of
+    16.00. The unmeasured twin gets no hint: unknown is not idle."""
+    approx_rows(
+        rows(con, """select workload_id, gpus_per_pod, gpu_utilization, suggested_gpus_per_pod, suggested_utilization,
+                            allocated_gpu_hours, allocated_cost, allocated_idle_cost, suggested_gpu_hours,
+                            suggested_cost, saving
+                     from fct_rightsizing_hints where run_id = 'gpu-efficiency'"""),
+        [("w1", 8.0, 0.25, 3.0, 2 / 3, 8.0, 16.0, 12.0, 3.0, 6.0, 10.0)],
+    )
