@@ -132,7 +132,9 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
     try:
         run_range = data.run_date_range(con, filters.run_id)
         bucket = data.pick_time_bucket(filters, run_range)
-        metrics = {**data.headline_metrics(con, filters), **data.savings(con, filters)}
+        metrics = {**data.headline_metrics(con, filters), **data.savings(con, filters),
+                   # efficiency is None when nothing is measured: left out, the row says unknown
+                   **{k: v for k, v in data.allocated_idle(con, filters).items() if v is not None}}
         pending = data.pending_workloads(con, filters)
         sections = []
         if len(data.list_runs(con)) > 1:
@@ -238,12 +240,22 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
         ("Allocation rate", f"{metrics['allocation_rate']:.1%}"),
         ("Idle", f"{metrics['idle_pct']:.1%} ({metrics['idle_gpu_hours']:,.1f} GPU-hours)"),
         ("Idle cost", f"${metrics['idle_cost']:,.2f}"),
+        # inside allocations: GPUs held by running workloads whose engines were idle
+        ("Allocated-idle cost", _allocated_idle(metrics)),
         ("Partial-placement GPU-hours (gang_wait)",
          f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
         ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
         ("Effective savings rate (unused commitment counted as loss)",
          f"{metrics['effective_savings_rate']:.1%}"),
     ]
+
+
+def _allocated_idle(metrics: dict[str, float]) -> str:
+    if not metrics.get("measured_gpu_hours"):
+        return "unknown (no measured GPU utilisation)"
+    efficiency = metrics.get("efficiency")
+    return (f"${metrics['allocated_idle_cost']:,.2f} ({metrics['allocated_idle_gpu_hours']:,.1f} GPU-hours held "
+            f"with idle engines; efficiency {efficiency:.1%} of measured GPU-hours)")
 
 
 def _svg(chart: alt.TopLevelMixin) -> str:

@@ -8,7 +8,9 @@ Contract of `generate(preset, out, seed)`:
   pattern, target load); this module holds the procedure only.
 - The output is a pure function of (preset, seed): one ``random.Random(seed)`` is passed
   down explicitly, nothing reads the wall clock, files are written with fixed formatting,
-  so two runs with the same seed give byte-identical files.
+  so two runs with the same seed give byte-identical files. Utilisation (``gpu_utilization``)
+  comes from a second stream seeded from the same seed, so adding or changing it moves no
+  other column.
 - ``out`` receives ``trace.csv`` (generic schema, ``submit_time`` in seconds from the run
   start), ``cluster.csv``, ``queues.yaml`` (Kueue v1beta2 manifests) and ``prices.csv``,
   each written to a temporary file and renamed into place.
@@ -53,6 +55,7 @@ TRACE_COLUMNS = (  # the order of docs/contracts.md
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority",
     "checkpoint_interval_s", "topology_required", "topology_preferred", "parent_group", "kind",
+    "gpu_utilization",
 )
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
@@ -91,6 +94,7 @@ class _Draw:
     priority: int
     checkpoint_interval_s: int | None
     topology_preferred: str | None
+    gpu_utilization: float | None = None
 
 
 def preset_names() -> list[str]:
@@ -156,10 +160,12 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
     """Write trace.csv, cluster.csv, queues.yaml and prices.csv into ``out``."""
     config, source = load_preset(preset)
     rng = random.Random(seed)
+    # its own stream: drawing utilisation must not shift any draw of the main one
+    utilization_rng = random.Random(f"gpu-utilization:{seed}")
     nodes = expand_pools(_require(config, "pool", source), source=source)
     settings = _require(config, "preset", source)
     horizon_s = float(_require(settings, "horizon_s", source, "preset."))
-    draws, offered = _draw_workloads(config, nodes, horizon_s, rng, source)
+    draws, offered = _draw_workloads(config, nodes, horizon_s, rng, source, utilization_rng)
     out = Path(out)
     files = GeneratedFiles(
         trace=out / "trace.csv",
@@ -185,7 +191,12 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
 
 
 def _draw_workloads(
-    config: Mapping[str, Any], nodes: list[Node], horizon_s: float, rng: random.Random, source: Path
+    config: Mapping[str, Any],
+    nodes: list[Node],
+    horizon_s: float,
+    rng: random.Random,
+    source: Path,
+    utilization_rng: random.Random | None = None,
 ) -> tuple[list[_Draw], float]:
     settings = config["preset"]
     capacity = sum(n.gpus for n in nodes) * horizon_s
@@ -241,6 +252,7 @@ def _draw_workloads(
                 priority=priorities[mix["priority_class"]],
                 checkpoint_interval_s=checkpoint,
                 topology_preferred=preferred,
+                gpu_utilization=_utilization(utilization_rng, mix.get("gpu_utilization"), source),
             )
         )
         pods_drawn += pods
@@ -297,6 +309,20 @@ def _fitting_model(
     return _weighted(rng, fitting) if fitting else None
 
 
+def _utilization(rng: random.Random | None, spec: Mapping[str, Any] | None, source: Path) -> float | None:
+    """The workload's mean GPU engine-active fraction, from a Beta(alpha, beta) law, to 0.001;
+    None (unknown) for a mix without ``gpu_utilization``."""
+    if rng is None or spec is None:
+        return None
+    try:
+        alpha, beta = float(spec["alpha"]), float(spec["beta"])
+    except (KeyError, TypeError, ValueError):
+        raise InputError(source, "mix.gpu_utilization must be { alpha = A, beta = B } (a Beta law)") from None
+    if not (alpha > 0 and beta > 0):
+        raise InputError(source, f"mix.gpu_utilization: alpha and beta must be > 0, got {alpha}, {beta}")
+    return round(rng.betavariate(alpha, beta), 3)
+
+
 def _duration(rng: random.Random, spec: Mapping[str, Any]) -> int:
     """Whole seconds from a lognormal (median_s, sigma) or Pareto (scale_s, alpha) law."""
     if spec["dist"] == "lognormal":
@@ -334,6 +360,7 @@ def _trace_csv(draws: list[_Draw]) -> str:
             "checkpoint_interval_s": d.checkpoint_interval_s,
             "topology_preferred": d.topology_preferred,
             "kind": d.kind,
+            "gpu_utilization": None if d.gpu_utilization is None else f"{d.gpu_utilization:.3f}",
         }
         rows.append([record.get(column) for column in TRACE_COLUMNS])
     return csv_text(TRACE_COLUMNS, rows)

@@ -93,6 +93,8 @@ MODELS: tuple[Model, ...] = (
     Model("fct_showback", "marts"),
     Model("fct_commitment_utilization", "marts"),
     Model("fct_unit_economics", "marts"),
+    Model("fct_gpu_efficiency", "marts"),
+    Model("fct_rightsizing_hints", "marts"),
 )
 
 

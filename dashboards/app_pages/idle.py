@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, finops_charts, ui
+from dashboards import cache, charts, data, efficiency_charts, finops_charts, ui
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -43,6 +43,21 @@ else:
     cache.chart(charts.idle_by_cause_over_time_chart(over_time, height=220))
     with st.expander(f"Idle GPU-hours by cause per {bucket}: table"):
         ui.table_with_csv(over_time, f"idle_by_cause_per_{bucket}.csv", key="idle.over_time.csv")
+
+st.subheader("Allocated but idle")
+held_idle = cache.query(db, "allocated_idle", filters)
+efficiency = cache.query(db, "gpu_efficiency", filters)
+e1, e2, e3 = st.columns(3)
+e1.metric("Allocated-idle cost", ui.compact_usd(float(held_idle["allocated_idle_cost"] or 0)),
+          help="GPUs held by running workloads whose engines were idle (from each workload's measured "
+               "utilisation), beside the idle cost above of GPUs nobody held.")
+e2.metric("Allocated idle", ui.compact_number(float(held_idle["allocated_idle_gpu_hours"] or 0), " GPU-h"))
+e3.metric("Efficiency (measured)",
+          "unknown" if held_idle["efficiency"] is None else f"{held_idle['efficiency']:.1%}",
+          help="Active ÷ measured productive GPU-hours; workloads without a measured utilisation are "
+               "left out, never counted as busy.")
+if not efficiency.empty and held_idle["efficiency"] is not None:
+    cache.chart(efficiency_charts.gpu_efficiency_chart(efficiency, "kind", height=180))
 
 st.subheader("Where and when")
 level_col, bucket_col, note_col = st.columns([1, 1, 2])

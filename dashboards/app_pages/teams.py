@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, finops_charts, ui
+from dashboards import cache, charts, data, efficiency_charts, finops_charts, ui
 
 db, filters = cache.current()
 run_range = cache.query(db, "run_date_range", filters.run_id)
@@ -94,3 +94,22 @@ with loss_col:
         st.caption("Work since the last checkpoint that each eviction threw away "
                    "(fct_evictions); reclaim: another queue took the GPUs back.")
         ui.table_with_csv(losses, "checkpoint_loss_per_eviction.csv", key="teams.losses.csv")
+
+st.subheader("GPU efficiency")
+efficiency = cache.query(db, "gpu_efficiency", filters)
+if efficiency.empty or float(efficiency["allocated_gpu_hours"].sum()) == 0:
+    st.info("No productive GPU-hours in this selection.")
+elif float(efficiency["active_gpu_hours"].sum() + efficiency["allocated_idle_gpu_hours"].sum()) == 0:
+    st.info("No workload here has a measured GPU utilisation (the trace's gpu_utilization, e.g. "
+            "from DCGM via `import prometheus`): efficiency is unknown, not 100 %.")
+else:
+    team_col, kind_col = st.columns(2)
+    with team_col:
+        cache.chart(efficiency_charts.gpu_efficiency_chart(efficiency, "tenant"))
+    with kind_col:
+        cache.chart(efficiency_charts.gpu_efficiency_chart(efficiency, "kind"))
+    st.caption("Productive GPU-hours split by each workload's measured engine-active fraction: "
+               "active, allocated idle (held and paid, engines idle) and unmeasured (no "
+               "utilisation in the trace). Efficiency = active ÷ measured GPU-hours "
+               "(fct_gpu_efficiency; rightsizing hints in fct_rightsizing_hints).")
+    ui.table_with_csv(efficiency, "gpu_efficiency_per_team_and_kind.csv", key="teams.efficiency.csv")

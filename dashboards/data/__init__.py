@@ -44,6 +44,7 @@ from dashboards.data.costs import (
     team_cost_over_time,
     team_showback,
 )
+from dashboards.data.efficiency import allocated_idle, gpu_efficiency
 from dashboards.data.finops import (
     TRAINING_KINDS,
     commitment_pools,
@@ -110,6 +111,7 @@ QUERIES = frozenset({
     "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
+    "gpu_efficiency", "allocated_idle",
 })
 
 __all__ = [
@@ -131,5 +133,5 @@ __all__ = [
     "scenario_ranking", "scenario_runs", "scenario_usage", "WINDOWS",
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
-    "workload_timeline",
+    "workload_timeline", "gpu_efficiency", "allocated_idle",
 ]

@@ -17,7 +17,10 @@ Metrics read (kube-state-metrics v2 names; docs/importers.md has the mapping):
   ``kube_pod_owner``, ``kube_pod_info`` (node), ``kube_pod_status_phase``,
   ``kube_pod_container_status_restarts_total``;
 - nodes: ``kube_node_status_allocatable`` (else ``kube_node_status_capacity``) and
-  ``kube_node_labels``, unless node dumps are given.
+  ``kube_node_labels``, unless node dumps are given;
+- GPU utilisation: NVIDIA dcgm-exporter's ``DCGM_FI_PROF_GR_ENGINE_ACTIVE`` (else
+  ``DCGM_FI_DEV_GPU_UTIL``), per pod and GPU: each workload's mean goes into the trace's
+  ``gpu_utilization`` (`gpu_finops.importers.dcgm`); without series it stays empty (unknown).
 
 Each pod is turned into the Pod object the API would have printed and read by the same code as
 a kubectl dump, so gangs, rejected rows and times follow the same rules. A pod whose series stop
@@ -31,12 +34,13 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from gpu_finops.importers import gangs, kube
+from gpu_finops.importers.dcgm import DCGM_METRICS, GpuSeries, read_gpu_series, workload_utilization
 from gpu_finops.importers.documents import SourceObject
 from gpu_finops.importers.kubectl import ImportOptions, read_nodes
 from gpu_finops.importers.kueue import import_kueue
@@ -74,6 +78,7 @@ class Series:
     name: str
     labels: Mapping[str, str]
     samples: tuple[tuple[float, float], ...]  # (unix time, value), in time order
+    raw_values: tuple[Any, ...] = ()  # DCGM series: the samples as exported, checked one by one
 
     @property
     def last(self) -> float:
@@ -135,6 +140,9 @@ def _series(raw: Mapping[str, Any], path: Path, row: int) -> Series:
     name = str(metric.get("__name__") or (path.stem if path.stem in POD_METRICS | NODE_METRICS else ""))
     listed = raw.get("values")
     values: list[Any] = listed if isinstance(listed, list) else [raw.get("value")]
+    labels = {str(k): str(v) for k, v in metric.items()}
+    if name in DCGM_METRICS:  # a bad sample is a rejected row there, not the end of the import
+        return Series(path.name, row, name, labels, (), tuple(values))
     samples = []
     for pair in values:
         try:
@@ -144,22 +152,28 @@ def _series(raw: Mapping[str, Any], path: Path, row: int) -> Series:
                              field="values") from None
         if value == value:  # NaN: the metric was absent at that step
             samples.append((moment, value))
-    return Series(path.name, row, name, {str(k): str(v) for k, v in metric.items()}, tuple(sorted(samples)))
+    return Series(path.name, row, name, labels, tuple(sorted(samples)))
 
 
 def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None = None, kueue: Path | None = None,
                       options: ImportOptions | None = None) -> ImportResult:
     options = options or ImportOptions()
     series = read_series(paths)
-    if not series:
-        raise InputError(paths[0], "no series in the export")
+    if not any(s.samples for s in series):
+        raise InputError(paths[0], "no series in the export" if not series else "no pod or node series in the export")
     end = max(s.samples[-1][0] for s in series if s.samples)
     step = _step(series)
     rejected: list[Rejected] = []
     pods: dict[tuple[str, str, str], _Pod] = {}
     node_series: dict[str, dict[str, list[Series]]] = {}
+    gpu_series: list[GpuSeries] = []
     for s in series:
-        if not s.samples:
+        if s.name in DCGM_METRICS:
+            usable, problems = read_gpu_series(s.source, s.row, s.name, s.labels, s.raw_values)
+            rejected.extend(problems)
+            if usable is not None:
+                gpu_series.append(usable)
+        elif not s.samples:
             rejected.append(Rejected(s.source, s.row, "Series", s.labels.get("namespace", ""), s.name, "values",
                                      "Empty: the series has no sample in the range"))
         elif s.name in POD_METRICS and s.labels.get("pod") and s.labels.get("namespace"):
@@ -191,6 +205,11 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     observed_at = options.observed([datetime.fromtimestamp(end, UTC)])
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
                                                      options.level_of))
+    if gpu_series:
+        pod_workloads = {(o.pod.namespace, o.pod.name): o.workload_id for o in built.outcomes if o.workload_id}
+        means, unmatched = workload_utilization(gpu_series, pod_workloads)
+        rejected.extend(unmatched)
+        built.rows = [replace(row, gpu_utilization=means.get(row.workload_id)) for row in built.rows]
     result = ImportResult("prometheus", [*paths, *(nodes or []), *([kueue] if kueue else [])], built, node_rows,
                           rejected + node_rejected, observed_at, kueue_import, input_pods=len(objects))
     write_import(out, result)

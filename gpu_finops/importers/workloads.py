@@ -52,6 +52,7 @@ class TraceRow:
     parent_group: str = ""
     parent_min_groups: int | None = None
     kind: str = "batch"
+    gpu_utilization: float | None = None  # mean engine-active fraction (DCGM); None: unknown
 
 
 @dataclass(frozen=True, slots=True)

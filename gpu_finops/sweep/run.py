@@ -4,6 +4,7 @@ Output folder::
 
     DIR/inputs/               the preset's generated inputs (when the sweep names a preset)
     DIR/profiles/<s>.toml     derived profiles (a scenario that changes scoring or preemption)
+    DIR/traces/<s>.csv        the trace a `rightsize` scenario replays (requests rightsized)
     DIR/runs/<s>/             one run directory per scenario (events.parquet, run.json, ...)
     DIR/state/<s>.json        each scenario's outcome and fingerprint; <s>.running while it runs
     DIR/logs/<s>.log          the traceback of a failed scenario
@@ -168,6 +169,13 @@ def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> Scenar
     trace = scenario.trace or inputs.trace
     cluster = scenario.cluster or inputs.cluster
     assert trace is not None and cluster is not None  # read_sweep requires them
+    if scenario.rightsize is not None:
+        from gpu_finops.rightsizing import rightsize_trace
+
+        rightsized = out / "traces" / f"{scenario.name}.csv"
+        rightsized.parent.mkdir(parents=True, exist_ok=True)
+        rightsize_trace(trace, rightsized, scenario.rightsize)
+        trace = rightsized
     task = ScenarioTask(
         name=scenario.name, run_id=sweep.run_id(scenario), trace=trace, cluster=cluster, queues=queues,
         profile=scenario_profile(scenario, out / "profiles"), seed=scenario.seed,
@@ -295,7 +303,7 @@ def _scenario_table(sweep: Sweep, states: list[ScenarioState]) -> Any:
         ("run_id", pa.string()), ("sweep", pa.string()), ("scenario", pa.string()), ("status", pa.string()),
         ("profile", pa.string()), ("queues", pa.string()), ("scoring", pa.string()), ("preemption", pa.string()),
         ("seed", pa.int64()), ("trace", pa.string()), ("error", pa.string()), ("replay_seconds", pa.float64()),
-        ("events_sha256", pa.string())]))
+        ("events_sha256", pa.string()), ("rightsize", pa.float64())]))
     return table
 
 

@@ -42,8 +42,9 @@ from scheduler.errors import InputError
 
 PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
 GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "preemption": "preemption",
-             "seeds": "seed"}
-SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start"}
+             "seeds": "seed", "rightsize": "rightsize"}
+SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start",
+                 "rightsize"}
 INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "prices", "start", "format"}
 SWEEP_KEYS = {"name", "charge_period", "workers"}
 DEFAULT_PROFILE = "gang-v1.37"
@@ -86,11 +87,14 @@ class Scenario:
     trace: Path | None = None  # None: the sweep's inputs
     cluster: Path | None = None
     start: str | None = None
+    # replay the trace with rightsized GPU requests for workloads below this efficiency
+    # (gpu_finops.rightsizing); None: the requests as traced
+    rightsize: float | None = None
 
     def axes(self) -> dict[str, Any]:
         """The scenario's settings, as the comparison table and the database show them."""
         return {"profile": self.profile, "queues": self.queues, "scoring": scoring_label(self.scoring),
-                "preemption": self.preemption, "seed": self.seed}
+                "preemption": self.preemption, "seed": self.seed, "rightsize": self.rightsize}
 
 
 @dataclass(frozen=True)
@@ -283,6 +287,12 @@ def _value(reader: _Reader, axis: str, value: Any, key: str) -> Any:
         if text not in PREEMPTION:
             raise reader.fail(key, f"must be one of {', '.join(PREEMPTION)}, got {text!r}")
         return text
+    if axis == "rightsize":
+        if value == "none":
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            raise reader.fail(key, f"an efficiency threshold in (0, 1] (e.g. 0.5) or \"none\", got {value!r}")
+        return float(value)
     return reader.integer(value, key)
 
 
@@ -320,6 +330,8 @@ def _label(axis: str, value: Any) -> str:
         return _safe(Path(value).stem)
     if axis == "queues":
         return "kueue" if value == "inputs" else "no-kueue"
+    if axis == "rightsize":
+        return "as-requested" if value is None else f"rightsize-{value:g}"
     return _safe(Path(value).stem if str(value).endswith(".toml") else str(value))
 
 

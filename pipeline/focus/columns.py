@@ -42,6 +42,9 @@ IDLE_REASONS = (
 )
 # run phases of a charge period (int_run_phases)
 PHASES = ("warmup", "steady", "drain")
+GPU_USAGE_SUBCLASSES = ("active", "allocated_idle", "unmeasured")
+"""x_UsageSubClass of productive GPU rows: split by the workload's measured engine-active
+fraction (x_GpuActiveFraction), or `unmeasured` when the trace had none."""
 RESOURCES = ("gpu", "cpu", "memory")
 COMMITMENT_DISCOUNT_CATEGORIES = ("Spend", "Usage")
 
@@ -149,6 +152,8 @@ CUSTOM_COLUMNS: tuple[Column, ...] = (
     _c("x_Phase", "x", allowed=PHASES),  # null on Purchase rows
     _c("x_PreemptedBy", "x"),  # lost_to_preemption rows: the workload the eviction made room for
     _c("x_PreemptedByTenant", "x"),  # and its team
+    _c("x_UsageSubClass", "x", allowed=GPU_USAGE_SUBCLASSES),  # productive GPU rows only
+    _c("x_GpuActiveFraction", "x", "Decimal"),  # the workload's engine-active fraction, 0..1
 )
 
 ALL_COLUMNS: tuple[Column, ...] = FOCUS_COLUMNS + CUSTOM_COLUMNS

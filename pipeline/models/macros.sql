@@ -48,3 +48,15 @@ create or replace temp macro phase_of(period_start_s, warmup_end_s, drain_start_
         when period_start_s >= drain_start_s then 'drain'
         else 'steady'
     end;
+
+-- Rightsizing (gpu_finops.rightsizing, the same rule; a test checks they agree): the smallest
+-- request per pod of at least gpus_per_pod × utilization / 0.8 (sized for 80 % engine-active)
+-- that is smaller than today's, among eighths, quarters and halves of one device and whole GPUs;
+-- null when none is smaller or the utilisation is unknown.
+create or replace temp macro rightsized_gpus_per_pod(gpus_per_pod, utilization) as
+    case when utilization is not null and gpus_per_pod > 0 then
+        list_min(list_filter(
+            [0.125, 0.25, 0.5] || list_transform(range(1, cast(floor(gpus_per_pod) as bigint) + 1), lambda x: cast(x as double)),
+            lambda size: size >= gpus_per_pod * utilization / 0.8 - 1e-9 and size < gpus_per_pod
+        ))
+    end;

@@ -53,13 +53,14 @@ from enum import StrEnum
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 """Bumped on any change to the columns below; written to the Parquet key-value metadata.
 
 1.2 added ``preemptor``, ``queue_position`` and ``queue_length``: facts that 1.1 logs carried
-only inside ``reason`` and ``message`` text."""
+only inside ``reason`` and ``message`` text. 1.3 added ``gpu_utilization`` to
+``workloads.parquet`` (the events are 1.2's)."""
 
-READABLE_SCHEMA_VERSIONS = ("1.1", SCHEMA_VERSION)
+READABLE_SCHEMA_VERSIONS = ("1.1", "1.2", SCHEMA_VERSION)
 """Versions downstream readers accept; `upgrade_events` brings a 1.1 table to this one."""
 
 METADATA_KEY = b"gpu_finops.eventlog.schema_version"
@@ -150,8 +151,13 @@ WORKLOAD_SCHEMA = pa.schema(
         pa.field("topology_preferred", pa.string()),
         pa.field("parent_group", pa.string()),
         pa.field("kind", pa.string()),
+        # 1.3: mean GPU engine-active fraction while running, 0..1; null = not measured
+        pa.field("gpu_utilization", pa.float64()),
     ]
 )
+
+WORKLOAD_COLUMNS_ADDED_IN_1_3 = ("gpu_utilization",)
+"""Nullable ``workloads.parquet`` columns an older run lacks: readers fill them with nulls."""
 
 CLUSTER_SCHEMA = pa.schema(
     [
@@ -218,7 +224,7 @@ def upgrade_events(table: pa.Table, version: str) -> pa.Table:
     ClusterQueue" end of Kueue's messages. Nothing downstream parses text."""
     import pyarrow.compute as pc
 
-    if version == SCHEMA_VERSION or all(name in table.schema.names for name in ADDED_IN_1_2):
+    if version in ("1.2", SCHEMA_VERSION) or all(name in table.schema.names for name in ADDED_IN_1_2):
         return table
     if version not in READABLE_SCHEMA_VERSIONS:
         raise ValueError(f"event-log schema {version!r} is not one of {', '.join(READABLE_SCHEMA_VERSIONS)}")

@@ -29,6 +29,9 @@ class Workload:
     parent_min_groups: int | None = None  # the composite's quorum of child groups (None: all)
     parent_topology_required: str | None = None  # the composite's topology level
     kind: str = "batch"
+    # Mean fraction of time its GPUs' engines were active while it ran (DCGM
+    # GR_ENGINE_ACTIVE); None = not measured. Costing only: the replay never reads it.
+    gpu_utilization: float | None = None
     source_row: int = 0  # spreadsheet line of the input row (header = 1), for messages
 
     @property

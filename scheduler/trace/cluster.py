@@ -356,6 +356,7 @@ def workloads_to_arrow(workloads: Iterable[Workload]) -> pa.Table:
             "topology_preferred": [w.topology_preferred for w in rows],
             "parent_group": [w.parent_group for w in rows],
             "kind": [w.kind for w in rows],
+            "gpu_utilization": [w.gpu_utilization for w in rows],
         },
         schema=WORKLOAD_SCHEMA,
     )

@@ -70,6 +70,7 @@ OPTIONAL_COLUMNS = (
     "parent_min_groups",
     "parent_topology_required",
     "kind",
+    "gpu_utilization",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -293,6 +294,7 @@ def _parse_row(
         parent_min_groups=_parent_min_groups(record),
         parent_topology_required=_topology(record, "parent_topology_required"),
         kind=_shared_text(record, "kind") or DEFAULT_KIND,
+        gpu_utilization=_fraction(record, "gpu_utilization"),
         source_row=row_number,
     )
 
@@ -427,6 +429,14 @@ def _integer(record: dict[str, Any], column: str, *, default: int) -> int:
     if abs(number) > _MAX_WHOLE:  # before it becomes a 300-digit integer
         raise _RowProblem(column, f"must be between -{_MAX_WHOLE:,} and {_MAX_WHOLE:,}, got {_show(number)}")
     return int(number)
+
+
+def _fraction(record: dict[str, Any], column: str) -> float | None:
+    """A share between 0 and 1, or None when the cell is empty (not measured, never zero)."""
+    value = _number(record, column, required=False)
+    if value is not None and not 0 <= value <= 1:
+        raise _RowProblem(column, f"must be between 0 and 1 (a fraction of the running time), got {_show(value)}")
+    return value
 
 
 def _topology(record: dict[str, Any], column: str) -> str | None:

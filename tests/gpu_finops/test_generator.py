@@ -176,3 +176,30 @@ def test_bad_feature_gates_in_a_preset_name_the_field(tmp_path, gates):
     path.write_text(f'[preset]\nextends = "tiny"\n[queues]\n{gates}\n', encoding="utf-8")
     with pytest.raises(InputError, match="queues.feature_gates"):
         generate(path, tmp_path / "out")
+
+
+def test_demo_utilisation_is_seeded_per_kind_and_moves_no_other_column(demo, tmp_path):
+    """Notebooks low, training high, inference in between; its own random stream, so the
+    trace without the column is what it was before the column existed."""
+    _, files, trace, _ = demo
+    by_kind: dict[str, list[float]] = {}
+    for w in trace.workloads:
+        assert w.gpu_utilization is not None and 0 <= w.gpu_utilization <= 1
+        by_kind.setdefault(w.kind, []).append(w.gpu_utilization)
+    mean = {kind: sum(values) / len(values) for kind, values in by_kind.items()}
+    assert mean["notebook"] < 0.3 < mean["inference"] < 0.6 < mean["fine-tune"] < mean["training"]
+    # the same preset without the knob: every other column byte for byte
+    import tomllib
+
+    from gpu_finops.generator import load_preset
+
+    config, _ = load_preset("demo")
+    text = (Path(__file__).resolve().parents[2] / "gpu_finops" / "presets" / "demo.toml").read_text()
+    stripped = "\n".join(line for line in text.splitlines() if not line.startswith("gpu_utilization"))
+    assert tomllib.loads(stripped)["mix"][0].get("gpu_utilization") is None and config["mix"][0]["gpu_utilization"]
+    (tmp_path / "demo.toml").write_text(stripped)
+    generate(tmp_path / "demo.toml", tmp_path / "plain", seed=42)
+    with files.trace.open() as new, (tmp_path / "plain" / "trace.csv").open() as plain:
+        new_rows, plain_rows = list(csv.reader(new)), list(csv.reader(plain))
+    assert [row[:-1] for row in new_rows] == [row[:-1] for row in plain_rows]
+    assert {row[-1] for row in plain_rows[1:]} == {""}  # no knob: unknown, never zero

@@ -121,3 +121,21 @@ def write_export(folder: Path) -> list[Path]:
     (folder / "kube_pod_container_status_restarts_total.json").write_text(json.dumps(unnamed))
     paths.append(folder / "kube_pod_container_status_restarts_total.json")
     return paths
+
+
+def dcgm_series(metric: str, pod: str | None, gpu: int, value: Any, first: str = "08:00", last: str = "12:00",
+                node: str = "h100-a", namespace: str = "ml") -> dict[str, Any]:
+    """One GPU's series as NVIDIA dcgm-exporter labels it (``value`` may be a list, one per step,
+    to put bad samples in); ``pod=None``: a GPU no pod held (the exporter leaves pod empty)."""
+    labels = {"__name__": metric, "gpu": str(gpu), "UUID": f"GPU-{node}-{gpu}", "device": f"nvidia{gpu}",
+              "modelName": "NVIDIA H100 80GB HBM3", "Hostname": node, "DCGM_FI_DRIVER_VERSION": "550.54.15",
+              "container": "main", "namespace": namespace if pod else "", "pod": pod or "",
+              "job": "dcgm-exporter", "instance": "10.8.0.9:9400"}
+    moments = []
+    moment = at(first)
+    while moment <= at(last):
+        moments.append(moment)
+        moment += STEP
+    values = value if isinstance(value, list) else [value] * len(moments)
+    return {"metric": labels, "values": [[m, v if not isinstance(v, float | int) else str(v)]
+                                         for m, v in zip(moments, values, strict=False)]}

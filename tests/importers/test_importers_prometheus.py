@@ -51,3 +51,37 @@ def test_a_prometheus_error_answer_is_one_line(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "q.json: answer 1 is a Prometheus error: bad_data: parse error at char 5" in error
     assert error.count("\n") == 1
+
+
+def test_dcgm_series_give_each_workload_its_gpu_weighted_mean_utilisation(tmp_path):
+    """GR_ENGINE_ACTIVE per pod and GPU, GPU_UTIL (percent) only where a GPU has no
+    GR_ENGINE_ACTIVE; a workload without series stays unknown; bad samples are rejected rows."""
+    from prometheus_export import answer, dcgm_series
+
+    paths = write_export(tmp_path / "export")
+    active, util = "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL"
+    engine = [dcgm_series(active, "train-workers-0-0", g, 0.5, "08:20", "10:20") for g in range(8)]
+    # the second worker's GPUs were scraped half as long: a sample is one GPU over one step
+    engine += [dcgm_series(active, "train-workers-0-1", g, 0.2, "08:20", "09:20", node="h100-b") for g in range(8)]
+    # serve: three good samples (0.2) and four bad ones
+    engine.append(dcgm_series(active, "serve", 0, ["0.2", "NaN", "+Inf", {"v": 1}, "1.7", "0.2", "0.2"],
+                              "08:05", "08:35"))
+    engine.append(dcgm_series(active, None, 7, 0.0))  # a GPU no pod held
+    engine.append(dcgm_series(active, "someone-else", 6, 0.9))  # a pod the import has no workload for
+    device = [dcgm_series(util, "train-workers-0-0", g, 95, "08:20", "10:20") for g in range(8)]  # loses to GR
+    device += [dcgm_series(util, "solo", g, 60, "09:00", "09:30") for g in range(2)]  # only GPU_UTIL: 0.6
+    (tmp_path / "dcgm.json").write_text(json.dumps([answer(engine), answer(device)]))
+    out = tmp_path / "out"
+    assert main(["import", "prometheus", "--series", *map(str, paths), str(tmp_path / "dcgm.json"),
+                 "--out", str(out), "-q"]) == 0
+    utilization = {r["workload_id"]: r["gpu_utilization"] for r in rows(out / "trace.csv")}
+    # (8 GPUs × 25 samples × 0.5 + 8 × 13 × 0.2) / (8 × 25 + 8 × 13)
+    assert float(utilization["ml/jobset/train"]) == round((200 * 0.5 + 104 * 0.2) / 304, 3)
+    assert (utilization["ml/solo"], utilization["ml/serve"]) == ("0.6", "0.2")
+    assert utilization["ml/gone"] == ""  # no series: unknown, never 0
+    dcgm_rows = [r for r in rows(out / "rejected.csv") if r["source"] == "dcgm.json"]
+    reasons = sorted((r["name"], r["field"], r["reason"].split(":")[0]) for r in dcgm_rows)
+    assert reasons == [("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "pod", "NoPod"), ("serve", "values", "BadSample"),
+                       ("someone-else", "pod", "NotUsed")]
+    bad = next(r["reason"] for r in dcgm_rows if r["name"] == "serve")
+    assert bad.startswith("BadSample: 4 of 7 samples") and "not finite" in bad and "dict" in bad and "0..1" in bad

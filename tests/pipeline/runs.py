@@ -28,6 +28,7 @@ from scheduler.eventlog.schema import (
     METADATA_KEY,
     QUEUE_SCHEMA,
     SCHEMA_VERSION,
+    WORKLOAD_COLUMNS_ADDED_IN_1_3,
     WORKLOAD_SCHEMA,
 )
 
@@ -125,6 +126,7 @@ class RunBuilder:
         kind: str = "training",
         cpu_milli_per_pod: int = 0,
         memory_mib_per_pod: int = 0,
+        gpu_utilization: float | None = None,
     ) -> RunBuilder:
         self.workloads[workload_id] = {
             "workload_id": workload_id,
@@ -144,6 +146,7 @@ class RunBuilder:
             "topology_preferred": None,
             "parent_group": None,
             "kind": kind,
+            "gpu_utilization": gpu_utilization,
         }
         return self
 
@@ -213,7 +216,8 @@ class RunBuilder:
         return self
 
     def tables(self, schema_version: str = SCHEMA_VERSION) -> dict[str, pa.Table]:
-        """The run's tables; `schema_version` "1.1" writes an event log without 1.2's columns."""
+        """The run's tables; `schema_version` "1.1" writes an event log without 1.2's columns,
+        "1.1" and "1.2" workloads without 1.3's."""
         metadata = {METADATA_KEY: schema_version.encode()}
         events = pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA)
         if schema_version == "1.1":
@@ -223,11 +227,12 @@ class RunBuilder:
             if self.queues
             else {}
         )
+        workloads = pa.Table.from_pylist(list(self.workloads.values()), schema=WORKLOAD_SCHEMA)
+        if schema_version in ("1.1", "1.2"):
+            workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_3))
         return queues | {
             "events.parquet": events,
-            "workloads.parquet": pa.Table.from_pylist(
-                list(self.workloads.values()), schema=WORKLOAD_SCHEMA
-            ),
+            "workloads.parquet": workloads,
             "cluster.parquet": pa.Table.from_pylist(self.nodes, schema=CLUSTER_SCHEMA),
         } | {"_metadata": metadata}  # type: ignore[dict-item]
 

@@ -398,6 +398,24 @@ def commitment_pool() -> RunBuilder:
     )
 
 
+def gpu_efficiency() -> RunBuilder:
+    # w1: 1 pod × 8 A100 for 1 h at a measured 25 % engine-active: 2 active, 6 allocated idle.
+    # w2: the same on the other node without a measurement: 8 unmeasured, no split.
+    return (
+        RunBuilder(START, 7200, run_id="gpu-efficiency")
+        .node("n1", "A100", 8)
+        .node("n2", "A100", 8)
+        .workload("w1", pods=1, gpus_per_pod=8, tenant="team-a", kind="training", gpu_utilization=0.25)
+        .workload("w2", pods=1, gpus_per_pod=8, tenant="team-b", kind="notebook")
+        .event(0, "submitted", "w1")
+        .event(0, "submitted", "w2")
+        .event(0, "started", "w1", pod=0, node="n1", gpus=8)
+        .event(0, "started", "w2", pod=0, node="n2", gpus=8)
+        .event(3600, "finished", "w1", pod=0, node="n1", gpus=8)
+        .event(3600, "finished", "w2", pod=0, node="n2", gpus=8)
+    )
+
+
 ALL = (
     finished_gang,
     preempted_with_checkpoints,
@@ -416,4 +434,5 @@ ALL = (
     cause_owners,
     phases,
     commitment_pool,
+    gpu_efficiency,
 )

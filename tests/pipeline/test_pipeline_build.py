@@ -168,6 +168,24 @@ def test_a_schema_1_1_log_builds_like_its_1_2_twin(tmp_path, prices_csv):
     assert facts == [("preempted", "w2", None, None), ("pending", None, 3, 12)]
 
 
+def test_a_schema_1_2_run_reads_with_unknown_utilisation(tmp_path, prices_csv):
+    """1.3 added workloads.parquet's gpu_utilization: a 1.2 run has none, and reads as unknown
+    (null), never as zero or as fully busy."""
+    def builder():
+        return scenarios.finished_gang()
+
+    old = builder().write(tmp_path / "old", schema_version="1.2")
+    assert "gpu_utilization" not in pq.read_schema(old / "workloads.parquet").names
+    new = builder().write(tmp_path / "new")
+    for run_dir, name in ((old, "old.duckdb"), (new, "new.duckdb")):
+        build([run_dir], prices_csv, tmp_path / name, show_progress=False)
+    old_tables, new_tables = (table_contents(tmp_path / name) for name in ("old.duckdb", "new.duckdb"))
+    assert old_tables.pop("raw_runs") != new_tables.pop("raw_runs")
+    assert old_tables == new_tables
+    with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*), count(gpu_utilization) from raw_workloads").fetchone() == (1, 0)
+
+
 def test_missing_file_and_wrong_field_type(tmp_path, prices_csv):
     run_dir = scenarios.finished_gang().write(tmp_path / "runs")
     events = pq.read_table(run_dir / "events.parquet")

@@ -32,7 +32,7 @@ def record(con, where: str) -> dict:
 def test_column_layout_focus_1_2(con):
     columns = [d[0] for d in con.execute("select * from focus_cost_records limit 0").description]
     assert columns == [c.name for c in FOCUS_COLUMNS] + [c.name for c in CUSTOM_COLUMNS]
-    assert len(FOCUS_COLUMNS) == 55 and columns[55] == "x_RunId" and columns[-1] == "x_PreemptedByTenant"
+    assert len(FOCUS_COLUMNS) == 55 and columns[55] == "x_RunId" and columns[-1] == "x_GpuActiveFraction"
     assert not {c.name for c in SPLIT_COLUMNS} & set(columns)
 
 
@@ -216,7 +216,7 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
     # the runs' end, not the wall clock: a rebuild writes the same metadata
     assert schema["CreationDate"] == "2026-11-02T12:00:00Z"
     definitions = {d["ColumnName"]: d for d in schema["ColumnDefinition"]}
-    assert len(definitions) == (71 if layout == "1.2" else 78)
+    assert len(definitions) == (73 if layout == "1.2" else 80)
     assert definitions["BilledCost"] == {"ColumnName": "BilledCost", "DataType": "Decimal", "NumericPrecision": 53}
     assert definitions["Tags"]["ProviderTagPrefixes"] == []
     if layout == "1.3":  # the metadata objects FOCUS 1.3 added

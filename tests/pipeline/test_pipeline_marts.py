@@ -295,3 +295,63 @@ def test_fct_unit_economics(con):
         ("preempted", "preemption_waste_cost", pytest.approx(2 * 200 / 3600 * 2.0)),
         ("preempted", "spot_share", 0.0),
     ]
+
+
+def test_gpu_efficiency_splits_productive_hours_by_measured_utilisation(con):
+    """8 A100s for 1 h at 25 % engine-active: 2 active and 6 allocated-idle GPU-hours, at the
+    A100 price of 2.0; the twin without a measurement is unmeasured, not 100 % efficient."""
+    approx_rows(
+        rows(con, """select x_Workload, x_UsageSubClass, x_GpuActiveFraction, PricingQuantity, EffectiveCost
+                     from focus_cost_records
+                     where x_RunId = 'gpu-efficiency' and x_Resource = 'gpu' and x_UsageClass = 'productive'
+                     order by all"""),
+        [("w1", "active", 0.25, 2.0, 4.0), ("w1", "allocated_idle", 0.25, 6.0, 12.0),
+         ("w2", "unmeasured", None, 8.0, 16.0)],
+    )
+    approx_rows(
+        rows(con, """select tenant, kind, gpu_model, workloads, measured_workloads, allocated_gpu_hours,
+                            active_gpu_hours, allocated_idle_gpu_hours, unmeasured_gpu_hours, efficiency,
+                            allocated_cost, active_cost, allocated_idle_cost, unmeasured_cost
+                     from fct_gpu_efficiency where run_id = 'gpu-efficiency' order by all"""),
+        [("team-a", "training", "A100", 1, 1, 8.0, 2.0, 6.0, 0.0, 0.25, 16.0, 4.0, 12.0, 0.0),
+         ("team-b", "notebook", "A100", 1, 0, 8.0, 0.0, 0.0, 8.0, None, 16.0, 0.0, 0.0, 16.0)],
+    )
+    # productive stays productive: the split moves no GPU-hour or cent between classes
+    approx_rows(
+        rows(con, """select workload_id, gpu_hours_productive, productive_cost from fct_workloads
+                     where run_id = 'gpu-efficiency' order by all"""),
+        [("w1", 8.0, 16.0), ("w2", 8.0, 16.0)],
+    )
+
+
+def test_gpu_efficiency_audits_catch_a_broken_split(built, tmp_path):
+    """The audits return the violating rows: a tampered active part breaks both."""
+    import shutil
+
+    import duckdb
+
+    from pipeline.runner import AUDITS_DIR
+
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(built.db, copy)
+    with duckdb.connect(str(copy)) as db:
+        for audit in ("gpu_active_split_conserved", "gpu_efficiency_conserved"):
+            assert db.execute((AUDITS_DIR / f"{audit}.sql").read_text()).fetchall() == []
+        db.execute("update focus_cost_records set PricingQuantity = PricingQuantity + 1 "
+                   "where x_RunId = 'gpu-efficiency' and x_UsageSubClass = 'active'")
+        db.execute("update fct_gpu_efficiency set active_gpu_hours = active_gpu_hours + 1 "
+                   "where run_id = 'gpu-efficiency' and tenant = 'team-a'")
+        assert [r[2] for r in db.execute((AUDITS_DIR / "gpu_active_split_conserved.sql").read_text()).fetchall()] == ["w1"]
+        assert [r[1] for r in db.execute((AUDITS_DIR / "gpu_efficiency_conserved.sql").read_text()).fetchall()] == ["team-a"]
+
+
+def test_rightsizing_hint_for_the_low_utilisation_workload_only(con):
+    """8 GPUs at 25 %: 2 GPUs of work, sized for 80 % -> 3 GPUs; the same hour then costs 3/8 of
+    16.00. The unmeasured twin gets no hint: unknown is not idle."""
+    approx_rows(
+        rows(con, """select workload_id, gpus_per_pod, gpu_utilization, suggested_gpus_per_pod, suggested_utilization,
+                            allocated_gpu_hours, allocated_cost, allocated_idle_cost, suggested_gpu_hours,
+                            suggested_cost, saving
+                     from fct_rightsizing_hints where run_id = 'gpu-efficiency'"""),
+        [("w1", 8.0, 0.25, 3.0, 2 / 3, 8.0, 16.0, 12.0, 3.0, 6.0, 10.0)],
+    )

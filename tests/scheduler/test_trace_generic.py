@@ -144,3 +144,28 @@ def test_the_bundled_demo_trace_loads_without_rejections():
     assert load.input_rows == len(load.workloads) > 1000
     with path.open(encoding="utf-8") as handle:
         assert sum(1 for _ in csv.DictReader(handle)) == load.input_rows
+
+
+@pytest.mark.parametrize(
+    ("cell", "reason_contains"),
+    [
+        ("1.5", "between 0 and 1"),
+        ("-0.1", "between 0 and 1"),
+        ("nan", "not a finite number"),
+        ("inf", "not a finite number"),
+        ("busy", "not a number"),
+    ],
+)
+def test_gpu_utilization_out_of_range_is_a_rejected_row(tmp_path, cell, reason_contains):
+    header = "workload_id,submit_time,duration_s,gpus_per_pod,gpu_utilization"
+    path = write(tmp_path, "ok,0,60,8,0.25", "empty,0,60,8,", f"bad,0,60,8,{cell}", header=header)
+    load = read_generic_trace(path, START)
+    assert {w.workload_id: w.gpu_utilization for w in load.workloads} == {"ok": 0.25, "empty": None}
+    (rejected,) = load.rejected
+    assert (rejected.row, rejected.workload_id, rejected.field) == (4, "bad", "gpu_utilization")
+    assert reason_contains in rejected.reason
+
+
+def test_gpu_utilization_is_unknown_when_the_column_is_absent(tmp_path):
+    (w,) = read_generic_trace(write(tmp_path, "w1,0,60,1,1,1,,t,q,0,,batch"), START).workloads
+    assert w.gpu_utilization is None

@@ -1,10 +1,18 @@
--- grain: one row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed, plus idle lines per run × charge period × node × priced resource × idle reason
+-- grain: one row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed × usage sub-class, plus idle lines per run × charge period × node × priced resource × idle reason
 -- the quantities a FOCUS Usage row is made of, in the resource's unit, before pricing. A
 -- workload's GPU-hours are split into the share above its ClusterQueue's nominal quota
 -- (borrowed = true, int_hourly_usage.borrowed_share) and the rest; CPU and memory are never
 -- borrowed GPU-hours. preemptor is set on lost_to_preemption lines only.
+-- usage_subclass splits a productive GPU line by the workload's gpu_utilization (its mean
+-- engine-active fraction, carried as active_fraction): `active` (quantity × fraction) and
+-- `allocated_idle` (the rest: held, paid, engines idle), or one `unmeasured` line when the
+-- utilisation is unknown. Every other line has no sub-class. The parts add up to the line.
 with usage as (
     select * from int_hourly_usage
+),
+
+workloads as (
+    select * from stg_workloads
 ),
 
 idle_gpu as (
@@ -50,25 +58,49 @@ allocated_lines as (
     from allocated where memory > 0
 ),
 
+subclassed_lines as (
+    select l.*, cast(null as varchar) as usage_subclass, cast(null as double) as active_fraction
+    from allocated_lines as l
+    where not (l.resource = 'gpu' and l.usage_class = 'productive')
+    union all
+    select l.*, 'unmeasured', null
+    from allocated_lines as l
+    left join workloads as w using (run_id, workload_id)
+    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization is null
+    union all
+    select l.* replace (l.quantity * w.gpu_utilization as quantity), 'active', w.gpu_utilization
+    from allocated_lines as l
+    inner join workloads as w using (run_id, workload_id)
+    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization > 0
+    union all
+    -- the remainder, not quantity × (1 − fraction): the two parts add up to the line exactly
+    select l.* replace (l.quantity - l.quantity * w.gpu_utilization as quantity), 'allocated_idle',
+        w.gpu_utilization
+    from allocated_lines as l
+    inner join workloads as w using (run_id, workload_id)
+    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization < 1
+),
+
 idle_lines as (
     select run_id, period_index, period_start_s, period_end_s, node, 'gpu' as resource,
         cast(null as varchar) as workload_id, 'idle' as usage_class, idle_reason,
-        cast(null as varchar) as preemptor, false as borrowed, gpu_hours as quantity
+        cast(null as varchar) as preemptor, false as borrowed, gpu_hours as quantity,
+        cast(null as varchar) as usage_subclass, cast(null as double) as active_fraction
     from idle_gpu
     union all
     -- idle causes are a GPU notion: CPU and memory no pod requested are just unallocated
     select run_id, period_index, period_start_s, period_end_s, node, 'cpu', null, 'idle',
-        'unallocated', null, false, idle_cpu_core_hours
+        'unallocated', null, false, idle_cpu_core_hours, null, null
     from capacity
     union all
     select run_id, period_index, period_start_s, period_end_s, node, 'memory', null, 'idle',
-        'unallocated', null, false, idle_memory_gib_hours
+        'unallocated', null, false, idle_memory_gib_hours, null, null
     from capacity
 ),
 
 final as (
     select l.*
-    from allocated_lines as l
+    from subclassed_lines as l
     inner join node_prices as p using (run_id, node, resource)
     union all
     -- a remainder below 1e-12 units is float noise, not idle capacity

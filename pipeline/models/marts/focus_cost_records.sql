@@ -1,4 +1,4 @@
--- grain: one Usage row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed, plus idle Usage rows per run × charge period × node × priced resource × idle reason, plus one Purchase row per commitment pool × billing period
+-- grain: one Usage row per run × charge period × node × priced resource × workload × usage class × preemptor × borrowed × usage sub-class, plus idle Usage rows per run × charge period × node × priced resource × idle reason, plus one Purchase row per commitment pool × billing period
 -- one query for both layouts: FOCUS 1.2 rows (the default) and FOCUS 1.3 split cost allocation
 -- (`focus_split()`: each node-period of a resource is an origin charge; workloads are its
 -- allocated parts, idle its unallocated remainder). The build keeps the columns of the chosen
@@ -308,7 +308,9 @@ usage_rows as (
         borrowed as x_Borrowed,
         phase as x_Phase,
         preemptor as x_PreemptedBy,
-        preemptor_tenant as x_PreemptedByTenant
+        preemptor_tenant as x_PreemptedByTenant,
+        usage_subclass as x_UsageSubClass,
+        active_fraction as x_GpuActiveFraction
     from usage_costed
 ),
 
@@ -405,7 +407,9 @@ purchase_rows as (
         false as x_Borrowed,
         cast(null as varchar) as x_Phase,
         cast(null as varchar) as x_PreemptedBy,
-        cast(null as varchar) as x_PreemptedByTenant
+        cast(null as varchar) as x_PreemptedByTenant,
+        cast(null as varchar) as x_UsageSubClass,
+        cast(null as double) as x_GpuActiveFraction
     from purchase_costed
 ),
 

@@ -21,7 +21,9 @@ final as (
         nullif(cast(queue as varchar), '') as queue,
         cast(priority as integer) as priority,
         cast(checkpoint_interval_s as double) as checkpoint_interval_s,
-        coalesce(nullif(cast(kind as varchar), ''), 'batch') as kind
+        coalesce(nullif(cast(kind as varchar), ''), 'batch') as kind,
+        -- mean GPU engine-active fraction while running (0..1); null = not measured, never 0 or 1
+        cast(gpu_utilization as double) as gpu_utilization
     from source
 )
 
