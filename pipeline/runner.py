@@ -73,6 +73,7 @@ MODELS: tuple[Model, ...] = (
     Model("int_pending_demand", "intermediate"),
     Model("int_gang_barrier_demand", "intermediate"),
     Model("int_shared_device_slack", "intermediate"),
+    Model("int_quota_fit", "intermediate"),
     Model("int_idle_by_cause", "intermediate"),
     Model("int_node_prices", "intermediate"),
     Model("int_cost_lines", "intermediate"),

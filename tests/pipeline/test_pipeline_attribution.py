@@ -146,6 +146,40 @@ def test_untried_and_draining_waits_are_scheduling_latency(con):
     )
 
 
+def test_an_admitted_but_unplaceable_workload_makes_no_quota_idle(con):
+    # g (2 × 8, admitted) cannot be placed beside 8 free GPUs (4 a node): they wait for its
+    # placement, and w_q's quota wait (4 GPUs, which would fit) claims none of them
+    assert_close(idle_by_cause(con, "admitted-unplaced"), {("A100", "fragmentation"): 8.0})
+
+
+def test_an_admitted_workload_not_tried_yet_comes_before_quota(con):
+    # w_adm admitted 0..1800 beside 4 free GPUs: scheduling_latency 2 GPU-h; w_q gets none
+    assert_close(idle_by_cause(con, "admitted-latency"), {("A100", "scheduling_latency"): 2.0})
+
+
+def test_quota_idle_only_where_the_waiting_shape_fits(con):
+    # 4 free GPUs on each of two nodes: 1 × 8 and 3 × 4 fit nowhere (first half hour: no
+    # quota), 2 × 4 fits one pod a node (second half hour: 8 GPUs × 0.5 h); 3 × 4 on A100 or
+    # H100 fits 2 + 1 pods, never 3 on one model
+    assert_close(
+        idle_by_cause(con, "quota-fit"),
+        {("A100", "quota"): 4.0, ("A100", "no_demand"): 4.0, ("H100", "no_demand"): 4.0},
+    )
+    # the fit table: pods of each waiting size that fit on the model's free GPUs
+    assert rows(
+        con,
+        """select gpu_model, gpus_per_pod, start_s, end_s, fit_pods from int_quota_fit
+           where run_id = 'quota-fit' order by all""",
+    ) == [("A100", 4.0, 0.0, 3600.0, 2), ("A100", 8.0, 0.0, 3600.0, 0),
+          ("H100", 4.0, 0.0, 3600.0, 1), ("H100", 8.0, 0.0, 3600.0, 0)]
+    # a node fully free fits one pod of 8: admitted-unplaced has no quota wait of that size
+    assert rows(
+        con,
+        """select gpus_per_pod, fit_pods from int_quota_fit
+           where run_id = 'admitted-unplaced' order by all""",
+    ) == [(4.0, 2)]
+
+
 def test_shared_device_slack_is_its_own_cause(con):
     # 0.25 + 0.5 of a T4 (no fractional request waits): its unshared quarter
     assert idle_by_cause(con, "fractional")[("T4", "shared_device_slack")] == pytest.approx(0.25)

@@ -265,10 +265,10 @@ def test_int_idle_by_cause(con):
         ("kueue", "n1", 0, "no_demand"): 0.0,
         ("kueue", "n1", 1, "quota"): 2.0,
         ("kueue", "n1", 1, "no_demand"): 8 - 4 * 600 / 3600 - 2.0,
-        # claimed in order: the gang's missing pod, then quota, then placement
+        # claimed in order: the gang's missing pod, then placement, then quota (nothing left)
         ("mixed-causes", "n1", 0, "gang_barrier"): 2 * 1800 / 3600,
-        ("mixed-causes", "n1", 0, "quota"): 4.0,
-        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "quota"): 0.0,
+        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600 + 8 * 1800 / 3600,
         ("mixed-causes", "n1", 0, "no_demand"): 0.0,
         ("cpu-memory", "g1", 0, "no_demand"): 6.0,
         ("cpu-memory", "c1", 0, "no_demand"): 0.0,
