@@ -256,7 +256,7 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
         ("Partial-placement GPU-hours (gang_wait)",
          f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
         ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
-        ("Effective savings rate (unused commitment counted as loss)",
+        ("Effective savings rate ((list − effective cost) ÷ list cost)",
          f"{metrics['effective_savings_rate']:.1%}"),
     ]
 

@@ -398,6 +398,18 @@ def commitment_pool() -> RunBuilder:
     )
 
 
+def commitment_pool_moved() -> RunBuilder:
+    # The pool run with w_s on the idle Committed c2 instead of the on-demand s1: the same
+    # capacity is paid for, so the effective savings rate is the same (1/6).
+    pool = commitment_pool()
+    moved = RunBuilder(START, 3600, run_id="pool-moved")
+    moved.nodes, moved.workloads = pool.nodes, pool.workloads
+    for event in pool.events:
+        moved.event(event["time_s"], event["event"], event["workload_id"], pod=event["pod_index"],
+                    node="c2" if event["node"] == "s1" else event["node"], gpus=event["gpus"])
+    return moved
+
+
 # --- Cost attribution III (docs/cost-model.md §3.1): quota only where it kept GPUs from work ----
 
 
@@ -515,6 +527,7 @@ ALL = (
     cause_owners,
     phases,
     commitment_pool,
+    commitment_pool_moved,
     admitted_unplaced,
     quota_fit,
     admitted_latency,

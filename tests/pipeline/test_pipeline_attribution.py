@@ -376,7 +376,14 @@ def metric(con, run_id: str, name: str, scope: str = "all") -> float:
 def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     # c1 and c2 are one pool; c2 idle while w_s ran on the on-demand s1
     assert metric(con, "pool", "commitment_utilization") == pytest.approx(8 / 16)
-    assert metric(con, "pool", "commitment_coverage") == pytest.approx(8 / 12)
+    # coverage: committed ÷ commitment-eligible capacity (16 committed + 8 on-demand GPU-h)
+    assert metric(con, "pool", "commitment_coverage") == pytest.approx(16 / 24)
+    assert rows(
+        con,
+        """select committed_quantity, on_demand_capacity_quantity, eligible_quantity, coverage,
+                  utilization
+           from fct_commitment_utilization where run_id = 'pool-moved'""",
+    ) == [(16.0, 8.0, 24.0, 16 / 24, 12 / 16)]
     assert metric(con, "pool", "coverable_on_demand_gpu_hours") == pytest.approx(4.0)
     assert metric(con, "pool", "coverable_on_demand_cost") == pytest.approx(16.0)
     # idle split: c2's 8 GPU-h are paid whatever happens, s1's 4 could be given back
@@ -389,12 +396,38 @@ def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     ) == [("k8s://pool/commitment/gpu-h100", 1)]
 
 
-def test_effective_savings_rate_counts_unused_commitment_as_loss(con):
-    # used capacity at list prices: 12 GPU-h × $4 = $48; it cost 8 × $3 + 4 × $4 = $40, and the
-    # unused half of the commitment $24 more: (48 − 40 − 24) / 48
-    assert metric(con, "pool", "effective_savings_rate") == pytest.approx((48 - 40 - 24) / 48)
+def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_ran(con):
+    # the capacity paid at list: 24 GPU-h × $4 = $96; it cost 16 × $3 (the commitment) + 8 × $4:
+    # (96 − 80) / 96, the same whether w_s ran on the on-demand node or on the idle commitment
+    assert metric(con, "pool", "effective_savings_rate") == pytest.approx((96 - 80) / 96)
+    assert metric(con, "pool-moved", "effective_savings_rate") == pytest.approx((96 - 80) / 96)
+    # the commitment's part: ContractedCost (list: no other negotiated rate) against EffectiveCost
+    assert metric(con, "pool", "total_contracted_cost") == pytest.approx(96.0)
+    assert metric(con, "pool", "commitment_savings_rate") == pytest.approx((96 - 80) / 96)
     # spot only saves: the fractional run on a spot T4 (list 0.5, spot 0.2)
     assert metric(con, "fractional", "effective_savings_rate") == pytest.approx((0.5 - 0.2) / 0.5)
+
+
+def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
+    # FOCUS: ContractedUnitPrice excludes commitment discounts (the list price here); the
+    # commitment rate is in EffectiveCost; BilledCost 0 (the Purchase row billed it)
+    assert rows(
+        con,
+        """select x_Node, CommitmentDiscountStatus, ListUnitPrice, ContractedUnitPrice,
+                  sum(PricingQuantity), sum(ContractedCost), sum(EffectiveCost), sum(BilledCost)
+           from focus_cost_records
+           where x_RunId = 'pool' and ChargeCategory = 'Usage' group by all order by all""",
+    ) == [
+        ("c1", "Used", 4.0, 4.0, 8.0, 32.0, 24.0, 0.0),
+        ("c2", "Unused", 4.0, 4.0, 8.0, 32.0, 24.0, 0.0),
+        ("s1", None, 4.0, 4.0, 8.0, 32.0, 32.0, 32.0),
+    ]
+    # the purchase: billed at the commitment's rate, its contracted cost = what it billed
+    assert rows(
+        con,
+        """select ContractedUnitPrice, ContractedCost, BilledCost, EffectiveCost from focus_cost_records
+           where x_RunId = 'pool' and ChargeCategory = 'Purchase'""",
+    ) == [(3.0, 48.0, 48.0, 0.0)]
 
 
 def test_cost_of_waiting(con):

@@ -41,11 +41,12 @@ def test_usage_row_on_a_committed_node(con):
     quantity = 2 * 600 / 3600
     assert row["ConsumedQuantity"] == row["PricingQuantity"] == pytest.approx(quantity)
     assert row["PricingCategory"] == "Committed" and row["ChargeCategory"] == "Usage"
-    assert row["ListUnitPrice"] == 4.0 and row["ContractedUnitPrice"] == 3.0
-    assert row["ListCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
-    # paid by the commitment: nothing billed, the amortized share is the effective cost
+    # FOCUS: ContractedUnitPrice excludes commitment discounts (no other negotiated rate: list)
+    assert row["ListUnitPrice"] == 4.0 and row["ContractedUnitPrice"] == 4.0
+    assert row["ListCost"] == row["ContractedCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
+    # paid by the commitment: nothing billed, the amortized share at its rate is the effective cost
     assert row["BilledCost"] == 0.0
-    assert row["EffectiveCost"] == row["ContractedCost"] == 3.0 * row["PricingQuantity"]
+    assert row["EffectiveCost"] == 3.0 * row["PricingQuantity"]
     assert (row["CommitmentDiscountId"], row["CommitmentDiscountStatus"], row["CommitmentDiscountCategory"]) == (
         "k8s://reserved/commitment/gpu-h100", "Used", "Usage"
     )

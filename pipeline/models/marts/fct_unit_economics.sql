@@ -43,6 +43,7 @@ totals as (
         BillingPeriodStart as billing_period_start,
         sum(EffectiveCost) as total_cost,
         sum(ListCost) as total_list_cost,
+        sum(ContractedCost) as total_contracted_cost,
         sum(EffectiveCost) filter (where x_Resource = 'gpu') as gpu_cost,
         sum(PricingQuantity) filter (where x_Resource = 'gpu') as capacity_gpu_hours,
         coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass <> 'idle'), 0)
@@ -65,11 +66,7 @@ totals as (
         coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Unused'), 0)
             as unused_commitment_cost,
         coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed), 0)
-            as borrowed_gpu_hours,
-        -- effective savings rate: what used capacity cost at list prices, against what it cost
-        -- plus the commitments left unused (a loss, not a saving)
-        coalesce(sum(ListCost) filter (where x_UsageClass <> 'idle'), 0) as used_list_cost,
-        coalesce(sum(EffectiveCost) filter (where x_UsageClass <> 'idle'), 0) as used_effective_cost
+            as borrowed_gpu_hours
     from records
     group by all
 ),
@@ -146,8 +143,8 @@ unservable_asked as (
 
 coverage as (
     select run_id, billing_period_start,
-        sum(used_quantity) filter (where resource = 'gpu') as used,
-        sum(on_demand_quantity) filter (where resource = 'gpu') as on_demand,
+        sum(committed_quantity) filter (where resource = 'gpu') as committed,
+        sum(eligible_quantity) filter (where resource = 'gpu') as eligible,
         sum(coverable_on_demand_quantity) filter (where resource = 'gpu') as coverable,
         sum(coverable_on_demand_cost) as coverable_cost
     from commitment_pools
@@ -220,9 +217,18 @@ metrics as (
     select run_id, billing_period_start, 'borrowed_gpu_hours', 'all', borrowed_gpu_hours, 'GPU-Hours'
     from totals
     union all
+    -- FinOps' effective savings rate over the capacity paid, idle included (where pods landed
+    -- does not move it): (ListCost − EffectiveCost) ÷ ListCost
     select run_id, billing_period_start, 'effective_savings_rate', 'all',
-        (used_list_cost - used_effective_cost - unused_commitment_cost) / nullif(used_list_cost, 0),
-        'ratio'
+        (total_list_cost - total_cost) / nullif(total_list_cost, 0), 'ratio'
+    from totals
+    union all
+    select run_id, billing_period_start, 'total_contracted_cost', 'all', total_contracted_cost, 'USD'
+    from totals
+    union all
+    -- the commitments' part alone: (ContractedCost − EffectiveCost) ÷ ContractedCost
+    select run_id, billing_period_start, 'commitment_savings_rate', 'all',
+        (total_contracted_cost - total_cost) / nullif(total_contracted_cost, 0), 'ratio'
     from totals
     union all
     select run_id, billing_period_start, 'idle_cost', 'idle:' || kind, cost, 'USD' from idle_kinds
@@ -257,7 +263,8 @@ metrics as (
         'GPU-Hours'
     from eviction_losses
     union all
-    select run_id, billing_period_start, 'commitment_coverage', 'all', used / nullif(used + on_demand, 0),
+    -- committed ÷ commitment-eligible GPU-hours (committed + on-demand capacity)
+    select run_id, billing_period_start, 'commitment_coverage', 'all', committed / nullif(eligible, 0),
         'ratio'
     from coverage
     union all
