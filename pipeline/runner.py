@@ -71,6 +71,7 @@ MODELS: tuple[Model, ...] = (
     Model("int_workload_gpu_models", "intermediate"),
     Model("int_unservable_workloads", "intermediate"),
     Model("int_pending_demand", "intermediate"),
+    Model("int_pending_demand_capped", "intermediate"),
     Model("int_gang_barrier_demand", "intermediate"),
     Model("int_shared_device_slack", "intermediate"),
     Model("int_quota_fit", "intermediate"),

@@ -117,21 +117,25 @@ def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float
 
 
 def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """The cost of waiting per team (fct_workloads): the GPU-hours its workloads asked for while
-    they waited to run, at the list price of their GPU model. Columns: tenant, workloads
-    (that waited), wait_gpu_hours, wait_cost, median_wait_h."""
-    columns = ["tenant", "workloads", "wait_gpu_hours", "wait_cost", "median_wait_h"]
-    if "wait_cost" not in table_columns(con, "fct_workloads"):
+    """GPU-hours demanded while pending per team (fct_workloads): what its workloads asked for
+    while they waited to run, capped by what the cluster could have run, and their value at
+    list price (demand, not spend). Columns: tenant, workloads (that waited),
+    pending_demand_gpu_hours, pending_demand_list_value, median_wait_h."""
+    columns = ["tenant", "workloads", "pending_demand_gpu_hours", "pending_demand_list_value",
+               "median_wait_h"]
+    if "pending_demand_list_value" not in table_columns(con, "fct_workloads"):
         return _empty(columns)
     return _df(
         con,
         f"""
-        SELECT w.tenant, count(*) AS workloads, sum(w.wait_gpu_hours) AS wait_gpu_hours,
-               sum(w.wait_cost) AS wait_cost, median(w.wait_s) / 3600.0 AS median_wait_h
+        SELECT w.tenant, count(*) AS workloads,
+               sum(w.pending_demand_gpu_hours) AS pending_demand_gpu_hours,
+               sum(w.pending_demand_list_value) AS pending_demand_list_value,
+               median(w.wait_s) / 3600.0 AS median_wait_h
         FROM fct_workloads w
-        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.wait_gpu_hours > 0
+        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.pending_demand_gpu_hours > 0
         GROUP BY w.tenant
-        ORDER BY wait_cost DESC, w.tenant
+        ORDER BY pending_demand_list_value DESC, w.tenant
         """,
         filters.params(),
     )

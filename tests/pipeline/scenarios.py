@@ -486,6 +486,22 @@ def quota_fit() -> RunBuilder:
     )
 
 
+def pending_capped() -> RunBuilder:
+    # One hour on an 8-GPU A100 node, nothing runs: wa (1 × 8) and wb (4 × 8, min_count 1)
+    # wait for quota all hour. What the cluster could have run: wb one pod (8 GPUs), and the
+    # two together 8 GPUs of the node's 8: 4 GPU-h each.
+    return (
+        RunBuilder(START, 3600, run_id="pending-capped")
+        .node("n1", "A100", 8)
+        .workload("wa", gpus_per_pod=8, tenant="team-a")
+        .workload("wb", pods=4, min_count=1, gpus_per_pod=8, tenant="team-b")
+        .event(0, "submitted", "wa")
+        .event(0, "pending", "wa", reason="WaitingForQuota")
+        .event(0, "submitted", "wb")
+        .event(0, "pending", "wb", reason="WaitingForQuota")
+    )
+
+
 def admitted_latency() -> RunBuilder:
     # One hour on an 8-GPU A100 node, a filler holds 4. w_adm (4 GPUs) is admitted at 0 and not
     # placed until 1800 (the scheduler had not tried it): the 4 free GPUs are its
@@ -531,4 +547,5 @@ ALL = (
     admitted_unplaced,
     quota_fit,
     admitted_latency,
+    pending_capped,
 )

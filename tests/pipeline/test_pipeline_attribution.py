@@ -84,7 +84,7 @@ def test_never_admissible_demand_makes_no_quota_idle(con):
     )
     assert rows(
         con,
-        """select workload_id, outcome, unservable_reason, wait_gpu_hours from fct_workloads
+        """select workload_id, outcome, unservable_reason, pending_demand_gpu_hours from fct_workloads
            where run_id = 'unservable' and outcome = 'unservable' order by all""",
     ) == [("w_big", "unservable", "ExceedsMaxQuota", 0.0), ("w_never", "unservable", "ExceedsMaxQuota", 0.0),
           ("w_t4", "unservable", "UnknownGpuModel", 0.0), ("w_wide", "unservable", "LargerThanCluster", 0.0)]
@@ -430,19 +430,42 @@ def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
     ) == [(3.0, 48.0, 48.0, 0.0)]
 
 
-def test_cost_of_waiting(con):
-    # w2 waits for quota 600 s (4 GPUs, ran on A100 at list $2); w3 from 1200 to the end (2 GPUs,
-    # never ran: the cheapest model it accepts, A100)
+def test_gpu_hours_demanded_while_pending(con):
+    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs): within the node's 8
+    # GPUs, so uncapped; valued at the A100 list price ($2)
     approx_rows(
         rows(
             con,
-            """select workload_id, wait_gpu_hours, wait_cost from fct_workloads
+            """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
                where run_id = 'kueue' order by all""",
         ),
         [("w1", 0.0, 0.0), ("w2", 4 * 600 / H, 2.0 * 4 * 600 / H), ("w3", 2 * 6000 / H, 2.0 * 2 * 6000 / H)],
     )
-    assert metric(con, "kueue", "waiting_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
-    assert metric(con, "kueue", "cost_of_waiting") == pytest.approx(2.0 * (4 * 600 / H + 2 * 6000 / H))
+    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
+    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(
+        2.0 * (4 * 600 / H + 2 * 6000 / H))
+    # unservable demand is reported apart: w_big waited the whole hour with 8 GPUs
+    assert metric(con, "unservable", "unservable_gpu_hours_waited") > 0
+
+
+def test_pending_demand_is_capped_by_what_the_cluster_could_run(con):
+    # one 8-GPU node for an hour: wa (1 × 8) and wb (4 × 8, min_count 1: one pod fits) wait all
+    # hour. Fit: wb counts 8 GPUs, not 32; capacity: 8 + 8 demanded against 8 GPU-h, halved
+    # (uncapped: 8 + 32 = 40 GPU-h, five times the capacity)
+    approx_rows(
+        rows(
+            con,
+            """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
+               where run_id = 'pending-capped' order by all""",
+        ),
+        [("wa", 4.0, 8.0), ("wb", 4.0, 8.0)],
+    )
+    assert rows(
+        con,
+        """select workload_id, period_index, gpu_model, gpu_hours from int_pending_demand_capped
+           where run_id = 'pending-capped' order by all""",
+    ) == [("wa", 0, "A100", 4.0), ("wb", 0, "A100", 4.0)]
+    assert metric(con, "pending-capped", "pending_demand_gpu_hours") == pytest.approx(8.0)
 
 
 def test_cost_per_training_run_separates_finished_and_failed_and_includes_idle(con):

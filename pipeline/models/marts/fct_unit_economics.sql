@@ -30,7 +30,7 @@ commitment_pools as (
 ),
 
 pending as (
-    select * from int_pending_demand
+    select * from int_pending_demand_capped
 ),
 
 runs as (
@@ -114,29 +114,23 @@ eviction_losses as (
     group by all
 ),
 
-waiting as (
-    -- GPU-hours demanded while waiting, per charge period, priced as fct_workloads prices them
+pending_demand as (
+    -- GPU-hours demanded while pending, capped by what the cluster could have run
+    -- (int_pending_demand_capped), per month of the charge period
     select
         p.run_id,
-        date_trunc('month', ts_at(r.start_ts, k * r.charge_period_s)) as billing_period_start,
-        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
-            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0) as gpu_hours,
-        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
-            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0
-            * (w.wait_cost / nullif(w.wait_gpu_hours, 0))) as cost
+        date_trunc('month', ts_at(r.start_ts, p.period_index * r.charge_period_s)) as billing_period_start,
+        sum(p.gpu_hours) as gpu_hours,
+        sum(p.list_value) as list_value
     from pending as p
     inner join runs as r using (run_id)
-    inner join workload_marts as w using (run_id, workload_id),
-        unnest(range(
-            cast(floor(p.start_s / r.charge_period_s) as bigint),
-            cast(ceil(p.end_s / r.charge_period_s) as bigint)
-        )) as t(k)
     group by all
 ),
 
 unservable_asked as (
     select run_id, date_trunc('month', submit_ts) as billing_period_start,
-        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours
+        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours,
+        sum(waited_gpu_hours) as waited_gpu_hours
     from unservable
     group by all
 ),
@@ -244,14 +238,21 @@ metrics as (
         'GPU-Hours'
     from phase_totals
     union all
-    select run_id, billing_period_start, 'waiting_gpu_hours', 'all', gpu_hours, 'GPU-Hours' from waiting
+    -- demand, not spend: what the pending GPU-hours would have cost at list price
+    select run_id, billing_period_start, 'pending_demand_gpu_hours', 'all', gpu_hours, 'GPU-Hours'
+    from pending_demand
     union all
-    select run_id, billing_period_start, 'cost_of_waiting', 'all', cost, 'USD' from waiting
+    select run_id, billing_period_start, 'pending_demand_list_value', 'all', list_value, 'USD'
+    from pending_demand
     union all
     select run_id, billing_period_start, 'unservable_workloads', 'all', workloads, 'count'
     from unservable_asked
     union all
     select run_id, billing_period_start, 'unservable_gpu_hours_asked', 'all', asked_gpu_hours, 'GPU-Hours'
+    from unservable_asked
+    union all
+    -- reported apart from pending demand: demand the cluster could never run
+    select run_id, billing_period_start, 'unservable_gpu_hours_waited', 'all', waited_gpu_hours, 'GPU-Hours'
     from unservable_asked
     union all
     select run_id, billing_period_start, 'evictions', 'all', evictions, 'count' from eviction_losses
