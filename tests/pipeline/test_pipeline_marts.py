@@ -71,8 +71,8 @@ def test_fct_workloads_cost_per_workload(con):
         [
             # 2 GPUs, 8 cores, 64 GiB for an hour: 4.0 + 0.32 + 0.32
             ("cpu-memory", "w1", 4.64, 4.64, 0.0, 0.0, 0.64, 0.0, 1, 4.64 / 2.0),
-            # admitted Borrowing; its share of cq-a's GPU-hours above nominal in hour 0
-            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4 * 3000 / 3600 * 12000 / 26400, 1, 2.0),
+            # admitted Borrowing: it carries cq-a's GPU-hours above nominal in hour 0 (all of its own)
+            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4 * 3000 / 3600, 1, 2.0),
             # nothing productive: no cost per useful GPU-hour
             ("pod-by-pod", "w1", 2 * 4 * 2300 / 3600, 0.0, 2 * 4 * 2300 / 3600, 0.0, 0.0, 0.0, 1, None),
             ("preempted", "w1", 2 * (1.0 + 400 / 3600), 2.0, 0.0, 2 * 400 / 3600, 0.0, 0.0, 1,
