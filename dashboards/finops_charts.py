@@ -90,19 +90,22 @@ def commitment_pools_chart(
 def waiting_cost_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
-    """Bars of the cost of waiting per team (GPU-hours demanded while waiting, at list price).
-    Columns: tenant, wait_cost, wait_gpu_hours, workloads."""
+    """Bars of the GPU-hours demanded while pending per team, valued at list price (demand, not
+    spend). Columns: tenant, pending_demand_list_value, pending_demand_gpu_hours, workloads."""
     teams = df["tenant"].dropna().unique().tolist() if "tenant" in df else []
     chart = (
-        alt.Chart(df, title="Cost of waiting per team")
+        alt.Chart(df, title="GPU-hours demanded while pending, at list price")
         .mark_bar()
         .encode(
-            x=alt.X("wait_cost:Q", title="USD at list price", axis=alt.Axis(format="$,.0f")),
+            x=alt.X("pending_demand_list_value:Q", title="list value of the demand (not spend)",
+                    axis=alt.Axis(format="$,.0f")),
             y=alt.Y("tenant:N", title=None, sort="-x"),
             color=alt.Color("tenant:N", legend=None, scale=team_scale(teams)),
             tooltip=[alt.Tooltip("tenant:N", title="team"),
-                     alt.Tooltip("wait_cost:Q", title="cost of waiting", format=MONEY),
-                     alt.Tooltip("wait_gpu_hours:Q", title="GPU-hours waited", format=",.1f"),
+                     alt.Tooltip("pending_demand_list_value:Q", title="list value (not spend)",
+                                 format=MONEY),
+                     alt.Tooltip("pending_demand_gpu_hours:Q", title="GPU-hours demanded while pending",
+                                 format=",.1f"),
                      alt.Tooltip("workloads:Q", title="workloads that waited")],
         )
     )

@@ -34,7 +34,7 @@ FORMATS = ("html", "csv", "md", "png")
 SECTIONS = (
     "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
     "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
-    "cost_of_waiting", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
+    "pending_demand", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
     "partial_placement_workloads", "pending_by_reason", "pending_workloads",
 )
 """Every section's slug: the stem of its CSV and PNG files (`_collect` refuses any other)."""
@@ -182,9 +182,10 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "Workloads that can never run on this cluster and its quotas, per team and "
                      "reason: GPU-hours asked. Not demand for idle causes.",
                      data.unservable_demand(con, filters), finops_charts.unservable_demand_chart),
-            _Section("cost_of_waiting", "Cost of waiting",
-                     "GPU-hours each team's workloads asked for while they waited to run, at "
-                     "the list price of their GPU model.",
+            _Section("pending_demand", "GPU-hours demanded while pending",
+                     "GPU-hours each team's workloads demanded while they waited to run, capped "
+                     "by what the cluster could have run, valued at list price: demand, not "
+                     "spend.",
                      data.waiting_cost_by_team(con, filters), finops_charts.waiting_cost_chart),
             _Section("checkpoint_loss", "Checkpoint loss per eviction",
                      "Work since the last checkpoint each eviction threw away, per victim team; "
@@ -245,7 +246,7 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
         ("Partial-placement GPU-hours (gang_wait)",
          f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
         ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
-        ("Effective savings rate (unused commitment counted as loss)",
+        ("Effective savings rate ((list − effective cost) ÷ list cost)",
          f"{metrics['effective_savings_rate']:.1%}"),
     ]
 

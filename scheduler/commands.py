@@ -104,6 +104,16 @@ def _admission(queues: Path | None, verifier: Verifier | None = None) -> tuple[
     return config, kueue_admission(config, eviction_grace_s=0.0, verifier=verifier)
 
 
+def run_horizon_s(last_event_s: float, last_submit_s: float) -> float:
+    """The replay window [0, horizon): whole hours up to the last event. A pod that ends exactly
+    on the hour ends the run there (its interval closes at the horizon, no idle hour after it);
+    only a submission exactly on the hour needs the next hour to lie inside the window."""
+    horizon_s = max(3600.0, math.ceil(max(last_event_s, last_submit_s) / 3600.0) * 3600.0)
+    if last_submit_s >= horizon_s:
+        horizon_s += 3600.0
+    return horizon_s
+
+
 def replay(
     trace: Path,
     cluster_path: Path,
@@ -197,9 +207,7 @@ def _replay(
             raise
         writer.close()
         last_submit = max((w.submit_time_s for w in loaded.workloads), default=0.0)
-        horizon_s = max(3600.0, math.ceil(max(last, last_submit) / 3600.0) * 3600.0)
-        if last >= horizon_s:  # an action exactly on the hour still belongs to the window
-            horizon_s += 3600.0
+        horizon_s = run_horizon_s(last, last_submit)
         everything = sorted(accepted + [w for w, _, _ in never_runs],
                             key=lambda w: (w.submit_time_s, w.source_row))
         pq.write_table(workloads_to_arrow(everything), staging / RUN_FILES["workloads"])

@@ -36,10 +36,10 @@ partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.
                     "gang_wait).")
 saving = cache.query(db, "savings", filters)
 esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
-           help=f"(list cost of the capacity used ${saving['used_list_cost']:,.0f} − its "
-                f"effective cost ${saving['used_effective_cost']:,.0f} − committed capacity left "
-                f"unused ${saving['unused_commitment_cost']:,.0f}) ÷ that list cost: unused "
-                "commitment counts as a loss.")
+           help=f"(list cost of the capacity paid ${saving['list_cost']:,.0f} − its "
+                f"effective cost ${saving['effective_cost']:,.0f}) ÷ that list cost, idle "
+                "included (FinOps' definition). Committed capacity left unused: "
+                f"${saving['unused_commitment_cost']:,.0f} of the effective cost.")
 if filters.tenants:
     st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
                "the whole cluster for these dates and GPU models.")

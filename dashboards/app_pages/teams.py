@@ -82,9 +82,10 @@ with wait_col:
         st.info("No workload waited to run in this selection.")
     else:
         cache.chart(finops_charts.waiting_cost_chart(waiting))
-        st.caption("GPU-hours each team's workloads asked for while they waited to run, at the "
-                   "list price of their GPU model (fct_workloads.wait_cost).")
-        ui.table_with_csv(waiting, "cost_of_waiting.csv", key="teams.waiting.csv")
+        st.caption("GPU-hours each team's workloads demanded while pending, capped by what the "
+                   "cluster could have run, valued at list price: demand, not spend "
+                   "(fct_workloads.pending_demand_list_value).")
+        ui.table_with_csv(waiting, "pending_demand.csv", key="teams.waiting.csv")
 with loss_col:
     losses = cache.query(db, "eviction_losses", filters)
     if losses.empty:

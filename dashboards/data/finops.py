@@ -90,17 +90,18 @@ def commitment_pools(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFram
 
 
 def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float]:
-    """The effective savings rate of the selection: (list cost of the used capacity − its
-    effective cost − the cost of committed capacity left unused) ÷ that list cost, with its
-    parts. Unused commitment counts as a loss, not a saving (fct_unit_economics' rule)."""
+    """The effective savings rate of the selection, as FinOps defines it: (ListCost −
+    EffectiveCost) ÷ ListCost over the capacity paid, idle included, so where pods landed does
+    not move it (fct_unit_economics' rule), with its parts and the cost of committed capacity
+    left unused (part of the effective cost)."""
     if "pricing_category" not in table_columns(con, "fct_usage_hourly"):
-        return {"used_list_cost": 0.0, "used_effective_cost": 0.0, "unused_commitment_cost": 0.0,
+        return {"list_cost": 0.0, "effective_cost": 0.0, "unused_commitment_cost": 0.0,
                 "effective_savings_rate": 0.0}
     row = _execute(
         con,
         f"""
-        SELECT coalesce(sum(u.list_cost) FILTER (WHERE u.usage_class <> 'idle'), 0),
-               coalesce(sum(u.effective_cost) FILTER (WHERE u.usage_class <> 'idle'), 0),
+        SELECT coalesce(sum(u.list_cost), 0),
+               coalesce(sum(u.effective_cost), 0),
                coalesce(sum(u.effective_cost) FILTER (
                    WHERE u.usage_class = 'idle' AND u.pricing_category = 'Committed'), 0)
         FROM fct_usage_hourly u
@@ -109,28 +110,32 @@ def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float
         filters.params(),
     ).fetchone()
     assert row is not None  # an aggregate always returns one row
-    used_list, used_effective, unused = (float(v) for v in row)
-    rate = (used_list - used_effective - unused) / used_list if used_list else 0.0
-    return {"used_list_cost": used_list, "used_effective_cost": used_effective,
+    list_cost, effective, unused = (float(v) for v in row)
+    rate = (list_cost - effective) / list_cost if list_cost else 0.0
+    return {"list_cost": list_cost, "effective_cost": effective,
             "unused_commitment_cost": unused, "effective_savings_rate": rate}
 
 
 def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """The cost of waiting per team (fct_workloads): the GPU-hours its workloads asked for while
-    they waited to run, at the list price of their GPU model. Columns: tenant, workloads
-    (that waited), wait_gpu_hours, wait_cost, median_wait_h."""
-    columns = ["tenant", "workloads", "wait_gpu_hours", "wait_cost", "median_wait_h"]
-    if "wait_cost" not in table_columns(con, "fct_workloads"):
+    """GPU-hours demanded while pending per team (fct_workloads): what its workloads asked for
+    while they waited to run, capped by what the cluster could have run, and their value at
+    list price (demand, not spend). Columns: tenant, workloads (that waited),
+    pending_demand_gpu_hours, pending_demand_list_value, median_wait_h."""
+    columns = ["tenant", "workloads", "pending_demand_gpu_hours", "pending_demand_list_value",
+               "median_wait_h"]
+    if "pending_demand_list_value" not in table_columns(con, "fct_workloads"):
         return _empty(columns)
     return _df(
         con,
         f"""
-        SELECT w.tenant, count(*) AS workloads, sum(w.wait_gpu_hours) AS wait_gpu_hours,
-               sum(w.wait_cost) AS wait_cost, median(w.wait_s) / 3600.0 AS median_wait_h
+        SELECT w.tenant, count(*) AS workloads,
+               sum(w.pending_demand_gpu_hours) AS pending_demand_gpu_hours,
+               sum(w.pending_demand_list_value) AS pending_demand_list_value,
+               median(w.wait_s) / 3600.0 AS median_wait_h
         FROM fct_workloads w
-        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.wait_gpu_hours > 0
+        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.pending_demand_gpu_hours > 0
         GROUP BY w.tenant
-        ORDER BY wait_cost DESC, w.tenant
+        ORDER BY pending_demand_list_value DESC, w.tenant
         """,
         filters.params(),
     )

@@ -1,4 +1,4 @@
--- ContractedCost = ContractedUnitPrice × PricingQuantity; EffectiveCost = ContractedCost on Usage rows and 0 on Purchase rows; BilledCost = ContractedCost except on usage a commitment paid for (0)
+-- ContractedCost = ContractedUnitPrice × PricingQuantity (commitment discounts excluded, FOCUS); on usage no commitment covers, EffectiveCost = BilledCost = ContractedCost; on usage a commitment covers, BilledCost 0 (the purchase billed it) and EffectiveCost its amortized share, never above ContractedCost; on Purchase rows BilledCost = ContractedCost and EffectiveCost 0
 with records as (
     select * from focus_cost_records
 ),
@@ -9,11 +9,12 @@ final as (
         CommitmentDiscountId
     from records
     where ContractedCost is distinct from ContractedUnitPrice * PricingQuantity
-        or EffectiveCost is distinct from (case when ChargeCategory = 'Purchase' then 0.0 else ContractedCost end)
-        or BilledCost is distinct from (
-            case when ChargeCategory = 'Usage' and CommitmentDiscountId is not null then 0.0
-                else ContractedCost end
-        )
+        or (ChargeCategory = 'Purchase'
+            and (EffectiveCost is distinct from 0.0 or BilledCost is distinct from ContractedCost))
+        or (ChargeCategory = 'Usage' and CommitmentDiscountId is null
+            and (EffectiveCost is distinct from ContractedCost or BilledCost is distinct from ContractedCost))
+        or (ChargeCategory = 'Usage' and CommitmentDiscountId is not null
+            and (BilledCost is distinct from 0.0 or EffectiveCost > ContractedCost))
 )
 
 select * from final

@@ -89,7 +89,8 @@ CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     end_ts TIMESTAMP, final_state VARCHAR, wait_s DOUBLE, preemptions BIGINT, timeouts BIGINT,
     partial_placement BOOLEAN, gpu_hours_productive DOUBLE, gpu_hours_gang_wait DOUBLE,
     gpu_hours_lost DOUBLE, effective_cost DOUBLE, outcome VARCHAR, unservable_reason VARCHAR,
-    wait_gpu_hours DOUBLE, wait_cost DOUBLE, idle_share_cost DOUBLE, cost_with_idle DOUBLE);
+    pending_demand_gpu_hours DOUBLE, pending_demand_list_value DOUBLE, idle_share_cost DOUBLE,
+    cost_with_idle DOUBLE);
 CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
     ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
     reason VARCHAR, message VARCHAR, preemptor VARCHAR, queue_position INTEGER,
@@ -489,7 +490,8 @@ def build_fixture_db(path: Path) -> Path:
                 outcome = "failed"
             else:
                 outcome = "unfinished"
-            # the GPUs asked while waiting, at the list price of the cheapest accepted model
+            # the GPUs asked while waiting, at the list price of the cheapest accepted model (the
+            # fixture does not apply the pipeline's cap by what the cluster could have run)
             wait_gpu_hours = 0.0 if unservable else pods * gpp * wait_h
             cheapest = min(PRICES[m][0] for m in (model.split("|") if model else PRICES))
             idle_share = workload_idle.get((run, wid), 0.0)

@@ -77,8 +77,8 @@ def test_overview_renders_metrics_charts_and_downloads(monkeypatch, fixture_db):
     helps = {m.label: m.help for m in at.metric}
     assert helps["Total cost"].startswith("$1,536.00")  # the exact figure is one hover away
     assert helps["Idle cost"].startswith("$1,168.00")
-    # list cost of the used GPU-hours $464, their cost $368, unused commitment $864 (288 H100 GPU-h)
-    assert values["Effective savings rate"] == f"{(464 - 368 - 864) / 464:.1%}"
+    # (list − effective) over the capacity paid: $1,920 at list (idle included), $1,536 paid
+    assert values["Effective savings rate"] == f"{(1920 - 1536) / 1920:.1%}"
     # spend by team, idle by cause, usage over time, costliest, cost per training run
     assert _charts(at) == 5
     downloads = [b.key for b in at.get("download_button")]
@@ -157,11 +157,11 @@ def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
 
 def test_teams_cost_of_waiting_and_checkpoint_loss(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "teams")
-    waiting = _table(at, "tenant", "wait_cost")
+    waiting = _table(at, "tenant", "pending_demand_list_value")
     # the fixture's waits: from submission to the first run (gang-2 never ran whole: 47 h of 8
     # GPUs; big-4 45 h of 32), at the list price of the cheapest model they accept (A100 $2, H100
     # $4); =SUM(A1) 1 h of 2 GPUs, infer-6 1 h of 1
-    assert dict(zip(waiting["tenant"], waiting["wait_cost"], strict=True)) == pytest.approx({
+    assert dict(zip(waiting["tenant"], waiting["pending_demand_list_value"], strict=True)) == pytest.approx({
         "team-o'brien": 8 * 47 * 2.0 + 32 * 45 * 4.0, "ml-research": 2 * 1 * 2.0, "platform": 1 * 1 * 2.0})
     losses = _table(at, "tenant", "lost_cost")
     assert sorted(zip(losses["tenant"], losses["cause"], losses["lost_cost"], strict=True)) == [

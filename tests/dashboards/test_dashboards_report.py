@@ -49,7 +49,7 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
     assert len(charts) == 13
     for heading in ("Spend by team", "GPU-hours by usage class", "Idle and partial-placement",
                     "Costliest workloads", "Chargeback per team", "Unservable demand",
-                    "Cost of waiting", "Checkpoint loss per eviction", "Cost per training run",
+                    "GPU-hours demanded while pending", "Checkpoint loss per eviction", "Cost per training run",
                     "Commitment pools", "Effective savings rate"):
         assert heading in page
     assert "$1,536.00" in page  # total cost headline

@@ -155,8 +155,8 @@ def mixed_idle_causes() -> RunBuilder:
     # One hour on one 8-GPU node. Gang g (2 × 2 GPUs) reserves pod 0 at 0 and waits for pod 1
     # until its time-out at 1800, then queues again. wq (4 GPUs) waits for quota all hour;
     # wp (8 GPUs) cannot be placed all hour. Free GPUs go to the gang's missing pod first
-    # (2), then quota (4), then placement: 0..1800 6 free = 2 + 4 + 0; 1800..3600 8 free =
-    # 0 + 4 + 4 (g and wp want 12).
+    # (2), then placement, then quota: 0..1800 6 free = 2 + 4 + 0; 1800..3600 8 free =
+    # 0 + 8 + 0 (g and wp want 12): a failed placement is what the free GPUs wait for.
     return (
         RunBuilder(START, 3600, run_id="mixed-causes")
         .node("n1", "A100", 8)
@@ -416,6 +416,133 @@ def gpu_efficiency() -> RunBuilder:
     )
 
 
+def commitment_pool_moved() -> RunBuilder:
+    # The pool run with w_s on the idle Committed c2 instead of the on-demand s1: the same
+    # capacity is paid for, so the effective savings rate is the same (1/6).
+    pool = commitment_pool()
+    moved = RunBuilder(START, 3600, run_id="pool-moved")
+    moved.nodes, moved.workloads = pool.nodes, pool.workloads
+    for event in pool.events:
+        moved.event(event["time_s"], event["event"], event["workload_id"], pod=event["pod_index"],
+                    node="c2" if event["node"] == "s1" else event["node"], gpus=event["gpus"])
+    return moved
+
+
+# --- Cost attribution III (docs/cost-model.md §3.1): quota only where it kept GPUs from work ----
+
+
+def admitted_unplaced() -> RunBuilder:
+    # One hour, two 8-GPU A100 nodes, each half held by a filler (8 GPUs free, 4 a node). Kueue
+    # admitted gang g (2 × 8 GPUs, cq-a) at 0 and its placement fails all hour
+    # (GangNotSatisfiable): its quota is reserved, the 8 free GPUs wait for its placement:
+    # fragmentation 8 GPU-h. w_q (cq-b, 1 × 4 GPUs, which would fit) waits for quota beside
+    # them: no quota idle (quota first, it claimed 4 GPU-h of them).
+    return (
+        RunBuilder(START, 3600, run_id="admitted-unplaced")
+        .node("a1", "A100", 8)
+        .node("a2", "A100", 8, rack="r2")
+        .cluster_queue("cq-a", "a100", 16, borrowing_limit=0)
+        .cluster_queue("cq-b", "a100", 8, borrowing_limit=0)
+        .workload("f1", gpus_per_pod=4, tenant="team-b", queue="lq-b")
+        .workload("f2", gpus_per_pod=4, tenant="team-b", queue="lq-b")
+        .workload("g", pods=2, gpus_per_pod=8, tenant="team-a", queue="lq-a")
+        .workload("w_q", gpus_per_pod=4, tenant="team-b", queue="lq-b")
+        .event(0, "submitted", "f1", cluster_queue="cq-b")
+        .event(0, "admitted", "f1", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "f1", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "f2", cluster_queue="cq-b")
+        .event(0, "admitted", "f2", cluster_queue="cq-b", flavor="a100")
+        .event(0, "started", "f2", pod=0, node="a2", gpus=4)
+        .event(0, "submitted", "g", cluster_queue="cq-a")
+        .event(0, "admitted", "g", cluster_queue="cq-a", flavor="a100")
+        .event(0, "pending", "g", reason="GangNotSatisfiable", message="0 of 2 required pods placed")
+        .event(0, "submitted", "w_q", cluster_queue="cq-b")
+        .event(0, "pending", "w_q", reason="WaitingForQuota", cluster_queue="cq-b")
+        .event(3600, "finished", "f1", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "f2", pod=0, node="a2", gpus=4)
+    )
+
+
+def quota_fit() -> RunBuilder:
+    # One hour, two 8-GPU A100 nodes each half held (8 free, 4 a node). Waiting for quota:
+    # w_big (1 × 8 GPUs) fits on no node and w_wide (3 × 4) does not either (two of its pods
+    # fit), all hour; w_gang (2 × 4), waiting from 1800, fits one pod a node. Quota: 0 in the
+    # first half hour (no_demand 4 GPU-h), 8 × 0.5 h = 4 GPU-h in the second (before the fit
+    # test: min(8 free, demand) all hour, 8 GPU-h). An H100 node is half held too: w_any
+    # (3 × 4, A100 or H100) fits three pods across the models but one model at a time at most
+    # two (Kueue gives a workload one flavor): no quota idle, the free H100s are no_demand.
+    return (
+        RunBuilder(START, 3600, run_id="quota-fit")
+        .node("a1", "A100", 8)
+        .node("a2", "A100", 8, rack="r2")
+        .node("h1", "H100", 8, rack="r3")
+        .workload("f1", gpus_per_pod=4, queue=None)
+        .workload("f2", gpus_per_pod=4, queue=None)
+        .workload("f3", gpus_per_pod=4, queue=None)
+        .workload("w_any", pods=3, gpus_per_pod=4, gpu_model="A100|H100", tenant="team-b")
+        .workload("w_big", gpus_per_pod=8, tenant="team-b")
+        .workload("w_gang", pods=2, gpus_per_pod=4, tenant="team-b")
+        .workload("w_wide", pods=3, gpus_per_pod=4, tenant="team-b")
+        .event(0, "submitted", "f1")
+        .event(0, "started", "f1", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "f2")
+        .event(0, "started", "f2", pod=0, node="a2", gpus=4)
+        .event(0, "submitted", "f3")
+        .event(0, "started", "f3", pod=0, node="h1", gpus=4)
+        .event(0, "submitted", "w_any")
+        .event(0, "pending", "w_any", reason="WaitingForQuota")
+        .event(0, "submitted", "w_big")
+        .event(0, "pending", "w_big", reason="WaitingForQuota")
+        .event(0, "submitted", "w_wide")
+        .event(0, "pending", "w_wide", reason="WaitingForQuota")
+        # w_gang waits for quota in the second half hour only
+        .event(1800, "submitted", "w_gang")
+        .event(1800, "pending", "w_gang", reason="WaitingForQuota")
+        .event(3600, "finished", "f1", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "f2", pod=0, node="a2", gpus=4)
+        .event(3600, "finished", "f3", pod=0, node="h1", gpus=4)
+    )
+
+
+def pending_capped() -> RunBuilder:
+    # One hour on an 8-GPU A100 node, nothing runs: wa (1 × 8) and wb (4 × 8, min_count 1)
+    # wait for quota all hour. What the cluster could have run: wb one pod (8 GPUs), and the
+    # two together 8 GPUs of the node's 8: 4 GPU-h each.
+    return (
+        RunBuilder(START, 3600, run_id="pending-capped")
+        .node("n1", "A100", 8)
+        .workload("wa", gpus_per_pod=8, tenant="team-a")
+        .workload("wb", pods=4, min_count=1, gpus_per_pod=8, tenant="team-b")
+        .event(0, "submitted", "wa")
+        .event(0, "pending", "wa", reason="WaitingForQuota")
+        .event(0, "submitted", "wb")
+        .event(0, "pending", "wb", reason="WaitingForQuota")
+    )
+
+
+def admitted_latency() -> RunBuilder:
+    # One hour on an 8-GPU A100 node, a filler holds 4. w_adm (4 GPUs) is admitted at 0 and not
+    # placed until 1800 (the scheduler had not tried it): the 4 free GPUs are its
+    # scheduling_latency (2 GPU-h), not the quota of w_q (4 GPUs, waiting for quota all hour),
+    # which gets nothing in the second half either (no GPU free; before: quota 2 GPU-h).
+    return (
+        RunBuilder(START, 3600, run_id="admitted-latency")
+        .node("a1", "A100", 8)
+        .workload("f1", gpus_per_pod=4, queue=None)
+        .workload("w_adm", gpus_per_pod=4, tenant="team-a", duration_s=1800)
+        .workload("w_q", gpus_per_pod=4, tenant="team-b")
+        .event(0, "submitted", "f1")
+        .event(0, "started", "f1", pod=0, node="a1", gpus=4)
+        .event(0, "submitted", "w_adm", cluster_queue="cq-a")
+        .event(0, "admitted", "w_adm", cluster_queue="cq-a", flavor="a100")
+        .event(0, "submitted", "w_q", cluster_queue="cq-b")
+        .event(0, "pending", "w_q", reason="WaitingForQuota", cluster_queue="cq-b")
+        .event(1800, "started", "w_adm", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "f1", pod=0, node="a1", gpus=4)
+        .event(3600, "finished", "w_adm", pod=0, node="a1", gpus=4)
+    )
+
+
 ALL = (
     finished_gang,
     preempted_with_checkpoints,
@@ -435,4 +562,9 @@ ALL = (
     phases,
     commitment_pool,
     gpu_efficiency,
+    commitment_pool_moved,
+    admitted_unplaced,
+    quota_fit,
+    admitted_latency,
+    pending_capped,
 )

@@ -84,7 +84,7 @@ def test_never_admissible_demand_makes_no_quota_idle(con):
     )
     assert rows(
         con,
-        """select workload_id, outcome, unservable_reason, wait_gpu_hours from fct_workloads
+        """select workload_id, outcome, unservable_reason, pending_demand_gpu_hours from fct_workloads
            where run_id = 'unservable' and outcome = 'unservable' order by all""",
     ) == [("w_big", "unservable", "ExceedsMaxQuota", 0.0), ("w_never", "unservable", "ExceedsMaxQuota", 0.0),
           ("w_t4", "unservable", "UnknownGpuModel", 0.0), ("w_wide", "unservable", "LargerThanCluster", 0.0)]
@@ -144,6 +144,40 @@ def test_untried_and_draining_waits_are_scheduling_latency(con):
         idle_by_cause(con, "past-horizon"),
         {("A100", "scheduling_latency"): 8 * 600 / H, ("A100", "no_demand"): 8 * 3000 / H},
     )
+
+
+def test_an_admitted_but_unplaceable_workload_makes_no_quota_idle(con):
+    # g (2 × 8, admitted) cannot be placed beside 8 free GPUs (4 a node): they wait for its
+    # placement, and w_q's quota wait (4 GPUs, which would fit) claims none of them
+    assert_close(idle_by_cause(con, "admitted-unplaced"), {("A100", "fragmentation"): 8.0})
+
+
+def test_an_admitted_workload_not_tried_yet_comes_before_quota(con):
+    # w_adm admitted 0..1800 beside 4 free GPUs: scheduling_latency 2 GPU-h; w_q gets none
+    assert_close(idle_by_cause(con, "admitted-latency"), {("A100", "scheduling_latency"): 2.0})
+
+
+def test_quota_idle_only_where_the_waiting_shape_fits(con):
+    # 4 free GPUs on each of two nodes: 1 × 8 and 3 × 4 fit nowhere (first half hour: no
+    # quota), 2 × 4 fits one pod a node (second half hour: 8 GPUs × 0.5 h); 3 × 4 on A100 or
+    # H100 fits 2 + 1 pods, never 3 on one model
+    assert_close(
+        idle_by_cause(con, "quota-fit"),
+        {("A100", "quota"): 4.0, ("A100", "no_demand"): 4.0, ("H100", "no_demand"): 4.0},
+    )
+    # the fit table: pods of each waiting size that fit on the model's free GPUs
+    assert rows(
+        con,
+        """select gpu_model, gpus_per_pod, start_s, end_s, fit_pods from int_quota_fit
+           where run_id = 'quota-fit' order by all""",
+    ) == [("A100", 4.0, 0.0, 3600.0, 2), ("A100", 8.0, 0.0, 3600.0, 0),
+          ("H100", 4.0, 0.0, 3600.0, 1), ("H100", 8.0, 0.0, 3600.0, 0)]
+    # a node fully free fits one pod of 8: admitted-unplaced has no quota wait of that size
+    assert rows(
+        con,
+        """select gpus_per_pod, fit_pods from int_quota_fit
+           where run_id = 'admitted-unplaced' order by all""",
+    ) == [(4.0, 2)]
 
 
 def test_shared_device_slack_is_its_own_cause(con):
@@ -261,16 +295,16 @@ def test_run_phases_come_from_the_submission_window(con):
 
 
 def test_borrowed_is_the_share_above_nominal_quota(con):
-    # cq-b owns 4 GPUs and holds 8 from 0 to 2000: 4 × 2000 s above its nominal quota, spread
-    # over its workloads' GPU-hours of the hour (w_o 4 GPU-h, w_v 4 × 2000 s)
-    share = 4 * 2000 / (4 * 3600 + 4 * 2000)
+    # cq-b owns 4 GPUs and holds 8 from 0 to 2000: 4 × 2000 s above its nominal quota, carried
+    # by the workload Kueue admitted `Borrowing` (w_v, 4 × 2000 s), none by w_o (admitted within
+    # nominal quota)
     approx_rows(
         rows(
             con,
             """select x_Workload, sum(PricingQuantity) from focus_cost_records
                where x_RunId = 'reclaim' and x_Borrowed group by all order by all""",
         ),
-        [("w_o", 4.0 * share), ("w_v", 4 * 2000 / H * share)],
+        [("w_v", 4 * 2000 / H)],
     )
     queue = rows(
         con,
@@ -342,7 +376,14 @@ def metric(con, run_id: str, name: str, scope: str = "all") -> float:
 def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     # c1 and c2 are one pool; c2 idle while w_s ran on the on-demand s1
     assert metric(con, "pool", "commitment_utilization") == pytest.approx(8 / 16)
-    assert metric(con, "pool", "commitment_coverage") == pytest.approx(8 / 12)
+    # coverage: committed ÷ commitment-eligible capacity (16 committed + 8 on-demand GPU-h)
+    assert metric(con, "pool", "commitment_coverage") == pytest.approx(16 / 24)
+    assert rows(
+        con,
+        """select committed_quantity, on_demand_capacity_quantity, eligible_quantity, coverage,
+                  utilization
+           from fct_commitment_utilization where run_id = 'pool-moved'""",
+    ) == [(16.0, 8.0, 24.0, 16 / 24, 12 / 16)]
     assert metric(con, "pool", "coverable_on_demand_gpu_hours") == pytest.approx(4.0)
     assert metric(con, "pool", "coverable_on_demand_cost") == pytest.approx(16.0)
     # idle split: c2's 8 GPU-h are paid whatever happens, s1's 4 could be given back
@@ -355,27 +396,76 @@ def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     ) == [("k8s://pool/commitment/gpu-h100", 1)]
 
 
-def test_effective_savings_rate_counts_unused_commitment_as_loss(con):
-    # used capacity at list prices: 12 GPU-h × $4 = $48; it cost 8 × $3 + 4 × $4 = $40, and the
-    # unused half of the commitment $24 more: (48 − 40 − 24) / 48
-    assert metric(con, "pool", "effective_savings_rate") == pytest.approx((48 - 40 - 24) / 48)
+def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_ran(con):
+    # the capacity paid at list: 24 GPU-h × $4 = $96; it cost 16 × $3 (the commitment) + 8 × $4:
+    # (96 − 80) / 96, the same whether w_s ran on the on-demand node or on the idle commitment
+    assert metric(con, "pool", "effective_savings_rate") == pytest.approx((96 - 80) / 96)
+    assert metric(con, "pool-moved", "effective_savings_rate") == pytest.approx((96 - 80) / 96)
+    # the commitment's part: ContractedCost (list: no other negotiated rate) against EffectiveCost
+    assert metric(con, "pool", "total_contracted_cost") == pytest.approx(96.0)
+    assert metric(con, "pool", "commitment_savings_rate") == pytest.approx((96 - 80) / 96)
     # spot only saves: the fractional run on a spot T4 (list 0.5, spot 0.2)
     assert metric(con, "fractional", "effective_savings_rate") == pytest.approx((0.5 - 0.2) / 0.5)
 
 
-def test_cost_of_waiting(con):
-    # w2 waits for quota 600 s (4 GPUs, ran on A100 at list $2); w3 from 1200 to the end (2 GPUs,
-    # never ran: the cheapest model it accepts, A100)
+def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
+    # FOCUS: ContractedUnitPrice excludes commitment discounts (the list price here); the
+    # commitment rate is in EffectiveCost; BilledCost 0 (the Purchase row billed it)
+    assert rows(
+        con,
+        """select x_Node, CommitmentDiscountStatus, ListUnitPrice, ContractedUnitPrice,
+                  sum(PricingQuantity), sum(ContractedCost), sum(EffectiveCost), sum(BilledCost)
+           from focus_cost_records
+           where x_RunId = 'pool' and ChargeCategory = 'Usage' group by all order by all""",
+    ) == [
+        ("c1", "Used", 4.0, 4.0, 8.0, 32.0, 24.0, 0.0),
+        ("c2", "Unused", 4.0, 4.0, 8.0, 32.0, 24.0, 0.0),
+        ("s1", None, 4.0, 4.0, 8.0, 32.0, 32.0, 32.0),
+    ]
+    # the purchase: billed at the commitment's rate, its contracted cost = what it billed
+    assert rows(
+        con,
+        """select ContractedUnitPrice, ContractedCost, BilledCost, EffectiveCost from focus_cost_records
+           where x_RunId = 'pool' and ChargeCategory = 'Purchase'""",
+    ) == [(3.0, 48.0, 48.0, 0.0)]
+
+
+def test_gpu_hours_demanded_while_pending(con):
+    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs): within the node's 8
+    # GPUs, so uncapped; valued at the A100 list price ($2)
     approx_rows(
         rows(
             con,
-            """select workload_id, wait_gpu_hours, wait_cost from fct_workloads
+            """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
                where run_id = 'kueue' order by all""",
         ),
         [("w1", 0.0, 0.0), ("w2", 4 * 600 / H, 2.0 * 4 * 600 / H), ("w3", 2 * 6000 / H, 2.0 * 2 * 6000 / H)],
     )
-    assert metric(con, "kueue", "waiting_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
-    assert metric(con, "kueue", "cost_of_waiting") == pytest.approx(2.0 * (4 * 600 / H + 2 * 6000 / H))
+    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
+    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(
+        2.0 * (4 * 600 / H + 2 * 6000 / H))
+    # unservable demand is reported apart: w_big waited the whole hour with 8 GPUs
+    assert metric(con, "unservable", "unservable_gpu_hours_waited") > 0
+
+
+def test_pending_demand_is_capped_by_what_the_cluster_could_run(con):
+    # one 8-GPU node for an hour: wa (1 × 8) and wb (4 × 8, min_count 1: one pod fits) wait all
+    # hour. Fit: wb counts 8 GPUs, not 32; capacity: 8 + 8 demanded against 8 GPU-h, halved
+    # (uncapped: 8 + 32 = 40 GPU-h, five times the capacity)
+    approx_rows(
+        rows(
+            con,
+            """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
+               where run_id = 'pending-capped' order by all""",
+        ),
+        [("wa", 4.0, 8.0), ("wb", 4.0, 8.0)],
+    )
+    assert rows(
+        con,
+        """select workload_id, period_index, gpu_model, gpu_hours from int_pending_demand_capped
+           where run_id = 'pending-capped' order by all""",
+    ) == [("wa", 0, "A100", 4.0), ("wb", 0, "A100", 4.0)]
+    assert metric(con, "pending-capped", "pending_demand_gpu_hours") == pytest.approx(8.0)
 
 
 def test_cost_per_training_run_separates_finished_and_failed_and_includes_idle(con):

@@ -41,11 +41,12 @@ def test_usage_row_on_a_committed_node(con):
     quantity = 2 * 600 / 3600
     assert row["ConsumedQuantity"] == row["PricingQuantity"] == pytest.approx(quantity)
     assert row["PricingCategory"] == "Committed" and row["ChargeCategory"] == "Usage"
-    assert row["ListUnitPrice"] == 4.0 and row["ContractedUnitPrice"] == 3.0
-    assert row["ListCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
-    # paid by the commitment: nothing billed, the amortized share is the effective cost
+    # FOCUS: ContractedUnitPrice excludes commitment discounts (no other negotiated rate: list)
+    assert row["ListUnitPrice"] == 4.0 and row["ContractedUnitPrice"] == 4.0
+    assert row["ListCost"] == row["ContractedCost"] == row["ListUnitPrice"] * row["PricingQuantity"]
+    # paid by the commitment: nothing billed, the amortized share at its rate is the effective cost
     assert row["BilledCost"] == 0.0
-    assert row["EffectiveCost"] == row["ContractedCost"] == 3.0 * row["PricingQuantity"]
+    assert row["EffectiveCost"] == 3.0 * row["PricingQuantity"]
     assert (row["CommitmentDiscountId"], row["CommitmentDiscountStatus"], row["CommitmentDiscountCategory"]) == (
         "k8s://reserved/commitment/gpu-h100", "Used", "Usage"
     )
@@ -116,10 +117,10 @@ def test_standard_and_spot_rows_bill_what_they_cost(con):
 
 
 def test_borrowed_share_and_cluster_queue(con):
-    # x_Borrowed marks the share of the queue's GPU-hours above its nominal quota (4): in hour 0
-    # cq-a admits 4 GPUs for 600 s and 8 for 3000 s, 4 × 3000 s of them above nominal, a share
-    # of 12000 / 26400 of each workload's GPU-hours; in hour 1 w2 alone is within its quota
-    share = 4 * 3000 / (4 * 600 + 8 * 3000)
+    # x_Borrowed marks the queue's GPU-hours above its nominal quota (4) on the workload that
+    # borrowed: in hour 0 cq-a holds 8 GPUs for 3000 s, 4 × 3000 s above nominal, all on w2
+    # (Kueue admitted it `Borrowing`), none on w1 (admitted within nominal); in hour 1 w2 alone
+    # is within its quota
     approx_rows(
         rows(
             con,
@@ -127,10 +128,9 @@ def test_borrowed_share_and_cluster_queue(con):
                where x_RunId = 'kueue' and x_Workload is not null group by all order by all""",
         ),
         [
-            ("w1", "cq-a", False, 4.0 * (1 - share)),
-            ("w1", "cq-a", True, 4.0 * share),
-            ("w2", "cq-a", False, 4 * 3000 / 3600 * (1 - share) + 4 * 600 / 3600),
-            ("w2", "cq-a", True, 4 * 3000 / 3600 * share),
+            ("w1", "cq-a", False, 4.0),
+            ("w2", "cq-a", False, 4 * 600 / 3600),
+            ("w2", "cq-a", True, 4 * 3000 / 3600),
         ],
     )
     # in all: Kueue's own measure, ∫ max(admitted − nominal, 0)

@@ -71,8 +71,8 @@ def test_fct_workloads_cost_per_workload(con):
         [
             # 2 GPUs, 8 cores, 64 GiB for an hour: 4.0 + 0.32 + 0.32
             ("cpu-memory", "w1", 4.64, 4.64, 0.0, 0.0, 0.64, 0.0, 1, 4.64 / 2.0),
-            # admitted Borrowing; its share of cq-a's GPU-hours above nominal in hour 0
-            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4 * 3000 / 3600 * 12000 / 26400, 1, 2.0),
+            # admitted Borrowing: it carries cq-a's GPU-hours above nominal in hour 0 (all of its own)
+            ("kueue", "w2", 8.0, 8.0, 0.0, 0.0, 0.0, 4 * 3000 / 3600, 1, 2.0),
             # nothing productive: no cost per useful GPU-hour
             ("pod-by-pod", "w1", 2 * 4 * 2300 / 3600, 0.0, 2 * 4 * 2300 / 3600, 0.0, 0.0, 0.0, 1, None),
             ("preempted", "w1", 2 * (1.0 + 400 / 3600), 2.0, 0.0, 2 * 400 / 3600, 0.0, 0.0, 1,
@@ -214,13 +214,17 @@ def test_fct_commitment_utilization(con):
         rows(con, "select * from fct_commitment_utilization"),
         [
             # two Committed H100 nodes, one pool: c2 idle while w_s ran on the on-demand node
+            # coverage: 16 committed of 16 + 8 on-demand eligible GPU-h
             ("pool", "k8s://pool/commitment/gpu-h100", NOVEMBER, "gpu-h100", 2, "H100", "gpu", "GPU-Hours",
-             16.0, 8.0, 8.0, 48.0, 24.0, 24.0, 0.5, 4.0, 0.0, 8 / 12, 4.0, 4 * 4.0),
-            # no on-demand H100 usage: everything used was covered
+             16.0, 8.0, 8.0, 48.0, 24.0, 24.0, 0.5, 4.0, 8.0, 0.0, 24.0, 16 / 24, 4.0, 4 * 4.0),
+            # w_s on the idle commitment instead: utilization moves, coverage does not
+            ("pool-moved", "k8s://pool-moved/commitment/gpu-h100", NOVEMBER, "gpu-h100", 2, "H100", "gpu",
+             "GPU-Hours", 16.0, 12.0, 4.0, 48.0, 36.0, 12.0, 0.75, 0.0, 8.0, 0.0, 24.0, 16 / 24, 0.0, 0.0),
+            # no on-demand H100 capacity: all eligible capacity is committed
             ("reserved", "k8s://reserved/commitment/gpu-h100", NOVEMBER, "gpu-h100", 1, "H100", "gpu",
              "GPU-Hours", 16.0, 4.0 + 2 * 600 / 3600, 16.0 - 4.0 - 2 * 600 / 3600, 48.0,
              3.0 * (4.0 + 2 * 600 / 3600), 3.0 * (16.0 - 4.0 - 2 * 600 / 3600), (4.0 + 2 * 600 / 3600) / 16.0,
-             0.0, 0.0, 1.0, 0.0, 0.0),
+             0.0, 0.0, 0.0, 16.0, 1.0, 0.0, 0.0),
         ],
     )
 
@@ -239,8 +243,9 @@ def test_fct_unit_economics(con):
             ("capacity_gpu_hours", "all", 16.0, "GPU-Hours"),
             ("capacity_gpu_hours", "phase:drain", 8.0, "GPU-Hours"),
             ("capacity_gpu_hours", "phase:steady", 8.0, "GPU-Hours"),
-            # no on-demand H100 usage: all of it was covered
+            # no on-demand H100 capacity: all eligible capacity is committed
             ("commitment_coverage", "all", 1.0, "ratio"),
+            ("commitment_savings_rate", "all", (64.0 - 48.0) / 64.0, "ratio"),
             ("commitment_utilization", "all", used / 16, "ratio"),
             ("cost_per_gpu_hour", "all", 3.0, "USD/GPU-Hour"),
             # the run's only user carries the node's idle of both hours
@@ -252,9 +257,8 @@ def test_fct_unit_economics(con):
             ("cost_per_workload", "kind:training", 3.0 * used, "USD"),
             ("coverable_on_demand_cost", "all", 0.0, "USD"),
             ("coverable_on_demand_gpu_hours", "all", 0.0, "GPU-Hours"),
-            # list cost of what was used, against its cost plus the commitment left unused
-            ("effective_savings_rate", "all", (4.0 * used - 3.0 * used - 3.0 * (16 - used)) / (4.0 * used),
-             "ratio"),
+            # (ListCost − EffectiveCost) ÷ ListCost over the capacity paid
+            ("effective_savings_rate", "all", (64.0 - 48.0) / 64.0, "ratio"),
             ("gang_wait_cost", "all", 3.0 * 2 * 600 / 3600, "USD"),
             ("gang_wait_gpu_hours", "all", 2 * 600 / 3600, "GPU-Hours"),
             ("gpu_allocation_rate", "all", used / 16, "ratio"),
@@ -271,6 +275,7 @@ def test_fct_unit_economics(con):
             ("preemption_waste_gpu_hours", "all", 0.0, "GPU-Hours"),
             ("productive_gpu_hours", "all", 4.0, "GPU-Hours"),
             ("spot_share", "all", 0.0, "ratio"),
+            ("total_contracted_cost", "all", 64.0, "USD"),
             ("total_effective_cost", "all", 48.0, "USD"),
             ("total_list_cost", "all", 64.0, "USD"),
             ("training_runs", "outcome:finished", 1.0, "count"),

@@ -265,10 +265,10 @@ def test_int_idle_by_cause(con):
         ("kueue", "n1", 0, "no_demand"): 0.0,
         ("kueue", "n1", 1, "quota"): 2.0,
         ("kueue", "n1", 1, "no_demand"): 8 - 4 * 600 / 3600 - 2.0,
-        # claimed in order: the gang's missing pod, then quota, then placement
+        # claimed in order: the gang's missing pod, then placement, then quota (nothing left)
         ("mixed-causes", "n1", 0, "gang_barrier"): 2 * 1800 / 3600,
-        ("mixed-causes", "n1", 0, "quota"): 4.0,
-        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "quota"): 0.0,
+        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600 + 8 * 1800 / 3600,
         ("mixed-causes", "n1", 0, "no_demand"): 0.0,
         ("cpu-memory", "g1", 0, "no_demand"): 6.0,
         ("cpu-memory", "c1", 0, "no_demand"): 0.0,
@@ -288,19 +288,22 @@ def test_int_node_prices_resolve_the_price_book(con):
     assert rows(
         con,
         """select run_id, node, resource, units, unit, list_unit_price, contracted_unit_price,
-                  sku_id, sku_price_id
+                  effective_unit_price, sku_id, sku_price_id
            from int_node_prices where run_id in ('cpu-memory', 'reserved', 'fractional')
            order by all""",
     ) == [
-        ("cpu-memory", "c1", "cpu", 16.0, "Core-Hours", 0.04, 0.04, "cpu-core", "cpu-core-standard"),
-        ("cpu-memory", "c1", "memory", 64.0, "GiB-Hours", 0.005, 0.005, "memory-gib", "memory-gib-standard"),
-        ("cpu-memory", "g1", "cpu", 32.0, "Core-Hours", 0.04, 0.04, "cpu-core", "cpu-core-standard"),
-        ("cpu-memory", "g1", "gpu", 8.0, "GPU-Hours", 2.0, 2.0, "gpu-a100", "gpu-a100-standard"),
-        ("cpu-memory", "g1", "memory", 256.0, "GiB-Hours", 0.005, 0.005, "memory-gib", "memory-gib-standard"),
-        # spot node: pays the spot price
-        ("fractional", "n1", "gpu", 1.0, "GPU-Hours", 0.5, 0.2, "gpu-t4", "gpu-t4-dynamic"),
-        # committed node: pays the contracted price
-        ("reserved", "n1", "gpu", 8.0, "GPU-Hours", 4.0, 3.0, "gpu-h100", "gpu-h100-committed"),
+        ("cpu-memory", "c1", "cpu", 16.0, "Core-Hours", 0.04, 0.04, 0.04, "cpu-core", "cpu-core-standard"),
+        ("cpu-memory", "c1", "memory", 64.0, "GiB-Hours", 0.005, 0.005, 0.005, "memory-gib",
+         "memory-gib-standard"),
+        ("cpu-memory", "g1", "cpu", 32.0, "Core-Hours", 0.04, 0.04, 0.04, "cpu-core", "cpu-core-standard"),
+        ("cpu-memory", "g1", "gpu", 8.0, "GPU-Hours", 2.0, 2.0, 2.0, "gpu-a100", "gpu-a100-standard"),
+        ("cpu-memory", "g1", "memory", 256.0, "GiB-Hours", 0.005, 0.005, 0.005, "memory-gib",
+         "memory-gib-standard"),
+        # spot node: pays the spot price (a dynamic price, not a commitment discount)
+        ("fractional", "n1", "gpu", 1.0, "GPU-Hours", 0.5, 0.2, 0.2, "gpu-t4", "gpu-t4-dynamic"),
+        # committed node: contracted = list (FOCUS excludes commitment discounts), pays the
+        # commitment rate (effective)
+        ("reserved", "n1", "gpu", 8.0, "GPU-Hours", 4.0, 4.0, 3.0, "gpu-h100", "gpu-h100-committed"),
     ]
 
 

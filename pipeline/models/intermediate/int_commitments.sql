@@ -22,7 +22,8 @@ committed_periods as (
         p.gpu_model,
         p.unit,
         p.list_unit_price,
-        p.contracted_unit_price,
+        -- the commitment's own price: the rate its purchase is billed at
+        p.effective_unit_price as contracted_unit_price,
         p.sku_id,
         ts_at(r.start_ts, c.period_start_s) as charge_period_start,
         ts_at(r.start_ts, c.period_end_s) as charge_period_end,

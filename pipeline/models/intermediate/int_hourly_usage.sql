@@ -1,8 +1,10 @@
 -- grain: one row per run × charge period × pod interval segment (segments split at period boundaries)
--- borrowed_share: the share of the GPU-hours above nominal quota, Kueue's own measure: for the
--- ClusterQueue and flavor that admitted the attempt, ∫ max(admitted − nominal, 0) ÷ ∫ admitted
--- over the charge period (int_queue_usage); without a known quota, 1 for an attempt Kueue
--- flagged `Borrowing` and 0 otherwise; 0 for workloads Kueue never admitted
+-- borrowed_share: the queue's GPU-hours above nominal quota, Kueue's own measure, carried by the
+-- workloads that borrowed: for the ClusterQueue and flavor that admitted the attempt, the
+-- charge period's ∫ max(admitted − nominal, 0) (int_queue_usage) ÷ the GPU-hours the attempts
+-- Kueue flagged `Borrowing` held there (at most 1), on those attempts only; 0 on attempts
+-- admitted within nominal quota; without a known quota, 1 for a flagged attempt and 0
+-- otherwise; 0 for workloads Kueue never admitted
 with intervals as (
     select * from int_pod_intervals
 ),
@@ -49,22 +51,34 @@ clipped as (
     from exploded
 ),
 
-shared as (
+queued as (
     select
         c.*,
-        case
-            when a.cluster_queue is null then 0.0
-            when q.borrowed_gpu_hours is null then (case when c.borrowed then 1.0 else 0.0 end)
-            when q.admitted_gpu_hours > 0
-                then least(q.borrowed_gpu_hours / q.admitted_gpu_hours, 1.0)
-            else 0.0
-        end as borrowed_share
+        a.cluster_queue,
+        a.flavor,
+        q.borrowed_gpu_hours,
+        -- GPU-hours the queue's flagged (borrowing) attempts held in the period
+        sum(case when c.borrowed then c.gpus * c.held_s / 3600.0 else 0.0 end) over (
+            partition by c.run_id, a.cluster_queue, coalesce(a.flavor, ''), c.period_index
+        ) as borrowing_held_gpu_hours
     from clipped as c
     left join admissions as a using (run_id, workload_id, attempt)
     left join queue_usage as q
         on q.run_id = c.run_id and q.cluster_queue = a.cluster_queue
         -- an admission without a flavor (a hand-made log) has its own null-flavor row
         and coalesce(q.flavor, '') = coalesce(a.flavor, '') and q.period_index = c.period_index
+),
+
+shared as (
+    select
+        * exclude (cluster_queue, flavor, borrowed_gpu_hours, borrowing_held_gpu_hours),
+        case
+            when cluster_queue is null or not borrowed then 0.0
+            when borrowed_gpu_hours is null then 1.0
+            when borrowing_held_gpu_hours > 0 then least(borrowed_gpu_hours / borrowing_held_gpu_hours, 1.0)
+            else 0.0
+        end as borrowed_share
+    from queued
 ),
 
 final as (

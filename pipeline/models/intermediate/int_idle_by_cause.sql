@@ -3,10 +3,13 @@
 --   shared_device_slack  the unshared part of shared devices (int_shared_device_slack), per node;
 -- then the usable free GPUs of each GPU model (GPUs − held − slack) go to
 --   gang_barrier         the missing pods of gangs holding reservations at the barrier;
---   quota                workloads Kueue holds back for quota;
---   fragmentation        workloads a placement attempt failed for (and the missing pods of
---                        gangs started one by one);
---   scheduling_latency   workloads not tried yet, or waiting for preempted pods to drain;
+--   fragmentation        workloads a placement attempt failed for (admitted, their quota
+--                        reserved; and the missing pods of gangs started one by one);
+--   scheduling_latency   admitted workloads not tried yet, backing off, or waiting for
+--                        preempted pods to drain;
+--   quota                workloads Kueue holds back for quota, only on the free GPUs their
+--                        minimum shape fits (int_quota_fit);
+--   scheduling_latency   workloads Kueue has not evaluated yet;
 --   no_demand            the rest.
 -- Demand that can never run is no demand (int_unservable_workloads). A workload accepting
 -- several models counts once: at each step its GPUs are split over its models in proportion to
@@ -30,6 +33,10 @@ barrier as (
     select * from int_gang_barrier_demand
 ),
 
+quota_fit as (
+    select * from int_quota_fit
+),
+
 slack as (
     select * from int_shared_device_slack
 ),
@@ -50,9 +57,20 @@ model_capacity as (
 ),
 
 demand as (
-    select run_id, blocked_by as cause, gpu_models, start_s, end_s, demand_gpus as gpus from pending
+    -- an admitted workload's latency wait comes before quota (its quota is reserved); only a
+    -- quota wait keeps its shape (the fit test), the others are keyed by their models alone
+    select
+        run_id,
+        case when blocked_by = 'latency' and admitted then 'latency_admitted' else blocked_by end as cause,
+        gpu_models,
+        case when blocked_by = 'quota' then gpus_per_pod else 0 end as gpus_per_pod,
+        case when blocked_by = 'quota' then min_pods else 0 end as min_pods,
+        start_s,
+        end_s,
+        demand_gpus as gpus
+    from pending
     union all
-    select run_id, blocked_by, gpu_model, start_s, end_s, missing_gpus from barrier
+    select run_id, blocked_by, gpu_model, 0, 0, start_s, end_s, missing_gpus from barrier
 ),
 
 model_changes as (
@@ -78,11 +96,11 @@ model_changes as (
 ),
 
 set_changes as (
-    -- waiting demand per cause and set of GPU models ('A|B')
-    select run_id, cause, gpu_models, start_s as time_s, gpus as delta
+    -- waiting demand per cause and set of GPU models ('A|B'), quota's also per minimum shape
+    select run_id, cause, gpu_models, gpus_per_pod, min_pods, start_s as time_s, gpus as delta
     from demand where cause <> 'gang_barrier'
     union all
-    select run_id, cause, gpu_models, end_s, -gpus
+    select run_id, cause, gpu_models, gpus_per_pod, min_pods, end_s, -gpus
     from demand where cause <> 'gang_barrier'
 ),
 
@@ -148,9 +166,11 @@ set_levels as (
         l.run_id,
         l.cause,
         l.gpu_models,
+        l.gpus_per_pod,
+        l.min_pods,
         g.step,
         coalesce(lead(g.step) over (
-            partition by l.run_id, l.cause, l.gpu_models order by l.time_s
+            partition by l.run_id, l.cause, l.gpu_models, l.gpus_per_pod, l.min_pods order by l.time_s
         ), g.steps + 1) as next_step,
         l.gpus
     from (
@@ -158,13 +178,15 @@ set_levels as (
             run_id,
             cause,
             gpu_models,
+            gpus_per_pod,
+            min_pods,
             time_s,
             round(sum(delta) over (
-                partition by run_id, cause, gpu_models order by time_s
+                partition by run_id, cause, gpu_models, gpus_per_pod, min_pods order by time_s
                 rows between unbounded preceding and current row
             ), 9) as gpus
         from (
-            select run_id, cause, gpu_models, time_s, sum(delta) as delta
+            select run_id, cause, gpu_models, gpus_per_pod, min_pods, time_s, sum(delta) as delta
             from set_changes
             group by all
         )
@@ -176,9 +198,9 @@ set_steps as (
     -- each waiting set's GPUs at every step of the grid where it waits: its level at its last
     -- change point (a running sum over the change points alone; the steps in between add
     -- nothing, so this is the sum over every step without writing a row per set and step)
-    select s.run_id, g.time_s, s.cause, s.gpu_models, s.gpus
+    select s.run_id, g.time_s, s.cause, s.gpu_models, s.gpus_per_pod, s.min_pods, s.gpus
     from (
-        select run_id, cause, gpu_models, gpus, unnest(range(step, next_step)) as step
+        select run_id, cause, gpu_models, gpus_per_pod, min_pods, gpus, unnest(range(step, next_step)) as step
         from set_levels
         where gpus > 0
     ) as s
@@ -200,43 +222,17 @@ after_barrier as (
     from model_steps
 ),
 
-quota_sets as (
+placement_sets as (
     select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_1) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_barrier as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
-    where s.cause = 'quota'
-    group by s.run_id, s.time_s, s.gpu_models
-),
-
-quota_pull as (
-    -- per model: Σ over the waiting sets it belongs to of their GPUs ÷ their free GPUs
-    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
-    from quota_sets as q
-    inner join set_members as m using (run_id, gpu_models)
-    where q.set_free > 0
-    group by all
-),
-
-after_quota as (
-    select
-        f.*,
-        least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as quota_claim,
-        f.free_1 - least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as free_2
-    from after_barrier as f
-    left join quota_pull as p using (run_id, gpu_model, time_s)
-),
-
-placement_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_2) as set_free
-    from set_steps as s
-    inner join set_members as m using (run_id, gpu_models)
-    inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
     where s.cause = 'placement'
     group by s.run_id, s.time_s, s.gpu_models
 ),
 
 placement_pull as (
+    -- per model: Σ over the waiting sets it belongs to of their GPUs ÷ their free GPUs
     select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
     from placement_sets as q
     inner join set_members as m using (run_id, gpu_models)
@@ -247,17 +243,95 @@ placement_pull as (
 after_placement as (
     select
         f.*,
-        least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as placement_claim,
-        f.free_2 - least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as free_3
-    from after_quota as f
+        least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as placement_claim,
+        f.free_1 - least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as free_2
+    from after_barrier as f
     left join placement_pull as p using (run_id, gpu_model, time_s)
 ),
 
-latency_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_3) as set_free
+admitted_latency_sets as (
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_2) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_placement as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+    where s.cause = 'latency_admitted'
+    group by s.run_id, s.time_s, s.gpu_models
+),
+
+admitted_latency_pull as (
+    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    from admitted_latency_sets as q
+    inner join set_members as m using (run_id, gpu_models)
+    where q.set_free > 0
+    group by all
+),
+
+after_admitted_latency as (
+    select
+        f.*,
+        least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as admitted_latency_claim,
+        f.free_2 - least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as free_3
+    from after_placement as f
+    left join admitted_latency_pull as p using (run_id, gpu_model, time_s)
+),
+
+quota_members as (
+    -- each quota set on each model it accepts: the GPUs left there, and the GPUs its pods fit
+    -- (int_quota_fit: pods of its size on that model's nodes at this step)
+    select
+        s.run_id,
+        s.time_s,
+        s.gpu_models,
+        s.gpus_per_pod,
+        s.min_pods,
+        s.gpus,
+        m.gpu_model,
+        f.free_3,
+        coalesce(q.fit_pods, 0) as fit_pods
+    from set_steps as s
+    inner join set_members as m using (run_id, gpu_models)
+    inner join after_admitted_latency as f
+        on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+    -- the fit level in force at this step (every change of it is a point of the grid)
+    asof left join quota_fit as q
+        on q.run_id = s.run_id and q.gpu_model = m.gpu_model and q.gpus_per_pod = s.gpus_per_pod
+        and q.start_s <= s.time_s
+    where s.cause = 'quota'
+),
+
+quota_sets as (
+    -- a set claims on a model only if min_pods of its pods fit on that model's nodes (one
+    -- flavor a workload, as Kueue assigns), and there at most the GPUs its pods fit (never
+    -- more than the GPUs left there)
+    select
+        *,
+        case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end as available,
+        sum(case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end)
+            over (partition by run_id, time_s, gpu_models, gpus_per_pod, min_pods) as set_available
+    from quota_members
+),
+
+quota_pull as (
+    select run_id, time_s, gpu_model, sum(available * least(1, gpus / set_available)) as claim
+    from quota_sets
+    where set_available > 0
+    group by all
+),
+
+after_quota as (
+    select
+        f.*,
+        least(f.free_3, coalesce(p.claim, 0)) as quota_claim,
+        f.free_3 - least(f.free_3, coalesce(p.claim, 0)) as free_4
+    from after_admitted_latency as f
+    left join quota_pull as p using (run_id, gpu_model, time_s)
+),
+
+latency_sets as (
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_4) as set_free
+    from set_steps as s
+    inner join set_members as m using (run_id, gpu_models)
+    inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
     where s.cause = 'latency'
     group by s.run_id, s.time_s, s.gpu_models
 ),
@@ -273,10 +347,10 @@ latency_pull as (
 claimed as (
     select
         f.*,
-        least(f.free_3, f.free_3 * coalesce(p.pull, 0)) as latency_claim,
+        f.admitted_latency_claim + least(f.free_4, f.free_4 * coalesce(p.pull, 0)) as latency_claim,
         r.charge_period_s,
         r.horizon_s
-    from after_placement as f
+    from after_quota as f
     inner join runs as r using (run_id)
     left join latency_pull as p using (run_id, gpu_model, time_s)
     where f.next_time_s is not null and f.time_s < r.horizon_s
@@ -335,29 +409,30 @@ split_barrier as (
     from node_shares
 ),
 
-split_quota as (
+split_placement as (
+    -- the node-level split keeps the model-level order of the causes
     select
         *,
-        least(rest_gpu_hours - gang_barrier_gpu_hours, model_quota * share) as quota_gpu_hours
+        least(rest_gpu_hours - gang_barrier_gpu_hours, model_fragmentation * share) as placement_gpu_hours
     from split_barrier
 ),
 
-split_placement as (
+split_latency as (
     select
         *,
-        least(rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours, model_fragmentation * share)
-            as placement_gpu_hours
-    from split_quota
+        least(rest_gpu_hours - gang_barrier_gpu_hours - placement_gpu_hours, model_latency * share)
+            as latency_gpu_hours
+    from split_placement
 ),
 
 split_all as (
     select
         *,
         least(
-            rest_gpu_hours - gang_barrier_gpu_hours - quota_gpu_hours - placement_gpu_hours,
-            model_latency * share
-        ) as latency_gpu_hours
-    from split_placement
+            rest_gpu_hours - gang_barrier_gpu_hours - placement_gpu_hours - latency_gpu_hours,
+            model_quota * share
+        ) as quota_gpu_hours
+    from split_latency
 ),
 
 by_cause as (

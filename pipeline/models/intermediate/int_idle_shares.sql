@@ -71,7 +71,7 @@ priced as (
         l.workload_id,
         l.idle_reason,
         l.quantity,
-        p.contracted_unit_price * l.quantity as cost,
+        p.effective_unit_price * l.quantity as cost,
         p.list_unit_price * l.quantity as list_cost
     from lines as l
     inner join node_prices as p using (run_id, node, resource)

@@ -45,12 +45,18 @@ final as (
         units,
         case resource when 'gpu' then 'GPU-Hours' when 'cpu' then 'Core-Hours' else 'GiB-Hours' end as unit,
         list_unit_price,
-        -- what the node's pricing category pays: list (Standard), contracted (Committed), spot (Dynamic)
+        -- FOCUS ContractedUnitPrice: the negotiated price excluding commitment discounts, the list
+        -- price where nothing else is negotiated. The book's contracted rate is the commitment's,
+        -- so a Committed node's contracted price is the list price; spot is its own (dynamic)
+        -- price, not a commitment discount
+        case pricing_category when 'Dynamic' then spot_price else list_unit_price end as contracted_unit_price,
+        -- what one unit costs once every discount is applied (EffectiveCost): the commitment rate
+        -- on Committed nodes (amortized from its purchase), spot on Dynamic, list on Standard
         case pricing_category
             when 'Committed' then contracted_price
             when 'Dynamic' then spot_price
             else list_unit_price
-        end as contracted_unit_price,
+        end as effective_unit_price,
         -- SkuId: one per resource × GPU model, stable across pricing categories;
         -- SkuPriceId: one per SkuId × pricing category
         case resource when 'gpu' then 'gpu' when 'cpu' then 'cpu-core' else 'memory-gib' end

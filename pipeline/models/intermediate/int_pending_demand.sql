@@ -10,8 +10,12 @@
 --             placed, queued for evaluation (PendingEvaluation), in a requeue backoff
 --             (PodsReadyTimeout), or waiting for preempted workloads to drain
 --             (WaitingForPreemptedWorkloads).
+-- admitted: Kueue admitted the attempt before this stretch (an `admitted` row since its last
+-- `submitted`/`requeued`): its quota is reserved, so free GPUs it waits beside are its own
+-- wait, not quota's (docs/cost-model.md §3.1).
 -- Workloads that can never run (int_unservable_workloads) are left out. gpu_models lists the
--- GPU models it accepts, 'A|B' sorted: its demand counts once across them.
+-- GPU models it accepts, 'A|B' sorted: its demand counts once across them; gpus_per_pod and
+-- min_pods are its minimum shape (the fit test of a quota wait).
 with events as (
     select * from stg_events
 ),
@@ -55,7 +59,11 @@ rows_of_interest as (
             when reason in ('PendingEvaluation', 'PodsReadyTimeout', 'WaitingForPreemptedWorkloads')
                 then 'latency'
             else 'placement'
-        end as blocked_by
+        end as blocked_by,
+        case
+            when event in ('submitted', 'requeued') then false
+            when event = 'admitted' then true
+        end as admission_mark
     from events
     where event in ('submitted', 'requeued', 'pending', 'admitted', 'reserved', 'started', 'rejected')
 ),
@@ -67,13 +75,17 @@ marked as (
             partition by run_id, workload_id order by seq
             rows between unbounded preceding and current row
         ) as state,
+        coalesce(last_value(admission_mark ignore nulls) over (
+            partition by run_id, workload_id order by seq
+            rows between unbounded preceding and current row
+        ), false) as admitted,
         lead(time_s) over (partition by run_id, workload_id order by seq) as next_time_s
     from rows_of_interest
 ),
 
 stretches as (
     -- each row of a wait starts a stretch that lasts until the workload's next row of interest
-    select m.run_id, m.workload_id, m.blocked_by, m.time_s as start_s,
+    select m.run_id, m.workload_id, m.blocked_by, m.admitted, m.time_s as start_s,
         least(coalesce(m.next_time_s, r.horizon_s), r.horizon_s) as end_s
     from marked as m
     inner join runs as r using (run_id)
@@ -87,9 +99,12 @@ final as (
         w.tenant,
         ms.gpu_models,
         s.blocked_by,
+        s.admitted,
         s.start_s,
         s.end_s,
-        w.pods * w.gpus_per_pod as demand_gpus
+        w.pods * w.gpus_per_pod as demand_gpus,
+        w.gpus_per_pod,
+        least(coalesce(w.min_count, w.pods), w.pods) as min_pods
     from stretches as s
     inner join workloads as w using (run_id, workload_id)
     inner join model_sets as ms using (run_id, workload_id)

@@ -1,7 +1,8 @@
 -- grain: one row per run × commitment pool (the Committed capacity of one SKU) × billing period
 -- utilization = committed hours used ÷ committed hours; the pool's cost (BilledCost of its
 -- Purchase rows) equals the EffectiveCost of its Used plus Unused rows (the amortization).
--- coverage = committed hours used ÷ (committed hours used + on-demand hours) of the SKU;
+-- coverage = committed hours ÷ the SKU's commitment-eligible hours (committed + on-demand
+-- capacity; spot is not eligible), FinOps' commitment coverage, with utilization beside it;
 -- coverable_on_demand_quantity = Σ over charge periods of min(unused committed, on-demand used):
 -- on-demand (Standard) usage the pool's idle commitment could have carried, and
 -- coverable_on_demand_cost what it cost at the list price. Spot usage is not coverage.
@@ -24,6 +25,7 @@ per_period as (
         coalesce(sum(PricingQuantity) filter (where CommitmentDiscountStatus = 'Unused'), 0) as unused,
         coalesce(sum(PricingQuantity) filter (
             where PricingCategory = 'Standard' and x_UsageClass <> 'idle'), 0) as on_demand,
+        coalesce(sum(PricingQuantity) filter (where PricingCategory = 'Standard'), 0) as on_demand_capacity,
         coalesce(sum(PricingQuantity) filter (
             where PricingCategory = 'Dynamic' and x_UsageClass <> 'idle'), 0) as spot,
         any_value(ListUnitPrice) filter (where PricingCategory = 'Standard') as on_demand_list_price
@@ -38,6 +40,7 @@ coverage as (
         sku_id,
         billing_period_start,
         sum(on_demand) as on_demand_quantity,
+        sum(on_demand_capacity) as on_demand_capacity_quantity,
         sum(spot) as spot_quantity,
         sum(least(unused, on_demand)) as coverable_on_demand_quantity,
         coalesce(sum(least(unused, on_demand) * on_demand_list_price), 0) as coverable_on_demand_cost
@@ -84,8 +87,11 @@ final as (
         p.unused_cost,
         p.used_quantity / nullif(p.committed_quantity, 0) as utilization,
         coalesce(v.on_demand_quantity, 0) as on_demand_quantity,
+        coalesce(v.on_demand_capacity_quantity, 0) as on_demand_capacity_quantity,
         coalesce(v.spot_quantity, 0) as spot_quantity,
-        p.used_quantity / nullif(p.used_quantity + coalesce(v.on_demand_quantity, 0), 0) as coverage,
+        p.committed_quantity + coalesce(v.on_demand_capacity_quantity, 0) as eligible_quantity,
+        p.committed_quantity / nullif(p.committed_quantity + coalesce(v.on_demand_capacity_quantity, 0), 0)
+            as coverage,
         coalesce(v.coverable_on_demand_quantity, 0) as coverable_on_demand_quantity,
         coalesce(v.coverable_on_demand_cost, 0) as coverable_on_demand_cost
     from pools as p

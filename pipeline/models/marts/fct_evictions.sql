@@ -51,7 +51,7 @@ lost as (
             when 'gpu' then u.gpu_hours
             when 'cpu' then u.cpu_core_hours
             else u.memory_gib_hours
-        end * u_price.contracted_unit_price) as lost_cost
+        end * u_price.effective_unit_price) as lost_cost
     from usage as u
     inner join node_prices as u_price using (run_id, node)
     where u.usage_class = 'lost_to_preemption'

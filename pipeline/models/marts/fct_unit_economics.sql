@@ -30,7 +30,7 @@ commitment_pools as (
 ),
 
 pending as (
-    select * from int_pending_demand
+    select * from int_pending_demand_capped
 ),
 
 runs as (
@@ -43,6 +43,7 @@ totals as (
         BillingPeriodStart as billing_period_start,
         sum(EffectiveCost) as total_cost,
         sum(ListCost) as total_list_cost,
+        sum(ContractedCost) as total_contracted_cost,
         sum(EffectiveCost) filter (where x_Resource = 'gpu') as gpu_cost,
         sum(PricingQuantity) filter (where x_Resource = 'gpu') as capacity_gpu_hours,
         coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass <> 'idle'), 0)
@@ -65,11 +66,7 @@ totals as (
         coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Unused'), 0)
             as unused_commitment_cost,
         coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed), 0)
-            as borrowed_gpu_hours,
-        -- effective savings rate: what used capacity cost at list prices, against what it cost
-        -- plus the commitments left unused (a loss, not a saving)
-        coalesce(sum(ListCost) filter (where x_UsageClass <> 'idle'), 0) as used_list_cost,
-        coalesce(sum(EffectiveCost) filter (where x_UsageClass <> 'idle'), 0) as used_effective_cost
+            as borrowed_gpu_hours
     from records
     group by all
 ),
@@ -117,37 +114,31 @@ eviction_losses as (
     group by all
 ),
 
-waiting as (
-    -- GPU-hours demanded while waiting, per charge period, priced as fct_workloads prices them
+pending_demand as (
+    -- GPU-hours demanded while pending, capped by what the cluster could have run
+    -- (int_pending_demand_capped), per month of the charge period
     select
         p.run_id,
-        date_trunc('month', ts_at(r.start_ts, k * r.charge_period_s)) as billing_period_start,
-        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
-            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0) as gpu_hours,
-        sum(p.demand_gpus * (least(p.end_s, (k + 1) * r.charge_period_s)
-            - greatest(p.start_s, k * r.charge_period_s)) / 3600.0
-            * (w.wait_cost / nullif(w.wait_gpu_hours, 0))) as cost
+        date_trunc('month', ts_at(r.start_ts, p.period_index * r.charge_period_s)) as billing_period_start,
+        sum(p.gpu_hours) as gpu_hours,
+        sum(p.list_value) as list_value
     from pending as p
     inner join runs as r using (run_id)
-    inner join workload_marts as w using (run_id, workload_id),
-        unnest(range(
-            cast(floor(p.start_s / r.charge_period_s) as bigint),
-            cast(ceil(p.end_s / r.charge_period_s) as bigint)
-        )) as t(k)
     group by all
 ),
 
 unservable_asked as (
     select run_id, date_trunc('month', submit_ts) as billing_period_start,
-        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours
+        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours,
+        sum(waited_gpu_hours) as waited_gpu_hours
     from unservable
     group by all
 ),
 
 coverage as (
     select run_id, billing_period_start,
-        sum(used_quantity) filter (where resource = 'gpu') as used,
-        sum(on_demand_quantity) filter (where resource = 'gpu') as on_demand,
+        sum(committed_quantity) filter (where resource = 'gpu') as committed,
+        sum(eligible_quantity) filter (where resource = 'gpu') as eligible,
         sum(coverable_on_demand_quantity) filter (where resource = 'gpu') as coverable,
         sum(coverable_on_demand_cost) as coverable_cost
     from commitment_pools
@@ -220,9 +211,18 @@ metrics as (
     select run_id, billing_period_start, 'borrowed_gpu_hours', 'all', borrowed_gpu_hours, 'GPU-Hours'
     from totals
     union all
+    -- FinOps' effective savings rate over the capacity paid, idle included (where pods landed
+    -- does not move it): (ListCost − EffectiveCost) ÷ ListCost
     select run_id, billing_period_start, 'effective_savings_rate', 'all',
-        (used_list_cost - used_effective_cost - unused_commitment_cost) / nullif(used_list_cost, 0),
-        'ratio'
+        (total_list_cost - total_cost) / nullif(total_list_cost, 0), 'ratio'
+    from totals
+    union all
+    select run_id, billing_period_start, 'total_contracted_cost', 'all', total_contracted_cost, 'USD'
+    from totals
+    union all
+    -- the commitments' part alone: (ContractedCost − EffectiveCost) ÷ ContractedCost
+    select run_id, billing_period_start, 'commitment_savings_rate', 'all',
+        (total_contracted_cost - total_cost) / nullif(total_contracted_cost, 0), 'ratio'
     from totals
     union all
     select run_id, billing_period_start, 'idle_cost', 'idle:' || kind, cost, 'USD' from idle_kinds
@@ -238,14 +238,21 @@ metrics as (
         'GPU-Hours'
     from phase_totals
     union all
-    select run_id, billing_period_start, 'waiting_gpu_hours', 'all', gpu_hours, 'GPU-Hours' from waiting
+    -- demand, not spend: what the pending GPU-hours would have cost at list price
+    select run_id, billing_period_start, 'pending_demand_gpu_hours', 'all', gpu_hours, 'GPU-Hours'
+    from pending_demand
     union all
-    select run_id, billing_period_start, 'cost_of_waiting', 'all', cost, 'USD' from waiting
+    select run_id, billing_period_start, 'pending_demand_list_value', 'all', list_value, 'USD'
+    from pending_demand
     union all
     select run_id, billing_period_start, 'unservable_workloads', 'all', workloads, 'count'
     from unservable_asked
     union all
     select run_id, billing_period_start, 'unservable_gpu_hours_asked', 'all', asked_gpu_hours, 'GPU-Hours'
+    from unservable_asked
+    union all
+    -- reported apart from pending demand: demand the cluster could never run
+    select run_id, billing_period_start, 'unservable_gpu_hours_waited', 'all', waited_gpu_hours, 'GPU-Hours'
     from unservable_asked
     union all
     select run_id, billing_period_start, 'evictions', 'all', evictions, 'count' from eviction_losses
@@ -257,7 +264,8 @@ metrics as (
         'GPU-Hours'
     from eviction_losses
     union all
-    select run_id, billing_period_start, 'commitment_coverage', 'all', used / nullif(used + on_demand, 0),
+    -- committed ÷ commitment-eligible GPU-hours (committed + on-demand capacity)
+    select run_id, billing_period_start, 'commitment_coverage', 'all', committed / nullif(eligible, 0),
         'ratio'
     from coverage
     union all

@@ -2,9 +2,10 @@
 -- outcome: finished; failed (it held GPUs and ended without finishing: rejected, or waiting at
 -- the end after evictions); unfinished (running or waiting at the end without spending);
 -- unservable (can never run: int_unservable_workloads, unservable_reason says why).
--- wait_gpu_hours: its GPUs × the time it waited to run (int_pending_demand: quota, placement and
--- latency waits; none for unservable workloads); wait_cost: those GPU-hours at the list price of
--- the GPU model it ran on, else the cheapest model it accepts (the cost of waiting).
+-- pending_demand_gpu_hours: the GPU-hours it demanded while pending (its GPUs × its quota,
+-- placement and latency waits), capped by what the cluster could have run
+-- (int_pending_demand_capped; none for unservable workloads); pending_demand_list_value: those
+-- GPU-hours at the list price of the models they were demanded on. Demand, not spend.
 -- idle_share_cost: its share of idle capacity under the `window` rule (int_idle_shares);
 -- cost_with_idle = effective_cost + idle_share_cost.
 with workloads as (
@@ -37,21 +38,12 @@ unservable as (
 ),
 
 pending as (
-    select * from int_pending_demand
+    select * from int_pending_demand_capped
 ),
 
 idle_shares as (
     select * from int_idle_shares
     where idle_policy = 'window' and workload_id is not null
-),
-
-accepted_models as (
-    select * from int_workload_gpu_models
-),
-
-node_prices as (
-    select * from int_node_prices
-    where resource = 'gpu'
 ),
 
 event_facts as (
@@ -147,38 +139,8 @@ attempt_facts as (
     group by all
 ),
 
-model_prices as (
-    select run_id, gpu_model, min(list_unit_price) as list_unit_price
-    from node_prices
-    group by all
-),
-
-first_models as (
-    -- the GPU model of the node its first pod held
-    select h.run_id, h.workload_id, arg_min(np.gpu_model, h.hold_start_s) as gpu_model
-    from holdings as h
-    inner join node_prices as np using (run_id, node)
-    group by all
-),
-
-cheapest_accepted as (
-    select am.run_id, am.workload_id, min(mp.list_unit_price) as list_unit_price
-    from accepted_models as am
-    inner join model_prices as mp using (run_id, gpu_model)
-    group by all
-),
-
-wait_prices as (
-    -- the list price of the model its first pod ran on, else of the cheapest model it accepts
-    select w.run_id, w.workload_id, coalesce(fp.list_unit_price, ca.list_unit_price) as list_unit_price
-    from workloads as w
-    left join first_models as fm using (run_id, workload_id)
-    left join model_prices as fp on fp.run_id = fm.run_id and fp.gpu_model = fm.gpu_model
-    left join cheapest_accepted as ca using (run_id, workload_id)
-),
-
 wait_facts as (
-    select run_id, workload_id, sum(demand_gpus * (end_s - start_s) / 3600.0) as wait_gpu_hours
+    select run_id, workload_id, sum(gpu_hours) as gpu_hours, sum(list_value) as list_value
     from pending
     group by all
 ),
@@ -240,8 +202,8 @@ final as (
             else 'unfinished'
         end as outcome,
         u.reason as unservable_reason,
-        coalesce(wf.wait_gpu_hours, 0) as wait_gpu_hours,
-        coalesce(wf.wait_gpu_hours, 0) * coalesce(wp.list_unit_price, 0) as wait_cost,
+        coalesce(wf.gpu_hours, 0) as pending_demand_gpu_hours,
+        coalesce(wf.list_value, 0) as pending_demand_list_value,
         coalesce(isf.idle_share_cost, 0) as idle_share_cost,
         coalesce(cf.effective_cost, 0) + coalesce(isf.idle_share_cost, 0) as cost_with_idle
     from workloads as w
@@ -254,7 +216,6 @@ final as (
     left join attempt_facts as af using (run_id, workload_id)
     left join unservable as u using (run_id, workload_id)
     left join wait_facts as wf using (run_id, workload_id)
-    left join wait_prices as wp using (run_id, workload_id)
     left join idle_share_facts as isf using (run_id, workload_id)
     order by w.run_id, w.workload_id
 )

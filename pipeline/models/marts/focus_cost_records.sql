@@ -56,6 +56,7 @@ node_info as (
         p.unit,
         p.list_unit_price,
         p.contracted_unit_price,
+        p.effective_unit_price,
         p.sku_id,
         p.sku_price_id,
         n.zone,
@@ -142,6 +143,7 @@ usage_lines as (
         p.unit,
         p.list_unit_price,
         p.contracted_unit_price,
+        p.effective_unit_price,
         p.sku_id,
         p.sku_price_id,
         p.zone,
@@ -193,6 +195,7 @@ usage_costed as (
         -- one product, computed once: the cost identities hold bit for bit
         list_unit_price * quantity as list_cost,
         contracted_unit_price * quantity as contracted_cost,
+        effective_unit_price * quantity as effective_cost,
         -- the origin charge of a split: the node-period of this resource (a Committed node's
         -- is two charges, its Used and its Unused part)
         sum(quantity) over (
@@ -205,7 +208,7 @@ usage_rows as (
     select
         zone as AvailabilityZone,
         -- a Committed node's usage was paid by the commitment's Purchase rows
-        case when commitment_id is null then contracted_cost else 0.0 end as BilledCost,
+        case when commitment_id is null then effective_cost else 0.0 end as BilledCost,
         'gpu-finops-internal' as BillingAccountId,
         'GPU Platform (internal chargeback)' as BillingAccountName,
         'Internal Chargeback Account' as BillingAccountType,
@@ -241,8 +244,9 @@ usage_rows as (
         case when commitment_status = 'Unused' then null else unit end as ConsumedUnit,
         contracted_cost as ContractedCost,
         contracted_unit_price as ContractedUnitPrice,
-        -- amortized: Committed usage carries its share of the commitment at the contracted rate
-        contracted_cost as EffectiveCost,
+        -- amortized: Committed usage carries its share of the commitment at the commitment rate;
+        -- ContractedCost excludes the commitment discount (FOCUS), EffectiveCost carries it
+        effective_cost as EffectiveCost,
         coalesce(invoice_id, format('INV-{}-{}', run_id, strftime(charge_period_start, '%Y-%m'))) as InvoiceId,
         'Internal GPU Platform' as InvoiceIssuerName,
         list_cost as ListCost,
@@ -250,7 +254,7 @@ usage_rows as (
         pricing_category as PricingCategory,
         'USD' as PricingCurrency,
         contracted_unit_price as PricingCurrencyContractedUnitPrice,
-        contracted_cost as PricingCurrencyEffectiveCost,
+        effective_cost as PricingCurrencyEffectiveCost,
         list_unit_price as PricingCurrencyListUnitPrice,
         quantity as PricingQuantity,
         unit as PricingUnit,
