@@ -71,11 +71,14 @@ def _maybe_reject_group(ctx: CycleContext, run: WorkloadRun) -> None:
     """When one pod of a waiting gang fails, a Permit plugin may reject the whole group now
     (coscheduling: more than `reject_percentage` % of min_count still unassigned) instead of
     holding its reservations until the deadline."""
-    if not ctx.framework.has_permit or run.satisfied or not run.reserved:
+    if not ctx.framework.has_permit or run.satisfied or run.min_count <= 1:
         return
     unassigned = run.min_count - len(run.holding)
     rejection = ctx.framework.reject_on_failure(unassigned, run.min_count)
     if rejection is None:
+        return
+    if not run.reserved:  # nothing to reject, but PostFilter marks the PodGroup failed all the same
+        run.group_failed_s = ctx.now
         return
     ctx.actions.release_gang(
         run,
