@@ -177,7 +177,6 @@ class Lifecycle:
             node = self.state.holdings[(run.spec.workload_id, pod)].node
             self._start(run, pod, node)
         run.reserved.clear()
-        run.group_failed_s = None  # quorum reached: Permit's ClearPodGroupScheduleFailure
         self.maybe_start_progress(run)
 
     def _start(self, run: WorkloadRun, pod: int, node: int) -> None:
@@ -233,9 +232,8 @@ class Lifecycle:
 
     def release_gang(self, run: WorkloadRun, reason: str, message: str, backoff_s: float = 0.0) -> None:
         """The gang's wait ended without it completing: every held pod is released
-        (`timed_out` rows) and the group is requeued. Its PodGroup failed now (coscheduling's
-        Unreserve marks it: MarkPodGroupScheduleFailure)."""
-        run.group_failed_s = self._env.now
+        (`timed_out` rows) and the group is requeued."""
+        run.group_failed_s = self._env.now  # coscheduling's Unreserve: MarkPodGroupScheduleFailure
         self._release_all(run, EventType.TIMED_OUT, reason, message)
         self._requeue(run, reason, message)
         if backoff_s:

@@ -49,6 +49,9 @@ class WorkloadRun:
     # When its PodGroup last failed (coscheduling PostFilter rejection or Unreserve), until its
     # quorum is met: coscheduling's queue order reads it (`group_timestamp_s`).
     group_failed_s: float | None = None
+    # Why its last pod failed, without the pod or its group (a newcomer of the same parked
+    # shape inherits this, under its own pod and group: `cycle.pod.unschedulable_message`).
+    unschedulable_detail: str | None = None
     # What preemption sees of this run while it holds pods (built on demand, dropped
     # whenever a pod is placed, started or released: see `cycle.group_preemption`).
     running_group: RunningGroup | None = None

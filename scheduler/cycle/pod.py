@@ -41,10 +41,9 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
                                 f"pods to terminate (grace period ends at t={run.awaiting_victims_until:g}s)")
             return failure_of(diagnosis)
     if node is None:
-        held = len(run.holding)
-        gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
         detail = diagnosis.message() if diagnosis else "no node fits"
-        ctx.emitter.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
+        run.unschedulable_detail = detail
+        ctx.emitter.pending(run, PendingReason.UNSCHEDULABLE, unschedulable_message(run, pod, detail))
         _maybe_reject_group(ctx, run)
         return failure_of(diagnosis)
     # 3. Permit
@@ -52,6 +51,7 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     if ctx.framework.has_permit and not run.satisfied and run.min_count > 1:
         actions.place(run, pod, node, reserve=True)
         if ctx.framework.run_permit(len(run.holding), run.min_count).ok:
+            run.group_failed_s = None  # quorum reached: Permit's ClearPodGroupScheduleFailure
             actions.start_reserved(run)
         else:
             actions.arm_deadline(run, ctx.framework.permit_timeout_s, "GangPermitTimeout")
@@ -65,6 +65,12 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
             actions.arm_deadline(run, ctx.profile.rendezvous_timeout_s, "RendezvousTimeout")
             ctx.waiting_gangs[run.spec.workload_id] = run
     return Outcome.PLACED
+
+
+def unschedulable_message(run: WorkloadRun, pod: int, detail: str) -> str:
+    """The Unschedulable row of `run`'s pod: the node diagnosis, then its own group's count."""
+    gang = f"; {len(run.holding)} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
+    return f"pod {pod}: {detail}{gang}"
 
 
 def _maybe_reject_group(ctx: CycleContext, run: WorkloadRun) -> None:
