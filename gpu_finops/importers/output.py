@@ -30,7 +30,7 @@ from scheduler.errors import InputError
 TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority", "topology_required",
-    "topology_preferred", "parent_group", "parent_min_groups", "kind",
+    "topology_preferred", "parent_group", "parent_min_groups", "kind", "schedule_timeout_s",
 )
 CLUSTER_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
 REJECTED_COLUMNS = ("source", "row", "kind", "namespace", "name", "field", "reason")
@@ -114,6 +114,7 @@ def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
         row.min_count, _number(row.gpus_per_pod), row.gpu_model, row.cpu_milli_per_pod, row.memory_mib_per_pod,
         row.tenant, row.queue, row.priority, row.topology_required, row.topology_preferred, row.parent_group,
         "" if row.parent_min_groups is None else row.parent_min_groups, row.kind,
+        "" if row.schedule_timeout_s is None else row.schedule_timeout_s,
     ]
 
 

@@ -52,6 +52,7 @@ class TraceRow:
     parent_group: str = ""
     parent_min_groups: int | None = None
     kind: str = "batch"
+    schedule_timeout_s: int | None = None  # the PodGroup's scheduleTimeoutSeconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,7 @@ def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, obje
         "tenant": tenant, "queue": queue, "priority": priority, "kind": first.kind,
         "topology_required": _level(group_id, required, options, built),
         "topology_preferred": _level(group_id, preferred, options, built),
+        "schedule_timeout_s": first.schedule_timeout_s,
     }
 
 

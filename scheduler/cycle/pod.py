@@ -54,7 +54,9 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
             run.group_failed_s = None  # quorum reached: Permit's ClearPodGroupScheduleFailure
             actions.start_reserved(run)
         else:
-            actions.arm_deadline(run, ctx.framework.permit_timeout_s, "GangPermitTimeout")
+            # GetWaitTimeDuration: the PodGroup's scheduleTimeoutSeconds, else the plugin's wait.
+            wait_s = run.spec.schedule_timeout_s or ctx.framework.permit_timeout_s
+            actions.arm_deadline(run, wait_s, "GangPermitTimeout")
             ctx.waiting_gangs[run.spec.workload_id] = run
         return Outcome.PLACED
     # 4. Bind
