@@ -78,6 +78,8 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         return EXIT_VERIFY_FAILED
     for warning in getattr(result, "warnings", ()):  # misspelt columns, Kueue that admits nothing, …
         print(f"warning: {_shown(warning)}", file=sys.stderr)
+    if getattr(result, "settled", None):
+        print(_shown(result.settled), file=sys.stderr)
     print(_shown(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
         f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"

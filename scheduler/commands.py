@@ -46,6 +46,7 @@ class ReplayResult:
     events: int
     horizon_s: float
     warnings: tuple[str, ...] = ()  # e.g. unknown fields of the queues file
+    settled: str | None = None  # the replay stopped at quiescence: who waits for good, and why
 
 
 def parse_start(value: str | None) -> datetime:
@@ -229,6 +230,7 @@ def _replay(
             "start": anchor.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "horizon_s": horizon_s,
             "last_event_s": last,
+            **({"settled": engine.settled} if engine.settled else {}),
             "inputs": {k: {"file": p.name, "sha256": sha256_file(p)} for k, p in inputs.items()},
             "counts": {
                 "input_rows": loaded.input_rows,
@@ -248,7 +250,8 @@ def _replay(
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s, tuple(warnings))
+    return ReplayResult(out, run_id, len(accepted), len(rejected_rows), writer.rows, horizon_s, tuple(warnings),
+                        engine.settled)
 
 
 def check_run_folder(out: Path) -> None:

@@ -18,7 +18,7 @@ from scheduler.cycle.attempt import attempt
 from scheduler.cycle.context import CycleContext
 from scheduler.cycle.outcome import Outcome
 from scheduler.cycle.planning import plan_group
-from scheduler.cycle.pod import report_waiting_gangs
+from scheduler.cycle.pod import report_waiting_gangs, unschedulable_message
 from scheduler.emitter import EventEmitter
 from scheduler.eventlog.schema import PendingReason
 from scheduler.framework.interface import Unit
@@ -73,7 +73,10 @@ class Dispatcher:
             # kube-scheduler's first attempt would, instead of leaving no reason behind.
             failure = queue.parked_failure(shape, self._version_of(shape), now) if filed else None
             if failure is not None:
-                self.emitter.pending(run, PendingReason(failure[0]), failure[1])
+                reason, message = PendingReason(failure[0]), failure[1]
+                if reason is PendingReason.UNSCHEDULABLE and key[1] != GROUP:  # the diagnosis, under its own pod
+                    message = unschedulable_message(run, key[1], message)
+                self.emitter.pending(run, reason, message)
         self.request_cycle(max(now, run.backoff_until_s))
 
     def dequeue(self, run: WorkloadRun) -> None:
@@ -84,7 +87,8 @@ class Dispatcher:
 
     def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
         spec = run.spec
-        return (*self.framework.queue_sort.sort_key(spec.priority, spec.submit_time_s, run.queued_s), run.seq, pod)
+        created = run.group_timestamp_s(self.env.now)
+        return (*self.framework.queue_sort.sort_key(spec.priority, created, run.queued_s), run.seq, pod)
 
     def _version_of(self, shape: GpuShape | None) -> int:
         """The release version that matters to a shape: releases of the GPU models it
@@ -127,6 +131,9 @@ class Dispatcher:
             until = now + ctx.profile.unschedulable_flush_s
             if outcome is Outcome.FAILED_GPU:
                 failure = run.last_pending[:2] if run.last_pending else None
+                if failure and failure[0] == PendingReason.UNSCHEDULABLE.value and key[1] != GROUP:
+                    # Newcomers inherit the diagnosis, not this pod's number and group count.
+                    failure = (failure[0], run.unschedulable_detail or failure[1])
                 queue.park_shape(shape, version, until, failure, tried=tried)
             else:
                 queue.park_alone(key, version, until)

@@ -17,7 +17,8 @@ below. Every transition writes its event rows through the `EventEmitter`.
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from scheduler.dispatch import Dispatcher
 from scheduler.emitter import EventEmitter
@@ -28,6 +29,9 @@ from scheduler.holding_index import HoldingIndex
 from scheduler.sim import Environment, Phase
 from scheduler.state import ClusterState
 from scheduler.workload_run import WorkloadRun
+
+if TYPE_CHECKING:
+    from scheduler.quiescence import Narrowing
 
 # Exponents above this would overflow a float after thousands of failures (a gang that
 # never fits), and 2^62 times any initial backoff is past every maximum anyway.
@@ -56,6 +60,12 @@ class AdmissionLayer(Protocol):
         ...
 
     def pods_ready(self, run: WorkloadRun) -> None: ...
+
+    def placement_options(self, run: WorkloadRun) -> tuple[Hashable, Sequence[Narrowing] | None]:
+        """What placement could still be asked for `run` (the quiescence test): a token of
+        the admission state the answer depends on, and the narrowings of the flavors it could
+        be admitted under (empty: it is never admitted again; None: its own request)."""
+        ...
 
 
 def retry_backoff_s(profile: Profile, failures: int) -> float:
@@ -223,6 +233,7 @@ class Lifecycle:
     def release_gang(self, run: WorkloadRun, reason: str, message: str, backoff_s: float = 0.0) -> None:
         """The gang's wait ended without it completing: every held pod is released
         (`timed_out` rows) and the group is requeued."""
+        run.group_failed_s = self._env.now  # coscheduling's Unreserve: MarkPodGroupScheduleFailure
         self._release_all(run, EventType.TIMED_OUT, reason, message)
         self._requeue(run, reason, message)
         if backoff_s:

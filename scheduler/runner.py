@@ -31,6 +31,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.holding_index import HoldingIndex
 from scheduler.lifecycle import AdmissionLayer, Lifecycle
 from scheduler.model import Cluster, Workload
+from scheduler.quiescence import Quiescence
 from scheduler.sim import Environment, Phase
 from scheduler.state import ClusterState
 from scheduler.verify import Verifier
@@ -77,16 +78,34 @@ class Replay:
         for run in self.runs.values():
             self.env.at(run.spec.submit_time_s, Phase.ARRIVE, partial(self.lifecycle.arrive, run))
         self.lifecycle.admission = admission_factory(self.lifecycle) if admission_factory else None
+        admission = self.lifecycle.admission
+        self.quiescence = Quiescence(self.ctx, admission.placement_options if admission else None)
+        self.settled: str | None = None  # the quiescence summary, when the replay stopped there
+        self._inputs_end_s = max([last_arrival_s, *(w.submit_time_s for w, _, _ in rejected)])
         for workload, reason, message in rejected:
             self.env.at(workload.submit_time_s, Phase.ARRIVE, partial(self.emitter.never_runs, workload, reason, message))
 
     def run(self) -> float:
-        """Replay to the end; returns the simulated time of the last action."""
-        self.env.run(until=self.profile.max_simulated_s)
-        return self.env.now
+        """Replay to the end; returns the simulated time of the last action.
+
+        The end: no action left, the profile's safety stop, or quiescence once the last input
+        is in (`scheduler/quiescence.py`: nothing holds GPUs and no workload still waiting
+        could ever start; `settled` then says who waits and why)."""
+        env, cap = self.env, self.profile.max_simulated_s
+        env.run(until=min(cap, self._inputs_end_s))  # nothing settles while inputs are still to come
+        while (next_time := env.peek()) is not None:
+            if next_time > cap:
+                env.now = cap
+                break
+            if next_time > env.now and not self.state.holdings and (line := self.quiescence.settled()):
+                self.settled = line
+                break
+            env.step()
+        return env.now
 
     def schedule_resize(self, workload_id: str, at_s: float, min_count: int) -> None:
         """Elastic: the group's min_count becomes `min_count` at `at_s`."""
         run = self.runs[workload_id]
+        self._inputs_end_s = max(self._inputs_end_s, at_s)
         self.env.at(at_s, Phase.ARRIVE, lambda: self.lifecycle.resize(run, min_count))
 

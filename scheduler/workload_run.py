@@ -18,6 +18,8 @@ from scheduler.state import PodRequest
 GROUP = -1  # the pod_index of a queue key that stands for a whole pod group
 
 
+GROUP_FAILURE_TTL_S = 1800.0  # coscheduling's lastFailedSchedulePG cache: 30 min expiry
+
 @dataclass(eq=False)
 class WorkloadRun:
     """Mutable scheduling state of one workload during the replay."""
@@ -44,6 +46,12 @@ class WorkloadRun:
     attempt: int = 0  # bumped whenever the run gives all its pods back and is requeued
     queued_s: float = 0.0  # when its pods were last added to the queue (QueueSort reads it)
     awaiting_victims_until: float = 0.0  # a preemptor waits for its victims to terminate
+    # When its PodGroup last failed (coscheduling PostFilter rejection or Unreserve), until its
+    # quorum is met: coscheduling's queue order reads it (`group_timestamp_s`).
+    group_failed_s: float | None = None
+    # Why its last pod failed, without the pod or its group (a newcomer of the same parked
+    # shape inherits this, under its own pod and group: `cycle.pod.unschedulable_message`).
+    unschedulable_detail: str | None = None
     # What preemption sees of this run while it holds pods (built on demand, dropped
     # whenever a pod is placed, started or released: see `cycle.group_preemption`).
     running_group: RunningGroup | None = None
@@ -82,6 +90,15 @@ class WorkloadRun:
             return False
         self.spec = replace(self.spec, pods=count)
         return True
+
+    def group_timestamp_s(self, now: float) -> float:
+        """scheduler-plugins' GetCreationTimestamp (core.go, since afaa22f): the time its
+        PodGroup last failed, while that record lives (go-cache, 30 min from the failure),
+        else the group's creation time."""
+        failed = self.group_failed_s
+        if failed is not None and now < failed + GROUP_FAILURE_TTL_S:
+            return failed
+        return self.spec.submit_time_s
 
     @property
     def holding(self) -> list[int]:

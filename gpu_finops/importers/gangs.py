@@ -67,6 +67,7 @@ class Membership:
     parent_min: int | None = None
     topology_key: str | None = None  # a node label key the whole group must share
     kind: str = "training"
+    schedule_timeout_s: int | None = None  # a scheduler-plugins PodGroup's scheduleTimeoutSeconds
 
 
 def _get(pod: PodRecord, key: str) -> str:
@@ -111,7 +112,8 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
         if pod.labels.get(label):
             name = pod.labels[label]
             return Membership(f"{ns}/podgroup/{name}", f"scheduler-plugins PodGroup ({label})", slot,
-                              min_count=objects.plugin_pod_groups.get((ns, name)))
+                              min_count=objects.plugin_pod_groups.get((ns, name)),
+                              schedule_timeout_s=objects.plugin_schedule_timeouts.get((ns, name)))
     if pod.labels.get(LIGHTWEIGHT_NAME):
         name = pod.labels[LIGHTWEIGHT_NAME]
         return Membership(f"{ns}/podgroup/{name}", "lightweight coscheduling", slot,

@@ -48,6 +48,9 @@ def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects
             minimum = spec.get("minMember")
             if isinstance(minimum, int) and not isinstance(minimum, bool) and minimum > 0:
                 found.plugin_pod_groups[key] = minimum
+            timeout = spec.get("scheduleTimeoutSeconds")  # coscheduling's Permit wait for this group
+            if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+                found.plugin_schedule_timeouts[key] = timeout
         elif obj.kind == "Job" and group == "batch":
             parallelism = spec.get("parallelism", 1)
             if isinstance(parallelism, int) and not isinstance(parallelism, bool) and parallelism > 0:

@@ -99,6 +99,7 @@ class GroupObjects:
     native_pod_groups: dict[tuple[str, str], PodGroupSpec] = field(default_factory=dict)
     composites: dict[tuple[str, str], CompositeSpec] = field(default_factory=dict)
     plugin_pod_groups: dict[tuple[str, str], int] = field(default_factory=dict)  # minMember
+    plugin_schedule_timeouts: dict[tuple[str, str], int] = field(default_factory=dict)  # scheduleTimeoutSeconds
     job_parallelism: dict[tuple[str, str], int] = field(default_factory=dict)
     claim_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)  # ResourceClaim
     template_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)

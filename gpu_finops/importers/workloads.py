@@ -53,6 +53,7 @@ class TraceRow:
     parent_min_groups: int | None = None
     kind: str = "batch"
     gpu_utilization: float | None = None  # mean engine-active fraction (DCGM); None: unknown
+    schedule_timeout_s: int | None = None  # the PodGroup's scheduleTimeoutSeconds
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +215,7 @@ def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, obje
         "tenant": tenant, "queue": queue, "priority": priority, "kind": first.kind,
         "topology_required": _level(group_id, required, options, built),
         "topology_preferred": _level(group_id, preferred, options, built),
+        "schedule_timeout_s": first.schedule_timeout_s,
     }
 
 

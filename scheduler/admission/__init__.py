@@ -16,7 +16,8 @@ Modules, in the order a decision flows through them (Kueue's own layout in brack
   `preemption/` (`common`, `classical`, `fair_sharing`, `preemptor`) [pkg/scheduler/preemption],
   `fair_sharing_order` (the admission tournament) [pkg/scheduler/fair_sharing_iterator.go];
 - `admitter`: one admission cycle, step by step [pkg/scheduler/scheduler.go];
-  `wait_for_pods_ready`: the PodsReady timer;
+  `wait_for_pods_ready`: the PodsReady timer; `placement_options`: the flavors a waiting
+  workload could still be admitted under (the replay's quiescence test);
 - `kueue`: the `AdmissionLayer` the replay drives (`kueue_admission(config)` is the
   factory `Replay` takes), which talks to the replay through `port.ReplayPort` only;
   `tables`: ``cluster_queues.parquet``.

@@ -239,6 +239,7 @@ class Admitter:
         spec = self.config.cluster_queues[node.name]
         assignment = assign_flavors(
             wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=self.fair_sharing is not None,
+            topologies=self.config.topologies,
         )
         targets = []
         if assignment.mode is Mode.PREEMPT:

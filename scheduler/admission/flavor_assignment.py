@@ -8,6 +8,12 @@ ClusterQueue's order:
   - a flavor with a NoSchedule/NoExecute nodeTaint that neither the pod nor the flavor's
     own tolerations tolerate is skipped ("untolerated taint k=v:NoSchedule in flavor F":
     NoMatchingFlavor; checkFlavorForPodSets, FindMatchingUntoleratedTaint);
+  - Topology-Aware Scheduling decides first (checkPodSetAndFlavorMatchForTAS): a pod set
+    asking for a topology level never gets a flavor without a Topology ("Flavor "F" does
+    not support TopologyAwareScheduling") nor one whose Topology lacks the level ("... does
+    not contain the requested level"); a pod set asking for none never gets a TAS flavor
+    ("Flavor "F" supports only TopologyAwareScheduling") unless every flavor of the
+    ClusterQueue has a Topology (TAS is then implied and any flavor matches);
   - a flavor whose nodeLabels contradict the pod's GPU-model affinity is skipped
     ("flavor F doesn't match node affinity": NoMatchingFlavor);
   - per resource: more than the queue could ever hold is NoFit (ExceedsMaxQuota); what
@@ -21,7 +27,8 @@ ClusterQueue's order:
     keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
 
 Not modelled: tolerations of the trace's own pods (they have none), resuming the flavor scan where
-the last attempt stopped (FlavorFungibilityPreserveScanProgress), TAS.
+the last attempt stopped (FlavorFungibilityPreserveScanProgress); the TAS placement itself is
+`tas.py`'s.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
+from types import MappingProxyType
 
 from scheduler.admission.objects import (
     GPU_PRODUCT_LABEL,
@@ -36,6 +44,7 @@ from scheduler.admission.objects import (
     ClusterQueue,
     FlavorFungibility,
     ResourceFlavor,
+    Topology,
 )
 from scheduler.admission.policies import (
     BorrowWithinCohortPolicy,
@@ -46,7 +55,8 @@ from scheduler.admission.preemption.common import Possibility
 from scheduler.admission.quota import FlavorResource, QuotaNode
 from scheduler.admission.workloads import POD_SET, AdmissionWorkload, quantity
 from scheduler.eventlog.schema import PendingReason
-from scheduler.model.cluster import untolerated
+from scheduler.model.cluster import LEVEL_LABELS, untolerated
+from scheduler.model.workload import Workload
 
 # Most severe first: the reason that explains a failed assignment (reference §4.13).
 _SEVERITY = (
@@ -153,6 +163,47 @@ def flavor_accepts(flavor: ResourceFlavor, models: tuple[str, ...]) -> bool:
     return product is None or product in models
 
 
+class TasFlavors(IntEnum):
+    """How many of a ClusterQueue's flavors have a Topology."""
+
+    NONE = 0
+    SOME = 1
+    ALL = 2  # Kueue's ClusterQueue IsTASOnly: TAS is implied for every pod set
+
+
+def tas_flavors(spec: ClusterQueue, flavors: Mapping[str, ResourceFlavor]) -> TasFlavors:
+    """The trace's topology columns are Kueue's podset topology annotations only in a
+    ClusterQueue that offers TAS; in one without any TAS flavor they stay the placement
+    plugin's own constraint (a kube-level gang topology) and no flavor is refused for them."""
+    with_topology = [flavors[fq.flavor].topology_name is not None for group in spec.resource_groups
+                     for fq in group.flavors]
+    if not any(with_topology):
+        return TasFlavors.NONE
+    return TasFlavors.ALL if all(with_topology) else TasFlavors.SOME
+
+
+def topology_mismatch(workload: Workload, flavor: ResourceFlavor, topologies: Mapping[str, Topology], *,
+                      implied: bool) -> str | None:
+    """Kueue's checkPodSetAndFlavorMatchForTAS (tas_flavorassigner.go): why the pod set and
+    the flavor do not match under Topology-Aware Scheduling, or None. `implied`: the
+    ClusterQueue is TAS-only, so a pod set asking for no level is a TAS pod set anyway. The
+    replay's pod set asks for all the resources of the group being assigned, so a flavor
+    without a Topology never serves a TAS pod set quota-only."""
+    level = workload.topology_required or workload.topology_preferred
+    if level is None:
+        if implied:
+            return None
+        return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling' if flavor.topology_name else None
+    if flavor.topology_name is None:
+        return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+    topology = topologies.get(flavor.topology_name)
+    if topology is None:
+        return f'Flavor "{flavor.name}" information missing in TAS cache'
+    if LEVEL_LABELS.get(level, level) not in topology.levels:
+        return f'Flavor "{flavor.name}" does not contain the requested level'
+    return None
+
+
 def assign_flavors(
     wl: AdmissionWorkload,
     queue: QuotaNode,
@@ -161,8 +212,10 @@ def assign_flavors(
     oracle: Oracle,
     *,
     fair_sharing: bool,
+    topologies: Mapping[str, Topology] = MappingProxyType({}),
 ) -> Assignment:
     assignment = Assignment()
+    tas = tas_flavors(spec, flavors)
     covered = {r for group in spec.resource_groups for r in group.covered_resources}
     for resource in wl.requests:
         if resource not in covered:
@@ -182,6 +235,12 @@ def assign_flavors(
         group_reasons: set[PendingReason] = set()
         for flavor_quotas in group.flavors:
             name = flavor_quotas.flavor
+            mismatch = None if tas is TasFlavors.NONE else topology_mismatch(
+                wl.run.original_spec, flavors[name], topologies, implied=tas is TasFlavors.ALL)
+            if mismatch is not None:
+                assignment.reasons.append(mismatch)
+                group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
+                continue
             taint = untolerated(flavors[name].node_taints, flavors[name].tolerations)
             if taint is not None:  # the trace's pods tolerate nothing themselves
                 assignment.reasons.append(f"untolerated taint {taint} in flavor {name}")

@@ -38,6 +38,7 @@ from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCheck
 from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig, ResourceFlavor
+from scheduler.admission.placement_options import PlacementOptionsOf
 from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
@@ -74,7 +75,7 @@ def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_G
     return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s, verifier=verifier)
 
 
-class KueueAdmission:
+class KueueAdmission(PlacementOptionsOf):
     """Kueue's controllers and cache for one replay: workloads' life cycle, queues, quota
     and who holds it. One admission cycle is the `Admitter`'s; it acts through this class's
     `AdmissionPort` methods (admit, evict, say_pending, admission_blocked)."""

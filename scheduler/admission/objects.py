@@ -178,6 +178,10 @@ class WorkloadPriorityClass:
 # ---------------------------------------------------------------- config.kueue.x-k8s.io
 
 
+# Kueue's cap when backoffMaxSeconds is 0: time.Duration(MaxInt64 / 2) nanoseconds, in seconds.
+_UNCAPPED_BACKOFF_S = float((2**63 - 1) // 2) / 1e9
+
+
 @dataclass(frozen=True, slots=True)
 class WaitForPodsReady:
     """An admitted workload must reach PodsReady within `timeout_s`, or it is evicted
@@ -198,8 +202,20 @@ class WaitForPodsReady:
         return self.timeout_s if self.recovery_timeout_s is None else self.recovery_timeout_s
 
     def backoff_s(self, count: int) -> float:
-        """The wait before the `count`-th requeue (count >= 1)."""
-        return min(self.backoff_base_s * 2 ** (count - 1), self.backoff_max_s)
+        """The wait before the `count`-th requeue (count >= 1): Kueue's wait.Backoff
+        (pkg/util/wait/backoff.go `WaitTime`, factor 2, jitter not modelled) returns the
+        base first and doubles it until the next value passes the cap, which it returns from
+        then on. Doubling stops there, so no requeue count can overflow. backoffMaxSeconds 0
+        means no configured cap: Kueue then caps at MaxInt64/2 nanoseconds."""
+        cap = self.backoff_max_s or _UNCAPPED_BACKOFF_S
+        duration = self.backoff_base_s
+        if duration <= 0:
+            return 0.0
+        for _ in range(count - 1):
+            duration *= 2
+            if duration > cap:
+                return cap
+        return duration
 
 
 @dataclass(frozen=True, slots=True)

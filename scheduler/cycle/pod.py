@@ -41,10 +41,9 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
                                 f"pods to terminate (grace period ends at t={run.awaiting_victims_until:g}s)")
             return failure_of(diagnosis)
     if node is None:
-        held = len(run.holding)
-        gang = f"; {held} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
         detail = diagnosis.message() if diagnosis else "no node fits"
-        ctx.emitter.pending(run, PendingReason.UNSCHEDULABLE, f"pod {pod}: {detail}{gang}")
+        run.unschedulable_detail = detail
+        ctx.emitter.pending(run, PendingReason.UNSCHEDULABLE, unschedulable_message(run, pod, detail))
         _maybe_reject_group(ctx, run)
         return failure_of(diagnosis)
     # 3. Permit
@@ -52,9 +51,12 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     if ctx.framework.has_permit and not run.satisfied and run.min_count > 1:
         actions.place(run, pod, node, reserve=True)
         if ctx.framework.run_permit(len(run.holding), run.min_count).ok:
+            run.group_failed_s = None  # quorum reached: Permit's ClearPodGroupScheduleFailure
             actions.start_reserved(run)
         else:
-            actions.arm_deadline(run, ctx.framework.permit_timeout_s, "GangPermitTimeout")
+            # GetWaitTimeDuration: the PodGroup's scheduleTimeoutSeconds, else the plugin's wait.
+            wait_s = run.spec.schedule_timeout_s or ctx.framework.permit_timeout_s
+            actions.arm_deadline(run, wait_s, "GangPermitTimeout")
             ctx.waiting_gangs[run.spec.workload_id] = run
         return Outcome.PLACED
     # 4. Bind
@@ -67,15 +69,24 @@ def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     return Outcome.PLACED
 
 
+def unschedulable_message(run: WorkloadRun, pod: int, detail: str) -> str:
+    """The Unschedulable row of `run`'s pod: the node diagnosis, then its own group's count."""
+    gang = f"; {len(run.holding)} of {run.min_count} pods of the group placed" if run.min_count > 1 else ""
+    return f"pod {pod}: {detail}{gang}"
+
+
 def _maybe_reject_group(ctx: CycleContext, run: WorkloadRun) -> None:
     """When one pod of a waiting gang fails, a Permit plugin may reject the whole group now
     (coscheduling: more than `reject_percentage` % of min_count still unassigned) instead of
     holding its reservations until the deadline."""
-    if not ctx.framework.has_permit or run.satisfied or not run.reserved:
+    if not ctx.framework.has_permit or run.satisfied or run.min_count <= 1:
         return
     unassigned = run.min_count - len(run.holding)
     rejection = ctx.framework.reject_on_failure(unassigned, run.min_count)
     if rejection is None:
+        return
+    if not run.reserved:  # nothing to reject, but PostFilter marks the PodGroup failed all the same
+        run.group_failed_s = ctx.now
         return
     ctx.actions.release_gang(
         run,

@@ -28,6 +28,8 @@ class Workload:
     parent_group: str | None = None  # CompositePodGroup this group belongs to
     parent_min_groups: int | None = None  # the composite's quorum of child groups (None: all)
     parent_topology_required: str | None = None  # the composite's topology level
+    # The PodGroup's scheduleTimeoutSeconds: how long its pods wait at Permit (None: the profile's wait)
+    schedule_timeout_s: float | None = None
     kind: str = "batch"
     # Mean fraction of time its GPUs' engines were active while it ran (DCGM
     # GR_ENGINE_ACTIVE); None = not measured. Costing only: the replay never reads it.

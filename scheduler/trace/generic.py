@@ -71,6 +71,7 @@ OPTIONAL_COLUMNS = (
     "parent_topology_required",
     "kind",
     "gpu_utilization",
+    "schedule_timeout_s",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -270,6 +271,11 @@ def _parse_row(
         raise _RowProblem("checkpoint_interval_s", f"must be > 0 when given, got {_show(checkpoint)}")
     if checkpoint is not None:
         _at_most("checkpoint_interval_s", checkpoint, MAX_SECONDS, "s (ten years)")
+    schedule_timeout = _number(record, "schedule_timeout_s", required=False)
+    if schedule_timeout is not None:
+        if not schedule_timeout > 0:
+            raise _RowProblem("schedule_timeout_s", f"must be > 0 when given, got {_show(schedule_timeout)}")
+        _at_most("schedule_timeout_s", schedule_timeout, MAX_SECONDS, "s (ten years)")
     priority = _integer(record, "priority", default=0)
     if abs(priority) > MAX_PRIORITY:
         raise _RowProblem("priority", f"must be a 32-bit integer (|priority| <= {MAX_PRIORITY}), got {priority}")
@@ -295,6 +301,7 @@ def _parse_row(
         parent_topology_required=_topology(record, "parent_topology_required"),
         kind=_shared_text(record, "kind") or DEFAULT_KIND,
         gpu_utilization=_fraction(record, "gpu_utilization"),
+        schedule_timeout_s=None if schedule_timeout is None else float(schedule_timeout),
         source_row=row_number,
     )
 

@@ -62,6 +62,9 @@ def test_gangs_are_rebuilt_from_every_grouping_mechanism(imported):
     # created 08:00 (1 h after the start, 07:00); complete at 09:00:05, done at 12:00
     assert (jobset["submit_time"], jobset["duration_s"]) == ("3600", str(3 * 3600 - 5))
     assert shape("team-llm/podgroup/bert") == ("3", "2", "4")  # minMember 2 from the PodGroup object
+    # its scheduleTimeoutSeconds (coscheduling's Permit wait, GetWaitTimeDuration); none elsewhere
+    assert trace["team-llm/podgroup/bert"]["schedule_timeout_s"] == "60"
+    assert trace["team-llm/jobset/llm-pretrain"]["schedule_timeout_s"] == ""
     assert trace["team-llm/podgroup/bert"]["duration_s"] == str(4 * 3600 - 20)  # bert-2's later copy: 13:31
     assert shape("team-llm/podgroup/old-pg") == ("2", "2", "2")  # the older scheduler-plugins label
     # LeaderWorkerSet: leader and worker ask for different GPUs: two workloads started together

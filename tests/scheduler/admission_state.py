@@ -86,7 +86,8 @@ class AdmissionState:
         """Flavor assignment for `wl`, asking the real preemption oracle."""
         queue = self.tree.queue(wl.cluster_queue or "")
         return assign_flavors(wl, queue, self.config.cluster_queues[queue.name], self.config.flavors,
-                              self.preemptor.simulate, fair_sharing=self.config.configuration.fair_sharing is not None)
+                              self.preemptor.simulate, fair_sharing=self.config.configuration.fair_sharing is not None,
+                              topologies=self.config.topologies)
 
     def targets(self, wl: AdmissionWorkload) -> list[Target]:
         """The victims preemption picks for `wl`'s assignment ([] unless it needs preemption)."""

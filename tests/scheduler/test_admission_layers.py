@@ -11,7 +11,7 @@ PACKAGE = "scheduler.admission"
 # Top to bottom; modules of one layer do not import each other unless listed in order here.
 LAYERS: list[tuple[str, ...]] = [
     ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
-    ("admitter",),
+    ("admitter", "placement_options"),
     ("nomination_cache",),
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready"),
     ("preemption.classical", "preemption.fair_sharing"),
