@@ -81,11 +81,9 @@ class ClusterState(NodeCandidates):
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
-        # Free GPUs per topology domain (zone, block, rack); the two maps are the index's
-        # own, named here for the topology plugin.
-        self.places = PlaceIndex(self.nodes)
-        self.free_milli_by_place = self.places.free_milli
-        self.whole_free_nodes_by_place = self.places.whole_free_nodes
+        # Free GPUs per topology domain (zone, block, rack), kept once the topology plugin
+        # first asks (`scheduler/place_index.py`).
+        self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
@@ -256,8 +254,9 @@ class ClusterState(NodeCandidates):
                 self.whole_free[node] -= 1
                 shared[device] = MILLI
             shared[device] -= milli
-        if self.whole_free[node] != whole_before:
-            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
+        places = self.places if self.places.kept else None
+        if places is not None and self.whole_free[node] != whole_before:
+            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -270,7 +269,8 @@ class ClusterState(NodeCandidates):
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
-            self.places.milli_taken(node, holding.milli)
+            if places is not None:
+                places.milli_taken(node, holding.milli)
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
@@ -287,8 +287,9 @@ class ClusterState(NodeCandidates):
             if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
                 del shared[device]
                 self.whole_free[node] += 1
-        if self.whole_free[node] != whole_before:
-            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
+        places = self.places if self.places.kept else None
+        if places is not None and self.whole_free[node] != whole_before:
+            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -300,7 +301,8 @@ class ClusterState(NodeCandidates):
         if holding.milli:
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli
-            self.places.milli_taken(node, -holding.milli)
+            if places is not None:
+                places.milli_taken(node, -holding.milli)
         del self.pods_on_node[node][key]
         del self.holdings[key]
 
