@@ -23,6 +23,7 @@ from scheduler.model.workload import MILLI
 from scheduler.nominations import Nominations, Nominee
 from scheduler.place_index import PlaceIndex
 from scheduler.usage_index import UsageIndex
+from scheduler.virtual_free import VirtualFreeIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
@@ -110,6 +111,9 @@ class ClusterState(NodeCandidates):
         self.priority_of: dict[str, int] = {}
         self.held_milli_by_class: dict[tuple[str, int], int] = {}
         self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
+        # Free plus lower-priority GPUs per node, per preemptor priority that asked
+        # (`scheduler/virtual_free.py`): "could it fit once everything below it is gone?"
+        self.virtual_free = VirtualFreeIndex(self.nodes, self.used, self._held_by_priority)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -149,6 +153,11 @@ class ClusterState(NodeCandidates):
 
     def used_milli(self, node: int) -> int:
         return self.used[node]
+
+    def _held_by_priority(self) -> list[tuple[int, int, int]]:
+        """(node, holder priority, milli-GPUs) of every pod holding GPUs."""
+        priority_of = self.priority_of
+        return [(h.node, priority_of.get(key[0], 0), h.milli) for key, h in self.holdings.items() if h.milli]
 
     # -- changes -----------------------------------------------------------------------
 
@@ -264,9 +273,12 @@ class ClusterState(NodeCandidates):
         if not holding.memory_mib:
             self.pods_without_memory[node] += 1
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
-        held_class = (self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))
+        priority = self.priority_of.get(key[0], 0)
+        held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
         if holding.milli:
+            if self.virtual_free.levels:
+                self.virtual_free.taken(node, priority, holding.milli)
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
             if places is not None:
@@ -297,8 +309,11 @@ class ClusterState(NodeCandidates):
         if not holding.memory_mib:
             self.pods_without_memory[node] -= 1
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
-        self.held_milli_by_class[(self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))] -= holding.milli
+        priority = self.priority_of.get(key[0], 0)
+        self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
         if holding.milli:
+            if self.virtual_free.levels:
+                self.virtual_free.taken(node, priority, -holding.milli)
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli
             if places is not None:

@@ -25,11 +25,13 @@ from scheduler.queue import ShapeQueue
 from scheduler.state import ClusterState
 from scheduler.usage_index import UsageClass
 from scheduler.verify import VerificationError, Verifier
+from scheduler.virtual_free import VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
+    "group preemption ruled out by virtual free counts",
     "best topology domain from a bounded search",
     "free GPUs of a topology domain from running sums",
     "group preemption skipped as unchanged",
@@ -103,6 +105,9 @@ BROKEN = {
     "Kueue skips evicting a victim that is not terminating": (
         lambda mp: mp.setattr(KueueAdmission, "_already_evicted", lambda self, victim: victim.run.holding),
         "repeated eviction of a terminating victim skipped"),
+    "the virtual free index forgets lower-priority pods": (
+        lambda mp: mp.setattr(VirtualFreeIndex, "pods_at_most", lambda self, priority, models, milli, enough: 0),
+        "group preemption ruled out by virtual free counts"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
