@@ -156,6 +156,18 @@ def _load_preset_file(preset: str | Path) -> tuple[dict[str, Any], Path]:
         raise InputError(path, f"not valid TOML: {exc}") from None
 
 
+def generate_manifests(preset: str | Path, out: Path, seed: int = 42) -> tuple[Path, Path]:
+    """Write only cluster.csv and queues.yaml (the same bytes `generate` writes; no workloads
+    are drawn, so even bench-1m's take a second): the manifests a preset's cluster carries."""
+    config, source = load_preset(preset)
+    nodes = expand_pools(_require(config, "pool", source), source=source)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "cluster.csv", _cluster_csv(nodes))
+    atomic_write_text(out / "queues.yaml", _queues_yaml(config, nodes, source, seed))
+    return out / "cluster.csv", out / "queues.yaml"
+
+
 def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
     """Write trace.csv, cluster.csv, queues.yaml and prices.csv into ``out``."""
     config, source = load_preset(preset)

@@ -1,9 +1,16 @@
-"""Free GPUs per topology domain, kept up to date as pods come and go.
+"""Free GPUs per topology domain, kept up to date as pods come and go — once something asks.
 
 A topology domain is a (level, label value, GPU model) triple for the levels many nodes
 share (zone, block, rack). The topology plugin asks "how many free milli-GPUs does this
 domain have" and "how many pods of g whole GPUs could it hold at most" once per domain and
 attempt; answering from these sums avoids walking the domain's nodes each time.
+
+Most replays never ask (no gang prefers or requires a topology level): keeping the sums on
+every allocation and release was a fifth of such a replay's time. So the index starts
+dormant, and the first question builds the sums from the nodes' current free GPUs; from then
+on every change keeps them. A sum built late is the same sum kept from the start, since both
+are the nodes' current values added up (`replay --verify` compares each answer with a walk
+over the domain's nodes: "free GPUs of a topology domain from running sums").
 """
 
 from __future__ import annotations
@@ -16,30 +23,50 @@ Place = tuple[str, str, str]  # (level, label value, GPU model)
 
 
 class PlaceIndex:
-    def __init__(self, nodes: tuple[Node, ...]) -> None:
+    def __init__(self, nodes: tuple[Node, ...], whole_free: list[int], used: list[int]) -> None:
+        # The state's own per-node lists (read, never written here): what a late build sums.
+        self._nodes = nodes
+        self._whole_free = whole_free
+        self._used = used
+        self.kept = False  # True once a question was asked: the state then reports every change
         # Free milli-GPUs per place: a domain's free GPUs without summing its nodes.
-        self.free_milli: dict[Place, int] = {}
+        self._free_milli: dict[Place, int] = {}
         # ... and how many of its nodes have k whole GPUs free (k → count): how many pods of
         # g whole GPUs each it could hold at most (Σ count[k] · k // g).
-        self.whole_free_nodes: dict[Place, dict[int, int]] = {}
-        self._places_of: list[tuple[Place, ...]] = []
-        for node in nodes:
-            places = tuple((level, value, node.gpu_model) for level in PLACE_LEVELS
-                           if (value := node.label(level)) is not None)
-            self._places_of.append(places)
+        self._whole_free_nodes: dict[Place, dict[int, int]] = {}
+        self._places_of: list[tuple[Place, ...]] = [
+            tuple((level, value, node.gpu_model) for level in PLACE_LEVELS if (value := node.label(level)) is not None)
+            for node in nodes]
+
+    def free_milli(self, place: Place) -> int:
+        if not self.kept:
+            self._build()
+        return self._free_milli[place]
+
+    def whole_free_nodes(self, place: Place) -> dict[int, int]:
+        """k → how many of the place's nodes have k whole GPUs free (read only)."""
+        if not self.kept:
+            self._build()
+        return self._whole_free_nodes[place]
+
+    def _build(self) -> None:
+        for index, places in enumerate(self._places_of):
+            free = self._nodes[index].gpus * MILLI - self._used[index]
+            whole = self._whole_free[index]
             for place in places:
-                self.free_milli[place] = self.free_milli.get(place, 0) + node.gpus * MILLI
-                counts = self.whole_free_nodes.setdefault(place, {})
-                counts[node.gpus] = counts.get(node.gpus, 0) + 1
+                self._free_milli[place] = self._free_milli.get(place, 0) + free
+                counts = self._whole_free_nodes.setdefault(place, {})
+                counts[whole] = counts.get(whole, 0) + 1
+        self.kept = True
 
     def milli_taken(self, node: int, milli: int) -> None:
-        """`milli` GPUs of `node` were taken (negative: given back)."""
+        """`milli` GPUs of `node` were taken (negative: given back). Only once `kept`."""
         for place in self._places_of[node]:
-            self.free_milli[place] -= milli
+            self._free_milli[place] -= milli
 
     def whole_free_moved(self, node: int, before: int, after: int) -> None:
-        """`node` went from `before` whole free GPUs to `after`."""
+        """`node` went from `before` whole free GPUs to `after`. Only once `kept`."""
         for place in self._places_of[node]:
-            counts = self.whole_free_nodes[place]
+            counts = self._whole_free_nodes[place]
             counts[before] -= 1
             counts[after] = counts.get(after, 0) + 1

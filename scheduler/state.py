@@ -23,6 +23,7 @@ from scheduler.model.workload import MILLI
 from scheduler.nominations import Nominations, Nominee
 from scheduler.place_index import PlaceIndex
 from scheduler.usage_index import UsageIndex
+from scheduler.virtual_free import VirtualFreeIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
@@ -81,11 +82,9 @@ class ClusterState(NodeCandidates):
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
-        # Free GPUs per topology domain (zone, block, rack); the two maps are the index's
-        # own, named here for the topology plugin.
-        self.places = PlaceIndex(self.nodes)
-        self.free_milli_by_place = self.places.free_milli
-        self.whole_free_nodes_by_place = self.places.whole_free_nodes
+        # Free GPUs per topology domain (zone, block, rack), kept once the topology plugin
+        # first asks (`scheduler/place_index.py`).
+        self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
             self.nodes_by_model.setdefault(node.gpu_model, []).append(index)
@@ -112,6 +111,9 @@ class ClusterState(NodeCandidates):
         self.priority_of: dict[str, int] = {}
         self.held_milli_by_class: dict[tuple[str, int], int] = {}
         self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
+        # Free plus lower-priority GPUs per node, per preemptor priority that asked
+        # (`scheduler/virtual_free.py`): "could it fit once everything below it is gone?"
+        self.virtual_free = VirtualFreeIndex(self.nodes, self.used, self._held_by_priority)
 
     # -- queries -----------------------------------------------------------------------
 
@@ -151,6 +153,11 @@ class ClusterState(NodeCandidates):
 
     def used_milli(self, node: int) -> int:
         return self.used[node]
+
+    def _held_by_priority(self) -> list[tuple[int, int, int]]:
+        """(node, holder priority, milli-GPUs) of every pod holding GPUs."""
+        priority_of = self.priority_of
+        return [(h.node, priority_of.get(key[0], 0), h.milli) for key, h in self.holdings.items() if h.milli]
 
     # -- changes -----------------------------------------------------------------------
 
@@ -256,8 +263,9 @@ class ClusterState(NodeCandidates):
                 self.whole_free[node] -= 1
                 shared[device] = MILLI
             shared[device] -= milli
-        if self.whole_free[node] != whole_before:
-            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
+        places = self.places if self.places.kept else None
+        if places is not None and self.whole_free[node] != whole_before:
+            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -265,12 +273,16 @@ class ClusterState(NodeCandidates):
         if not holding.memory_mib:
             self.pods_without_memory[node] += 1
         self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
-        held_class = (self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))
+        priority = self.priority_of.get(key[0], 0)
+        held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
         if holding.milli:
+            if self.virtual_free.levels:
+                self.virtual_free.taken(node, priority, holding.milli)
             self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
             self.used[node] += holding.milli
-            self.places.milli_taken(node, holding.milli)
+            if places is not None:
+                places.milli_taken(node, holding.milli)
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
@@ -287,8 +299,9 @@ class ClusterState(NodeCandidates):
             if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
                 del shared[device]
                 self.whole_free[node] += 1
-        if self.whole_free[node] != whole_before:
-            self.places.whole_free_moved(node, whole_before, self.whole_free[node])
+        places = self.places if self.places.kept else None
+        if places is not None and self.whole_free[node] != whole_before:
+            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -296,11 +309,15 @@ class ClusterState(NodeCandidates):
         if not holding.memory_mib:
             self.pods_without_memory[node] -= 1
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
-        self.held_milli_by_class[(self.nodes[node].gpu_model, self.priority_of.get(key[0], 0))] -= holding.milli
+        priority = self.priority_of.get(key[0], 0)
+        self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
         if holding.milli:
+            if self.virtual_free.levels:
+                self.virtual_free.taken(node, priority, -holding.milli)
             self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
             self.used[node] -= holding.milli
-            self.places.milli_taken(node, -holding.milli)
+            if places is not None:
+                places.milli_taken(node, -holding.milli)
         del self.pods_on_node[node][key]
         del self.holdings[key]
 

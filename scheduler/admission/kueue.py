@@ -93,9 +93,11 @@ class KueueAdmission(PlacementOptionsOf):
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
+        self.check: ClockedVerifier | None = None
         if verifier is not None:
             self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
             clocked = ClockedVerifier(verifier, lambda: self.env.now)
+            self.check = clocked
             self.admitter.preemptor.check = clocked
             if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
                 self.admitter.preemptor.strategy.check = clocked
@@ -273,7 +275,16 @@ class KueueAdmission(PlacementOptionsOf):
                           pods=assignment.pods)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
-        """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`."""
+        """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`.
+
+        A victim Kueue already evicted, whose pods are still terminating, is left alone: the
+        eviction would change nothing (the replay ignores a second one) but the versions of
+        its flavor-resources, and so throw away every cached nomination that read them."""
+        if self._already_evicted(victim):
+            if self.check is not None:  # `replay --verify`: the eviction would be a no-op
+                self.check.same("repeated eviction of a terminating victim skipped", True,
+                                victim.run.terminating and victim.name in self.holders.evicting, victim.name)
+            return
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
         self.commit(victim.usage)  # an evicted holder is a different preemption candidate
@@ -283,6 +294,9 @@ class KueueAdmission(PlacementOptionsOf):
             f"preemptee path: {self.node_of(victim).path()}"
         )
         self.replay.evict(victim.run, preemptor.run, message=message)
+
+    def _already_evicted(self, victim: AdmissionWorkload) -> bool:
+        return victim.name in self.preempting
 
     # -- quota coming back -------------------------------------------------------------------
 

@@ -100,7 +100,7 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
                 found = _victims(ctx, run, needed)[0] or None
             ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None, found, run.spec.workload_id)
         return False
-    if not preemption_could_help(ctx, run, needed):
+    if not preemption_could_help(ctx, run, needed) or not _enough_pods_could_fit(ctx, run, needed):
         run.preemption_failed_at = version
         return False
     victims, plan = _victims(ctx, run, needed)
@@ -160,6 +160,23 @@ def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> b
         ctx.verifier.same(ctx.now, "GPUs held below a priority from the index", reclaimable, walked,
                           run.spec.workload_id)
     return state.free_milli(models) + reclaimable >= needed * run.request.milli
+
+
+def _enough_pods_could_fit(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
+    """Necessary for the search to find victims: with every lower-priority pod gone, the
+    nodes of accepted models have room for `needed` pods by their free milli-GPUs alone
+    (Σ ⌊virtual free ÷ request⌋, `scheduler/virtual_free.py`). Settles most failed
+    attempts on a saturated cluster without taking anything off the state."""
+    milli = run.request.milli
+    if milli <= 0:
+        return True
+    could = ctx.state.virtual_free.pods_at_most(run.spec.priority, run.spec.gpu_models, milli, needed) >= needed
+    if ctx.verifier and not could:  # the search this settles finds nothing either
+        with ctx.framework.unobserved():
+            found = _victims(ctx, run, needed)[0] or None
+        ctx.verifier.same(ctx.now, "group preemption ruled out by virtual free counts", None,
+                          [g.workload_id for g in found] if found else None, run.spec.workload_id)
+    return could
 
 
 def running_groups(ctx: CycleContext, priority: int, with_loss: bool) -> list[RunningGroup]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 from scheduler.framework.runtime import Diagnosis
-from scheduler.plugins.gpu_fit import INSUFFICIENT_CPU, INSUFFICIENT_MEMORY
+from scheduler.framework.status import Resource
 
 
 class Outcome(Enum):
@@ -20,7 +20,8 @@ class Outcome(Enum):
 
 
 def failure_of(diagnosis: Diagnosis | None) -> Outcome:
-    """FAILED when some node failed for CPU or memory, else FAILED_GPU."""
-    if diagnosis is not None and (diagnosis.reasons.get(INSUFFICIENT_CPU) or diagnosis.reasons.get(INSUFFICIENT_MEMORY)):
+    """FAILED when some node was short of a resource other than GPUs (CPU, memory: the
+    failing resource each filter's `Status` carries, not its reason text), else FAILED_GPU."""
+    if diagnosis is not None and diagnosis.short_of - {Resource.GPU}:
         return Outcome.FAILED
     return Outcome.FAILED_GPU

@@ -28,7 +28,7 @@ from scheduler.framework.interface import (
 )
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
-from scheduler.framework.status import Code, Status
+from scheduler.framework.status import Code, Resource, Status
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
     NodeVictims,
@@ -51,6 +51,17 @@ class Diagnosis:
     total_nodes: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     unresolvable: set[int] = field(default_factory=set)
+
+    # The resources some node was short of (`Status.short_of`): what the queue decides by.
+    short_of: set[Resource] = field(default_factory=set)
+
+    def failed(self, node: int, status: Status) -> None:
+        """`node` failed a filter with `status`."""
+        self.reasons[status.reasons[0] if status.reasons else status.code.value] += 1
+        if status.short_of is not None:
+            self.short_of.add(status.short_of)
+        if status.code is Code.UNRESOLVABLE:
+            self.unresolvable.add(node)
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling shape: '0/64 nodes are available: …'."""
@@ -255,9 +266,7 @@ class Framework:
             if failed is not None:
                 if diagnosis is None:
                     diagnosis = Diagnosis(total_nodes=len(state.nodes))
-                diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
-                if failed.code is Code.UNRESOLVABLE:
-                    diagnosis.unresolvable.add(node)
+                diagnosis.failed(node, failed)
                 continue
             score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
             if score > best_score:
@@ -296,9 +305,7 @@ class Framework:
                 continue
             failed = self._first_failure(state, request, node)
             if failed is not None:
-                diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
-                if failed.code is Code.UNRESOLVABLE:
-                    diagnosis.unresolvable.add(node)
+                diagnosis.failed(node, failed)
                 continue
             feasible.append((sum(w * p.score(state, request, node) for p, w in self.scores), node))
         self._next_start = (self._next_start + processed) % count if count else 0
@@ -325,14 +332,13 @@ def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures:
     is too high); the visited ones failed a filter each. Count them as a full scan would."""
     diagnosis = Diagnosis(total_nodes=len(state.nodes))
     for node, failed in visited_failures:
-        diagnosis.reasons[failed.reasons[0] if failed.reasons else failed.code.value] += 1
-        if failed.code is Code.UNRESOLVABLE:
-            diagnosis.unresolvable.add(node)
+        diagnosis.failed(node, failed)
     visited = {node for node, _ in visited_failures}
     candidates = state.candidate_nodes(request.models, request.selector)
     unvisited = len(candidates) - len(visited.intersection(candidates))
     if unvisited:  # counted, not walked: this runs for every pod that fits nowhere
         diagnosis.reasons[INSUFFICIENT_GPU] += unvisited
+        diagnosis.short_of.add(Resource.GPU)
     if request.milli > state.fewest_gpus * 1000:  # only then can a node be too small for the pod
         for node in candidates:
             if node not in visited and request.milli > state.nodes[node].gpus * 1000:

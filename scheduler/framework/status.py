@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 class Code(Enum):
@@ -14,11 +14,24 @@ class Code(Enum):
     ERROR = "Error"
 
 
+class Resource(StrEnum):
+    """A resource a node can be short of (kube-scheduler's `Insufficient <resource>`)."""
+
+    GPU = "nvidia.com/gpu"
+    CPU = "cpu"
+    MEMORY = "memory"
+
+
 @dataclass(frozen=True, slots=True)
 class Status:
+    """`short_of`: the resource the node lacks, when that is why it failed (None for any other
+    reason: a taint, a topology domain, a node too small is still `GPU`). Callers decide by
+    it, never by the reason text, which is for people."""
+
     code: Code = Code.SUCCESS
     reasons: tuple[str, ...] = field(default_factory=tuple)
     plugin: str | None = None
+    short_of: Resource | None = None
 
     @property
     def ok(self) -> bool:
@@ -29,12 +42,12 @@ class Status:
         return _SUCCESS
 
     @staticmethod
-    def unschedulable(plugin: str, *reasons: str) -> Status:
-        return Status(Code.UNSCHEDULABLE, reasons, plugin)
+    def unschedulable(plugin: str, *reasons: str, short_of: Resource | None = None) -> Status:
+        return Status(Code.UNSCHEDULABLE, reasons, plugin, short_of)
 
     @staticmethod
-    def unresolvable(plugin: str, *reasons: str) -> Status:
-        return Status(Code.UNRESOLVABLE, reasons, plugin)
+    def unresolvable(plugin: str, *reasons: str, short_of: Resource | None = None) -> Status:
+        return Status(Code.UNRESOLVABLE, reasons, plugin, short_of)
 
 
 _SUCCESS = Status()

@@ -6,7 +6,7 @@ so nodes of other models are counted as "didn't match GPU model" without a filte
 
 from __future__ import annotations
 
-from scheduler.framework.status import Status
+from scheduler.framework.status import Resource, Status
 from scheduler.plugins import names
 from scheduler.state import ClusterState, PodRequest
 
@@ -17,10 +17,10 @@ INSUFFICIENT_MEMORY = "Insufficient memory"
 
 # Statuses are immutable, so the few distinct answers are built once: filters run for
 # every node of every attempt.
-_NO_GPU = Status.unschedulable(names.GPU_FIT, INSUFFICIENT_GPU)
-_NEVER_GPU = Status.unresolvable(names.GPU_FIT, INSUFFICIENT_GPU)
-_NO_CPU = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_CPU)
-_NO_MEMORY = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_MEMORY)
+_NO_GPU = Status.unschedulable(names.GPU_FIT, INSUFFICIENT_GPU, short_of=Resource.GPU)
+_NEVER_GPU = Status.unresolvable(names.GPU_FIT, INSUFFICIENT_GPU, short_of=Resource.GPU)
+_NO_CPU = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_CPU, short_of=Resource.CPU)
+_NO_MEMORY = Status.unschedulable(names.NODE_RESOURCES_FIT, INSUFFICIENT_MEMORY, short_of=Resource.MEMORY)
 _OK = Status.success()
 
 

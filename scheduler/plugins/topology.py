@@ -89,7 +89,7 @@ def domain_free_milli(state: ClusterState, domain: Domain) -> int:
     if domain.level == "gpu_model":
         return state.free_milli_by_model[domain.value]
     if domain.level in PLACE_LEVELS and domain.models:
-        return sum(state.free_milli_by_place[(domain.level, domain.label, model)] for model in domain.models)
+        return sum(state.places.free_milli((domain.level, domain.label, model)) for model in domain.models)
     return sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
 
 
@@ -108,5 +108,5 @@ def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_m
         # Whole GPUs: each pod takes that many whole free GPUs of one node.
         whole = request_milli // 1000
         most = min(most, sum(count * (k // whole) for model in domain.models
-                             for k, count in state.whole_free_nodes_by_place[(domain.level, domain.label, model)].items()))
+                             for k, count in state.places.whole_free_nodes((domain.level, domain.label, model)).items()))
     return placement_rank(state, domain, most, request_milli)

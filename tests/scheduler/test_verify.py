@@ -13,21 +13,25 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
+from scheduler.admission.kueue import KueueAdmission
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
+from scheduler.place_index import PlaceIndex
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state import ClusterState
 from scheduler.usage_index import UsageClass
 from scheduler.verify import VerificationError, Verifier
+from scheduler.virtual_free import VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
+    "group preemption ruled out by virtual free counts",
     "best topology domain from a bounded search",
     "free GPUs of a topology domain from running sums",
     "group preemption skipped as unchanged",
@@ -39,7 +43,8 @@ GROUP_CHECKS = {
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
                     "preemption oracle answer reused per flavor-resource"}
 GROUP_CHECKS |= ADMISSION_CHECKS
-POD_CHECKS = {"parked shape still fails", "pod preemption skipped as unchanged"} | ADMISSION_CHECKS
+POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
+               "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
 
 
 @pytest.fixture(scope="module")
@@ -94,10 +99,28 @@ BROKEN = {
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
+    "the topology sums are built late but not kept": (
+        lambda mp: mp.setattr(PlaceIndex, "_build", _built_but_not_kept),
+        "free GPUs of a topology domain from running sums"),
+    "Kueue skips evicting a victim that is not terminating": (
+        lambda mp: mp.setattr(KueueAdmission, "_already_evicted", lambda self, victim: victim.run.holding),
+        "repeated eviction of a terminating victim skipped"),
+    "the virtual free index forgets lower-priority pods": (
+        lambda mp: mp.setattr(VirtualFreeIndex, "pods_at_most", lambda self, priority, models, milli, enough: 0),
+        "group preemption ruled out by virtual free counts"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
 }
+
+
+def _built_but_not_kept(self):
+    if not self._free_milli:  # built at the first question, but the state is never told to keep it
+        _ORIGINAL_BUILD(self)
+    self.kept = False
+
+
+_ORIGINAL_BUILD = PlaceIndex._build
 
 
 def _wrap(function, change):

@@ -18,8 +18,12 @@ _SUFFIXES = {
     "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30,
     "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
 }
-MAX_QUANTITY_MILLI = 2**62
-"""A quota in milli-units, at most: far above any cluster, and quota sums stay 64-bit."""
+MAX_QUANTITY_MILLI = (2**63 - 1) * 1000
+"""A quota in milli-units, at most: a quantity whose value in units fits Kubernetes' int64
+`Quantity.Value()` (8 EiB of memory, 9.2 × 10¹⁸ GPUs). Memory is counted in milli-bytes, so
+a real cluster's memory quota (bench-1m's cohort: 4.2 PiB, 4.7 × 10¹⁸ milli-bytes) is past
+64 bits in milli-units; sums are Python integers and stay exact. The bound is there to stop
+hostile numbers (1e400, 5,000 digits) before they become huge integers."""
 MAX_INT32 = 2**31 - 1  # a Kubernetes priority (and a priority threshold) is a 32-bit integer
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?)$")
 
