@@ -8,19 +8,19 @@ import streamlit as st
 from dashboards import cache, charts, data, finops_charts, ui
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
 
 st.title("Idle GPUs")
 ui.scope_caption(filters, "idle capacity belongs to no team: the team filter does not apply")
 
-metrics = cache.query(db, "headline_metrics", filters)
+metrics = cache.query(db, data.headline_metrics, filters)
 if metrics["capacity_gpu_hours"] == 0:
     st.info("No cost records for these filters. Widen the dates or clear the GPU model filter.",
             icon=":material/filter_alt_off:")
     st.stop()
 
-causes = cache.query(db, "idle_cost_by_cause", filters)
+causes = cache.query(db, data.idle_cost_by_cause, filters)
 by_cause = dict(zip(causes["cause"], causes["gpu_hours"], strict=True))
 a, b, c, d = st.columns(4)
 a.metric("Idle", f"{metrics['idle_pct']:.1%}",
@@ -36,7 +36,7 @@ d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial
          help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
               "ledger, but as wasted.")
 
-over_time = cache.query(db, "idle_by_cause_over_time", filters, bucket)
+over_time = cache.query(db, data.idle_by_cause_over_time, filters, bucket)
 if over_time.empty:
     st.success("No idle GPU-hours in this selection.", icon=":material/check_circle:")
 else:
@@ -53,7 +53,7 @@ with bucket_col:
     heat_bucket = st.segmented_control("Period", ["hour", "day"], key="idle.heatmap.bucket",
                                        default="day" if bucket != "hour" else "hour",
                                        required=True) or "day"
-heatmap = cache.query(db, "idle_heatmap", filters, level, heat_bucket)
+heatmap = cache.query(db, data.idle_heatmap, filters, level, heat_bucket)
 if heatmap.empty:
     st.info("No capacity records for these filters.")
 else:
@@ -69,7 +69,7 @@ else:
                           f"idle_per_{level}_{heat_bucket}.csv", key="idle.heatmap.csv")
 
 st.subheader("Fragmentation")
-fragmentation = cache.query(db, "fragmentation_by_model", filters)
+fragmentation = cache.query(db, data.fragmentation_by_model, filters)
 chart_col, table_col = st.columns([1, 1])
 with chart_col:
     cache.chart(charts.fragmentation_by_model_chart(fragmentation))
@@ -79,8 +79,8 @@ with table_col:
     ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")
 
 st.subheader("Avoidable or sunk")
-payment = cache.query(db, "idle_by_payment", filters)
-pools = cache.query(db, "commitment_pools", filters.run_id)
+payment = cache.query(db, data.idle_by_payment, filters)
+pools = cache.query(db, data.commitment_pools, filters.run_id)
 pay_col, pool_col = st.columns(2)
 with pay_col:
     if payment.empty:
@@ -105,7 +105,7 @@ with pool_col:
         ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
 
 st.subheader("Unservable demand")
-unservable = cache.query(db, "unservable_demand", filters)
+unservable = cache.query(db, data.unservable_demand, filters)
 if unservable.empty:
     st.success("Every workload submitted could run on this cluster and its quotas.",
                icon=":material/check_circle:")

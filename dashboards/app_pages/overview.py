@@ -8,8 +8,8 @@ from dashboards import cache, charts, data, finops_charts, ui
 from dashboards.ui import compact_usd
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
-metrics = cache.query(db, "headline_metrics", filters)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
+metrics = cache.query(db, data.headline_metrics, filters)
 
 st.title("GPU cost overview")
 ui.scope_caption(filters)
@@ -34,7 +34,7 @@ idle_cost.metric("Idle cost", compact_usd(metrics["idle_cost"]),
 partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.0f} GPU-h",
                help="GPU-hours held by gangs waiting for their last pods (usage class "
                     "gang_wait).")
-saving = cache.query(db, "savings", filters)
+saving = cache.query(db, data.savings, filters)
 esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
            help=f"(list cost of the capacity used ${saving['used_list_cost']:,.0f} − its "
                 f"effective cost ${saving['used_effective_cost']:,.0f} − committed capacity left "
@@ -46,7 +46,7 @@ if filters.tenants:
 
 left, right = st.columns(2)
 with left:
-    spend = cache.query(db, "spend_by_team", filters)
+    spend = cache.query(db, data.spend_by_team, filters)
     if spend.empty:
         st.info("No team used GPUs in this selection.")
     else:
@@ -55,7 +55,7 @@ with left:
             cache.table(spend)
             cache.csv_download(spend, "spend_by_team.csv", key="overview.spend.csv")
 with right:
-    idle = cache.query(db, "idle_cost_by_cause", filters)
+    idle = cache.query(db, data.idle_cost_by_cause, filters)
     if idle.empty:
         st.info("No idle or partially placed GPU-hours in this selection.")
     else:
@@ -65,7 +65,7 @@ with right:
             cache.csv_download(idle, "idle_cost_by_cause.csv", key="overview.idle.csv")
 
 bucket = data.pick_time_bucket(filters, run_range)
-usage = cache.query(db, "usage_class_over_time", filters, bucket)
+usage = cache.query(db, data.usage_class_over_time, filters, bucket)
 if usage.empty:
     st.info("No GPU-hours to plot for this selection.")
 else:
@@ -74,7 +74,7 @@ else:
         cache.table(usage)
         cache.csv_download(usage, "usage_class_over_time.csv", key="overview.usage.csv")
 
-costliest = cache.query(db, "costliest_workloads", filters)
+costliest = cache.query(db, data.costliest_workloads, filters)
 if costliest.empty:
     st.info("No workload held GPUs in this selection.")
 else:
@@ -85,7 +85,7 @@ else:
     cache.csv_download(costliest, "costliest_workloads.csv", key="overview.costliest.csv")
 
 st.subheader("Partially placed gangs")
-partial_rows = cache.query(db, "partial_placement_workloads", filters)
+partial_rows = cache.query(db, data.partial_placement_workloads, filters)
 if partial_rows.empty:
     st.info("No gang held GPUs while incomplete in this selection.")
 else:
@@ -94,7 +94,7 @@ else:
                        key="overview.partial.csv")
 
 st.subheader("Cost per training run")
-training = cache.query(db, "training_run_costs", filters)
+training = cache.query(db, data.training_run_costs, filters)
 if training.empty:
     st.info("No training run in this selection.")
 else:

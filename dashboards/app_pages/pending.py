@@ -13,14 +13,14 @@ db, filters = cache.current()
 st.title("Why is it pending?")
 ui.scope_caption(filters, f"waiting as of the end of {filters.date_to}")
 
-pending = cache.query(db, "pending_workloads", filters)
+pending = cache.query(db, data.pending_workloads, filters)
 
 # ---- one workload --------------------------------------------------------------------------
 search_col, pick_col = st.columns([1, 2])
 with search_col:
     text = st.text_input("Search workload id", key="pending.search",
                          placeholder="part of an id, e.g. train")
-matches = cache.query(db, "search_workloads", filters.run_id, text)
+matches = cache.query(db, data.search_workloads, filters.run_id, text)
 with pick_col:
     if matches.empty:
         st.info(f"No workload id contains {md(repr(text))} in run {md(filters.run_id)}.")
@@ -36,8 +36,8 @@ with pick_col:
         )
 
 if workload_id is not None:
-    details = cache.query(db, "workload_details", filters.run_id, workload_id)
-    timeline = cache.query(db, "workload_timeline", filters.run_id, workload_id)
+    details = cache.query(db, data.workload_details, filters.run_id, workload_id)
+    timeline = cache.query(db, data.workload_timeline, filters.run_id, workload_id)
     if details:
         a, b, c, d, e = st.columns([1, 1, 1, 1, 1])
         a.metric("Team", str(details.get("tenant")))
@@ -49,7 +49,7 @@ if workload_id is not None:
         st.info("No events recorded for this workload.")
     else:
         cache.chart(charts.workload_timeline_chart(timeline))
-        position = cache.query(db, "queue_position", filters.run_id, workload_id)
+        position = cache.query(db, data.queue_position, filters.run_id, workload_id)
         if position.empty:
             st.caption("It never waited in a queue: no pending attempt was recorded.")
         else:

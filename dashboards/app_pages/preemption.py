@@ -8,14 +8,14 @@ from dashboards import cache, data, ui, waiting_charts
 from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
 
 st.title("Preemption")
 ui.scope_caption(filters)
 
-victims = cache.query(db, "preemption_victims", filters)
-summary = data.preemption_summary(victims, cache.query(db, "preemption_loss", filters))
+victims = cache.query(db, data.preemption_victims, filters)
+summary = data.preemption_summary(victims, cache.query(db, data.preemption_loss, filters))
 a, b, c, d = st.columns(4)
 a.metric("Evicted pods", f"{summary['evicted_pods']:,}")
 b.metric("Victim workloads", f"{summary['victim_workloads']:,}",
@@ -25,7 +25,7 @@ c.metric("Lost GPU-hours", ui.compact_number(summary["lost_gpu_hours"]),
 d.metric("Lost cost", ui.compact_usd(summary["lost_cost"]),
          help=f"${summary['lost_cost']:,.2f}")
 
-over_time = cache.query(db, "preemption_over_time", filters, bucket)
+over_time = cache.query(db, data.preemption_over_time, filters, bucket)
 if victims.empty and over_time.empty:
     st.success("No workload was preempted in this selection.", icon=":material/check_circle:")
     st.stop()

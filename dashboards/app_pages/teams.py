@@ -8,7 +8,7 @@ import streamlit as st
 from dashboards import cache, charts, data, finops_charts, ui
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 
 st.title("Cost per team")
 ui.scope_caption(filters)
@@ -39,7 +39,7 @@ with reclaim_col:
              "team instead of the victim.",
     )
 
-showback = cache.query(db, "team_showback", filters, policy, reclaim)
+showback = cache.query(db, data.team_showback, filters, policy, reclaim)
 if showback.empty or float(showback["charged_cost"].abs().sum()) == 0:
     st.info("No cost records for these filters. Widen the dates, pick another phase or clear the "
             "team and GPU model filters.", icon=":material/filter_alt_off:")
@@ -62,7 +62,7 @@ with left:
     cache.chart(charts.team_chargeback_chart(showback))
 with right:
     bucket = data.pick_time_bucket(filters, run_range)
-    over_time = cache.query(db, "team_cost_over_time", filters, bucket, policy, reclaim)
+    over_time = cache.query(db, data.team_cost_over_time, filters, bucket, policy, reclaim)
     cache.chart(charts.team_cost_over_time_chart(over_time))
 
 st.subheader("Showback and chargeback table")
@@ -77,7 +77,7 @@ with st.expander(f"Charged cost per team per {bucket}: table"):
 st.subheader("Waiting and lost work")
 wait_col, loss_col = st.columns(2)
 with wait_col:
-    waiting = cache.query(db, "waiting_cost_by_team", filters)
+    waiting = cache.query(db, data.waiting_cost_by_team, filters)
     if waiting.empty:
         st.info("No workload waited to run in this selection.")
     else:
@@ -86,7 +86,7 @@ with wait_col:
                    "list price of their GPU model (fct_workloads.wait_cost).")
         ui.table_with_csv(waiting, "cost_of_waiting.csv", key="teams.waiting.csv")
 with loss_col:
-    losses = cache.query(db, "eviction_losses", filters)
+    losses = cache.query(db, data.eviction_losses, filters)
     if losses.empty:
         st.info("No eviction in this selection.")
     else:
