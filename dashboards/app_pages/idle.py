@@ -36,6 +36,10 @@ d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial
          help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
               "ledger, but as wasted.")
 
+idle_only = causes[causes["usage_class"] == "idle"]
+ui.reconciliation([(str(c), float(h)) for c, h in zip(idle_only["cause"], idle_only["gpu_hours"], strict=True)],
+                  "idle", metrics["idle_gpu_hours"], unit="gpu_hours")
+
 over_time = cache.query(db, data.idle_by_cause_over_time, filters, bucket)
 if over_time.empty:
     st.success("No idle GPU-hours in this selection.", icon=":material/check_circle:")
@@ -81,28 +85,33 @@ with table_col:
 st.subheader("Avoidable or sunk")
 payment = cache.query(db, data.idle_by_payment, filters)
 pools = cache.query(db, data.commitment_pools, filters.run_id)
-pay_col, pool_col = st.columns(2)
-with pay_col:
-    if payment.empty:
-        st.info("No idle GPU-hours in this selection.")
-    else:
-        avoidable = float(payment.loc[payment["kind"] == "avoidable", "effective_cost"].sum())
-        sunk = float(payment.loc[payment["kind"] == "sunk", "effective_cost"].sum())
-        st.caption(f"Idle on nodes paid by the hour could be given back: {ui.compact_usd(avoidable)} "
-                   f"avoidable. Idle on Committed nodes is paid whatever happens: "
-                   f"{ui.compact_usd(sunk)} sunk.")
+if payment.empty:
+    st.info("No idle GPU-hours in this selection.")
+else:
+    avoidable = float(payment.loc[payment["kind"] == "avoidable", "effective_cost"].sum())
+    sunk = float(payment.loc[payment["kind"] == "sunk", "effective_cost"].sum())
+    st.caption(f"Idle on nodes paid by the hour could be given back: {ui.compact_usd(avoidable)} "
+               f"avoidable. Idle on Committed nodes is paid whatever happens: "
+               f"{ui.compact_usd(sunk)} sunk.")
+    ui.reconciliation([("Avoidable", avoidable), ("Sunk", sunk)], "idle cost", metrics["idle_cost"])
+    chart_col, table_col = st.columns(2)
+    with chart_col:
         cache.chart(finops_charts.idle_by_payment_chart(payment))
+    with table_col:
         ui.table_with_csv(payment, "idle_avoidable_or_sunk.csv", key="idle.payment.csv")
-with pool_col:
-    if pools.empty:
-        st.info("This run has no Committed nodes.")
-    else:
-        gpu_pools = pools[pools["resource"] == "gpu"]
-        if not gpu_pools.empty:
-            cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
-        st.caption("Committed capacity pooled per SKU, per month: utilization = used ÷ committed; "
-                   "coverage = committed hours used ÷ (those + on-demand hours of the SKU).")
-        ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
+
+st.subheader("Committed capacity")
+if pools.empty:
+    st.info("This run has no Committed nodes.")
+else:
+    # Across the page: sixteen columns do not fit half of it.
+    gpu_pools = pools[pools["resource"] == "gpu"]
+    if not gpu_pools.empty:
+        cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
+    st.caption("Committed capacity pooled per SKU, per month (whole months: the date and phase "
+               "filters do not apply): utilization = used ÷ committed; coverage = committed "
+               "hours used ÷ (those + on-demand hours of the SKU).")
+    ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
 
 st.subheader("Unservable demand")
 unservable = cache.query(db, data.unservable_demand, filters)

@@ -69,6 +69,6 @@ with st.expander(f"Quota use per ClusterQueue per {bucket}: table"):
 borrowed = cache.query(db, data.borrowed_by_team, filters)
 if not borrowed.empty:
     st.subheader("Borrowed GPU-hours by team")
-    st.caption("GPU-hours admitted on quota borrowed from the cohort (FOCUS records marked "
-               "x_Borrowed), and their cost.")
+    st.caption("GPU-hours admitted on quota borrowed from the cohort (the FOCUS records marked "
+               "as borrowed), and their cost.")
     ui.table_with_csv(borrowed, "borrowed_by_team.csv", key="queues.borrowed.csv")
