@@ -62,7 +62,7 @@ with right:
     if idle.empty:
         st.info("No idle or partially placed GPU-hours in this selection.")
     else:
-        cache.chart(charts.idle_cost_by_cause_chart(labels.readable_values(idle)))
+        cache.chart(charts.idle_cost_by_cause_chart(idle))
         with st.expander("Idle cost by cause: table"):
             ui.table_with_csv(idle, "idle_cost_by_cause.csv", key="overview.idle.csv")
 

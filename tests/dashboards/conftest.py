@@ -21,10 +21,3 @@ def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small mart database (see fixture_db.py); shared, never written after creation."""
     return build_fixture_db(tmp_path_factory.mktemp("marts") / "marts.duckdb")
 
-
-@pytest.fixture(scope="session")
-def demo_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The demo's own database (tests/demo_database.py): built once per session."""
-    from tests.demo_database import demo_database
-
-    return demo_database(tmp_path_factory.mktemp("demo"))
