@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboards import cache, charts, data, labels, ui, waiting_charts
 from dashboards.text import markdown_text as md
+from pipeline.wait_summary import summary_sentence
 
 db, filters = cache.current()
 
@@ -47,6 +48,9 @@ if workload_id is not None:
         c.metric("Waited", ui.hours(details.get("wait_s")))
         d.metric("Pods (quorum)", f"{details.get('pods')} ({details.get('min_count')})")
         e.metric("Queue", str(details.get("cluster_queue") or details.get("queue") or "—"))
+    if not timeline.empty:
+        # The answer first: where its wait went (the same summary as `gpu-finops explain`).
+        st.markdown(f"**{md(summary_sentence(timeline.to_dict('records')))}**")
     if timeline.empty:
         st.info("No events recorded for this workload.")
     else:

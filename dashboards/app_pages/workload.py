@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboards import cache, charts, data, ui, waiting_charts
 from dashboards.text import markdown_text as md
+from pipeline.wait_summary import summary_sentence
 
 db, filters = cache.current()
 
@@ -62,6 +63,9 @@ e.metric("Useful GPU-hours", f"{productive / (productive + wasted):.0%}" if prod
 
 pods = cache.query(db, data.workload_pods, filters.run_id, workload_id)
 timeline = cache.query(db, data.workload_timeline, filters.run_id, workload_id)
+if not timeline.empty:
+    # The answer first: where its wait went (the same summary as `gpu-finops explain`).
+    st.markdown(f"**{md(summary_sentence(timeline.to_dict('records')))}**")
 # One time axis for both charts, from its submission to its last pod's end.
 times = [*timeline["ts"].dropna(), *pods["start_ts"].dropna(), *pods["end_ts"].dropna()]
 domain = (min(times), max(times)) if times else None
