@@ -36,9 +36,20 @@ lint: install
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-# Regenerates docs/tables.md from the pipeline's models (a test keeps it current).
+# Regenerates what the docs say about the code and the demo (tests keep each current):
+# docs/tables.md from the pipeline's models; every demo figure of the README and docs/
+# (<!-- demo:NAME --> spans, gpu_finops/docs_figures.py) from a fresh demo database; the
+# README's screenshots from the real dashboard in headless Chromium (tests/make_screenshots.py).
 docs: install
 	GPU_FINOPS_REGENERATE_DOCS=1 $(PY) -m pytest -q tests/pipeline/test_pipeline_explain_docs.py
+	$(VENV)/bin/gpu-finops demo --no-serve -q --out $(DEMO_OUT)
+	$(PY) -m gpu_finops.docs_figures --db $(DEMO_OUT)/gpu-finops.duckdb README.md docs/*.md
+	rm -rf $(DEMO_OUT)/sweep-tiny
+	$(VENV)/bin/gpu-finops sweep data/sweep-tiny.toml --out $(DEMO_OUT)/sweep-tiny -q
+	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/gpu-finops.duckdb --page "" \
+		--out docs/images/overview.png --size 1366x1000 --min-charts 5
+	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/sweep-tiny/gpu-finops.duckdb --page scenarios \
+		--out docs/images/scenarios.png --size 1366x1000 --min-charts 3
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

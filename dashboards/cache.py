@@ -8,14 +8,18 @@ data.py stays free of Streamlit; this thin layer adds:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import duckdb
 import streamlit as st
 
 from dashboards import data
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 FILTERS_KEY = "gpu_finops.filters"
 DB_KEY = "gpu_finops.db"
@@ -79,10 +83,19 @@ def cursor(db: DbRef) -> duckdb.DuckDBPyConnection:
     return _cursor(current.path, current.mtime_ns)
 
 
-def query(db: DbRef, name: str, *args: Any, **kwargs: Any) -> Any:
-    """Run ``dashboards.data.<name>(connection, *args, **kwargs)`` with caching."""
-    if name not in data.QUERIES:
-        raise ValueError(f"not a dashboard query: {name}")
+def query(
+    db: DbRef,
+    function: Callable[Concatenate[duckdb.DuckDBPyConnection, P], R],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> R:
+    """Run ``function(connection, *args, **kwargs)``, a query of ``dashboards.data``, with caching.
+
+    Pages pass the function itself (``cache.query(db, data.spend_by_team, filters)``), so type
+    checking and go-to-definition follow the call; the cache is keyed by its name."""
+    name = getattr(function, "__name__", "")
+    if name not in data.QUERIES or getattr(data, name, None) is not function:
+        raise ValueError(f"not a dashboard query: {name or function!r}")
     arguments = (tuple(args), tuple(sorted(kwargs.items())))
     try:
         return _cached_query(name, db.path, db.mtime_ns, *arguments)

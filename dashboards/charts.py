@@ -9,6 +9,8 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from dashboards.labels import LABEL_EXPR, PLATFORM_LINE
+
 # Fixed order and colours, so "idle" is the same grey in every chart and every report.
 USAGE_CLASS_ORDER = ["productive", "gang_wait", "lost_to_preemption", "idle"]
 USAGE_CLASS_COLORS = {
@@ -58,7 +60,7 @@ def spend_by_team_chart(
         .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("tenant:N", title=None, sort="-x"),
+            y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             # the same colour per team on every page; the axis already names them
             color=alt.Color("tenant:N", legend=None,
                             scale=team_scale(df["tenant"].dropna().unique().tolist()
@@ -81,7 +83,7 @@ def usage_class_over_time_chart(
             x=alt.X("period_start:T", title=None),
             y=alt.Y("sum(gpu_hours):Q", title="GPU-hours", stack="zero"),
             color=alt.Color("usage_class:N", title="usage class", scale=_USAGE_SCALE,
-                            sort=USAGE_CLASS_ORDER, legend=alt.Legend(orient="top")),
+                            sort=USAGE_CLASS_ORDER, legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR)),
             # Stack productive at the bottom, idle on top, whatever order the rows come in.
             order=alt.Order("stack_order:Q"),
             tooltip=[alt.Tooltip("period_start:T", title="period"),
@@ -109,7 +111,7 @@ def idle_cost_by_cause_chart(
         .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("cause:N", title=None, sort="-x"),
+            y=alt.Y("cause:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("cause:N", scale=alt.Scale(domain=domain, range=palette), legend=None),
             tooltip=[alt.Tooltip("cause:N"),
                      alt.Tooltip("effective_cost:Q", title="effective cost", format=MONEY),
@@ -137,7 +139,7 @@ def costliest_workloads_chart(
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=220)),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                             scale=team_scale(teams)),
             tooltip=tooltip,
         )
@@ -188,7 +190,7 @@ def pending_by_reason_chart(
         .mark_bar(color="#6a1b9a")
         .encode(
             x=alt.X("workloads:Q", title="workloads", axis=alt.Axis(tickMinStep=1)),
-            y=alt.Y("latest_reason:N", title=None, sort="-x"),
+            y=alt.Y("latest_reason:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             tooltip=[alt.Tooltip("latest_reason:N", title="reason"), alt.Tooltip("workloads:Q"),
                      alt.Tooltip("gpus_requested:Q", title="GPUs requested", format=",.1f")],
         )
@@ -216,7 +218,7 @@ def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, heig
             y=alt.Y("run_id:N", title=None),
             x=alt.X("sum(gpu_hours):Q", title="GPU-hours"),
             color=alt.Color("usage_class:N", scale=scale, sort=classes,
-                            legend=alt.Legend(orient="right", title=None)),
+                            legend=alt.Legend(orient="right", title=None, labelExpr=LABEL_EXPR)),
             order=alt.Order("usage_class:N"),
             tooltip=["run_id", "usage_class", alt.Tooltip("gpu_hours:Q", format=",.1f"),
                      alt.Tooltip("effective_cost:Q", format=MONEY)],
@@ -230,17 +232,17 @@ def runs_compared_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, heig
 # Teams, idle GPUs, queues, preemption, scenarios, workload detail, SQL
 # --------------------------------------------------------------------------------------------
 
-IDLE_TEAM_COLOR = "#9e9e9e"  # __idle__ is grey wherever it appears
+IDLE_TEAM_COLOR = "#9e9e9e"  # the platform line (idle) is grey wherever it appears
 
 
 def team_scale(teams: list[str]) -> alt.Scale:
     """Category colours per team, with ``__idle__`` always grey."""
     palette = ["#1565c0", "#00897b", "#6a1b9a", "#ef6c00", "#ad1457", "#5d4037", "#3949ab",
                "#7cb342", "#00acc1", "#8e24aa"]
-    named = sorted(t for t in teams if t != "__idle__")
-    domain = named + (["__idle__"] if "__idle__" in teams else [])
+    idle = [t for t in ("__idle__", PLATFORM_LINE) if t in teams]
+    named = sorted(t for t in teams if t not in idle)
     colours = [palette[i % len(palette)] for i in range(len(named))]
-    return alt.Scale(domain=domain, range=colours + ([IDLE_TEAM_COLOR] if "__idle__" in teams else []))
+    return alt.Scale(domain=named + idle, range=colours + [IDLE_TEAM_COLOR] * len(idle))
 
 
 def team_chargeback_chart(
@@ -260,7 +262,7 @@ def team_chargeback_chart(
         .mark_bar()
         .encode(
             x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("tenant:N", title=None, sort="-x"),
+            y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top"),
                             scale=alt.Scale(domain=list(parts.values()),
                                             range=["#1565c0", IDLE_TEAM_COLOR, "#c62828"])),
@@ -283,7 +285,7 @@ def team_cost_over_time_chart(
             x=alt.X("period_start:T", title=None),
             x2="period_end:T",
             y=alt.Y("sum(charged_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                             scale=team_scale(df["tenant"].dropna().unique().tolist())),
             tooltip=[alt.Tooltip("period_start:T", title="period"),
                      alt.Tooltip("tenant:N", title="team"),
@@ -313,7 +315,7 @@ def idle_by_cause_over_time_chart(
             x=alt.X("period_start:T", title=None),
             y=alt.Y("sum(gpu_hours):Q", title="GPU-hours", stack="zero"),
             color=alt.Color("cause:N", title="cause", scale=_cause_scale(causes),
-                            legend=alt.Legend(orient="top")),
+                            legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR)),
             tooltip=[alt.Tooltip("period_start:T", title="period"), alt.Tooltip("cause:N"),
                      alt.Tooltip("sum(gpu_hours):Q", title="GPU-hours", format=",.1f")],
         )
@@ -394,7 +396,7 @@ def scenario_by_team_chart(
         alt.Chart(df, title=title)
         .mark_bar()
         .encode(
-            y=alt.Y("tenant:N", title=None),
+            y=alt.Y("tenant:N", title=None, axis=alt.Axis(labelExpr=LABEL_EXPR)),
             yOffset=alt.YOffset("run_id:N"),
             x=alt.X(f"{value}:Q", title="USD" if money else value.replace("_", " "),
                     axis=alt.Axis(format="$,.0f" if money else ",.1f")),
@@ -407,13 +409,18 @@ def scenario_by_team_chart(
     return sized(chart, width, height)
 
 
+RUN_COLUMNS = ("run_id", "x_RunId", "run")
+
+
 def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 240,
-               max_rows: int = 5000) -> alt.Chart | None:
+               max_rows: int = 5000) -> alt.Chart | alt.FacetChart | None:
     """A chart for an ad-hoc query result, or None when it has no label and number columns.
 
     Label: the first date or time column (a line over time), else the first text column that
     varies (bars). Value: the first numeric column named like a cost, else the first numeric
-    one. Series (colour): the other text column with the most distinct values, up to 12.
+    one. Series (colour): the other text column with the most distinct values, up to 12. A
+    result of several runs (a run id column) gets one panel per run: two replays of one
+    cluster are alternatives, and adding them up would double the cluster.
     """
     if df.empty or len(df.columns) < 2 or len(df) > max_rows:
         return None
@@ -424,6 +431,9 @@ def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: i
     texts = [c for c in df.columns if c not in temporal and not is_number(c)
              and not pd.api.types.is_bool_dtype(df[c])]
     varying = [c for c in texts if df[c].nunique(dropna=True) > 1]
+    run = next((c for c in RUN_COLUMNS if c in varying and df[c].nunique() <= 12), None)
+    varying = [c for c in varying if c != run]
+    texts = [c for c in texts if c != run]
     label = temporal[0] if temporal else (varying or texts or [None])[0]
     numbers = [c for c in df.columns if c != label and is_number(c)]
     if label is None or not numbers:
@@ -431,8 +441,8 @@ def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: i
     value = next((c for c in numbers if "cost" in str(c).lower()), numbers[0])
     candidates = [c for c in varying if c != label and df[c].nunique() <= 12]
     series = max(candidates, key=lambda c: df[c].nunique()) if candidates else None
-    data = df[[label, value, *([series] if series else [])]].copy()
-    data.columns = ["label", "value", *(["series"] if series else [])]
+    data = df[[label, value, *([series] if series else []), *([run] if run else [])]].copy()
+    data.columns = ["label", "value", *(["series"] if series else []), *(["run"] if run else [])]
     color = (alt.Color("series:N", title=str(series), legend=alt.Legend(orient="top"))
              if series else alt.value("#1565c0"))
     tooltip = [alt.Tooltip("label", title=str(label)),
@@ -449,7 +459,13 @@ def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: i
             y=alt.Y("label:N", title=str(label), sort="-x"),
             x=alt.X("sum(value):Q", title=str(value)), color=color, tooltip=tooltip)
         height = max(height, min(18 * data["label"].nunique(), 600))
-    return chart.properties(title=f"{value} by {label}", width=width, height=height)
+    if run is None:
+        return chart.properties(title=f"{value} by {label}", width=width, height=height)
+    panel_height = max(120, height // data["run"].nunique())
+    return chart.properties(width=width, height=panel_height).facet(
+        row=alt.Row("run:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left",
+                                                            labelAnchor="start", labelOrient="top")),
+    ).properties(title=f"{value} by {label}, one panel per run ({run})")
 
 def time_axis(field: str, domain: tuple | None) -> alt.X:
     """A time axis, over ``domain`` (start, end) when given: charts drawn one above the other

@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 
 from dashboards.charts import DEFAULT_HEIGHT, DEFAULT_WIDTH, IDLE_TEAM_COLOR, sized, team_scale
+from dashboards.labels import LABEL_EXPR
 
 MONEY = "$,.2f"
 PAYMENT_COLORS = {"avoidable": "#ef6c00", "sunk": "#5d4037"}
@@ -29,7 +30,7 @@ def unservable_demand_chart(
         .mark_bar()
         .encode(
             x=alt.X("sum(asked_gpu_hours):Q", title="GPU-hours asked"),
-            y=alt.Y("tenant:N", title=None, sort="-x"),
+            y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("reason:N", title="why it can never run", legend=alt.Legend(orient="top")),
             tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("reason:N"),
                      alt.Tooltip("sum(workloads):Q", title="workloads"),
@@ -49,7 +50,7 @@ def idle_by_payment_chart(
         .mark_bar()
         .encode(
             x=alt.X("sum(effective_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("cause:N", title=None, sort="-x"),
+            y=alt.Y("cause:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("kind:N", title=None, scale=_scale(PAYMENT_COLORS),
                             legend=alt.Legend(orient="top")),
             tooltip=[alt.Tooltip("cause:N"), alt.Tooltip("kind:N"),
@@ -99,7 +100,7 @@ def waiting_cost_chart(
         .encode(
             x=alt.X("pending_demand_list_value:Q", title="list value of the demand (not spend)",
                     axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("tenant:N", title=None, sort="-x"),
+            y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("tenant:N", legend=None, scale=team_scale(teams)),
             tooltip=[alt.Tooltip("tenant:N", title="team"),
                      alt.Tooltip("pending_demand_list_value:Q", title="list value (not spend)",
@@ -123,7 +124,7 @@ def eviction_losses_chart(
         .mark_bar()
         .encode(
             x=alt.X("sum(lost_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("tenant:N", title=None, sort="-x"),
+            y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
             color=alt.Color("cause:N", title=None, scale=_scale(EVICTION_COLORS),
                             legend=alt.Legend(orient="top")),
             tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("cause:N"),
@@ -139,18 +140,17 @@ def eviction_losses_chart(
 def training_run_costs_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
-    """Bars of the mean cost of a training run (idle share included) per outcome.
-    Columns: outcome, runs, cost_per_run, idle_share_per_run."""
+    """Bars of the mean cost of a training run in the window per outcome.
+    Columns: outcome, runs, cost_per_run."""
     chart = (
-        alt.Chart(df, title="Cost per training run (idle share included)")
+        alt.Chart(df, title="Cost per training run in the window")
         .mark_bar()
         .encode(
             x=alt.X("cost_per_run:Q", title="USD per run", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("outcome:N", title=None, sort=list(OUTCOME_COLORS)),
             color=alt.Color("outcome:N", legend=None, scale=_scale(OUTCOME_COLORS)),
             tooltip=[alt.Tooltip("outcome:N"), alt.Tooltip("runs:Q", title="runs"),
-                     alt.Tooltip("cost_per_run:Q", title="cost per run", format=MONEY),
-                     alt.Tooltip("idle_share_per_run:Q", title="of which idle share", format=MONEY)],
+                     alt.Tooltip("cost_per_run:Q", title="cost per run", format=MONEY)],
         )
     )
     return sized(chart, width, height)

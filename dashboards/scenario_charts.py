@@ -8,6 +8,7 @@ import altair as alt
 import pandas as pd
 
 from dashboards.charts import DEFAULT_WIDTH, IDLE_CAUSE_COLORS, MONEY, USAGE_CLASS_COLORS, sized
+from dashboards.labels import LABEL_EXPR
 
 
 def scenario_ranking_chart(breakdown: pd.DataFrame, ranking: pd.DataFrame, value: str = "effective_cost",
@@ -31,7 +32,8 @@ def scenario_ranking_chart(breakdown: pd.DataFrame, ranking: pd.DataFrame, value
         x=alt.X(f"sum({value}):Q", title=axis_title, axis=alt.Axis(format="$,.0f" if money else ",.0f")),
         color=alt.Color("usage_class:N", scale=alt.Scale(domain=classes, range=[palette.get(c, "#616161")
                                                                                   for c in classes]),
-                        sort=classes, legend=alt.Legend(orient="bottom", title=None, columns=4)),
+                        sort=classes, legend=alt.Legend(orient="bottom", title=None, columns=4,
+                                                                labelExpr=LABEL_EXPR)),
         order=alt.Order("usage_class:N"),
         tooltip=[alt.Tooltip("scenario:N"), alt.Tooltip("usage_class:N", title="usage class"),
                  alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"),

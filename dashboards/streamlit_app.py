@@ -48,7 +48,7 @@ def _show_missing_db(message: str) -> None:
 
 def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
     """Run, date range, team and GPU model pickers; None when the db holds no run."""
-    runs = cache.query(db, "list_runs")
+    runs = cache.query(db, data.list_runs)
     st.sidebar.header("Filters")
     if runs.empty:
         return None
@@ -62,7 +62,7 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         "Run", run_ids, key="filters.run",
         format_func=lambda r: f"{r} ({profiles.get(r)})" if profiles.get(r) else r,
     )
-    run_range = cache.query(db, "run_date_range", run_id)
+    run_range = cache.query(db, data.run_date_range, run_id)
     date_from: date | None = None
     date_to: date | None = None
     if run_range is not None:
@@ -77,7 +77,7 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         date_from = chosen[0] if chosen else first
         date_to = chosen[1] if len(chosen) > 1 else date_from
     phase, window = None, None
-    windows = cache.query(db, "run_phases", run_id)
+    windows = cache.query(db, data.run_phases, run_id)
     if windows:  # a database built before run phases has none: the whole run
         labels = {"steady": "Steady", "all": "Whole run", "warmup": "Warm-up", "drain": "Drain"}
         picked_phase = st.sidebar.segmented_control(
@@ -91,11 +91,11 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         if picked_phase != "all":
             phase, window = picked_phase, data.phase_window(windows, picked_phase)
     tenants = st.sidebar.multiselect(
-        "Team", cache.query(db, "list_tenants", run_id), key=f"filters.teams.{run_id}",
+        "Team", cache.query(db, data.list_tenants, run_id), key=f"filters.teams.{run_id}",
         placeholder="All teams",
     )
     gpu_models = st.sidebar.multiselect(
-        "GPU model", cache.query(db, "list_gpu_models", run_id), key=f"filters.gpus.{run_id}",
+        "GPU model", cache.query(db, data.list_gpu_models, run_id), key=f"filters.gpus.{run_id}",
         placeholder="All GPU models",
     )
     st.sidebar.caption(f"Database: `{db.path}`")

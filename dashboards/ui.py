@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from dashboards import cache, data
+from dashboards import cache, data, labels
 from dashboards.text import markdown_text as md
 
 
@@ -30,12 +30,8 @@ def compact_number(value: float, unit: str = "") -> str:
 
 
 def hours(seconds: float | None) -> str:
-    """A duration in seconds as hours (or minutes when short); an em dash when unknown."""
-    if seconds is None or seconds != seconds:
-        return "—"
-    if abs(seconds) < 3600:
-        return f"{seconds / 60:,.0f} min"
-    return f"{seconds / 3600:,.1f} h"
+    """A duration in seconds as a person reads it (s, min, h, days); an em dash when unknown."""
+    return labels.duration(seconds)
 
 
 def scope_caption(filters: data.Filters, extra: str = "") -> None:
@@ -45,32 +41,77 @@ def scope_caption(filters: data.Filters, extra: str = "") -> None:
     teams = ", ".join(md(t) for t in filters.tenants) if filters.tenants else "all teams"
     models = ", ".join(md(m) for m in filters.gpu_models) if filters.gpu_models else "all GPU models"
     phase = f"{filters.phase} phase" if filters.phase else "whole run"
-    parts = [f"Run {md(filters.run_id)}", f"{filters.date_from} to {filters.date_to} (UTC)", phase,
+    parts = [f"Run {md(filters.run_id)}", f"{window_text(filters)} UTC ({phase} within the dates)",
              teams, models]
     st.caption(" · ".join(parts) + (f" · {extra}" if extra else ""))
 
 
+def window_text(filters: data.Filters) -> str:
+    """The exact window every figure of a page covers: the dates picked, cut to the phase."""
+    params = filters.params()
+    start, end = params["ts_from"], params["ts_to"]
+    if start is None or end is None:
+        return f"{filters.date_from or 'start'} to {filters.date_to or 'end'}"
+    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
+
+
+# Duration columns in seconds: shown as "3.4 h", "12 min" (the CSV keeps the seconds).
+_DURATION_COLUMNS = ("wait_s", "waited_s", "longest_wait_s", "mean_wait_s", "p95_wait_s",
+                     "time_s", "duration_s", "checkpoint_interval_s")
+
+
 def money_columns(df: pd.DataFrame) -> dict[str, Any]:
-    """Column formats: dollars for *cost* columns, one decimal for hours, % for shares."""
+    """Column formats and readable headers: dollars for *cost* columns, one decimal for hours,
+    % for shares; every header in words with its unit (``labels.header``)."""
     config: dict[str, Any] = {}
     for column in df.columns:
         name = str(column)
-        if not pd.api.types.is_numeric_dtype(df[column]) or pd.api.types.is_bool_dtype(df[column]):
-            continue
-        if "cost" in name or name.startswith("usd"):
-            config[name] = st.column_config.NumberColumn(format="$%.2f")
-        elif name.endswith("_pct") or name in ("share", "idle_pct"):
-            config[name] = st.column_config.NumberColumn(format="percent")
+        label = labels.header(name)
+        numeric = pd.api.types.is_numeric_dtype(df[column]) and not pd.api.types.is_bool_dtype(df[column])
+        if not numeric or name in _DURATION_COLUMNS:
+            config[name] = st.column_config.Column(label)
+        elif "cost" in name or name.startswith("usd"):
+            config[name] = st.column_config.NumberColumn(label, format="$%.2f")
+        elif name.endswith("_pct") or name in ("share", "idle_pct", "utilization", "coverage"):
+            config[name] = st.column_config.NumberColumn(label, format="percent")
         elif "hours" in name or name.endswith("_h") or name.endswith("_gpus") or name == "gpus":
-            config[name] = st.column_config.NumberColumn(format="%.1f")
+            config[name] = st.column_config.NumberColumn(label, format="%.1f")
+        else:
+            config[name] = st.column_config.NumberColumn(label)
     return config
 
 
+def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as the page shows it: the marts' vocabulary in words (``Unallocated (idle)`` for
+    the platform line), durations in human units."""
+    shown = labels.readable_values(df)
+    durations = {c: shown[c].map(labels.duration) for c in _DURATION_COLUMNS if c in shown.columns
+                 and pd.api.types.is_numeric_dtype(shown[c])}
+    return shown.assign(**durations) if durations else shown
+
+
 def table_with_csv(df: pd.DataFrame, file_name: str, key: str, **kwargs: Any) -> None:
-    """A table (money and hours formatted) with its CSV download button under it."""
+    """A table (readable values and headers, money and hours formatted) with its CSV download
+    button under it; the CSV keeps the marts' names and raw numbers."""
     column_config = {**money_columns(df), **kwargs.pop("column_config", {})}
-    cache.table(df, column_config=column_config, **kwargs)
+    cache.table(shown_frame(df), column_config=column_config, **kwargs)
     cache.csv_download(df, file_name, key=key)
+
+
+def reconciliation(parts: list[tuple[str, float]], whole_label: str, whole: float,
+                   unit: str = "usd") -> None:
+    """One grey line that adds the page's parts up to its headline, to the cent (or the tenth
+    of a GPU-hour): what a reader checks first, and what the browser test checks."""
+    def shown(value: float) -> str:
+        return f"${value:,.2f}" if unit == "usd" else f"{value:,.1f} GPU-h"
+    terms = " + ".join(f"{md(str(labels.words(name)))} {shown(value)}" for name, value in parts)
+    st.caption(f"Adds up: {terms} = {md(whole_label)} {shown(whole)}")
+
+
+def reconciliation_count(parts: list[tuple[str, int]], whole_label: str, whole: int) -> None:
+    """``reconciliation`` for counts (workloads, pods)."""
+    terms = " + ".join(f"{md(str(labels.words(name)))} {value:,}" for name, value in parts)
+    st.caption(f"Adds up: {terms} = {md(whole_label)} {whole:,}")
 
 
 def file_safe(text: str) -> str:

@@ -19,6 +19,7 @@ from dashboards.charts import (
     time_axis,
     with_period_end,
 )
+from dashboards.labels import LABEL_EXPR
 
 
 def queue_usage_chart(
@@ -83,7 +84,7 @@ def preemption_over_time_chart(
             x=alt.X("period_start:T", title=None),
             x2="period_end:T",
             y=alt.Y("sum(lost_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                             scale=team_scale(df["tenant"].dropna().unique().tolist())),
             tooltip=[alt.Tooltip("period_start:T", title="period"),
                      alt.Tooltip("tenant:N", title="team"),
@@ -107,7 +108,7 @@ def preemption_victims_chart(
         .encode(
             x=alt.X("lost_cost:Q", title="lost cost (USD)", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=190)),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top"),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                             scale=team_scale(df["tenant"].dropna().unique().tolist())),
             tooltip=[alt.Tooltip("workload_id:N", title="workload"),
                      alt.Tooltip("tenant:N", title="team"),
@@ -144,7 +145,7 @@ def workload_gantt_chart(
     )
     bars = base.mark_bar(height=max(6, min(18, 600 // max(lanes, 1) - 4))).encode(
         x2="end_ts:T",
-        color=alt.Color("usage_class:N", title="usage class", legend=alt.Legend(orient="top"),
+        color=alt.Color("usage_class:N", title="usage class", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                         scale=alt.Scale(domain=classes,
                                         range=[USAGE_CLASS_COLORS[c] for c in classes])),
     )

@@ -11,6 +11,7 @@ from rich.text import Text
 
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
+from pipeline.wait_summary import Folded, fold, human_message, summary_sentence
 from scheduler.eventlog.text import printable
 
 _TIMELINE_SQL = """
@@ -44,7 +45,7 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
             if len(runs) > 1:
                 raise PipelineError(
                     f"{db}: workload {workload_id!r} is in several runs ({', '.join(runs)}); "
-                    "name one with run_id"
+                    "name one with --run-id"
                 )
             run_id = runs[0]
         elif run_id not in runs:
@@ -61,24 +62,39 @@ def _cell(value: object) -> Text:
     return Text(printable(str(value)))
 
 
+def _placement(row: dict) -> str:
+    if row["pod_index"] is None:
+        return ""
+    placement = f"pod {row['pod_index']}"
+    if row["node"]:
+        gpus = f" ({row['gpus']:g} GPU)" if row["gpus"] is not None else ""
+        placement += f" on {row['node']}{gpus}"
+    return placement
+
+
+def _when(row: dict) -> str:
+    return row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else f"{row['time_s']:g}s"
+
+
 def render_timeline(rows: list[dict], console: Console) -> None:
-    """A rich table: time, event, pods/node, reason, message."""
+    """The answer first (where the wait went, hours per concern), then a rich table of the
+    timeline: time, event, pods/node, reason, message, with long runs of one pending reason
+    folded into one line with their count."""
     title = f"{rows[0]['workload_id']} ({rows[0]['run_id']})" if rows else "no events"
-    table = Table(title=_cell(title))
+    console.print(_cell(title), style="bold")
+    console.print(_cell(summary_sentence(rows)))
+    table = Table(title=_cell("timeline"))
     for header in ("time", "event", "pods/node", "reason", "message"):
         table.add_column(header)
-    for row in rows:
-        placement = ""
-        if row["pod_index"] is not None:
-            placement = f"pod {row['pod_index']}"
-            if row["node"]:
-                gpus = f" ({row['gpus']:g} GPU)" if row["gpus"] is not None else ""
-                placement += f" on {row['node']}{gpus}"
-        table.add_row(
-            row["ts"].strftime("%Y-%m-%d %H:%M:%S") if row["ts"] else f"{row['time_s']:g}s",
-            _cell(row["event"]),
-            _cell(placement),
-            _cell(row["reason"] or ""),
-            _cell(row["message"] or ""),
-        )
+    for item in fold(rows):
+        if isinstance(item, Folded):
+            first, last = item.first, item.last
+            table.add_row(
+                f"{_when(dict(first))} … {_when(dict(last))}", _cell(f"pending ×{item.count:,}"), _cell(""),
+                _cell(first["reason"] or ""), _cell(f"last: {human_message(str(last['message'] or ''))}"),
+            )
+            continue
+        row = dict(item)
+        table.add_row(_when(row), _cell(row["event"]), _cell(_placement(row)), _cell(row["reason"] or ""),
+                      _cell(human_message(str(row["message"] or ""))))
     console.print(table)

@@ -39,6 +39,13 @@ PROBE = """
       || text.includes("Running..."),
     errors: document.querySelectorAll('[data-testid="stAlertContentError"]').length,
     title: document.querySelector("h1") ? document.querySelector("h1").innerText : "",
+    // what the page itself says (the sidebar's pickers and database path left out)
+    mainText: (document.querySelector('[data-testid="stMainBlockContainer"]') || document.body || {}).innerText || "",
+    // Material icons are ligatures (keyboard_arrow_right): words the font draws as a glyph
+    icons: Array.from(document.querySelectorAll('[data-testid="stIconMaterial"]')).map(e => e.innerText),
+    metricPairs: Array.from(document.querySelectorAll('[data-testid="stMetric"]')).map(m => [
+      (m.querySelector('[data-testid="stMetricLabel"]') || {}).innerText || "",
+      (m.querySelector('[data-testid="stMetricValue"]') || {}).innerText || ""]),
   });
 })()
 """

@@ -8,19 +8,19 @@ import streamlit as st
 from dashboards import cache, charts, data, efficiency_charts, finops_charts, ui
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
 
 st.title("Idle GPUs")
 ui.scope_caption(filters, "idle capacity belongs to no team: the team filter does not apply")
 
-metrics = cache.query(db, "headline_metrics", filters)
+metrics = cache.query(db, data.headline_metrics, filters)
 if metrics["capacity_gpu_hours"] == 0:
     st.info("No cost records for these filters. Widen the dates or clear the GPU model filter.",
             icon=":material/filter_alt_off:")
     st.stop()
 
-causes = cache.query(db, "idle_cost_by_cause", filters)
+causes = cache.query(db, data.idle_cost_by_cause, filters)
 by_cause = dict(zip(causes["cause"], causes["gpu_hours"], strict=True))
 a, b, c, d = st.columns(4)
 a.metric("Idle", f"{metrics['idle_pct']:.1%}",
@@ -36,7 +36,11 @@ d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial
          help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
               "ledger, but as wasted.")
 
-over_time = cache.query(db, "idle_by_cause_over_time", filters, bucket)
+idle_only = causes[causes["usage_class"] == "idle"]
+ui.reconciliation([(str(c), float(h)) for c, h in zip(idle_only["cause"], idle_only["gpu_hours"], strict=True)],
+                  "idle", metrics["idle_gpu_hours"], unit="gpu_hours")
+
+over_time = cache.query(db, data.idle_by_cause_over_time, filters, bucket)
 if over_time.empty:
     st.success("No idle GPU-hours in this selection.", icon=":material/check_circle:")
 else:
@@ -45,8 +49,8 @@ else:
         ui.table_with_csv(over_time, f"idle_by_cause_per_{bucket}.csv", key="idle.over_time.csv")
 
 st.subheader("Allocated but idle")
-held_idle = cache.query(db, "allocated_idle", filters)
-efficiency = cache.query(db, "gpu_efficiency", filters)
+held_idle = cache.query(db, data.allocated_idle, filters)
+efficiency = cache.query(db, data.gpu_efficiency, filters)
 e1, e2, e3 = st.columns(3)
 e1.metric("Allocated-idle cost", ui.compact_usd(float(held_idle["allocated_idle_cost"] or 0)),
           help="GPUs held by running workloads whose engines were idle (from each workload's measured "
@@ -68,7 +72,7 @@ with bucket_col:
     heat_bucket = st.segmented_control("Period", ["hour", "day"], key="idle.heatmap.bucket",
                                        default="day" if bucket != "hour" else "hour",
                                        required=True) or "day"
-heatmap = cache.query(db, "idle_heatmap", filters, level, heat_bucket)
+heatmap = cache.query(db, data.idle_heatmap, filters, level, heat_bucket)
 if heatmap.empty:
     st.info("No capacity records for these filters.")
 else:
@@ -84,7 +88,7 @@ else:
                           f"idle_per_{level}_{heat_bucket}.csv", key="idle.heatmap.csv")
 
 st.subheader("Fragmentation")
-fragmentation = cache.query(db, "fragmentation_by_model", filters)
+fragmentation = cache.query(db, data.fragmentation_by_model, filters)
 chart_col, table_col = st.columns([1, 1])
 with chart_col:
     cache.chart(charts.fragmentation_by_model_chart(fragmentation))
@@ -94,33 +98,38 @@ with table_col:
     ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")
 
 st.subheader("Avoidable or sunk")
-payment = cache.query(db, "idle_by_payment", filters)
-pools = cache.query(db, "commitment_pools", filters.run_id)
-pay_col, pool_col = st.columns(2)
-with pay_col:
-    if payment.empty:
-        st.info("No idle GPU-hours in this selection.")
-    else:
-        avoidable = float(payment.loc[payment["kind"] == "avoidable", "effective_cost"].sum())
-        sunk = float(payment.loc[payment["kind"] == "sunk", "effective_cost"].sum())
-        st.caption(f"Idle on nodes paid by the hour could be given back: {ui.compact_usd(avoidable)} "
-                   f"avoidable. Idle on Committed nodes is paid whatever happens: "
-                   f"{ui.compact_usd(sunk)} sunk.")
+payment = cache.query(db, data.idle_by_payment, filters)
+pools = cache.query(db, data.commitment_pools, filters.run_id)
+if payment.empty:
+    st.info("No idle GPU-hours in this selection.")
+else:
+    avoidable = float(payment.loc[payment["kind"] == "avoidable", "effective_cost"].sum())
+    sunk = float(payment.loc[payment["kind"] == "sunk", "effective_cost"].sum())
+    st.caption(f"Idle on nodes paid by the hour could be given back: {ui.compact_usd(avoidable)} "
+               f"avoidable. Idle on Committed nodes is paid whatever happens: "
+               f"{ui.compact_usd(sunk)} sunk.")
+    ui.reconciliation([("Avoidable", avoidable), ("Sunk", sunk)], "idle cost", metrics["idle_cost"])
+    chart_col, table_col = st.columns(2)
+    with chart_col:
         cache.chart(finops_charts.idle_by_payment_chart(payment))
+    with table_col:
         ui.table_with_csv(payment, "idle_avoidable_or_sunk.csv", key="idle.payment.csv")
-with pool_col:
-    if pools.empty:
-        st.info("This run has no Committed nodes.")
-    else:
-        gpu_pools = pools[pools["resource"] == "gpu"]
-        if not gpu_pools.empty:
-            cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
-        st.caption("Committed capacity pooled per SKU, per month: utilization = used ÷ committed; "
-                   "coverage = committed hours used ÷ (those + on-demand hours of the SKU).")
-        ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
+
+st.subheader("Committed capacity")
+if pools.empty:
+    st.info("This run has no Committed nodes.")
+else:
+    # Across the page: sixteen columns do not fit half of it.
+    gpu_pools = pools[pools["resource"] == "gpu"]
+    if not gpu_pools.empty:
+        cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
+    st.caption("Committed capacity pooled per SKU, per month (whole months: the date and phase "
+               "filters do not apply): utilization = used ÷ committed; coverage = committed "
+               "hours used ÷ (those + on-demand hours of the SKU).")
+    ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
 
 st.subheader("Unservable demand")
-unservable = cache.query(db, "unservable_demand", filters)
+unservable = cache.query(db, data.unservable_demand, filters)
 if unservable.empty:
     st.success("Every workload submitted could run on this cluster and its quotas.",
                icon=":material/check_circle:")

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, finops_charts, ui
+from dashboards import cache, charts, data, finops_charts, labels, ui
 from dashboards.ui import compact_usd
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
-metrics = cache.query(db, "headline_metrics", filters)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
+metrics = cache.query(db, data.headline_metrics, filters)
 
 st.title("GPU cost overview")
 ui.scope_caption(filters)
@@ -31,10 +31,10 @@ idle_pct.metric("Idle", f"{metrics['idle_pct']:.1%}",
 idle_cost.metric("Idle cost", compact_usd(metrics["idle_cost"]),
                  help=f"${metrics['idle_cost']:,.2f}: what the idle GPU-hours cost. Idle "
                       "capacity belongs to no team.")
-partial.metric("Partial placement", f"{metrics['partial_placement_gpu_hours']:,.0f} GPU-h",
-               help="GPU-hours held by gangs waiting for their last pods (usage class "
-                    "gang_wait).")
-saving = cache.query(db, "savings", filters)
+partial.metric("Partial placement", ui.compact_number(metrics["partial_placement_gpu_hours"], " GPU-h"),
+               help="GPU-hours held by gangs waiting for their last pods: held, so not idle, "
+                    "but no work done.")
+saving = cache.query(db, data.savings, filters)
 esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
            help=f"(list cost of the capacity paid ${saving['list_cost']:,.0f} − its "
                 f"effective cost ${saving['effective_cost']:,.0f}) ÷ that list cost, idle "
@@ -44,57 +44,55 @@ if filters.tenants:
     st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
                "the whole cluster for these dates and GPU models.")
 
+spend = cache.query(db, data.spend_by_team, filters)
+team_parts = [(str(t), float(c)) for t, c in zip(spend["tenant"], spend["effective_cost"], strict=True)]
+ui.reconciliation(team_parts + ([] if filters.tenants else [(data.IDLE_TENANT, metrics["idle_cost"])]),
+                  "total cost", metrics["total_cost"])
+
 left, right = st.columns(2)
 with left:
-    spend = cache.query(db, "spend_by_team", filters)
     if spend.empty:
         st.info("No team used GPUs in this selection.")
     else:
         cache.chart(charts.spend_by_team_chart(spend))
         with st.expander("Spend by team: table"):
-            cache.table(spend)
-            cache.csv_download(spend, "spend_by_team.csv", key="overview.spend.csv")
+            ui.table_with_csv(spend, "spend_by_team.csv", key="overview.spend.csv")
 with right:
-    idle = cache.query(db, "idle_cost_by_cause", filters)
+    idle = cache.query(db, data.idle_cost_by_cause, filters)
     if idle.empty:
         st.info("No idle or partially placed GPU-hours in this selection.")
     else:
         cache.chart(charts.idle_cost_by_cause_chart(idle))
         with st.expander("Idle cost by cause: table"):
-            cache.table(idle)
-            cache.csv_download(idle, "idle_cost_by_cause.csv", key="overview.idle.csv")
+            ui.table_with_csv(idle, "idle_cost_by_cause.csv", key="overview.idle.csv")
 
 bucket = data.pick_time_bucket(filters, run_range)
-usage = cache.query(db, "usage_class_over_time", filters, bucket)
+usage = cache.query(db, data.usage_class_over_time, filters, bucket)
 if usage.empty:
     st.info("No GPU-hours to plot for this selection.")
 else:
     cache.chart(charts.usage_class_over_time_chart(usage, height=240))
     with st.expander(f"GPU-hours by usage class per {bucket}: table"):
-        cache.table(usage)
-        cache.csv_download(usage, "usage_class_over_time.csv", key="overview.usage.csv")
+        ui.table_with_csv(usage, "usage_class_over_time.csv", key="overview.usage.csv")
 
-costliest = cache.query(db, "costliest_workloads", filters)
+costliest = cache.query(db, data.costliest_workloads, filters)
 if costliest.empty:
     st.info("No workload held GPUs in this selection.")
 else:
     cache.chart(charts.costliest_workloads_chart(costliest, height=260))
-    cache.table(costliest,
-                 column_config={"effective_cost": st.column_config.NumberColumn(format="$%.2f"),
-                                "list_cost": st.column_config.NumberColumn(format="$%.2f")})
-    cache.csv_download(costliest, "costliest_workloads.csv", key="overview.costliest.csv")
+    ui.table_with_csv(costliest, "costliest_workloads.csv", key="overview.costliest.csv")
 
 st.subheader("Partially placed gangs")
-partial_rows = cache.query(db, "partial_placement_workloads", filters)
+partial_rows = cache.query(db, data.partial_placement_workloads, filters)
 if partial_rows.empty:
     st.info("No gang held GPUs while incomplete in this selection.")
 else:
-    cache.table(partial_rows)
-    cache.csv_download(partial_rows, "partial_placement_workloads.csv",
-                       key="overview.partial.csv")
+    ui.reconciliation([(f"{len(partial_rows):,} gangs", float(partial_rows["gang_wait_gpu_hours"].sum()))],
+                      "partial placement", metrics["partial_placement_gpu_hours"], unit="gpu_hours")
+    ui.table_with_csv(partial_rows, "partial_placement_workloads.csv", key="overview.partial.csv")
 
 st.subheader("Cost per training run")
-training = cache.query(db, "training_run_costs", filters)
+training = cache.query(db, data.training_run_costs, filters)
 if training.empty:
     st.info("No training run in this selection.")
 else:
@@ -102,7 +100,11 @@ else:
     with chart_col:
         cache.chart(finops_charts.training_run_costs_chart(training))
     with table_col:
-        st.caption("Training and fine-tune workloads in the selection by outcome: finished, failed "
-                   "(held GPUs and ended without finishing) or unfinished at the end of the run. "
-                   "Each run's cost includes the idle it carries by period and GPU model.")
+        teams_spend = float(spend["effective_cost"].sum()) if not spend.empty else 0.0
+        st.caption("Training and fine-tune workloads that held GPUs in the window, by outcome "
+                   "at the window's end: finished, failed (held GPUs and ended without "
+                   "finishing) or unfinished (still running or waiting). A run's cost is its "
+                   f"usage in the window: {ui.compact_usd(float(training['total_cost'].sum()))} of "
+                   f"the teams' {ui.compact_usd(teams_spend)}; idle stays on the "
+                   f"{labels.PLATFORM_LINE} line.")
         ui.table_with_csv(training, "cost_per_training_run.csv", key="overview.training.csv")

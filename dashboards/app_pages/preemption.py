@@ -8,24 +8,28 @@ from dashboards import cache, data, ui, waiting_charts
 from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
 
 st.title("Preemption")
 ui.scope_caption(filters)
 
-victims = cache.query(db, "preemption_victims", filters)
-summary = data.preemption_summary(victims, cache.query(db, "preemption_loss", filters))
+victims = cache.query(db, data.preemption_victims, filters)
+summary = data.preemption_summary(victims, cache.query(db, data.preemption_loss, filters))
 a, b, c, d = st.columns(4)
 a.metric("Evicted pods", f"{summary['evicted_pods']:,}")
 b.metric("Victim workloads", f"{summary['victim_workloads']:,}",
          help=f"Preempted by {summary['preemptors']:,} workload(s).")
 c.metric("Lost GPU-hours", ui.compact_number(summary["lost_gpu_hours"]),
-         help="Work since each victim's last checkpoint (usage class lost_to_preemption).")
+         help="Work since each victim's last checkpoint, thrown away by its eviction.")
 d.metric("Lost cost", ui.compact_usd(summary["lost_cost"]),
          help=f"${summary['lost_cost']:,.2f}")
 
-over_time = cache.query(db, "preemption_over_time", filters, bucket)
+if not victims.empty:
+    ui.reconciliation([(f"{len(victims):,} workloads", float(victims["lost_cost"].sum()))],
+                      "lost cost", summary["lost_cost"])
+
+over_time = cache.query(db, data.preemption_over_time, filters, bucket)
 if victims.empty and over_time.empty:
     st.success("No workload was preempted in this selection.", icon=":material/check_circle:")
     st.stop()
@@ -41,8 +45,9 @@ with right:
         cache.chart(waiting_charts.preemption_victims_chart(victims))
 
 st.subheader("Victims")
-st.caption("Each preempted workload: pods evicted, by whom, and the GPU-hours of work lost since "
-           "its last checkpoint, with their cost.")
+st.caption("Each workload preempted in the window, or whose lost work lies in it: pods "
+           "evicted in the window, by whom, and the GPU-hours of work lost since its last "
+           "checkpoint inside the window, with their cost.")
 ui.table_with_csv(victims, "preemption_victims.csv", key="preemption.victims.csv")
 if not victims.empty:
     pick = st.selectbox("Open a victim in Workload detail", victims["workload_id"].tolist(),

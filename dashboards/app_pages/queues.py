@@ -8,15 +8,15 @@ import streamlit as st
 from dashboards import cache, data, ui, waiting_charts
 
 db, filters = cache.current()
-run_range = cache.query(db, "run_date_range", filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
 
 st.title("Queues: quota use and borrowing")
 ui.scope_caption(filters, "quotas are per flavor: the GPU model filter does not apply")
 
-queues = cache.query(db, "list_cluster_queues", filters)
+queues = cache.query(db, data.list_cluster_queues, filters)
 if queues.empty:
-    holdings = cache.query(db, "cluster_queue_holdings", filters, bucket)
+    holdings = cache.query(db, data.cluster_queue_holdings, filters, bucket)
     if holdings.empty:
         st.info(
             f"Run `{filters.run_id}` has no Kueue queues: it was replayed without a queues file, "
@@ -44,7 +44,7 @@ with legend_col:
                "· solid line: nominal quota · dashed line: nominal quota + borrowing limit (none "
                "when borrowing is unlimited).")
 chosen = None if flavor == "All flavors" else flavor
-usage = cache.query(db, "queue_usage_over_time", filters, bucket, chosen)
+usage = cache.query(db, data.queue_usage_over_time, filters, bucket, chosen)
 if usage.empty:
     st.info("No queue usage in this selection. Widen the dates or clear the team filter.",
             icon=":material/filter_alt_off:")
@@ -59,16 +59,16 @@ for start in range(0, len(names), 2):
             cache.chart(waiting_charts.queue_usage_chart(one, title=str(name)))
 
 st.subheader("Quota per ClusterQueue and flavor")
-summary = cache.query(db, "queue_usage_summary", filters, chosen)
+summary = cache.query(db, data.queue_usage_summary, filters, chosen)
 ui.table_with_csv(summary, "queue_usage_summary.csv", key="queues.summary.csv",
                   column_config={"nominal_used_pct": st.column_config.NumberColumn(
                       "nominal used", format="percent")})
 with st.expander(f"Quota use per ClusterQueue per {bucket}: table"):
     ui.table_with_csv(usage, f"queue_usage_per_{bucket}.csv", key="queues.usage.csv")
 
-borrowed = cache.query(db, "borrowed_by_team", filters)
+borrowed = cache.query(db, data.borrowed_by_team, filters)
 if not borrowed.empty:
     st.subheader("Borrowed GPU-hours by team")
-    st.caption("GPU-hours admitted on quota borrowed from the cohort (FOCUS records marked "
-               "x_Borrowed), and their cost.")
+    st.caption("GPU-hours admitted on quota borrowed from the cohort (the FOCUS records marked "
+               "as borrowed), and their cost.")
     ui.table_with_csv(borrowed, "borrowed_by_team.csv", key="queues.borrowed.csv")

@@ -13,7 +13,7 @@ from dashboards import cache, charts, data, scenario_charts, ui
 from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
-runs = cache.query(db, "scenario_runs")
+runs = cache.query(db, data.scenario_runs)
 
 st.title("Scenarios ranked")
 
@@ -46,8 +46,8 @@ window = st.radio("Hours compared", data.WINDOWS, horizontal=True, key="scenario
                   format_func=lambda w: {"whole": "whole runs (each until its last pod ends)",
                                          "common": "only the hours every compared run covers"}[w])
 
-ranking = cache.query(db, "scenario_ranking", tuple(chosen), baseline, rank_by, window)
-breakdown = cache.query(db, "scenario_cost_breakdown", tuple(chosen), window)
+ranking = cache.query(db, data.scenario_ranking, tuple(chosen), baseline, rank_by, window)
+breakdown = cache.query(db, data.scenario_cost_breakdown, tuple(chosen), window)
 label, unit, higher = metrics[rank_by]
 
 
@@ -122,7 +122,7 @@ other = st.selectbox("Scenario", others, key=f"scenarios.other.{baseline}", form
 pair = replace(filters, run_id=baseline)
 # Whole runs unless the dates were narrowed on the baseline's own range: runs of one trace under
 # two profiles last different times, and runs of two traces need not overlap at all.
-run_range = cache.query(db, "run_date_range", baseline)
+run_range = cache.query(db, data.run_date_range, baseline)
 if baseline != filters.run_id or run_range is None or (filters.date_from, filters.date_to) == tuple(run_range):
     pair = replace(pair, date_from=None, date_to=None)
 # Run ids, profiles, teams and models are user text: escaped, not read as Markdown.
@@ -131,7 +131,7 @@ models = ", ".join(md(m) for m in pair.gpu_models) if pair.gpu_models else "all 
 dates = "whole runs" if pair.date_from is None else f"{pair.date_from} to {pair.date_to} (UTC) in both runs"
 st.caption(f"Baseline {md(baseline)} ({md(profiles.get(baseline) or '')}) vs {md(other)} ({md(profiles.get(other) or '')}) · "
            f"{dates} · {teams} · {models}")
-compared = cache.query(db, "scenario_compare", pair, other)
+compared = cache.query(db, data.scenario_compare, pair, other)
 
 
 def _change(row: pd.Series) -> str | None:
@@ -153,7 +153,7 @@ for column, (_, row) in zip(st.columns(len(pair_cards)), pair_cards.iterrows(), 
         help=f"{md(other)}: {_shown(row['scenario'], row['unit'])}; {md(baseline)}: {_shown(row['baseline'], row['unit'])}",
     )
 
-by_team = cache.query(db, "scenario_by_team", pair, other)
+by_team = cache.query(db, data.scenario_by_team, pair, other)
 left, right = st.columns(2)
 with left:
     cache.chart(charts.scenario_by_team_chart(by_team, "effective_cost", "Cost per team"))
@@ -169,5 +169,5 @@ cache.table(pair_table.rename(columns={"baseline": baseline, "scenario": other})
 cache.csv_download(compared, "scenario_metrics.csv", key="scenarios.metrics.csv")
 ui.table_with_csv(by_team, "scenario_by_team.csv", key="scenarios.by_team.csv")
 with st.expander("GPU-hours by usage class per run: table"):
-    ui.table_with_csv(cache.query(db, "scenario_usage", pair, other), "scenario_usage.csv",
+    ui.table_with_csv(cache.query(db, data.scenario_usage, pair, other), "scenario_usage.csv",
                       key="scenarios.usage.csv")

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, ui, waiting_charts
+from dashboards import cache, charts, data, ui, waiting_charts
 from dashboards.text import markdown_text as md
+from pipeline.wait_summary import summary_sentence
 
 db, filters = cache.current()
 
@@ -18,13 +19,13 @@ with search_col:
     text = st.text_input("Search workload id", key="workload.search",
                          placeholder="part of an id; empty: the costliest")
 if text:
-    options = cache.query(db, "search_workloads", filters.run_id, text)["workload_id"].tolist()
+    options = cache.query(db, data.search_workloads, filters.run_id, text)["workload_id"].tolist()
 else:
-    options = cache.query(db, "costliest_workloads", filters, 50)["workload_id"].tolist()
+    options = cache.query(db, data.costliest_workloads, filters, 50)["workload_id"].tolist()
 key = f"workload.pick.{filters.run_id}"
 # Opened from a link (/workload?run=R&workload=W, or this page reloaded): show W first.
-opened_from_link = key not in st.session_state and bool(linked) and bool(
-    cache.query(db, "workload_details", filters.run_id, linked))
+opened_from_link = key not in st.session_state and linked is not None and bool(
+    cache.query(db, data.workload_details, filters.run_id, linked))
 if opened_from_link:
     options = [linked, *(o for o in options if o != linked)]
     st.session_state[key] = linked
@@ -38,12 +39,12 @@ with pick_col:
 st.query_params["run"] = filters.run_id
 st.query_params["workload"] = workload_id  # the URL names what is shown: share it
 
-details = cache.query(db, "workload_details", filters.run_id, workload_id)
+details = cache.query(db, data.workload_details, filters.run_id, workload_id)
 if not details:
     st.info(f"{md(repr(workload_id))} is not in run {md(filters.run_id)}.")
     st.stop()
 
-st.caption(f"Run {md(filters.run_id)} · team {md(details.get('tenant'))} · {md(details.get('kind'))} · "
+st.caption(f"Run {md(filters.run_id)} · team {md(str(details.get('tenant')))} · {md(str(details.get('kind')))} · "
            f"queue {md(details.get('cluster_queue') or details.get('queue') or '—')} · priority "
            f"{details.get('priority')}")
 a, b, c, d, e = st.columns(5)
@@ -60,8 +61,11 @@ wasted = float(details.get("gpu_hours_gang_wait") or 0.0) + float(details.get("g
 e.metric("Useful GPU-hours", f"{productive / (productive + wasted):.0%}" if productive + wasted
          else "—", help=f"{productive:,.1f} productive, {wasted:,.1f} gang_wait or lost")
 
-pods = cache.query(db, "workload_pods", filters.run_id, workload_id)
-timeline = cache.query(db, "workload_timeline", filters.run_id, workload_id)
+pods = cache.query(db, data.workload_pods, filters.run_id, workload_id)
+timeline = cache.query(db, data.workload_timeline, filters.run_id, workload_id)
+if not timeline.empty:
+    # The answer first: where its wait went (the same summary as `gpu-finops explain`).
+    st.markdown(f"**{md(summary_sentence(timeline.to_dict('records')))}**")
 # One time axis for both charts, from its submission to its last pod's end.
 times = [*timeline["ts"].dropna(), *pods["start_ts"].dropna(), *pods["end_ts"].dropna()]
 domain = (min(times), max(times)) if times else None

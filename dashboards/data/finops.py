@@ -9,6 +9,8 @@ import duckdb
 import pandas as pd
 
 from dashboards.data.core import (
+    _FOCUS_TENANT,
+    _FOCUS_WHERE,
     _USAGE_WHERE,
     _WORKLOAD_FILTER,
     Filters,
@@ -128,14 +130,26 @@ def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd
     return _df(
         con,
         f"""
-        SELECT w.tenant, count(*) AS workloads,
-               sum(w.pending_demand_gpu_hours) AS pending_demand_gpu_hours,
-               sum(w.pending_demand_list_value) AS pending_demand_list_value,
-               median(w.wait_s) / 3600.0 AS median_wait_h
-        FROM fct_workloads w
-        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.pending_demand_gpu_hours > 0
-        GROUP BY w.tenant
-        ORDER BY pending_demand_list_value DESC, w.tenant
+        WITH waits AS (
+            SELECT w.tenant, w.wait_s, w.pending_demand_gpu_hours, w.pending_demand_list_value,
+                   epoch(w.submit_ts) AS wait_from,
+                   epoch(coalesce(w.first_start_ts, w.end_ts, r.end_ts)) AS wait_to,
+                   epoch(coalesce($ts_from::TIMESTAMP, r.start_ts)) AS window_from,
+                   epoch(coalesce($ts_to::TIMESTAMP, r.end_ts)) AS window_to
+            FROM fct_workloads w JOIN dim_runs r USING (run_id)
+            WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.pending_demand_gpu_hours > 0
+        ),
+        inside AS (
+            SELECT *, greatest(0, least(wait_to, window_to) - greatest(wait_from, window_from))
+                          / nullif(wait_to - wait_from, 0) AS share
+            FROM waits
+        )
+        SELECT tenant, count(*) AS workloads, sum(pending_demand_gpu_hours * share) AS pending_demand_gpu_hours,
+               sum(pending_demand_list_value * share) AS pending_demand_list_value, median(wait_s) / 3600.0 AS median_wait_h
+        FROM inside
+        WHERE share > 0
+        GROUP BY tenant
+        ORDER BY pending_demand_list_value DESC, tenant
         """,
         filters.params(),
     )
@@ -170,22 +184,41 @@ def eviction_losses(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.Data
 
 
 def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """Cost per training run (kinds training and fine-tune) by outcome (finished, failed,
-    unfinished), with the idle each carries under the window rule. Columns: outcome, runs,
-    cost_per_run (mean cost with idle), idle_share_per_run, total_cost."""
-    columns = ["outcome", "runs", "cost_per_run", "idle_share_per_run", "total_cost"]
+    """Cost per training run (kinds training and fine-tune) over the selected window, by its
+    outcome at the window's end: finished by then; failed (held GPUs and ended the run without
+    finishing) when the window reaches the run's end; else unfinished (running or waiting). A run's cost is what its usage cost inside the window (the FOCUS records of its
+    charge periods there); idle capacity stays on the idle line, so the total is a part of the
+    teams' spend on the same page. Columns: outcome, runs, cost_per_run, total_cost."""
+    columns = ["outcome", "runs", "cost_per_run", "total_cost"]
     if "outcome" not in table_columns(con, "fct_workloads"):
         return _empty(columns)
     return _df(
         con,
         f"""
-        SELECT w.outcome, count(*) AS runs, avg(w.cost_with_idle) AS cost_per_run,
-               avg(w.idle_share_cost) AS idle_share_per_run, sum(w.cost_with_idle) AS total_cost
-        FROM fct_workloads w
-        WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER}
-          AND list_contains($kinds::VARCHAR[], w.kind) AND w.outcome <> 'unservable'
-        GROUP BY w.outcome
-        ORDER BY CASE w.outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END
+        WITH cost AS (
+            SELECT r.x_Workload AS workload_id, sum(r.EffectiveCost) AS cost
+            FROM focus_cost_records r
+            WHERE {_FOCUS_WHERE} {_FOCUS_TENANT} AND r.x_Workload IS NOT NULL
+            GROUP BY r.x_Workload
+        ),
+        runs AS (
+            -- finished: by the window's end; failed (held GPUs, never finished): known at the
+            -- end of the run, so only for a window that reaches it
+            SELECT CASE WHEN w.outcome = 'finished'
+                             AND w.end_ts <= coalesce($ts_to::TIMESTAMP, d.end_ts) THEN 'finished'
+                        WHEN w.outcome = 'failed'
+                             AND coalesce($ts_to::TIMESTAMP, d.end_ts) >= d.end_ts THEN 'failed'
+                        ELSE 'unfinished' END AS outcome,
+                   c.cost
+            FROM cost c
+            JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = c.workload_id
+            JOIN dim_runs d ON d.run_id = w.run_id
+            WHERE list_contains($kinds::VARCHAR[], w.kind)
+        )
+        SELECT outcome, count(*) AS runs, avg(cost) AS cost_per_run, sum(cost) AS total_cost
+        FROM runs
+        GROUP BY outcome
+        ORDER BY CASE outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END
         """,
         {**filters.params(), "kinds": list(TRAINING_KINDS)},
     )

@@ -10,7 +10,6 @@ from dashboards.data.core import (
     _FOCUS_WHERE,
     _USAGE_TENANT,
     _USAGE_WHERE,
-    _WORKLOAD_FILTER,
     IDLE_TENANT,
     Filters,
     _df,
@@ -190,16 +189,30 @@ def costliest_workloads(
 
 
 def partial_placement_workloads(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """Workloads that held GPUs while their gang was incomplete, most gang-wait hours first."""
+    """Workloads that held GPUs while their gang was incomplete inside the window (usage class
+    gang_wait in the FOCUS records of its charge periods), most gang-wait GPU-hours first: the
+    rows add up to the page's partial placement figure. gang_wait_gpu_hours and gang_wait_cost
+    are the window's; wait_s and timeouts are the workload's."""
+    gpu = focus_gpu_rows(con)
     return _df(
         con,
         f"""
-        SELECT w.workload_id, w.tenant, w.kind, w.pods, w.min_count, w.gpus_per_pod,
-               w.final_state, w.wait_s, w.timeouts, w.gpu_hours_gang_wait, w.effective_cost
-        FROM fct_workloads w
-        WHERE w.run_id = $run_id AND w.partial_placement
-          AND {_WORKLOAD_FILTER}
-        ORDER BY w.gpu_hours_gang_wait DESC NULLS LAST, w.workload_id
+        WITH held AS (
+            SELECT r.x_Workload AS workload_id,
+                   sum(r.ConsumedQuantity) FILTER (WHERE {gpu}) AS gang_wait_gpu_hours,
+                   sum(r.EffectiveCost) AS gang_wait_cost
+            FROM focus_cost_records r
+            WHERE {_FOCUS_WHERE} {_FOCUS_TENANT} AND r.x_UsageClass = 'gang_wait'
+              AND r.x_Workload IS NOT NULL
+            GROUP BY r.x_Workload
+        )
+        SELECT h.workload_id, w.tenant, w.kind, w.pods, w.min_count, w.gpus_per_pod,
+               w.final_state, w.wait_s, w.timeouts,
+               coalesce(h.gang_wait_gpu_hours, 0) AS gang_wait_gpu_hours, h.gang_wait_cost
+        FROM held h
+        LEFT JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = h.workload_id
+        WHERE coalesce(h.gang_wait_gpu_hours, 0) > 0
+        ORDER BY gang_wait_gpu_hours DESC, h.workload_id
         """,
         filters.params(),
     )

@@ -252,16 +252,18 @@ def preemption_summary(victims: pd.DataFrame, loss: dict[str, float]) -> dict[st
                   .dropna() for name in str(names).split(",") if name.strip()}
     return {
         "evicted_pods": int(victims["evicted_pods"].sum()) if not victims.empty else 0,
-        "victim_workloads": len(victims),
+        "victim_workloads": int((victims["evicted_pods"] > 0).sum()) if not victims.empty else 0,
         "preemptors": len(preemptors),
         **loss,
     }
 
 
 def preemption_victims(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """One row per preempted workload, most lost cost first: workload_id, tenant, kind,
-    priority, evicted_pods, evictions (distinct moments), preempted_by, first_preempted_ts,
-    lost_gpu_hours, lost_cost, final_state."""
+    """One row per workload preempted in the window or whose work lost to a preemption lies in
+    it (an eviction just after the window throws away work done inside it), most lost cost
+    first: the rows add up to the page's lost GPU-hours and cost. Columns: workload_id, tenant,
+    kind, priority, evicted_pods, evictions (distinct moments; both in the window),
+    preempted_by, first_preempted_ts, lost_gpu_hours, lost_cost, final_state."""
     gpu = focus_gpu_rows(con)
     return _df(
         con,
@@ -278,18 +280,22 @@ def preemption_victims(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.D
                    sum(r.ConsumedQuantity) FILTER (WHERE {gpu}) AS lost_gpu_hours,
                    sum(r.EffectiveCost) AS lost_cost
             FROM focus_cost_records r
-            WHERE {_FOCUS_WHERE} AND r.x_UsageClass = 'lost_to_preemption'
-              AND r.x_Workload IN (SELECT workload_id FROM victims)
+            WHERE {_FOCUS_WHERE} {_FOCUS_TENANT} AND r.x_UsageClass = 'lost_to_preemption'
+              AND r.x_Workload IS NOT NULL
             GROUP BY 1
+        ),
+        both_sides AS (
+            SELECT coalesce(v.workload_id, l.workload_id) AS workload_id,
+                   coalesce(v.evicted_pods, 0) AS evicted_pods, coalesce(v.evictions, 0) AS evictions,
+                   v.preempted_by, v.first_preempted_ts,
+                   coalesce(l.lost_gpu_hours, 0) AS lost_gpu_hours, coalesce(l.lost_cost, 0) AS lost_cost
+            FROM victims v FULL OUTER JOIN lost l ON l.workload_id = v.workload_id
         )
-        SELECT v.workload_id, w.tenant, w.kind, w.priority, v.evicted_pods, v.evictions,
-               v.preempted_by, v.first_preempted_ts,
-               coalesce(l.lost_gpu_hours, 0) AS lost_gpu_hours,
-               coalesce(l.lost_cost, 0) AS lost_cost, w.final_state
-        FROM victims v
-        JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = v.workload_id
-        LEFT JOIN lost l ON l.workload_id = v.workload_id
-        ORDER BY lost_cost DESC, v.evicted_pods DESC, v.workload_id
+        SELECT b.workload_id, w.tenant, w.kind, w.priority, b.evicted_pods, b.evictions,
+               b.preempted_by, b.first_preempted_ts, b.lost_gpu_hours, b.lost_cost, w.final_state
+        FROM both_sides b
+        LEFT JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = b.workload_id
+        ORDER BY b.lost_cost DESC, b.evicted_pods DESC, b.workload_id
         """,
         filters.params(),
     )

@@ -20,3 +20,4 @@ from fixture_db import build_fixture_db  # noqa: E402
 def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small mart database (see fixture_db.py); shared, never written after creation."""
     return build_fixture_db(tmp_path_factory.mktemp("marts") / "marts.duckdb")
+

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
 import pytest
 
@@ -201,6 +201,10 @@ def test_finops_metrics(con):
     assert losses.loc["reclaim", "lost_cost_per_eviction"] == 8.0
     runs = data.training_run_costs(con, filters).set_index("outcome")
     assert runs.loc["failed", "runs"] == 2 and runs.loc["finished", "cost_per_run"] == 240.0
+    # a window that ends before the run does: nothing is known to have failed yet, and train-1
+    # (finished at 10:00 on day 1) had not finished by 06:00
+    early = data.Filters("demo-a", phase="steady", phase_window=(datetime(2026, 11, 2), datetime(2026, 11, 2, 6)))
+    assert set(data.training_run_costs(con, early)["outcome"]) == {"unfinished"}
 
 
 # --- Idle GPUs --------------------------------------------------------------------------------

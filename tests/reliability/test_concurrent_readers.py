@@ -54,9 +54,9 @@ def _state_via_console(db: Path) -> tuple:
 
 
 def _state_via_dashboard(db: Path) -> tuple:
-    from dashboards import cache
+    from dashboards import cache, data
 
-    runs = cache.query(cache.DbRef.of(db), "list_runs")
+    runs = cache.query(cache.DbRef.of(db), data.list_runs)
     return (",".join(sorted(runs["run_id"])),)
 
 

@@ -1,0 +1,139 @@
+"""What a person reads in place of the marts' internal names: the platform line, usage classes,
+idle causes, outcomes, reasons, and readable column headers with their units.
+
+Pure functions over pandas frames (no Streamlit): the pages show a frame's values through
+``readable_values`` and its headers through ``header``; CSV downloads keep the marts' names,
+which is what a spreadsheet or a script joins on.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+
+from dashboards.data.core import IDLE_TENANT
+
+PLATFORM_LINE = "Unallocated (idle)"
+"""The idle pseudo-tenant (``__idle__`` in the marts) as the pages name it."""
+
+VALUE_LABELS = {
+    IDLE_TENANT: PLATFORM_LINE,
+    # usage classes
+    "productive": "Productive",
+    "gang_wait": "Partial placement (gang wait)",
+    "lost_to_preemption": "Lost to preemption",
+    "idle": "Idle",
+    # idle causes (the pipeline's registry; a cause it adds later reads through `words`)
+    "no_demand": "No demand",
+    "quota": "Quota",
+    "fragmentation": "Fragmentation",
+    "gang_barrier": "Gang barrier",
+    "shared_device_slack": "Shared-device slack",
+    "scheduling_latency": "Scheduling latency",
+    "gang_wait (partial placement)": "Partial placement (gang wait)",
+    # final states and outcomes
+    "finished": "Finished",
+    "failed": "Failed",
+    "unfinished": "Unfinished",
+    "pending_at_end": "Waiting at the end of the run",
+    "running_at_end": "Running at the end of the run",
+    "rejected": "Rejected",
+    "unservable": "Unservable",
+    "no_attempt_yet": "No attempt yet",
+}
+
+# Columns whose values are names from the marts' vocabulary (shown through VALUE_LABELS).
+LABELLED_COLUMNS = ("tenant", "cause", "usage_class", "idle_reason", "final_state", "outcome",
+                    "latest_reason", "kind_of_idle", "part")
+
+_HEADER_WORDS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "usd": "$", "pct": "%", "id": "ID",
+                 "p95": "p95", "ts": "time", "h": "(h)", "s": "(s)", "sku": "SKU"}
+_HEADERS = {
+    "tenant": "Team", "effective_cost": "Effective cost ($)", "list_cost": "List cost ($)",
+    "gpu_hours": "GPU-hours", "workload_id": "Workload", "wait_s": "Waited",
+    "waited_s": "Waited", "longest_wait_s": "Longest wait", "wait_cost": "Cost of delay ($, not spend)",
+    "wait_gpu_hours": "GPU-hours waited for", "median_wait_h": "Median wait (h)",
+    "charged_cost": "Charged ($)", "usage_cost": "Usage ($)", "idle_share_cost": "Idle share ($)",
+    "share": "Share", "gang_wait_gpu_hours": "Partial placement GPU-hours",
+    "gang_wait_cost": "Partial placement ($)", "min_count": "Quorum (min count)",
+    "gpus_per_pod": "GPUs per pod", "gpus_requested": "GPUs requested",
+    "latest_reason": "Latest reason", "latest_message": "Latest message",
+    "reason_ts": "Latest attempt", "submit_ts": "Submitted", "period_start": "Period",
+    "cost_per_run": "Cost per run ($)", "total_cost": "Total ($)", "runs": "Runs",
+    "final_state": "Final state", "usage_class": "Usage class", "cause": "Cause",
+    "lost_gpu_hours": "GPU-hours lost", "lost_cost": "Lost ($)",
+    "lost_cost_per_eviction": "Lost per eviction ($)", "time_s": "Time since start",
+}
+_SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
+
+
+def words(value: object) -> object:
+    """A mart value as a person reads it: the label of a known name, ``snake_case`` as words."""
+    if not isinstance(value, str):
+        return value
+    if value in VALUE_LABELS:
+        return VALUE_LABELS[value]
+    if value.startswith("idle: "):  # runs_compared's "idle: <cause>"
+        return f"Idle: {str(words(value[6:])).lower()}"
+    if _SNAKE.match(value):
+        text = value.replace("_", " ")
+        return text[0].upper() + text[1:]
+    return value
+
+
+def readable_values(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with the vocabulary columns (team, cause, usage class, state, reason) relabelled."""
+    labelled = [c for c in LABELLED_COLUMNS if c in df.columns]
+    if not labelled:
+        return df
+    return df.assign(**{c: df[c].map(words) for c in labelled})
+
+
+def header(column: str) -> str:
+    """A readable column header with its unit: ``effective_cost`` -> ``Effective cost ($)``,
+    ``idle_quota_gpu_hours`` -> ``Idle quota GPU-hours``."""
+    name = str(column)
+    if name in _HEADERS:
+        return _HEADERS[name]
+    if not _SNAKE.match(name):
+        return name
+    text = name.replace("gpu_hours", "GPU-hours").replace("gpu_h", "GPU-hours")
+    parts = [_HEADER_WORDS.get(part, part) for part in text.split("_")]
+    if parts and parts[-1] == "cost":
+        parts.append("($)")
+    sentence = " ".join(parts)
+    return sentence[0].upper() + sentence[1:]
+
+
+def duration(seconds: float | None) -> str:
+    """A duration as a person reads it: 45 s, 12 min, 3.4 h, 2.1 days; an em dash if unknown."""
+    if seconds is None or seconds != seconds:
+        return "—"
+    value = float(seconds)
+    if abs(value) < 60:
+        return f"{value:,.0f} s"
+    if abs(value) < 3600:
+        return f"{value / 60:,.0f} min"
+    if abs(value) < 48 * 3600:
+        return f"{value / 3600:,.1f} h"
+    return f"{value / 86400:,.1f} days"
+
+
+def _vega_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def vega_label_expr() -> str:
+    """A Vega expression that shows a chart's axis or legend labels in words (the data and the
+    colour scales keep the marts' names): ``gang_wait`` -> ``Partial placement (gang wait)``,
+    ``__idle__`` -> ``Unallocated (idle)``, ``idle: no_demand`` -> ``Idle: no demand``."""
+    names = list(VALUE_LABELS) + [f"idle: {k}" for k in VALUE_LABELS if not k.startswith("_")]
+    expression = "datum.label"
+    for name in reversed(names):
+        expression = (f"datum.label == {_vega_string(name)} ? {_vega_string(str(words(name)))} : "
+                      f"{expression}")
+    return expression
+
+
+LABEL_EXPR = vega_label_expr()

@@ -1,0 +1,52 @@
+"""Every figure the README and docs quote about the demo is the demo's: the marked values
+(``<!-- demo:NAME -->…<!-- /demo -->``) equal what gpu_finops.docs_figures computes from the
+demo's database, and the check fails when one drifts. ``make docs`` regenerates them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from gpu_finops import docs_figures
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+@pytest.fixture(scope="module")
+def facts(demo_db):
+    return docs_figures.read_facts(demo_db)
+
+
+@pytest.mark.slow
+def test_every_marked_figure_is_the_demos(facts):
+    drift = {str(path.relative_to(REPO)): docs_figures.drifted(path.read_text(encoding="utf-8"), facts)
+             for path in DOCS}
+    assert not {k: v for k, v in drift.items() if v}, "run `make docs`"
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert {"story", "explain_commands", "explained_message"} <= {
+        m.group("name") for m in docs_figures.MARKED.finditer(readme)}
+
+
+@pytest.mark.slow
+def test_a_drifted_figure_fails_the_check(facts):
+    text = "p95 <!-- demo:p95_wait_gang -->0.0 h<!-- /demo --> and <!-- demo:story -->old<!-- /demo -->"
+    names = [name for name, _, _ in docs_figures.drifted(text, facts)]
+    assert names == ["p95_wait_gang", "story"]
+    assert docs_figures.drifted(docs_figures.render(text, facts), facts) == []
+
+
+@pytest.mark.slow
+def test_the_explained_job_really_waited_and_its_message_really_occurs(facts, demo_db):
+    assert facts.explained_wait_h > 1
+    con = duckdb.connect(str(demo_db), read_only=True)
+    try:
+        reason, message = facts.explained_message.split(" — ", 1)
+        occurrences = con.execute(
+            "SELECT count(*) FROM fct_workload_timeline WHERE workload_id = $w AND reason = $r "
+            "AND message = $m", {"w": facts.explained, "r": reason, "m": message}).fetchone()
+    finally:
+        con.close()
+    assert occurrences is not None and occurrences[0] > 0
