@@ -15,9 +15,9 @@ STATUS_COLORS = ["#212121", "#c62828", "#1565c0", "#90caf9", "#bdbdbd"]
 def trial_status(trials: pd.DataFrame) -> pd.Series:
     """Each row's label: today, recommended, Pareto front, feasible or misses a target."""
     status = pd.Series("misses a target", index=trials.index)
-    status[trials["feasible"].astype(bool)] = "feasible"
-    status[trials["pareto"].astype(bool)] = "Pareto front"
-    status[trials["recommended"].astype(bool)] = "recommended"
+    status[trials["feasible"].eq(True)] = "feasible"  # eq: a NULL (today's row) is not feasible
+    status[trials["pareto"].eq(True)] = "Pareto front"
+    status[trials["recommended"].eq(True)] = "recommended"
     if "trial" in trials:
         status[trials["trial"].astype(str) == "today"] = "today"
     return status
@@ -43,7 +43,7 @@ def pareto_chart(trials: pd.DataFrame, width: int = DEFAULT_WIDTH, height: int =
                  alt.Tooltip("cost_of_delay:Q", title="cost of delay", format=MONEY),
                  alt.Tooltip("total:Q", title="idle + delay", format=MONEY)],
     )
-    front = alt.Chart(df[df["pareto"].astype(bool)].sort_values("idle_cost")).mark_line(
+    front = alt.Chart(df[df["pareto"].eq(True)].sort_values("idle_cost")).mark_line(
         color="#1565c0", strokeDash=[4, 3]).encode(**encode, order="idle_cost:Q")
     return alt.layer(front, points, title="Quota trials: idle cost against cost of delay").properties(
         width=width, height=height)

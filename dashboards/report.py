@@ -27,7 +27,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import charts, data, finops_charts, scenario_charts
+from dashboards import advice_charts, charts, data, finops_charts, scenario_charts
 from dashboards.errors import DashboardError
 from dashboards.text import markdown_text, printable, printable_value
 
@@ -36,7 +36,7 @@ SECTIONS = (
     "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
     "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
     "cost_of_waiting", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
-    "partial_placement_workloads", "pending_by_reason", "pending_workloads",
+    "partial_placement_workloads", "pending_by_reason", "pending_workloads", "advice_pareto", "advice_teams",
 )
 """Every section's slug: the stem of its CSV and PNG files (`_collect` refuses any other)."""
 
@@ -141,6 +141,25 @@ def _ranking_section(con, baseline: str, rank_by: str) -> _Section:
     )
 
 
+def _advice_sections(con) -> list[_Section]:
+    """The quota advice, when the database is the one `gpu-finops advise quotas` wrote."""
+    trials = data.advice_trials(con)
+    if trials.empty:
+        return []
+    done = trials[trials["idle_cost"].notna()]
+    return [
+        _Section("advice_pareto", "Advice: quota trials and their Pareto front",
+                 "Each trial replays the trace under other Kueue quotas (gpu-finops advise quotas). The Pareto "
+                 "front: trials meeting every target that no other beats on both idle cost (steady window) and "
+                 "cost of delay; recommended: least idle cost plus cost of delay (docs/advice.md).",
+                 trials, lambda _table: advice_charts.pareto_chart(done)),
+        _Section("advice_teams", "Advice: per team, today and recommended",
+                 "Each team's p95 wait, share of GPU-hours and cost of delay under today's manifests and under "
+                 "the recommended ones (recommended.yaml).", data.advice_teams(con),
+                 lambda table: advice_charts.team_comparison_chart(table, "p95_wait_h", "p95 wait (h)")),
+    ]
+
+
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
              rank_by: str = "total_cost") -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
@@ -219,6 +238,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
             _Section("pending_workloads", "Waiting workloads",
                      "Each waiting workload with its latest pending reason.", pending),
         ]
+        sections += _advice_sections(con)
     finally:
         con.close()
     for section in sections:  # once, for every format and chart: no control character survives

@@ -147,6 +147,7 @@ def _pages_by_section() -> dict[str, list]:
             page("teams.py", "Teams", "groups", "teams"),
             page("idle.py", "Idle GPUs", "hourglass_empty", "idle"),
             page("scenarios.py", "Scenarios", "compare_arrows", "scenarios"),
+            page("advice.py", "Advice", "tips_and_updates", "advice"),
         ],
         "Scheduling": [
             page("queues.py", "Queues", "view_list", "queues"),

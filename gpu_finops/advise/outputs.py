@@ -175,6 +175,10 @@ def _database(advice: Advice, inputs: Inputs, trials: pl.DataFrame, teams: pl.Da
             "trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay", "total", "shortfall")
         team_table = teams  # noqa: F841
         con.execute("CREATE OR REPLACE TABLE advice_trials AS SELECT * FROM trial_table")
+        today = advice.today  # the current manifests, as a row of their own
+        con.execute("INSERT INTO advice_trials (trial, state, feasible, pareto, recommended, idle_cost, cost_of_delay, "
+                    "total, shortfall) VALUES ('today', 'TODAY', NULL, false, false, ?, ?, ?, NULL)",
+                    [today.idle_cost, today.cost_of_delay, today.total])
         con.execute("CREATE OR REPLACE TABLE advice_teams AS SELECT * FROM team_table")
         con.execute("CREATE OR REPLACE TABLE advice_runs AS SELECT * FROM (VALUES (?, 'today'), (?, 'recommended')) "
                     "t(run_id, setting)", ["advise-today", f"advise-{chosen.name}"])

@@ -18,10 +18,9 @@ import yaml
 from gpu_finops.advise.figures import RunFigures, run_figures
 from gpu_finops.cli import main
 from scheduler.admission.manifests import read_queue_config
-from tests.advise.cases import advise_args, non_overlapping_case, unused_quota_case
+from tests.advise.cases import TRIALS, advise_args, non_overlapping_case
 
 pytestmark = pytest.mark.slow
-TRIALS = ("--trials", "4", "--batch", "2", "--seed", "7")
 
 
 def _gpu_quotas(path: Path) -> dict[str, tuple[int, int | None]]:
@@ -33,14 +32,6 @@ def _gpu_quotas(path: Path) -> dict[str, tuple[int, int | None]]:
         limit = quota.borrowing_limit_milli
         quotas[name] = (quota.nominal_milli // 1000, None if limit is None else limit // 1000)
     return quotas
-
-
-@pytest.fixture(scope="module")
-def unused(tmp_path_factory) -> tuple[dict[str, Path], Path]:
-    folder = tmp_path_factory.mktemp("unused")
-    files = unused_quota_case(folder)
-    assert main(advise_args(files, folder / "out", *TRIALS, "--workers", "2")) == 0
-    return files, folder / "out"
 
 
 def test_a_quota_nobody_uses_goes_to_the_team_that_waits(unused):
