@@ -37,6 +37,7 @@ SECTIONS = (
     "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
     "cost_of_waiting", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
     "partial_placement_workloads", "pending_by_reason", "pending_workloads", "advice_pareto", "advice_teams",
+    "budget_burn", "budget_anomalies",
 )
 """Every section's slug: the stem of its CSV and PNG files (`_collect` refuses any other)."""
 
@@ -160,8 +161,45 @@ def _advice_sections(con) -> list[_Section]:
     ]
 
 
+def budget_sections(con, run_id: str, budgets: Path, as_of: date) -> list[_Section]:
+    """Budgets and burn of every budgeted team and cost centre, and the anomalous team-days."""
+    from dashboards import budgets as budget_rules
+
+    daily = data.daily_team_spend(con, run_id)
+    burned = budget_rules.burn(daily, budget_rules.read_budgets(budgets), as_of)
+    over, trending = budget_rules.teams_to_name(burned)
+    named = "; ".join(part for part in (f"over budget: {', '.join(over)}" if over else "",
+                                        f"trending over: {', '.join(trending)}" if trending else "") if part)
+    return [
+        _Section("budget_burn", "Budgets and burn",
+                 f"Spend to {as_of} (what each team is charged, its idle share included) against its monthly "
+                 "budget, and a forecast to the end of the month with a 95% interval (mean daily spend so far; "
+                 f"docs/reports.md). {named or 'Every team is within budget.'}",
+                 burned, finops_charts.budget_burn_chart),
+        _Section("budget_anomalies", "Anomalous days",
+                 "Days whose spend or idle share is far from the team's usual day (modified z-score above "
+                 f"{budget_rules.Z_THRESHOLD}).", budget_rules.anomalies(daily)),
+    ]
+
+
+def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | None) -> tuple[list[str], list[str]]:
+    """(over budget, trending over) for a scheduled report's outcome line: the report's run
+    (default: the first), to ``as_of`` (default: the run's last day)."""
+    from dashboards import budgets as budget_rules
+
+    con = data.connect_read_only(data.require_db(db))
+    try:
+        run_id = run_id or str(data.list_runs(con)["run_id"].iloc[0])
+        run_range = data.run_date_range(con, run_id)
+        day = as_of or (run_range[1] if run_range else date.today())
+        burned = budget_rules.burn(data.daily_team_spend(con, run_id), budget_rules.read_budgets(budgets), day)
+    finally:
+        con.close()
+    return budget_rules.teams_to_name(burned)
+
+
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
-             rank_by: str = "total_cost") -> tuple[dict[str, float], list[_Section], str]:
+             rank_by: str = "total_cost", budgets: Path | None = None) -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -239,6 +277,8 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "Each waiting workload with its latest pending reason.", pending),
         ]
         sections += _advice_sections(con)
+        if budgets is not None:
+            sections += budget_sections(con, filters.run_id, budgets, filters.date_to or date.today())
     finally:
         con.close()
     for section in sections:  # once, for every format and chart: no control character survives
@@ -387,6 +427,7 @@ def write_report(
     baseline: str | None = None,
     rank_by: str = "total_cost",
     phase: str | None = data.DEFAULT_PHASE,
+    budgets: Path | None = None,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
@@ -398,7 +439,8 @@ def write_report(
     ``team``: one team's report (its spend, workloads and waits; idle capacity is the
     cluster's and stays in the headline); None for all teams. ``phase``: the run phase
     (steady by default, warmup, drain; None for the whole run), intersected with the dates; a
-    database built before run phases has none and gets the whole run.
+    database built before run phases has none and gets the whole run. ``budgets``: a budgets
+    file (`dashboards.budgets`): sections budget_burn and budget_anomalies, to the window's end.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -435,7 +477,7 @@ def write_report(
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
     if phase is not None and windows:
         filters = replace(filters, phase=phase, phase_window=data.phase_window(windows, phase))
-    metrics, sections, scope = _collect(db, filters, baseline, rank_by)
+    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     # Render everything first, in memory: a failure here leaves nothing on disk.

@@ -154,6 +154,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         rank_by=args.rank_by,
         phase=None if args.phase == "all" else args.phase,
+        budgets=Path(args.budgets) if args.budgets else None,
     )
     for path in paths:
         print(_shown(path))
@@ -201,7 +202,8 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
     from dashboards.serve import serve
 
     serve(Path(args.db), port=args.port, host=args.host, block=True,
-          allowed_hosts=tuple(args.allow_host or ()), limits=_sql_limits(args, "sql_"))
+          allowed_hosts=tuple(args.allow_host or ()), limits=_sql_limits(args, "sql_"),
+          budgets=Path(args.budgets) if args.budgets else None)
     return 0
 
 
@@ -442,6 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--phase", default="steady", choices=("steady", "warmup", "drain", "all"),
                    help="run phase (x_Phase) to report on: the steady window by default, all for "
                         "the whole run")
+    p.add_argument("--budgets", metavar="P", help="budgets per team / cost centre per month (CSV or TOML): "
+                   "spend to date, forecast, anomalous days (docs/reports.md)")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
@@ -489,6 +493,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="disk its queries may spill to (default 4GB)")
     p.add_argument("--sql-timeout", dest="sql_timeout", metavar="SECONDS",
                    help="statement timeout of the SQL page (default 60)")
+    p.add_argument("--budgets", metavar="P", help="budgets per team / cost centre per month (CSV or TOML) for "
+                   "the Budgets page")
 
     p = add("demo", _cmd_demo, "generate → replay → build → report → dashboard on bundled defaults")
     p.add_argument("--out", default="demo-out")
