@@ -154,3 +154,27 @@ def training_run_costs_chart(
         )
     )
     return sized(chart, width, height)
+
+
+STATUS_COLORS = {"within": "#2e7d32", "trending over": "#ef6c00", "over": "#c62828"}
+
+
+def budget_burn_chart(burned: pd.DataFrame, width: int = DEFAULT_WIDTH) -> alt.TopLevelMixin:
+    """Per budget (team or cost centre, month): spend to date as a bar coloured by status, the
+    forecast's 95% interval as a rule with the forecast a tick, the budget a black tick.
+    ``burned``: `dashboards.budgets.burn`."""
+    df = burned.assign(label=burned["name"] + " " + burned["month"])
+    y = alt.Y("label:N", title=None, sort=None)
+    tooltip = [alt.Tooltip("label:N", title="budget"), alt.Tooltip("status:N"),
+               alt.Tooltip("spend_to_date:Q", title="spend to date", format=MONEY),
+               alt.Tooltip("forecast:Q", format=MONEY), alt.Tooltip("budget_usd:Q", title="budget", format=MONEY)]
+    base = alt.Chart(df)
+    bars = base.mark_bar(opacity=0.8).encode(
+        y=y, x=alt.X("spend_to_date:Q", title="USD", axis=alt.Axis(format="$,.0f")),
+        color=alt.Color("status:N", scale=_scale(STATUS_COLORS), legend=alt.Legend(orient="bottom", title=None)),
+        tooltip=tooltip)
+    interval = base.mark_rule(color="#424242").encode(y=y, x="forecast_low:Q", x2="forecast_high:Q", tooltip=tooltip)
+    forecast = base.mark_tick(color="#424242", thickness=2).encode(y=y, x="forecast:Q", tooltip=tooltip)
+    budget = base.mark_tick(color="#000000", thickness=3, size=22).encode(y=y, x="budget_usd:Q", tooltip=tooltip)
+    return alt.layer(bars, interval, forecast, budget, title="Spend to date, forecast (interval) and budget (black)") \
+        .properties(width=width, height=max(80, 30 * len(df)))

@@ -24,7 +24,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import charts, data, finops_charts, scenario_charts
+from dashboards import advice_charts, charts, data, finops_charts, scenario_charts
 from dashboards.errors import DashboardError
 from dashboards.text import markdown_text, printable, printable_value
 from scheduler.eventlog.files import NotOurs
@@ -35,7 +35,8 @@ SECTIONS = (
     "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
     "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
     "pending_demand", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
-    "partial_placement_workloads", "pending_by_reason", "pending_workloads",
+    "partial_placement_workloads", "pending_by_reason", "pending_workloads", "advice_pareto", "advice_teams",
+    "budget_burn", "budget_anomalies",
 )
 """Every section's slug: the stem of its CSV and PNG files (`_collect` refuses any other)."""
 
@@ -126,8 +127,64 @@ def _ranking_section(con, baseline: str, rank_by: str) -> _Section:
     )
 
 
+def _advice_sections(con) -> list[_Section]:
+    """The quota advice, when the database is the one `gpu-finops advise quotas` wrote."""
+    trials = data.advice_trials(con)
+    if trials.empty:
+        return []
+    done = trials[trials["idle_cost"].notna()]
+    return [
+        _Section("advice_pareto", "Advice: quota trials and their Pareto front",
+                 "Each trial replays the trace under other Kueue quotas (gpu-finops advise quotas). The Pareto "
+                 "front: trials meeting every target that no other beats on both idle cost (steady window) and "
+                 "cost of delay; recommended: least idle cost plus cost of delay (docs/advice.md).",
+                 trials, lambda _table: advice_charts.pareto_chart(done)),
+        _Section("advice_teams", "Advice: per team, today and recommended",
+                 "Each team's p95 wait, share of GPU-hours and cost of delay under today's manifests and under "
+                 "the recommended ones (recommended.yaml).", data.advice_teams(con),
+                 lambda table: advice_charts.team_comparison_chart(table, "p95_wait_h", "p95 wait (h)")),
+    ]
+
+
+def budget_sections(con, run_id: str, budgets: Path, as_of: date) -> list[_Section]:
+    """Budgets and burn of every budgeted team and cost centre, and the anomalous team-days."""
+    from dashboards import budgets as budget_rules
+
+    daily = data.daily_team_spend(con, run_id)
+    burned = budget_rules.burn(daily, budget_rules.read_budgets(budgets), as_of)
+    over, trending = budget_rules.teams_to_name(burned)
+    named = "; ".join(part for part in (f"over budget: {', '.join(over)}" if over else "",
+                                        f"trending over: {', '.join(trending)}" if trending else "") if part)
+    return [
+        _Section("budget_burn", "Budgets and burn",
+                 f"Spend to {as_of} (what each team is charged, its idle share included) against its monthly "
+                 "budget, and a forecast to the end of the month with a 95% interval (mean daily spend so far; "
+                 f"docs/reports.md). {named or 'Every team is within budget.'}",
+                 burned, finops_charts.budget_burn_chart),
+        _Section("budget_anomalies", "Anomalous days",
+                 "Days whose spend or idle share is far from the team's usual day (modified z-score above "
+                 f"{budget_rules.Z_THRESHOLD}).", budget_rules.anomalies(daily)),
+    ]
+
+
+def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | None) -> tuple[list[str], list[str]]:
+    """(over budget, trending over) for a scheduled report's outcome line: the report's run
+    (default: the first), to ``as_of`` (default: the run's last day)."""
+    from dashboards import budgets as budget_rules
+
+    con = data.connect_read_only(data.require_db(db))
+    try:
+        run_id = run_id or str(data.list_runs(con)["run_id"].iloc[0])
+        run_range = data.run_date_range(con, run_id)
+        day = as_of or (run_range[1] if run_range else date.today())
+        burned = budget_rules.burn(data.daily_team_spend(con, run_id), budget_rules.read_budgets(budgets), day)
+    finally:
+        con.close()
+    return budget_rules.teams_to_name(burned)
+
+
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
-             rank_by: str = "total_cost") -> tuple[dict[str, float], list[_Section], str]:
+             rank_by: str = "total_cost", budgets: Path | None = None) -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -207,6 +264,9 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
             _Section("pending_workloads", "Waiting workloads",
                      "Each waiting workload with its latest pending reason.", pending),
         ]
+        sections += _advice_sections(con)
+        if budgets is not None:
+            sections += budget_sections(con, filters.run_id, budgets, filters.date_to or date.today())
     finally:
         con.close()
     for section in sections:  # once, for every format and chart: no control character survives
@@ -365,6 +425,7 @@ def write_report(
     baseline: str | None = None,
     rank_by: str = "total_cost",
     phase: str | None = data.DEFAULT_PHASE,
+    budgets: Path | None = None,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
@@ -376,7 +437,8 @@ def write_report(
     ``team``: one team's report (its spend, workloads and waits; idle capacity is the
     cluster's and stays in the headline); None for all teams. ``phase``: the run phase
     (steady by default, warmup, drain; None for the whole run), intersected with the dates; a
-    database built before run phases has none and gets the whole run.
+    database built before run phases has none and gets the whole run. ``budgets``: a budgets
+    file (`dashboards.budgets`): sections budget_burn and budget_anomalies, to the window's end.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -413,7 +475,7 @@ def write_report(
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
     if phase is not None and windows:
         filters = replace(filters, phase=phase, phase_window=data.phase_window(windows, phase))
-    metrics, sections, scope = _collect(db, filters, baseline, rank_by)
+    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     # Render everything first, in memory: a failure here leaves nothing on disk.

@@ -40,14 +40,14 @@ from typing import Any
 from croniter import croniter
 
 from dashboards.errors import DashboardError
-from dashboards.report import FORMATS, report_file_names, write_report
+from dashboards.report import FORMATS, budget_status, report_file_names, write_report
 from scheduler.eventlog.files import FILES_MANIFEST, replace_folder
 from scheduler.eventlog.writes import output_lock, write_file
 
 PERIODS = ("day", "week", "month", "run")
 DEFAULT_FORMATS = ("html", "md", "csv")
 STATE_VERSION = 1
-_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats"}
+_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats", "budgets"}
 _PLACEHOLDERS = ("name", "from", "to", "fire")
 
 
@@ -64,6 +64,7 @@ class ScheduledReport:
     run_id: str | None
     formats: tuple[str, ...]
     base: Path  # the reports file's folder: relative output folders land under it
+    budgets: Path | None = None  # a budgets file: burn sections, and the teams over budget named
 
 
 @dataclass(frozen=True)
@@ -146,10 +147,13 @@ def _report(path: Path, index: int, entry: dict[str, Any]) -> ScheduledReport:
                              f"{', '.join('{' + p + '}' for p in _PLACEHOLDERS)} ({exc})") from None
     base = path.resolve().parent
     db = Path(text("db") or "").expanduser()
+    budgets = text("budgets", required=False)
+    budget_path = Path(budgets).expanduser() if budgets else None
     return ScheduledReport(
         name=name, cron=cron, db=db if db.is_absolute() else base / db, out=out, period=period,
         team=text("team", required=False), run_id=text("run_id", required=False),
         formats=tuple(formats), base=base,
+        budgets=None if budget_path is None else budget_path if budget_path.is_absolute() else base / budget_path,
     )
 
 
@@ -259,7 +263,7 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
         _check_replaceable(target)
         # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
-                     run_id=report.run_id, team=report.team, phase=None)
+                     run_id=report.run_id, team=report.team, phase=None, budgets=report.budgets)
         with output_lock(target):
             _check_replaceable(target)  # again: files may have been put there meanwhile
             replace_folder(staging, target)  # a rerun after a lost state: the old folder or the new
@@ -267,6 +271,15 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(target.parent.iterdir()):
             target.parent.rmdir()  # a failed first report leaves no empty folder behind
+
+
+def _budget_note(report: ScheduledReport, window: tuple[date | None, date | None]) -> str:
+    """"; over budget: a, b; trending over: c" for the outcome line (empty without budgets)."""
+    if report.budgets is None:
+        return ""
+    over, trending = budget_status(report.db, report.run_id, report.budgets, window[1])
+    parts = [f"over budget: {', '.join(over)}" if over else "", f"trending over: {', '.join(trending)}" if trending else ""]
+    return "".join(f"; {p}" for p in parts if p) or "; every budget on track"
 
 
 def _check_replaceable(target: Path) -> None:
@@ -327,5 +340,5 @@ def run_due(config: Path, state_path: Path | None = None, now: datetime | None =
             # Recorded after each report, so a crash later in the loop loses nothing.
             _write_atomically(state_path, json.dumps(state, indent=2, sort_keys=True) + "\n")
             outcomes.append(Outcome(report.name, fire_time, "written",
-                                    f"{folder} (due {fire_time:%Y-%m-%d %H:%M} UTC)"))
+                                    f"{folder} (due {fire_time:%Y-%m-%d %H:%M} UTC){_budget_note(report, window)}"))
     return outcomes

@@ -67,11 +67,13 @@ def serve(
     block: bool = True,
     allowed_hosts: tuple[str, ...] = (),
     limits: SqlLimits | None = None,
+    budgets: Path | None = None,
 ) -> subprocess.Popen | None:
     """Serve the dashboard on ``host:port`` over ``db``.
 
     ``allowed_hosts``: further names browsers may reach it by (see `dashboards.guard`);
-    ``limits``: memory, temp space and timeout of its queries (default: the environment's).
+    ``limits``: memory, temp space and timeout of its queries (default: the environment's);
+    ``budgets``: a budgets file for the Budgets page (`dashboards.budgets`).
     With ``block`` (the CLI), wait until the server exits (Ctrl-C stops it) and return None;
     otherwise return the running process: the caller must terminate it.
     """
@@ -86,6 +88,11 @@ def serve(
     env = dict(os.environ)
     env[data.DB_ENV_VAR] = str(db)
     env[ALLOWED_HOSTS_ENV] = allowed.to_json()
+    if budgets is not None:
+        from dashboards.budgets import BUDGETS_ENV_VAR, read_budgets
+
+        read_budgets(Path(budgets))  # a bad file fails here, with its row and field
+        env[BUDGETS_ENV_VAR] = str(Path(budgets).resolve())
     env.update((limits or SqlLimits.from_env()).environment())
     # The app imports `dashboards.*`; make the repository importable even when not installed.
     env["PYTHONPATH"] = os.pathsep.join(

@@ -145,8 +145,10 @@ def _pages_by_section() -> dict[str, list]:
         "Cost": [
             page("overview.py", "Overview", "payments", "", default=True),
             page("teams.py", "Teams", "groups", "teams"),
+            page("budgets.py", "Budgets", "account_balance_wallet", "budgets"),
             page("idle.py", "Idle GPUs", "hourglass_empty", "idle"),
             page("scenarios.py", "Scenarios", "compare_arrows", "scenarios"),
+            page("advice.py", "Advice", "tips_and_updates", "advice"),
         ],
         "Scheduling": [
             page("queues.py", "Queues", "view_list", "queues"),

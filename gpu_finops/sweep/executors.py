@@ -91,6 +91,8 @@ class LocalExecutor:
                                if sentinel not in answers}
                 for ready in multiprocessing.connection.wait([*running, *connections]):
                     if ready in connections:  # the answer comes before the process exits
+                        if connections[ready] not in running:  # its exit, earlier in this list, read it
+                            continue
                         try:
                             answers[connections[ready]] = ready.recv()
                         except EOFError:

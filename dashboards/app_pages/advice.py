@@ -1,0 +1,46 @@
+"""Advice: the quota study of `gpu-finops advise quotas` (its Pareto front, every trial) and,
+per team, the recommended point beside today's manifests."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboards import advice_charts, cache, data, ui
+
+db, filters = cache.current()
+trials = cache.query(db, "advice_trials")
+
+st.title("Advice: Kueue quotas")
+if trials.empty:
+    st.info("This database holds no quota advice. Run `gpu-finops advise quotas --trace T --cluster C "
+            "--queues Q --out DIR`, then `gpu-finops dashboard --db DIR/gpu-finops.duckdb` (docs/advice.md).",
+            icon=":material/tips_and_updates:")
+    st.stop()
+
+done = trials[trials["idle_cost"].notna()]
+chosen = done[done["recommended"].eq(True)]
+today = done[done["trial"] == "today"]
+if not chosen.empty and not today.empty:
+    c, t = chosen.iloc[0], today.iloc[0]
+    left, middle, right = st.columns(3)
+    left.metric("Recommended trial", str(c["trial"]))
+    middle.metric("Idle cost (steady window)", ui.compact_usd(c["idle_cost"]),
+                  delta=ui.compact_usd(c["idle_cost"] - t["idle_cost"]), delta_color="inverse")
+    right.metric("Cost of delay", ui.compact_usd(c["cost_of_delay"]),
+                 delta=ui.compact_usd(c["cost_of_delay"] - t["cost_of_delay"]), delta_color="inverse")
+st.caption("Each trial is a replay of the trace under other quotas. The Pareto front: trials that meet every "
+           "target and that no other such trial beats on both idle cost and cost of delay; the recommendation "
+           "is the one of least idle cost plus cost of delay. Apply recommended.yaml with kubectl after "
+           "checking it (docs/advice.md).")
+cache.chart(advice_charts.pareto_chart(done))
+
+teams = cache.query(db, "advice_teams")
+if not teams.empty:
+    st.subheader("Per team: today and recommended")
+    labels = dict(data.TEAM_METRICS)
+    metric = st.selectbox("Figure", list(labels), key="advice.metric", format_func=lambda m: labels[m])
+    cache.chart(advice_charts.team_comparison_chart(teams, metric, labels[metric]))
+    ui.table_with_csv(teams, "advice_teams.csv", key="advice.teams.csv")
+
+st.subheader("Every trial")
+ui.table_with_csv(trials, "advice_trials.csv", key="advice.trials.csv")

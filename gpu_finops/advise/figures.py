@@ -1,0 +1,122 @@
+"""A replay's figures, read from the marts: what ``advise quotas`` minimises and constrains.
+
+One function, `run_figures`, so that a change to how the marts define a cost (the cost of
+delay, say) is followed here by changing one query. The figures are rounded (cents, hundredths
+of a GPU-hour, seconds) before they reach the optimizer: DuckDB sums doubles in parallel, in no
+fixed order, and a last-bit difference would send a seeded sampler down another path.
+
+- ``idle_cost``: the effective cost of idle GPU-hours in the steady window (`fct_usage_hourly`,
+  ``usage_class = 'idle'``, ``phase = 'steady'``): warm-up and drain idle belong to the trace's
+  edges, not to the quotas.
+- ``cost_of_delay``: what the GPU-hours that workloads asked for while they waited would cost at
+  list price (`fct_workloads.wait_cost`, the saved query ``cost_of_waiting``), unservable
+  unservable workloads included (`fct_unservable_demand`: their GPU-hours waited plus those
+  they asked for; quotas that can never admit a workload must not look cheaper for it).
+- per team (`fct_workloads.tenant`): workloads, p95 and median wait (hours, as the saved query
+  ``wait_times_by_team``, rejected workloads left out, an unservable one waiting to the end of
+  the run), the team's GPU-hours and their share of all teams' GPU-hours, its cost of delay,
+  workloads still pending at the end and unservable ones. The cost of delay is the sum of the
+  teams'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class TeamFigures:
+    team: str
+    workloads: int
+    p95_wait_h: float
+    median_wait_h: float
+    gpu_hours: float
+    gpu_hour_share: float
+    cost_of_delay: float
+    still_pending: int
+    unservable: int = 0  # workloads these quotas can never admit
+
+
+@dataclass(frozen=True)
+class RunFigures:
+    run_id: str
+    idle_cost: float
+    cost_of_delay: float
+    teams: tuple[TeamFigures, ...] = field(default_factory=tuple)
+
+    @property
+    def total(self) -> float:
+        """What the default recommendation minimises: idle cost plus cost of delay."""
+        return round(self.idle_cost + self.cost_of_delay, 2)
+
+    def team(self, name: str) -> TeamFigures | None:
+        return next((t for t in self.teams if t.team == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "idle_cost": self.idle_cost, "cost_of_delay": self.cost_of_delay,
+                "total": self.total, "teams": [asdict(t) for t in self.teams]}
+
+    @classmethod
+    def from_dict(cls, value: dict[str, Any]) -> RunFigures:
+        return cls(value["run_id"], value["idle_cost"], value["cost_of_delay"],
+                   tuple(TeamFigures(**t) for t in value["teams"]))
+
+
+_IDLE = """
+SELECT coalesce(sum(effective_cost), 0) FROM fct_usage_hourly
+WHERE run_id = ? AND usage_class = 'idle' AND phase = 'steady'
+"""
+# Every workload's wait (hours) and what it cost. An unservable workload (one these quotas can
+# never admit) waited from its submission to the end of the run and never ran: its GPU-hours
+# waited plus the GPU-hours it asked for (bought elsewhere, or not done), at the list price of
+# the cheapest GPU model it accepts. Leaving it out would reward quotas that make work
+# impossible; the run of such quotas also ends sooner, so its wait alone would undercount it.
+_WAITS = """
+WITH unservable AS (
+    SELECT u.run_id, u.workload_id, u.waited_gpu_hours, u.asked_gpu_hours,
+           u.waited_gpu_hours / nullif(u.demand_gpus, 0) AS waited_h,
+           (SELECT min(p.list_unit_price) FROM stg_prices p
+            WHERE p.run_id = u.run_id AND p.resource = 'gpu'
+              AND list_contains(string_split(u.gpu_model, '|'), p.gpu_model)) AS price
+    FROM fct_unservable_demand u WHERE u.run_id = ?
+)
+SELECT w.tenant AS team, w.final_state,
+       coalesce(w.wait_s / 3600, u.waited_h, 0) AS wait_h,
+       w.gpu_hours_productive + w.gpu_hours_gang_wait + w.gpu_hours_lost AS gpu_hours,
+       CASE WHEN w.outcome = 'unservable' THEN coalesce((u.waited_gpu_hours + u.asked_gpu_hours) * u.price, 0)
+            ELSE w.wait_cost END AS delay_cost,
+       w.outcome = 'unservable' AS unservable
+FROM fct_workloads w LEFT JOIN unservable u USING (run_id, workload_id)
+WHERE w.run_id = ? AND w.final_state <> 'rejected'
+"""
+_TEAMS = f"""
+WITH waits AS ({_WAITS}), per_team AS (
+    SELECT team, count(*) AS workloads,
+           coalesce(quantile_cont(wait_h, 0.95), 0) AS p95_wait_h,
+           coalesce(median(wait_h), 0) AS median_wait_h,
+           sum(gpu_hours) AS gpu_hours, sum(delay_cost) AS cost_of_delay,
+           count(*) FILTER (WHERE final_state = 'pending_at_end') AS still_pending,
+           count(*) FILTER (WHERE unservable) AS unservable
+    FROM waits GROUP BY team
+)
+SELECT team, workloads, p95_wait_h, median_wait_h, gpu_hours,
+       coalesce(gpu_hours / nullif(sum(gpu_hours) OVER (), 0), 0) AS gpu_hour_share,
+       coalesce(cost_of_delay, 0), still_pending, unservable
+FROM per_team ORDER BY team
+"""
+
+
+def run_figures(db: Path, run_id: str) -> RunFigures:
+    """The figures of one built run (see the module docstring)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        idle = con.execute(_IDLE, [run_id]).fetchone()
+        rows = con.execute(_TEAMS, [run_id, run_id]).fetchall()
+    teams = tuple(TeamFigures(str(team), int(n), round(float(p95), 4), round(float(median), 4), round(float(hours), 2),
+                              round(float(share), 4), round(float(cost), 2), int(pending), int(unservable))
+                  for team, n, p95, median, hours, share, cost, pending, unservable in rows)
+    return RunFigures(run_id, round(float(idle[0] if idle else 0.0), 2), round(sum(t.cost_of_delay for t in teams), 2),
+                      teams)

@@ -1,0 +1,208 @@
+"""What ``advise quotas`` writes, once every trial is told (files swapped into DIR one by one)::
+
+    DIR/recommended.yaml   the recommended point's Kueue manifests (``replay --queues`` reads them)
+    DIR/recommended.diff   a unified diff of them against the current manifests
+    DIR/trials.csv         every trial: state, figures, feasibility, parameters and settings
+    DIR/pareto.csv         the Pareto front (feasible trials no other feasible trial dominates)
+    DIR/teams.csv          per team: today's figures beside the recommended point's
+    DIR/pareto.png/.html   the Pareto front chart (Altair, rendered by vl-convert)
+    DIR/advice.json        the recommendation: trial, figures, today's figures, files
+    DIR/gpu-finops.duckdb  today's run and the recommended run built, with tables
+                           advice_trials and advice_teams (dashboard page Advice)
+
+Pareto and recommendation: among the trials that finished and meet every target, those no
+other such trial beats on both idle cost and cost of delay; the recommendation is the one of
+least idle cost plus cost of delay (the earlier trial on a tie). When no trial meets every
+target, the least total shortfall wins and the command says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+
+from gpu_finops.advise.figures import RunFigures
+from gpu_finops.advise.space import SearchSpace
+from gpu_finops.advise.trials import Advice, Inputs, Trial
+
+DB_NAME = "gpu-finops.duckdb"
+
+
+def pareto_front(trials: list[Trial]) -> list[Trial]:
+    feasible = [t for t in trials if t.feasible and t.figures is not None]
+    front = []
+    for t in feasible:
+        assert t.figures is not None
+        a = (t.figures.idle_cost, t.figures.cost_of_delay)
+        dominated = False
+        for other in feasible:
+            assert other.figures is not None
+            b = (other.figures.idle_cost, other.figures.cost_of_delay)
+            if b[0] <= a[0] and b[1] <= a[1] and b != a:
+                dominated = True
+                break
+        if not dominated:
+            front.append(t)
+    return front
+
+
+def recommend(trials: list[Trial]) -> Trial | None:
+    done = [t for t in trials if t.figures is not None]
+    if not done:
+        return None
+    feasible = [t for t in done if t.feasible]
+    if feasible:
+        return min(feasible, key=lambda t: (t.figures.total if t.figures else 0.0, t.number))
+    return min(done, key=lambda t: (round(sum(max(v, 0.0) for v in t.violations), 4),
+                                    t.figures.total if t.figures else 0.0, t.number))
+
+
+def trials_frame(advice: Advice) -> pl.DataFrame:
+    front = {t.number for t in advice.pareto}
+    chosen = advice.recommended.number if advice.recommended else None
+    rows = []
+    for t in advice.trials:
+        f = t.figures
+        rows.append({"trial": str(t.number), "state": t.state, "feasible": t.feasible, "pareto": t.number in front,
+                     "recommended": t.number == chosen, "idle_cost": f.idle_cost if f else None,
+                     "cost_of_delay": f.cost_of_delay if f else None, "total": f.total if f else None,
+                     "shortfall": round(sum(max(v, 0.0) for v in t.violations), 4), "error": t.error or None,
+                     **{f"param:{k}": v for k, v in sorted(t.params.items())}, **t.point.columns()})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def teams_frame(today: RunFigures, chosen: RunFigures | None) -> pl.DataFrame:
+    names = sorted({t.team for t in today.teams} | ({t.team for t in chosen.teams} if chosen else set()))
+    rows = []
+    for name in names:
+        row: dict[str, Any] = {"team": name}
+        for label, figures in (("today", today), ("recommended", chosen)):
+            team = figures.team(name) if figures else None
+            for key in ("workloads", "p95_wait_h", "median_wait_h", "gpu_hours", "gpu_hour_share", "cost_of_delay",
+                        "still_pending"):
+                row[f"{label}_{key}"] = getattr(team, key) if team else None
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: Console) -> None:
+    advice.pareto = pareto_front(advice.trials)
+    advice.recommended = recommend(advice.trials)
+    out = advice.out
+    staging = out / f".advice.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    try:
+        trials = trials_frame(advice)
+        trials.write_csv(staging / "trials.csv")
+        trials.filter(pl.col("pareto")).write_csv(staging / "pareto.csv")
+        chosen = advice.recommended
+        teams = teams_frame(advice.today, chosen.figures if chosen else None)
+        teams.write_csv(staging / "teams.csv")
+        if chosen is not None:
+            header = (f"# Kueue manifests recommended by `gpu-finops advise quotas` (trial {chosen.number} of "
+                      f"{len(advice.trials)}):\n# least idle cost + cost of delay among the trials that meet every "
+                      "target. Check: gpu-finops replay --queues recommended.yaml …\n")
+            space.write(chosen.point, staging / "recommended.yaml", header)
+            (staging / "recommended.diff").write_text(
+                space.diff(chosen.point, f"current/{inputs.queues.name}", "recommended/recommended.yaml"), encoding="utf-8")
+        _charts(trials, advice.today, staging)
+        summary = _summary(advice, inputs)
+        (staging / "advice.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        if chosen is not None:
+            _database(advice, inputs, trials, teams, staging / DB_NAME)
+        for path in sorted(staging.iterdir()):
+            os.replace(path, out / path.name)
+            advice.files.append(out / path.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    if chosen is not None and not chosen.feasible:
+        console.print("[yellow]no trial meets every target: the recommendation is the one that misses them least[/]",
+                      highlight=False)
+
+
+def _charts(trials: pl.DataFrame, today: RunFigures, folder: Path) -> None:
+    import vl_convert
+
+    from dashboards.advice_charts import pareto_chart
+
+    frame = trials.filter(pl.col("idle_cost").is_not_null()).select(
+        "trial", "idle_cost", "cost_of_delay", "total", "feasible", "pareto", "recommended").to_pandas()
+    import pandas as pd
+
+    frame = pd.concat([frame, pd.DataFrame([{"trial": "today", "idle_cost": today.idle_cost,
+                                              "cost_of_delay": today.cost_of_delay, "total": today.total,
+                                              "feasible": False, "pareto": False, "recommended": False}])],
+                      ignore_index=True)
+    spec = pareto_chart(frame).to_dict()
+    (folder / "pareto.png").write_bytes(vl_convert.vegalite_to_png(spec, scale=2))
+    (folder / "pareto.html").write_text(vl_convert.vegalite_to_html(spec, bundle=True), encoding="utf-8")
+
+
+def _summary(advice: Advice, inputs: Inputs) -> dict[str, Any]:
+    chosen = advice.recommended
+    return {
+        "trials": len(advice.trials), "finished": sum(t.figures is not None for t in advice.trials),
+        "failed": sum(t.state == "FAIL" for t in advice.trials),
+        "pareto": [t.number for t in advice.pareto],
+        "recommended": None if chosen is None else {
+            "trial": chosen.number, "feasible": chosen.feasible, "run_id": f"advise-{chosen.name}",
+            "figures": chosen.figures.as_dict() if chosen.figures else None, "settings": chosen.point.columns()},
+        "today": advice.today.as_dict(),
+        "inputs": {"trace": inputs.trace.name, "cluster": inputs.cluster.name, "queues": inputs.queues.name,
+                   "prices": inputs.prices.name, "profile": inputs.profile, "replay_seed": inputs.replay_seed},
+    }
+
+
+def _database(advice: Advice, inputs: Inputs, trials: pl.DataFrame, teams: pl.DataFrame, db: Path) -> None:
+    """Today's run and the recommended run built into one database, with the advice tables."""
+    import duckdb
+
+    from pipeline.build import build
+
+    chosen = advice.recommended
+    assert chosen is not None
+    build([advice.out / "runs" / "today", advice.out / "runs" / chosen.name], inputs.prices, db, show_progress=False)
+    with duckdb.connect(str(db)) as con:
+        trial_table = trials.select(  # noqa: F841 (read by DuckDB by name)
+            "trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay", "total", "shortfall")
+        team_table = teams  # noqa: F841
+        con.execute("CREATE OR REPLACE TABLE advice_trials AS SELECT * FROM trial_table")
+        today = advice.today  # the current manifests, as a row of their own
+        con.execute("INSERT INTO advice_trials (trial, state, feasible, pareto, recommended, idle_cost, cost_of_delay, "
+                    "total, shortfall) VALUES ('today', 'TODAY', NULL, false, false, ?, ?, ?, NULL)",
+                    [today.idle_cost, today.cost_of_delay, today.total])
+        con.execute("CREATE OR REPLACE TABLE advice_teams AS SELECT * FROM team_table")
+        con.execute("CREATE OR REPLACE TABLE advice_runs AS SELECT * FROM (VALUES (?, 'today'), (?, 'recommended')) "
+                    "t(run_id, setting)", ["advise-today", f"advise-{chosen.name}"])
+    Path(f"{db}.wal").unlink(missing_ok=True)
+
+
+def print_advice(advice: Advice, console: Console) -> None:
+    chosen = advice.recommended
+    console.print(f"{len(advice.trials)} trials ({advice.ran} replayed now, {advice.seconds:.0f} s), "
+                  f"{len(advice.pareto)} on the Pareto front", highlight=False)
+    if chosen is None or chosen.figures is None:
+        console.print("[red]no trial finished: nothing to recommend[/]")
+        return
+    f, today = chosen.figures, advice.today
+    console.print(f"recommended: trial {chosen.number}: idle ${f.idle_cost:,.2f} (today ${today.idle_cost:,.2f}), "
+                  f"cost of delay ${f.cost_of_delay:,.2f} (today ${today.cost_of_delay:,.2f})", highlight=False)
+    table = Table(title="per team: today → recommended")
+    for column in ("team", "p95 wait h", "GPU-hour share", "cost of delay", "still pending"):
+        table.add_column(column, justify="left" if column == "team" else "right")
+    for name in sorted({t.team for t in today.teams} | {t.team for t in f.teams}):
+        a, b = today.team(name), f.team(name)
+        table.add_row(name, *(f"{getattr(a, k, 0):{fmt}} → {getattr(b, k, 0):{fmt}}" for k, fmt in (
+            ("p95_wait_h", ",.2f"), ("gpu_hour_share", ".1%"), ("cost_of_delay", ",.0f"), ("still_pending", ","))))
+    console.print(table)
+    for path in advice.files:
+        if path.suffix in (".yaml", ".csv", ".png", ".duckdb"):
+            console.print(f"  {path}", highlight=False)

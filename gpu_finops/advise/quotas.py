@@ -1,0 +1,316 @@
+"""``gpu-finops advise quotas``: Kueue quotas recommended from a replay of the cluster's history.
+
+1. Replay today: the trace under the current manifests (run ``today``), built, its figures read
+   (`gpu_finops.advise.figures`).
+2. Open (or resume) the Optuna study in ``DIR/study.db`` (SQLite). On a new study, the first
+   trial is the demand-proportional point (`SearchSpace.demand_params`): a principled start a
+   sampler then improves on.
+3. Trials go in batches of ``batch``: each batch's trials are asked of a sampler seeded from
+   ``(seed, batch number)``, written as manifests, replayed by the sweep's executors (local
+   worker processes or Ray tasks), built, and told back in trial order. The trials a seed gives
+   depend on the seed, the batch size and the inputs only: not on the executor, the number of
+   workers, or in which order replays finish.
+4. A rerun resumes: finished trials are kept, a trial left running by a killed process is
+   replayed again with its own parameters, and the study continues to ``trials``.
+5. The outputs (`gpu_finops.advise.outputs`): trials.csv, pareto.csv, recommended.yaml and its
+   diff, the Pareto chart, per-team figures of the recommended point beside today's, and one
+   DuckDB file with both runs built and the advice tables.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from gpu_finops.advise.figures import RunFigures, run_figures
+from gpu_finops.advise.objectives import Objectives, read_objectives, violations
+from gpu_finops.advise.outputs import write_outputs
+from gpu_finops.advise.space import SearchSpace
+from gpu_finops.advise.trials import Advice, Inputs, Trial
+from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
+from gpu_finops.sweep.run import _deliver
+from gpu_finops.sweep.task import ScenarioTask, sha256_file
+from scheduler.errors import InputError
+
+STUDY = "advise-quotas"
+STARTUP_TRIALS = 8  # random trials before the sampler models the front (fixed: a seed means one sequence)
+TODAY = "today"
+
+
+def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0, batch: int = 4,
+                  executor: str = "local", address: str | None = None, workers: int | None = None,
+                  quiet: bool = False, console: Console | None = None) -> Advice:
+    import optuna
+
+    began = time.perf_counter()
+    console = console or Console(file=sys.stderr, soft_wrap=True)
+    if trials < 1 or batch < 1:
+        raise InputError("--trials" if trials < 1 else "--batch", "must be >= 1")
+    for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
+        if not Path(path).is_file():
+            raise InputError(path, "file not found")
+    objectives = read_objectives(inputs.objectives)
+    from scheduler.trace.cluster import read_cluster
+
+    space = SearchSpace(inputs.queues, read_cluster(inputs.cluster), objectives)
+    runner = _Runner(inputs, out.resolve(), executor, address, workers, console)
+    out = runner.out
+    today = runner.today()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = _study(out, inputs, objectives, seed, batch)
+    distributions = space.distributions()
+    if not study.trials:
+        start = space.demand_params(_demand(out / "state" / f"{TODAY}.demand.json"))
+        if start is not None:
+            study.enqueue_trial(start)
+    ran = 0
+    left_running = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
+    if left_running:  # a killed run: the same trials again, with their own parameters
+        console.print(f"resuming: {len(left_running)} trial(s) left running are replayed again", highlight=False)
+        ran += runner.evaluate(study, space, objectives, [(t.number, t.params) for t in left_running])
+    finished = sum(1 for t in study.get_trials(deepcopy=False) if t.state.is_finished())
+    if finished and not left_running:
+        console.print(f"resuming: {finished} trial(s) finished before", highlight=False)
+    while finished < trials:
+        size = min(batch, trials - finished)
+        study.sampler = _sampler(seed, finished // batch, objectives)
+        asked = []
+        for _ in range(size):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the multivariate sampler's experimental warning
+                trial = study.ask(distributions)
+            asked.append((trial.number, trial.params))
+        ran += runner.evaluate(study, space, objectives, asked, progress=(finished, trials, quiet))
+        finished += size
+    collected = _collect(study, space, objectives)
+    advice = Advice(out, today, collected, None, [], ran, 0.0)
+    write_outputs(advice, space, inputs, console)
+    advice.seconds = time.perf_counter() - began
+    return advice
+
+
+# ---------------------------------------------------------------------------- the study
+
+
+def _study(out: Path, inputs: Inputs, objectives: Objectives, seed: int, batch: int) -> Any:
+    import optuna
+
+    identity = {
+        "version": _version(), "seed": seed, "batch": batch, "profile": inputs.profile,
+        "replay_seed": inputs.replay_seed, "start": inputs.start, "format": inputs.trace_format,
+        "files": {role: sha256_file(p) for role, p in (("trace", inputs.trace), ("cluster", inputs.cluster),
+                                                     ("queues", inputs.queues), ("prices", inputs.prices),
+                                                     ("objectives", inputs.objectives)) if p is not None},
+    }
+    storage = optuna.storages.RDBStorage(f"sqlite:///{out / 'study.db'}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        study = optuna.create_study(storage=storage, study_name=STUDY, directions=["minimize", "minimize"],
+                                    load_if_exists=True, sampler=_sampler(seed, 0, objectives))
+    recorded = study.user_attrs.get("identity")
+    if recorded is None:
+        study.set_user_attr("identity", identity)
+    elif recorded != identity:
+        changed = sorted(k for k in identity if recorded.get(k) != identity[k])
+        raise InputError(out / "study.db", f"holds a study of other inputs or settings ({', '.join(changed)}): "
+                         "give a new --out, or remove the folder to start again")
+    return study
+
+
+def _sampler(seed: int, batch_number: int, objectives: Objectives) -> Any:
+    """A TPE sampler (multi-objective, multivariate, constrained) seeded for one batch: the
+    batch's trials follow from the seed, the batch number and the finished trials alone."""
+    import numpy as np
+    import optuna
+
+    derived = int(np.random.SeedSequence([seed, batch_number]).generate_state(1)[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return optuna.samplers.TPESampler(seed=derived, multivariate=True, n_startup_trials=STARTUP_TRIALS,
+                                          constraints_func=_constraints if objectives.teams else None)
+
+
+def _constraints(trial: Any) -> list[float]:
+    return list(trial.user_attrs.get("violations", []))
+
+
+def _collect(study: Any, space: SearchSpace, objectives: Objectives) -> list[Trial]:
+    trials = []
+    for frozen in sorted(study.get_trials(deepcopy=False), key=lambda t: t.number):
+        figures = frozen.user_attrs.get("figures")
+        trials.append(Trial(frozen.number, dict(frozen.params), space.point(frozen.params),
+                            RunFigures.from_dict(figures) if figures else None,
+                            list(frozen.user_attrs.get("violations", [])), frozen.state.name,
+                            str(frozen.user_attrs.get("error", ""))))
+    return trials
+
+
+def _demand(path: Path) -> dict[tuple[str, str], float]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {(r["cluster_queue"], r["gpu_model"]): float(r["gpu_hours"]) for r in rows}
+
+
+# --------------------------------------------------------------------------- the replays
+
+
+class _Runner:
+    """Replays manifests with the sweep's executors and reads each run's figures."""
+
+    def __init__(self, inputs: Inputs, out: Path, executor: str, address: str | None, workers: int | None,
+                 console: Console) -> None:
+        self.inputs, self.out, self.console = inputs, out, console
+        self.ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
+            if executor == "ray" else None
+        if self.ray is not None:
+            self.ray.check()
+        self.workers = workers or os.cpu_count() or 1
+        for folder in ("runs", "state", "trials"):
+            (out / folder).mkdir(parents=True, exist_ok=True)
+
+    def task(self, name: str, queues: Path) -> ScenarioTask:
+        inputs = self.inputs
+        return ScenarioTask(name=name, run_id=f"advise-{name}", trace=inputs.trace, cluster=inputs.cluster,
+                            queues=queues, profile=inputs.profile, seed=inputs.replay_seed, start=inputs.start,
+                            trace_format=inputs.trace_format, run_dir=self.out / "runs" / name)
+
+    def run(self, tasks: list[ScenarioTask], on_done: Any) -> None:
+        def started(task: ScenarioTask, where: str) -> None:
+            del task, where
+
+        if self.ray is not None:
+            self.ray.run(tasks, started, on_done)
+        else:
+            LocalExecutor(self.workers).run(tasks, started, on_done)
+
+    def figures(self, task: ScenarioTask) -> RunFigures:
+        """Build one run into a scratch database beside it and read its figures."""
+        from pipeline.build import build
+
+        db = self.out / "trials" / f".{task.name}.duckdb"
+        db.unlink(missing_ok=True)
+        try:
+            build([task.run_dir], self.inputs.prices, db, show_progress=False)
+            figures = run_figures(db, task.run_id)
+            if task.name == TODAY:
+                _write_json(self.out / "state" / f"{TODAY}.demand.json", _queue_demand(db, task.run_id))
+        finally:
+            db.unlink(missing_ok=True)
+            Path(f"{db}.wal").unlink(missing_ok=True)
+        return figures
+
+    def today(self) -> RunFigures:
+        task = self.task(TODAY, self.inputs.queues)
+        state = self.out / "state" / f"{TODAY}.json"
+        fingerprint = {"queues": sha256_file(self.inputs.queues), "trace": sha256_file(self.inputs.trace),
+                       "cluster": sha256_file(self.inputs.cluster), "prices": sha256_file(self.inputs.prices),
+                       "profile": self.inputs.profile, "seed": self.inputs.replay_seed, "version": _version()}
+        previous = _read_json(state)
+        if previous.get("fingerprint") == fingerprint and (task.run_dir / "run.json").is_file():
+            return RunFigures.from_dict(previous["figures"])
+        self.console.print("replaying today's manifests …", highlight=False)
+        outcomes: list[Outcome] = []
+        self.run([task], outcomes.append)
+        if not outcomes or not outcomes[0].ok:
+            raise InputError(self.inputs.queues, f"the replay of today's manifests failed: "
+                             f"{outcomes[0].error if outcomes else 'no answer'}")
+        figures = self.figures(task)
+        _write_json(state, {"fingerprint": fingerprint, "figures": figures.as_dict()})
+        return figures
+
+    def evaluate(self, study: Any, space: SearchSpace, objectives: Objectives, asked: list[tuple[int, dict[str, Any]]],
+                 progress: tuple[int, int, bool] | None = None) -> int:
+        """Replay the asked trials, then tell the study in trial order."""
+        import optuna
+
+        tasks: dict[str, tuple[int, ScenarioTask]] = {}
+        for number, params in asked:
+            folder = self.out / "trials" / f"trial-{number:04d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            queues = folder / "queues.yaml"
+            space.write(space.point(params), queues, f"# advise quotas: trial {number}\n")
+            tasks[f"trial-{number:04d}"] = (number, self.task(f"trial-{number:04d}", queues))
+        results: dict[int, tuple[RunFigures | None, str]] = {}
+
+        def done(outcome: Outcome) -> None:
+            number, task = tasks[outcome.task.name]
+            if not outcome.ok:
+                results[number] = (None, outcome.error)
+            else:
+                try:
+                    results[number] = (self.figures(task), "")
+                except Exception as failure:  # a build that fails fails this trial only
+                    results[number] = (None, f"{type(failure).__name__}: {failure}")
+            figures, error = results[number]
+            if progress is not None and not progress[2]:
+                told = f"idle ${figures.idle_cost:,.0f}, delay ${figures.cost_of_delay:,.0f}" if figures else \
+                    f"[red]failed[/]: {error}"
+                self.console.print(f"trial {number} ({len(results) + progress[0]}/{progress[1]}): {told}",
+                                   highlight=False)
+
+        self.run([task for _, task in tasks.values()], done)
+        for number, _ in sorted(asked):
+            figures, error = results.get(number, (None, "no answer from the executor"))
+            if figures is None:
+                study._storage.set_trial_user_attr(_trial_id(study, number), "error", error[:500])
+                study.tell(number, state=optuna.trial.TrialState.FAIL)
+                continue
+            trial_id = _trial_id(study, number)
+            study._storage.set_trial_user_attr(trial_id, "figures", figures.as_dict())
+            study._storage.set_trial_user_attr(trial_id, "violations", violations(objectives, figures))
+            study.tell(number, [figures.idle_cost, figures.cost_of_delay])
+        return len(asked)
+
+
+def _trial_id(study: Any, number: int) -> int:
+    return int(study._storage.get_trial_id_from_study_id_trial_number(study._study_id, number))
+
+
+def _queue_demand(db: Path, run_id: str) -> list[dict[str, Any]]:
+    """GPU-hours each ClusterQueue's workloads asked of each GPU model (a workload that accepts
+    several models counts an equal share for each; one that names none is model ``*``)."""
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("""
+            SELECT w.cluster_queue, m.gpu_model, sum(m.gpu_hours)
+            FROM fct_workloads w JOIN stg_workloads s USING (run_id, workload_id),
+                 LATERAL (SELECT unnest(string_split(coalesce(s.gpu_model, '*'), '|')) AS gpu_model,
+                          s.pods * s.gpus_per_pod * s.duration_s / 3600
+                          / len(string_split(coalesce(s.gpu_model, '*'), '|')) AS gpu_hours) m
+            WHERE w.run_id = ? AND w.cluster_queue IS NOT NULL
+            GROUP BY ALL ORDER BY ALL
+        """, [run_id]).fetchall()
+    return [{"cluster_queue": cq, "gpu_model": model, "gpu_hours": round(float(hours), 2)} for cq, model, hours in rows]
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("gpu-finops")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _write_json(path: Path, value: Any) -> None:
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    temporary.write_text(json.dumps(value, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(temporary, path)

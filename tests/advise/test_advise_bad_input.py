@@ -1,0 +1,41 @@
+"""`advise quotas` and its objectives file: bad input is one line naming the file and field,
+exit 2, and nothing is replayed."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpu_finops.cli import main
+from tests.advise.cases import TRIALS, advise_args, unused_quota_case
+
+
+@pytest.mark.parametrize(("objectives", "message"), [
+    ("[team.a]\np95_wait_hours = -1\n", "objectives.toml: field 'team.a.p95_wait_hours': must be a number >= 0"),
+    ("[team.a]\nmin_gpu_hour_share = 2\n", "field 'team.a.min_gpu_hour_share': a share is between 0 and 1"),
+    ("[search]\nborrowing_limit = [8, 2]\n", "field 'search.borrowing_limit': must be [low, high] whole GPUs"),
+    ("[search]\nreclaim_within_cohort = [\"Sometimes\"]\n", "field 'search.reclaim_within_cohort'"),
+    ("[search.cluster_queue.team-x]\nborrowing_limit = [0, 2]\n", "no ClusterQueue 'team-x' in queues.yaml"),
+    ("[goals]\n", "field 'goals': unknown table"),
+    ("[team.a\n", "not valid TOML"),
+])
+def test_bad_objectives(tmp_path, capsys, objectives, message):
+    files = unused_quota_case(tmp_path)
+    files["objectives"] = tmp_path / "objectives.toml"
+    files["objectives"].write_text(objectives)
+    assert main(advise_args(files, tmp_path / "out", *TRIALS)) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out" / "runs" / "today").exists()
+
+
+def test_missing_price_book_and_bad_counts(tmp_path, capsys):
+    files = unused_quota_case(tmp_path)
+    files["prices"].unlink()
+    args = advise_args(files, tmp_path / "out")
+    args.remove("--prices")
+    args.remove(str(files["prices"]))
+    assert main(args) == 2
+    assert "give --prices" in capsys.readouterr().err
+    files = unused_quota_case(tmp_path / "again")
+    assert main(advise_args(files, tmp_path / "out2", "--trials", "0")) == 2
+    assert "--trials" in capsys.readouterr().err

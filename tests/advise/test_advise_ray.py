@@ -1,0 +1,37 @@
+"""`advise quotas --executor ray` on a real local Ray cluster (head on 127.0.0.1, 2 CPUs): the
+same trials for the same seed as the local executor."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from gpu_finops.cli import main
+from tests.advise.cases import advise_args, unused_quota_case
+from tests.sweep.ray_cluster import local_ray_cluster
+
+pytestmark = pytest.mark.slow
+TRIALS = ("--trials", "4", "--batch", "2", "--seed", "11")
+
+
+@pytest.fixture(scope="module")
+def ray_address(tmp_path_factory) -> str:
+    base = tmp_path_factory.getbasetemp()  # Ray's unix sockets need a short temp dir
+    temp = tmp_path_factory.mktemp("ray") if len(str(base)) < 60 else Path(tempfile.mkdtemp(prefix="gf-ray-"))
+    try:
+        with local_ray_cluster(temp) as address:
+            yield address
+    finally:
+        if not str(temp).startswith(str(base)):
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+def test_ray_gives_the_same_trials_as_local_workers(ray_address, tmp_path):
+    files = unused_quota_case(tmp_path / "case")
+    assert main(advise_args(files, tmp_path / "local", *TRIALS, "--workers", "2")) == 0
+    assert main(advise_args(files, tmp_path / "ray", *TRIALS, "--executor", "ray", "--address", ray_address)) == 0
+    for name in ("trials.csv", "pareto.csv", "teams.csv", "recommended.yaml"):
+        assert (tmp_path / "ray" / name).read_text() == (tmp_path / "local" / name).read_text(), name

@@ -1,0 +1,164 @@
+"""Budgets and burn: spend to date, the forecast and its interval, status, and anomalous days,
+on daily figures written in the test (hand-computed) and on a replay built in the test
+(`report --budgets`, and a scheduled report naming the teams over budget)."""
+
+from __future__ import annotations
+
+import math
+from datetime import date
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+import pytest
+
+from dashboards.budgets import anomalies, burn, read_budgets
+from dashboards.errors import DashboardError
+from gpu_finops.cli import main
+
+BUDGETS = """team,cost_centre,month,budget_usd
+a,research,2026-11,3000
+b,research,2026-11,2000
+c,,2026-11,200
+,research,2026-11,5000
+"""
+
+
+def _daily() -> pd.DataFrame:
+    rows = []
+    for day in range(1, 11):
+        spend_a = 400.0 if day == 7 else 100.0  # a spike on the 7th, its idle share unchanged
+        idle_a = 60.0 if day == 3 else spend_a / 10  # an idle spike on the 3rd
+        rows += [("a", date(2026, 11, day), spend_a, idle_a), ("b", date(2026, 11, day), 50.0, 5.0),
+                 ("c", date(2026, 11, day), 50.0, 5.0)]
+    return pd.DataFrame(rows, columns=["team", "day", "spend", "idle_cost"])
+
+
+def test_burn_forecast_interval_and_status(tmp_path):
+    (tmp_path / "budgets.csv").write_text(BUDGETS)
+    table = burn(_daily(), read_budgets(tmp_path / "budgets.csv"), date(2026, 11, 10)).set_index("name")
+    a = table.loc["a"]
+    # 9 x 100 + 400 = 1300 in 10 days; mean 130, 20 days left: 1300 + 2600 = 3900 > 3000.
+    # Sample sd: sqrt((9 x 30² + 270²) / 9) = sqrt(9000); half-width 1.96 x sd x sqrt(20).
+    half = 1.96 * math.sqrt(9000) * math.sqrt(20)
+    assert (a["spend_to_date"], a["days_elapsed"], a["days_in_month"], a["forecast"]) == (1300.0, 10, 30, 3900.0)
+    assert (a["forecast_low"], a["forecast_high"]) == (round(3900 - half, 2), round(3900 + half, 2))
+    assert a["status"] == "trending over" and a["burn_pct"] == round(1300 / 3000, 4)
+    assert (table.loc["b", "forecast"], table.loc["b", "status"]) == (1500.0, "within")  # 50/day, sd 0
+    assert (table.loc["c", "spend_to_date"], table.loc["c", "status"]) == (500.0, "over")
+    research = table.loc["research"]  # a + b: 1800 to date, 180 a day
+    assert (research["scope"], research["spend_to_date"], research["forecast"], research["status"]) == \
+        ("cost_centre", 1800.0, 5400.0, "trending over")
+
+
+def test_the_month_so_far_counts_days_without_spend_as_zero():
+    daily = pd.DataFrame([("a", date(2026, 11, 1), 300.0, 0.0)], columns=["team", "day", "spend", "idle_cost"])
+    budgets = pd.DataFrame([{"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 1000.0}])
+    row = burn(daily, budgets, date(2026, 11, 3)).iloc[0]
+    assert (row["spend_to_date"], row["days_elapsed"], row["forecast"]) == (300.0, 3, 300.0 + 27 * 100.0)
+
+
+def test_anomalous_days_by_team():
+    flagged = anomalies(_daily())
+    assert flagged[["team", "day", "flag"]].values.tolist() == [
+        ["a", date(2026, 11, 3), "idle high"],   # idle share 0.6 against 0.1 on the team's usual day
+        ["a", date(2026, 11, 7), "spend high"],  # 400 against a median of 100 (MAD 0: mean deviation)
+    ]
+    assert anomalies(_daily()[_daily()["day"] < date(2026, 11, 5)]).empty  # four days: not judged
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("team,month,budget_usd\na,2026-13,10\n", "row 2, field 'month'"),
+    ("team,month,budget_usd\na,2026-11,-1\n", "row 2, field 'budget_usd'"),
+    ("team,month,budget_usd\n,2026-11,5\n", "give a team or a cost_centre"),
+    ("team,budget_usd\na,5\n", "missing column(s) month"),
+    ("team,month,budget_usd\na,2026-11,5\na,2026-11,6\n", "a has two budgets for 2026-11"),
+])
+def test_bad_budget_files_name_the_row_and_field(tmp_path, text, message):
+    (tmp_path / "budgets.csv").write_text(text)
+    with pytest.raises(DashboardError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_budgets(tmp_path / "budgets.csv")
+
+
+def test_a_toml_budgets_file(tmp_path):
+    (tmp_path / "budgets.toml").write_text('[[budget]]\nteam = "a"\nmonth = "2026-11"\nbudget_usd = 3000\n')
+    assert read_budgets(tmp_path / "budgets.toml").to_dict("records") == [
+        {"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 3000.0}]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """A replay of a trace written here: team a holds 4 GPUs for 6 days, team b 1 GPU."""
+    folder = tmp_path_factory.mktemp("budgets")
+    (folder / "cluster.csv").write_text("node,gpu_model,gpus\nn0,A100,8\n")
+    (folder / "prices.csv").write_text("gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\nA100,3,2,1\n")
+    rows = ["workload_id,submit_time,duration_s,pods,gpus_per_pod,tenant,gpu_model"]
+    rows += [f"a{i},0,518400,1,1,a,A100" for i in range(4)] + ["b0,0,518400,1,1,b,A100"]
+    (folder / "trace.csv").write_text("\n".join(rows) + "\n")
+    assert main(["replay", "--trace", str(folder / "trace.csv"), "--cluster", str(folder / "cluster.csv"),
+                 "--run-id", "r", "--start", "2026-11-02T00:00:00Z", "--out", str(folder / "run"), "-q"]) == 0
+    assert main(["build", str(folder / "run"), "--prices", str(folder / "prices.csv"), "--db",
+                 str(folder / "db.duckdb"), "-q"]) == 0
+    (folder / "budgets.csv").write_text("team,month,budget_usd\na,2026-11,1000\nb,2026-11,100000\n")
+    return folder
+
+
+def test_report_with_budgets(built, tmp_path):
+    assert main(["report", "--db", str(built / "db.duckdb"), "--out", str(tmp_path / "report"), "--format", "csv,md",
+                 "--budgets", str(built / "budgets.csv"), "--phase", "all", "-q"]) == 0
+    table = pd.read_csv(tmp_path / "report" / "budget_burn.csv").set_index("name")
+    with duckdb.connect(str(built / "db.duckdb"), read_only=True) as con:
+        charged = dict(con.execute("SELECT tenant, sum(charged_cost) FROM fct_chargeback WHERE idle_policy = 'window' "
+                                   "AND tenant <> '__idle__' GROUP BY 1").fetchall())
+    for team in ("a", "b"):  # the whole run lies in November: spend to date is everything charged
+        assert table.loc[team, "spend_to_date"] == pytest.approx(charged[team], abs=0.01)
+    assert table.loc["a", "status"] == "over" and table.loc["b", "status"] == "within"
+    assert "over budget: a" in (tmp_path / "report" / "report.md").read_text()
+
+
+def test_the_scheduled_report_names_the_teams_over_budget(built, tmp_path):
+    (tmp_path / "reports.toml").write_text(f"""
+[[report]]
+name = "monthly"
+cron = "0 6 1 * *"
+db = "{built / 'db.duckdb'}"
+out = "out/{{name}}-{{from}}"
+period = "month"
+budgets = "{built / 'budgets.csv'}"
+""")
+    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-12-01T07:00:00Z"]) == 0
+    written = next((tmp_path / "out").iterdir())
+    assert (written / "budget_burn.csv").is_file()
+
+
+def test_the_schedule_outcome_line(built, tmp_path, capsys):
+    (tmp_path / "reports.toml").write_text(f"""
+[[report]]
+name = "monthly"
+cron = "0 6 1 * *"
+db = "{built / 'db.duckdb'}"
+out = "out/{{name}}"
+period = "month"
+budgets = "{built / 'budgets.csv'}"
+""")
+    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-12-01T07:00:00Z"]) == 0
+    assert "over budget: a" in capsys.readouterr().out
+
+
+def test_the_budgets_page(built, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.budgets import BUDGETS_ENV_VAR
+    from dashboards.data import DB_ENV_VAR
+
+    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
+    monkeypatch.setenv(DB_ENV_VAR, str(built / "db.duckdb"))
+    monkeypatch.setenv(BUDGETS_ENV_VAR, str(built / "budgets.csv"))
+    at = AppTest.from_file(app, default_timeout=60).run()
+    at = at.switch_page("app_pages/budgets.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["Over budget"] == "a"
+    assert len(at.get("vega_lite_chart")) == 1
+    monkeypatch.delenv(BUDGETS_ENV_VAR)
+    at = AppTest.from_file(app, default_timeout=60).run().switch_page("app_pages/budgets.py").run()
+    assert "--budgets" in at.info[0].value
