@@ -162,9 +162,11 @@ def generate_manifests(preset: str | Path, out: Path, seed: int = 42) -> tuple[P
     config, source = load_preset(preset)
     nodes = expand_pools(_require(config, "pool", source), source=source)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "cluster.csv", _cluster_csv(nodes))
-    atomic_write_text(out / "queues.yaml", _queues_yaml(config, nodes, source, seed))
+    contents = {"cluster.csv": _cluster_csv(nodes), "queues.yaml": _queues_yaml(config, nodes, source, seed)}
+    try:  # the same discipline as `generate`: never over a file of the user's
+        write_files(out, contents, inputs=[source], what="--out")
+    except NotOurs as refused:
+        raise InputError(out, str(refused).removeprefix(f"{out}: ")) from None
     return out / "cluster.csv", out / "queues.yaml"
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 from dashboards import advice_charts, cache, data, ui
 
 db, filters = cache.current()
-trials = cache.query(db, "advice_trials")
+trials = cache.query(db, data.advice_trials)
 
 st.title("Advice: Kueue quotas")
 if trials.empty:
@@ -34,7 +34,7 @@ st.caption("Each trial is a replay of the trace under other quotas. The Pareto f
            "checking it (docs/advice.md).")
 cache.chart(advice_charts.pareto_chart(done))
 
-teams = cache.query(db, "advice_teams")
+teams = cache.query(db, data.advice_teams)
 if not teams.empty:
     st.subheader("Per team: today and recommended")
     labels = dict(data.TEAM_METRICS)

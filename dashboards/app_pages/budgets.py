@@ -9,7 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboards import budgets, cache, finops_charts, ui
+from dashboards import budgets, cache, data, finops_charts, ui
 from dashboards.errors import DashboardError
 
 db, filters = cache.current()
@@ -24,8 +24,8 @@ try:
 except DashboardError as error:
     st.error(str(error), icon=":material/error:")
     st.stop()
-daily = cache.query(db, "daily_team_spend", filters.run_id)
-run_range = cache.query(db, "run_date_range", filters.run_id)
+daily = cache.query(db, data.daily_team_spend, filters.run_id)
+run_range = cache.query(db, data.run_date_range, filters.run_id)
 as_of = filters.date_to or (run_range[1] if run_range else None)
 if as_of is None:
     st.info("This run has no charged days.")
