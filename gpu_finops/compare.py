@@ -21,10 +21,10 @@ from rich.text import Text
 
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
+from pipeline.registry import IDLE_CAUSE_NAMES
 from scheduler.eventlog.text import printable
 
-IDLE_CAUSES = ("fragmentation", "quota", "gang_barrier", "scheduling_latency", "shared_device_slack",
-               "no_demand")
+IDLE_CAUSES = IDLE_CAUSE_NAMES  # the one registry, in precedence order
 
 
 @dataclass

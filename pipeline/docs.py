@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pipeline.connect import connect
 from pipeline.focus.columns import REGISTRY
+from pipeline.registry import markdown_tables
 from pipeline.runner import MODELS
 
 INTERPRETATION = """\
@@ -23,10 +24,10 @@ INTERPRETATION = """\
   is `lost_to_preemption`; everything else is `productive` (also for pods cut at the horizon).
 - `lost_to_preemption` rows name the workload the eviction made room for (`x_PreemptedBy`, the
   event log's `preemptor` column) and its team (`x_PreemptedByTenant`).
-- `x_Borrowed`: the share of the GPU-hours above the ClusterQueue's nominal quota in the charge
-  period (∫ max(admitted − nominal, 0) ÷ ∫ admitted, int_queue_usage); a workload's GPU rows
-  are split into a borrowed and an unborrowed part. Without a quota table, the attempt's
-  `Borrowing` flag.
+- `x_Borrowed`: the GPU-hours above the ClusterQueue's nominal quota in the charge period
+  (∫ max(admitted − nominal, 0), int_queue_usage), on the attempts Kueue admitted `Borrowing`,
+  in proportion to what they held (never more); a workload's GPU rows are split into a
+  borrowed and an unborrowed part. Without a quota table, the attempt's `Borrowing` flag.
 - `x_Phase`: the run phase of the charge period: `warmup` (periods ending by the first
   submission plus a tenth of the submission window), `steady` (to the end of the period of the
   last submission), `drain` (the rest).
@@ -50,10 +51,12 @@ INTERPRETATION = """\
   pods hold: `gang_barrier` while some are reserved at the barrier, `placement` when they
   started one by one.
 - Per GPU model, the usable free GPUs (model GPUs − held − slack) are claimed in order:
-  `gang_barrier`, `quota`, `fragmentation` (placement demand), `scheduling_latency` (latency
-  demand), each min(what is left, its demand); integrated exactly between the change points of
-  the cluster's timeline. A workload accepting several models counts once: at each step its
-  GPUs are split over its models in proportion to their free GPUs for its cause.
+  `gang_barrier`, `fragmentation` (placement demand), `scheduling_latency` of admitted
+  workloads, `quota` (only where min_count pods of the waiting shape fit the nodes' free GPUs
+  on one model, int_quota_fit), `scheduling_latency` of workloads not evaluated yet, each
+  min(what is left, its demand); integrated exactly between the change points of the
+  cluster's timeline. A workload accepting several models counts once: at each step its GPUs
+  are split over its models in proportion to their free GPUs for its cause.
 - Those amounts are spread over the model's nodes in proportion to each node's idle GPU-hours
   net of its slack (capped at it); the remainder is `no_demand`. So for every node and period
   Σ PricingQuantity = GPUs × hours, and no quantity is negative.
@@ -66,11 +69,13 @@ INTERPRETATION = """\
 
 - Each node's resource is priced from the book's row of its GPU model (CPU and memory rows
   may also be the default row, empty `gpu_model`, which CPU-only nodes use): Standard nodes pay
-  the list price, Committed ones the contracted price, Dynamic ones the spot price.
+  the list price, Committed ones the commitment's (contracted) rate, Dynamic ones the spot
+  price. ContractedUnitPrice excludes commitment discounts (FOCUS): the list price on
+  Committed nodes; the commitment is in EffectiveCost.
 - The Committed capacity of a SKU is one pooled usage commitment (`CommitmentDiscountId`
   `k8s://<run>/commitment/<sku>`): one Purchase row per billing period carries its cost
   (BilledCost, EffectiveCost 0); its nodes' Usage rows carry that cost amortized (EffectiveCost
-  at the contracted price, BilledCost 0), `Used` for workloads and `Unused` (ConsumedQuantity
+  at the commitment's rate, BilledCost 0), `Used` for workloads and `Unused` (ConsumedQuantity
   null) for idle. docs/cost-model.md says why.
 - Chargeback: int_idle_shares is the one rule that shares idle (policies `separate`, `window`,
   `node`, `cause`); fct_chargeback and fct_showback read it.
@@ -101,6 +106,9 @@ def table_docs(db: Path) -> str:
             "FOCUS 1.2 layout; `build --focus-split` adds the FOCUS 1.3 columns marked below.",
             "",
             INTERPRETATION,
+            "## Usage classes and idle causes (pipeline/registry.py)\n",
+            markdown_tables(),
+            "",
         ]
         for layer in ("staging", "intermediate", "marts"):
             parts.append(f"## {layer.capitalize()}\n")

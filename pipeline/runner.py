@@ -13,6 +13,8 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.registry import registry_macros
+
 MODELS_DIR = Path(__file__).parent / "models"
 AUDITS_DIR = Path(__file__).parent / "audits"
 
@@ -107,6 +109,7 @@ def create_macros(con: duckdb.DuckDBPyConnection, focus_split: bool = False) -> 
     split cost allocation).
     """
     con.execute((MODELS_DIR / "macros.sql").read_text())
+    con.execute(registry_macros())
     con.execute(f"create or replace temp macro focus_split() as {'true' if focus_split else 'false'}")
 
 

@@ -14,6 +14,7 @@ import duckdb
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
 from pipeline.focus.checks import TABLE, columns_violations, generated_checks
+from pipeline.registry import registry_macros
 from pipeline.runner import audit_paths
 
 
@@ -58,6 +59,7 @@ def validate_db(db: Path) -> list[Violation]:
                 found = Violation(check.name, 1, str(exc).splitlines()[0])
             if found:
                 violations.append(found)
+        con.execute(registry_macros())  # the audits read the registry (temporary macros)
         for path in audit_paths():
             try:
                 found = _first_rows(con, f"audit:{path.stem}", path.read_text())

@@ -26,10 +26,11 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
+from pipeline.registry import USAGE_CLASS_NAMES
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
 
-USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle")
+USAGE_CLASSES = USAGE_CLASS_NAMES  # the one registry (pipeline/registry.py)
 IDLE_TENANT = "__idle__"
 PHASES = ("steady", "warmup", "drain")
 """Run phases (x_Phase): the dashboard and the reports show the steady window by default."""

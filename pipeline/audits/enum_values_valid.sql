@@ -15,11 +15,9 @@ final as (
         or PricingCategory not in ('Standard', 'Dynamic', 'Committed', 'Other')
         or CommitmentDiscountStatus not in ('Used', 'Unused')
         or x_UsageClass is null
-        or x_UsageClass not in ('productive', 'gang_wait', 'lost_to_preemption', 'idle', 'commitment_purchase')
-        or x_IdleReason not in (
-            'shared_device_slack', 'gang_barrier', 'quota', 'fragmentation', 'scheduling_latency',
-            'no_demand', 'unallocated'
-        )
+        -- the registry's names (pipeline/registry.py, through its macros)
+        or not list_contains(record_usage_classes(), x_UsageClass)
+        or (x_IdleReason is not null and not list_contains(idle_reasons(), x_IdleReason))
         or x_Resource is null
         or x_Resource not in ('gpu', 'cpu', 'memory')
         or (ChargeCategory = 'Usage') != (x_Phase is not null)

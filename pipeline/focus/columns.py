@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.registry import IDLE_REASON_NAMES, PURCHASE_CLASS, USAGE_CLASS_NAMES
+
 # FOCUS 1.2 allowed values (focus-1.2-notes.md section 3)
 CHARGE_CATEGORIES = ("Usage", "Purchase", "Tax", "Credit", "Adjustment")
 CHARGE_FREQUENCIES = ("One-Time", "Recurring", "Usage-Based")
@@ -32,14 +34,11 @@ SERVICE_SUBCATEGORIES = (
     "Virtual Machines", "Other (Compute)", "AI Platforms", "Bots", "Generative AI",
     "Machine Learning", "Natural Language Processing", "Other (AI and Machine Learning)",
 )
-# ours
-USAGE_CLASSES = ("productive", "gang_wait", "lost_to_preemption", "idle", "commitment_purchase")
-# GPU idle causes in their order of precedence (docs/cost-model.md §3), then the one reason of
-# unrequested CPU and memory
-IDLE_REASONS = (
-    "shared_device_slack", "gang_barrier", "quota", "fragmentation", "scheduling_latency",
-    "no_demand", "unallocated",
-)
+# ours, from the one registry (pipeline/registry.py): usage classes and the class of Purchase
+# rows; GPU idle causes in their order of precedence, then the one reason of unrequested CPU
+# and memory
+USAGE_CLASSES = (*USAGE_CLASS_NAMES, PURCHASE_CLASS)
+IDLE_REASONS = IDLE_REASON_NAMES
 # run phases of a charge period (int_run_phases)
 PHASES = ("warmup", "steady", "drain")
 GPU_USAGE_SUBCLASSES = ("active", "allocated_idle", "unmeasured")
