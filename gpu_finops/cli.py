@@ -358,9 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
     p.add_argument("--team", help="one team's report (default: all teams)")
-    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the report's run)")
-    p.add_argument("--rank-by", default="total_cost", help="ranking metric: total_cost (default), waste_cost, "
-                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
+    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the sweep's "
+                   "[sweep] baseline, else the first kube-default run)")
+    p.add_argument("--rank-by", default="cost_per_productive_gpu_hour", help="ranking metric: "
+                   "cost_per_productive_gpu_hour (default), cost_per_finished_workload, waste_cost, total_cost, "
+                   "idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
     p.add_argument("--phase", default="steady", choices=("steady", "warmup", "drain", "all"),
                    help="run phase (x_Phase) to report on: the steady window by default, all for "
                         "the whole run")
@@ -390,11 +392,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prices", help="price book, to cost run directories")
     p.add_argument("--db", help="compare runs already built into this database (a sweep's, say)")
     p.add_argument("--all", action="store_true", help="every run of --db")
-    p.add_argument("--baseline", help="run id to compare against (default: the first run given)")
-    p.add_argument("--rank-by", default="total_cost", help="total_cost (default), waste_cost, "
-                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, finished, …")
-    p.add_argument("--window", choices=("whole", "common"), default="whole",
-                   help="whole runs, or only the hours every compared run covers")
+    p.add_argument("--baseline", help="run id to compare against (default: the sweep's [sweep] baseline, "
+                   "else the first kube-default run, else the first run given)")
+    p.add_argument("--rank-by", default="cost_per_productive_gpu_hour", help="cost_per_productive_gpu_hour "
+                   "(default), cost_per_finished_workload, waste_cost, total_cost, idle_cost, "
+                   "partial_placement_gpu_hours, p95_wait_h, finished, …")
+    p.add_argument("--window", choices=("whole", "common"), default="common",
+                   help="only the hours every compared run covers (default), or whole runs (on a fixed "
+                        "cluster a run's cost is capacity x duration: whole runs reward the one that ended first)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")

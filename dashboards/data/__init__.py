@@ -85,9 +85,14 @@ from dashboards.data.queues import (
     queue_usage_summary,
 )
 from dashboards.data.scenarios import (
+    BASELINE_PROFILE,
+    DEFAULT_RANK_BY,
+    DEFAULT_WINDOW,
     RANKING_METRICS,
     SCENARIO_METRICS,
     WINDOWS,
+    default_baseline,
+    effective_window,
     scenario_by_team,
     scenario_compare,
     scenario_cost_breakdown,
@@ -95,6 +100,7 @@ from dashboards.data.scenarios import (
     scenario_runs,
     scenario_usage,
     wait_stats,
+    why_the_winner_wins,
 )
 
 # The queries a page may run through dashboards.cache.query (each takes a connection first).
@@ -109,7 +115,7 @@ QUERIES = frozenset({
     "preemption_victims", "preemption_over_time", "scenario_compare", "scenario_by_team", "scenario_usage",
     "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
-    "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
+    "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs", "default_baseline", "effective_window",
 })
 
 __all__ = [
@@ -131,5 +137,6 @@ __all__ = [
     "scenario_ranking", "scenario_runs", "scenario_usage", "WINDOWS",
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
-    "workload_timeline",
+    "workload_timeline", "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "default_baseline", "effective_window",
+    "effective_window", "why_the_winner_wins",
 ]
