@@ -111,15 +111,27 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from pipeline.validate import validate_db
+    if not args.db and not args.export:
+        raise FileNotFoundError("validate needs --db P (row checks and audits) or --export DIR (the FOCUS validator)")
+    status = 0
+    if args.db:
+        from pipeline.validate import validate_db
 
-    violations = validate_db(Path(args.db))
-    if not violations:
-        print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
-        return 0
-    for v in violations:
-        print(_shown(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}"), file=sys.stderr)
-    return EXIT_VIOLATIONS
+        violations = validate_db(Path(args.db))
+        if not violations:
+            print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
+        for v in violations:
+            print(_shown(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}"), file=sys.stderr)
+        status = EXIT_VIOLATIONS if violations else 0
+    if args.export:
+        from gpu_finops.focus_validator import run_validator
+
+        result = run_validator(Path(args.export), Path(args.validator) if args.validator else None)
+        print(_shown(f"{args.export}: FinOps Foundation focus-validator (FOCUS 1.2): {result.totals}"))
+        for rule, meaning in result.findings:
+            print(_shown(f"  {rule}: {meaning}"))
+        status = max(status, result.exit_code)
+    return status
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -341,7 +353,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="FOCUS 1.3 split cost allocation: node-hours split into workload parts and idle")
 
     p = add("validate", _cmd_validate, "FOCUS conformance and accounting invariants (exit 1 on any violation)")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", help="row-level FOCUS checks and the accounting audits of a built database")
+    p.add_argument("--export", metavar="DIR", help="run the FinOps Foundation's focus-validator over a "
+                   "partitioned export (build --export DIR) and explain its findings")
+    p.add_argument("--validator", metavar="PATH", help="the focus-validate script (default: "
+                   "$GPU_FINOPS_FOCUS_VALIDATOR, else ../shared/tools/focus-validate beside the checkout)")
 
     p = add("explain", _cmd_explain, "why a workload waited: its reasons over time")
     source = p.add_mutually_exclusive_group(required=True)
