@@ -166,6 +166,18 @@ def workload_timeline_chart(
     # changes, or the text piles up into a smear.
     previous = data.groupby("event", sort=False)["label"].shift()
     data["label"] = data["label"].where(data["label"] != previous, "")
+    # Labels closer than a twelfth of the span on one lane would overlap: keep the first.
+    if "ts" in data and len(data) > 1:
+        times = pd.to_datetime(data["ts"])
+        gap = (times.max() - times.min()) / 12
+        last_kept: dict[object, pd.Timestamp] = {}
+        keep = []
+        for event, label, when in zip(data["event"], data["label"], times, strict=True):
+            shown = bool(label) and (event not in last_kept or when - last_kept[event] >= gap)
+            if shown:
+                last_kept[event] = when
+            keep.append(shown)
+        data["label"] = data["label"].where(keep, "")
     tooltip = [alt.Tooltip("ts:T", title="time", format="%Y-%m-%d %H:%M:%S"),
                alt.Tooltip("event:N"), alt.Tooltip("reason:N")]
     for column in ("pod_index", "node", "message"):
@@ -476,4 +488,6 @@ def time_axis(field: str, domain: tuple | None) -> alt.X:
     """A time axis, over ``domain`` (start, end) when given: charts drawn one above the other
     then line up."""
     scale = alt.Scale(domain=[pd.Timestamp(d).isoformat() for d in domain]) if domain else alt.Undefined
-    return alt.X(f"{field}:T", title=None, scale=scale)
+    # Dates on every tick (a wait spans days), thinned rather than overlapping.
+    return alt.X(f"{field}:T", title="UTC", scale=scale,
+                 axis=alt.Axis(format="%b %d %H:%M", labelOverlap=True, labelAngle=0))

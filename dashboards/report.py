@@ -109,18 +109,20 @@ RANKING_COLUMNS = (
 )
 
 
-def _ranking_section(con, baseline: str, rank_by: str) -> _Section:
-    """Every run of the database ranked against ``baseline`` (a sweep's scenarios, say)."""
+def _ranking_section(con, baseline: str | None, rank_by: str) -> _Section:
+    """Every run of the database ranked against ``baseline`` (a sweep's scenarios, say; default
+    ``data.default_baseline``), over the hours every run covers."""
     runs = tuple(data.list_runs(con)["run_id"])
-    ranking = data.scenario_ranking(con, runs, baseline, rank_by)
-    breakdown = data.scenario_cost_breakdown(con, runs)
+    ranking = data.scenario_ranking(con, runs, baseline, rank_by, data.DEFAULT_WINDOW)
+    baseline = str(ranking.loc[ranking["is_baseline"], "run_id"].iloc[0])
+    breakdown = data.scenario_cost_breakdown(con, runs, data.DEFAULT_WINDOW)
     label = next(m[1] for m in data.RANKING_METRICS if m[0] == rank_by).lower()
     shown = ranking[[c for c in RANKING_COLUMNS if c in ranking]].copy()
     shown["is_baseline"] = ranking["is_baseline"]
     return _Section(
         "scenario_ranking", "Scenarios ranked",
-        f"Every run in this database ranked by {label}, best first, against the baseline {baseline} "
-        "(whole runs: each lasts until its last pod ends). Idle GPU-hours by cause; partial placement is "
+        f"Every run in this database ranked by {label}, best first, against the baseline {baseline}, "
+        "over the hours every run covers. " + data.why_the_winner_wins(ranking, rank_by) + " Idle GPU-hours by cause; partial placement is "
         "GPU-hours held by incomplete gangs; preemption waste is the work lost since the last checkpoint.",
         shown.drop(columns=["is_baseline"]),
         lambda _table: scenario_charts.scenario_ranking_chart(breakdown, shown),
@@ -184,7 +186,7 @@ def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | Non
 
 
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
-             rank_by: str = "total_cost", budgets: Path | None = None) -> tuple[dict[str, float], list[_Section], str]:
+             rank_by: str = data.DEFAULT_RANK_BY, budgets: Path | None = None) -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -196,7 +198,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
         sections = []
         if len(data.list_runs(con)) > 1:
             compared = data.runs_compared(con)
-            sections.append(_ranking_section(con, baseline or filters.run_id, rank_by))
+            sections.append(_ranking_section(con, baseline, rank_by))
             sections += [
                 _Section("runs_compared", "Runs side by side",
                          "Every run in this database, e.g. one trace under different scheduling "
@@ -423,7 +425,7 @@ def write_report(
     run_id: str | None = None,
     team: str | None = None,
     baseline: str | None = None,
-    rank_by: str = "total_cost",
+    rank_by: str = data.DEFAULT_RANK_BY,
     phase: str | None = data.DEFAULT_PHASE,
     budgets: Path | None = None,
 ) -> list[Path]:

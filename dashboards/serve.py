@@ -8,9 +8,11 @@ guard's settings reach the server process through its environment.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -47,6 +49,22 @@ def warn_if_exposed(host: str) -> bool:
     return True
 
 
+def refuse_a_busy_port(host: str, port: int) -> None:
+    """DashboardError when ``host:port`` cannot be bound (another server holds it): Streamlit
+    would otherwise print the other server's URL and the command would exit 0."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        # as a server binds (a port in TIME_WAIT is free to it), but not one another listens on
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise DashboardError(f"port {port} on {host} is in use (another dashboard?): "
+                                     "stop it or pick another with --port") from None
+            raise DashboardError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
+
+
 def streamlit_command(db: Path, port: int, host: str) -> list[str]:
     """The command line that serves the app (options as flags: they win over any config file)."""
     return [
@@ -80,6 +98,7 @@ def serve(
     db = data.require_db(db).resolve()
     if not 0 < int(port) < 65536:
         raise DashboardError(f"invalid port {port}: use 1-65535")
+    refuse_a_busy_port(host, int(port))
     warn_if_exposed(host)
     allowed = AllowedHosts.for_address(host, allowed_hosts)
     if allowed.anything:

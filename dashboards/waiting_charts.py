@@ -48,7 +48,8 @@ def queue_usage_chart(
 
 
 def queue_position_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 170
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: int = 170,
+    domain: tuple | None = None,
 ) -> alt.Chart:
     """The workload's position in its queue (1 = head) at each attempt, and the queue's length.
     Columns: ts, position, queued."""
@@ -61,7 +62,7 @@ def queue_position_chart(
         .mark_line(interpolate="step-after",
                    point=alt.OverlayMarkDef(size=18) if len(df) <= 60 else False)
         .encode(
-            x=alt.X("ts:T", title=None),
+            x=time_axis("ts", domain),
             y=alt.Y("workloads:Q", title="workloads", axis=alt.Axis(tickMinStep=1)),
             color=alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
                             scale=alt.Scale(range=["#6a1b9a", "#bdbdbd"])),

@@ -117,15 +117,27 @@ def _cmd_build(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from pipeline.validate import validate_db
+    if not args.db and not args.export:
+        raise FileNotFoundError("validate needs --db P (row checks and audits) or --export DIR (the FOCUS validator)")
+    status = 0
+    if args.db:
+        from pipeline.validate import validate_db
 
-    violations = validate_db(Path(args.db))
-    if not violations:
-        print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
-        return 0
-    for v in violations:
-        print(_shown(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}"), file=sys.stderr)
-    return EXIT_VIOLATIONS
+        violations = validate_db(Path(args.db))
+        if not violations:
+            print(f"{args.db}: FOCUS 1.2 row checks and accounting audits passed")
+        for v in violations:
+            print(_shown(f"FAIL {v.check}: {v.count} row(s); e.g. {v.example}"), file=sys.stderr)
+        status = EXIT_VIOLATIONS if violations else 0
+    if args.export:
+        from gpu_finops.focus_validator import run_validator
+
+        result = run_validator(Path(args.export), Path(args.validator) if args.validator else None)
+        print(_shown(f"{args.export}: FinOps Foundation focus-validator (FOCUS 1.2): {result.totals}"))
+        for rule, meaning in result.findings:
+            print(_shown(f"  {rule}: {meaning}"))
+        status = max(status, result.exit_code)
+    return status
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
@@ -427,7 +439,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="FOCUS 1.3 split cost allocation: node-hours split into workload parts and idle")
 
     p = add("validate", _cmd_validate, "FOCUS conformance and accounting invariants (exit 1 on any violation)")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", help="row-level FOCUS checks and the accounting audits of a built database")
+    p.add_argument("--export", metavar="DIR", help="run the FinOps Foundation's focus-validator over a "
+                   "partitioned export (build --export DIR) and explain its findings")
+    p.add_argument("--validator", metavar="PATH", help="the focus-validate script (default: "
+                   "$GPU_FINOPS_FOCUS_VALIDATOR, else ../shared/tools/focus-validate beside the checkout)")
 
     p = add("explain", _cmd_explain, "why a workload waited: its reasons over time")
     source = p.add_mutually_exclusive_group(required=True)
@@ -444,9 +460,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
     p.add_argument("--run-id")
     p.add_argument("--team", help="one team's report (default: all teams)")
-    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the report's run)")
-    p.add_argument("--rank-by", default="total_cost", help="ranking metric: total_cost (default), waste_cost, "
-                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
+    p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the sweep's "
+                   "[sweep] baseline, else the first kube-default run)")
+    p.add_argument("--rank-by", default="cost_per_productive_gpu_hour", help="ranking metric: "
+                   "cost_per_productive_gpu_hour (default), cost_per_finished_workload, waste_cost, total_cost, "
+                   "idle_cost, partial_placement_gpu_hours, p95_wait_h, …")
     p.add_argument("--phase", default="steady", choices=("steady", "warmup", "drain", "all"),
                    help="run phase (x_Phase) to report on: the steady window by default, all for "
                         "the whole run")
@@ -478,11 +496,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prices", help="price book, to cost run directories")
     p.add_argument("--db", help="compare runs already built into this database (a sweep's, say)")
     p.add_argument("--all", action="store_true", help="every run of --db")
-    p.add_argument("--baseline", help="run id to compare against (default: the first run given)")
-    p.add_argument("--rank-by", default="total_cost", help="total_cost (default), waste_cost, "
-                   "cost_per_productive_gpu_hour, idle_cost, partial_placement_gpu_hours, p95_wait_h, finished, …")
-    p.add_argument("--window", choices=("whole", "common"), default="whole",
-                   help="whole runs, or only the hours every compared run covers")
+    p.add_argument("--baseline", help="run id to compare against (default: the sweep's [sweep] baseline, "
+                   "else the first kube-default run, else the first run given)")
+    p.add_argument("--rank-by", default="cost_per_productive_gpu_hour", help="cost_per_productive_gpu_hour "
+                   "(default), cost_per_finished_workload, waste_cost, total_cost, idle_cost, "
+                   "partial_placement_gpu_hours, p95_wait_h, finished, …")
+    p.add_argument("--window", choices=("whole", "common"), default="common",
+                   help="only the hours every compared run covers (default), or whole runs (on a fixed "
+                        "cluster a run's cost is capacity x duration: whole runs reward the one that ended first)")
     p.add_argument("--format", choices=("table", "csv", "json"), default="table")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")

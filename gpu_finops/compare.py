@@ -76,9 +76,9 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
 
 @dataclass(frozen=True)
 class RankingOptions:
-    baseline: str | None = None  # default: the first run given
-    rank_by: str = "total_cost"
-    window: str = "whole"
+    baseline: str | None = None  # default: dashboards.data.default_baseline
+    rank_by: str = "cost_per_productive_gpu_hour"
+    window: str = "common"
     output: str = "table"  # table | csv | json
 
 
@@ -115,7 +115,8 @@ def compare(runs: list[str], *, db: Path | None, prices: Path | None, console: C
 
 RANKED_COLUMNS = (  # (column, header, format)
     ("rank", "#", "{:.0f}"), ("label", "scenario", "{}"), ("total_cost", "cost $", "{:,.2f}"),
-    ("total_cost_vs_baseline", "vs base $", "{:+,.2f}"), ("waste_cost", "waste $", "{:,.2f}"),
+    ("cost_per_productive_gpu_hour", "$/useful GPU-h", "{:,.2f}"),
+    ("cost_per_finished_workload", "$/finished", "{:,.2f}"), ("total_cost_vs_baseline", "vs base $", "{:+,.2f}"), ("waste_cost", "waste $", "{:,.2f}"),
     ("idle_fragmentation_gpu_hours", "idle frag h", "{:,.1f}"), ("idle_quota_gpu_hours", "idle quota h", "{:,.1f}"),
     ("idle_gang_barrier_gpu_hours", "idle barrier h", "{:,.1f}"),
     ("idle_no_demand_gpu_hours", "idle no-demand h", "{:,.1f}"),
@@ -143,7 +144,7 @@ def _report(db: Path, runs: list[str], console: Console, options: RankingOptions
         return
     label = next(m[1] for m in data.RANKING_METRICS if m[0] == options.rank_by)
     baseline = str(ranking.loc[ranking["is_baseline"], "run_id"].iloc[0])
-    table = Table(title=f"{len(ranking)} runs ranked by {label.lower()}, against {baseline}")
+    table = Table(title=f"{len(ranking)} runs ranked by {(label[:1].lower() + label[1:])}, against {baseline}")
     for _, header, _ in RANKED_COLUMNS:
         table.add_column(header, justify="left" if header == "scenario" else "right")
     for row in ranking.assign(label=[(s if isinstance(s, str) and s else r) + (" (baseline)" if b else "")
@@ -151,6 +152,7 @@ def _report(db: Path, runs: list[str], console: Console, options: RankingOptions
                                                         ranking["is_baseline"], strict=True)]).to_dict("records"):
         table.add_row(*("" if row[c] is None or row[c] != row[c] else f.format(row[c]) for c, _, f in RANKED_COLUMNS))
     console.print(table)
+    console.print(data.why_the_winner_wins(ranking, options.rank_by), markup=False, highlight=False)
     if len(runs) == 2:
         others = [r for r in ranking["run_id"] if r != baseline]
         _print(db, baseline, others[0], console)

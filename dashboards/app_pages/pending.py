@@ -54,12 +54,15 @@ if workload_id is not None:
     if timeline.empty:
         st.info("No events recorded for this workload.")
     else:
-        cache.chart(charts.workload_timeline_chart(timeline))
         position = cache.query(db, data.queue_position, filters.run_id, workload_id)
+        # One time axis for both charts: they start and end on the same day.
+        times = [*timeline["ts"].dropna(), *position["ts"].dropna()]
+        domain = (min(times), max(times)) if times else None
+        cache.chart(charts.workload_timeline_chart(timeline, domain=domain))
         if position.empty:
             st.caption("It never waited in a queue: no pending attempt was recorded.")
         else:
-            cache.chart(waiting_charts.queue_position_chart(position))
+            cache.chart(waiting_charts.queue_position_chart(position, domain=domain))
             if (position["source"] == "kueue").all():
                 st.caption("Its position in its ClusterQueue at each attempt, as Kueue reported "
                            "it; 1 is next.")

@@ -38,14 +38,25 @@ chosen = left.multiselect("Runs compared", run_ids, default=run_ids, key="scenar
 if len(chosen) < 2:
     st.info("Pick at least two runs to rank.", icon=":material/compare_arrows:")
     st.stop()
-default_baseline = filters.run_id if filters.run_id in chosen else chosen[0]
+# A link may name the baseline (/scenarios?baseline=RUN); else the named baseline scenario.
+linked_baseline = st.query_params.get("baseline")
+default_baseline = linked_baseline if linked_baseline in chosen else \
+    cache.query(db, data.default_baseline, tuple(chosen))
 baseline = middle.selectbox("Baseline", chosen, index=chosen.index(default_baseline),
-                            key=f"scenarios.baseline.{filters.run_id}", format_func=lambda r: names[r])
-rank_by = right.selectbox("Rank by", list(metrics), key="scenarios.rank_by", format_func=lambda k: metrics[k][0])
+                            key="scenarios.baseline", format_func=lambda r: names[r],
+                            help="Default: the sweep file's [sweep] baseline, else the first run of "
+                                 "the default scheduler (kube-default), without Kueue if there is one.")
+rank_by = right.selectbox("Rank by", list(metrics), key="scenarios.rank_by", format_func=lambda k: metrics[k][0],
+                          index=list(metrics).index(data.DEFAULT_RANK_BY),
+                          help="Outcome per cost by default: on a fixed cluster total cost is capacity × "
+                               "duration, so it rewards the run that ended first.")
 window = st.radio("Hours compared", data.WINDOWS, horizontal=True, key="scenarios.window",
+                  index=list(data.WINDOWS).index(data.DEFAULT_WINDOW),
                   format_func=lambda w: {"whole": "whole runs (each until its last pod ends)",
                                          "common": "only the hours every compared run covers"}[w])
 
+if cache.query(db, data.effective_window, tuple(chosen), window) != window:
+    st.caption("These runs have no hour in common (different traces or calendars): compared whole.")
 ranking = cache.query(db, data.scenario_ranking, tuple(chosen), baseline, rank_by, window)
 breakdown = cache.query(db, data.scenario_cost_breakdown, tuple(chosen), window)
 label, unit, higher = metrics[rank_by]
@@ -76,7 +87,7 @@ def _signed(value: float, unit: str) -> str:
 best, base_row = ranking.iloc[0], ranking[ranking["is_baseline"]].iloc[0]
 cards = st.columns(3)
 with cards[0]:
-    st.metric(f"Best by {label.lower()}", _shown(best[rank_by], unit), help=f"{md(best['run_id'])} "
+    st.metric(f"Best by {(label[:1].lower() + label[1:])}", _shown(best[rank_by], unit), help=f"{md(best['run_id'])} "
               f"({md(profiles[best['run_id']])})")
     st.caption(f"**{md(names[best['run_id']])}**")
 with cards[1]:
@@ -88,15 +99,18 @@ with cards[2]:
     st.caption(f"worst: {_signed(ranking.iloc[-1][rank_by] - base_row[rank_by], unit)} "
                f"({md(names[ranking.iloc[-1]['run_id']])})")
 
+st.markdown(md(data.why_the_winner_wins(ranking.assign(scenario=ranking["run_id"].map(names)), rank_by)))
 cache.chart(scenario_charts.scenario_ranking_chart(breakdown, ranking))
 
 shown = ranking.assign(scenario=ranking["run_id"].map(names))
-columns = ["rank", "scenario", "profile", "queues", "scoring", "preemption", "seed", "total_cost",
+columns = ["rank", "scenario", "profile", "queues", "scoring", "preemption", "seed",
+           "cost_per_productive_gpu_hour", "cost_per_finished_workload", "total_cost",
            "total_cost_vs_baseline", "total_cost_vs_baseline_pct", "waste_cost", "idle_fragmentation_gpu_hours",
            "idle_quota_gpu_hours", "idle_gang_barrier_gpu_hours", "idle_no_demand_gpu_hours",
            "partial_placement_gpu_hours", "lost_gpu_hours", "preemption_waste_cost", "preemptions", "mean_wait_h",
            "p95_wait_h", "finished", "run_id"]
 table = shown[[c for c in columns if c in shown]].rename(columns={
+    "cost_per_productive_gpu_hour": "$ per productive GPU-h", "cost_per_finished_workload": "$ per finished workload",
     "total_cost": "total cost $", "total_cost_vs_baseline": "vs baseline $", "total_cost_vs_baseline_pct":
     "vs baseline %", "waste_cost": "waste $", "idle_fragmentation_gpu_hours": "idle frag. GPU-h",
     "idle_quota_gpu_hours": "idle quota GPU-h", "idle_gang_barrier_gpu_hours": "idle gang barrier GPU-h",
@@ -105,8 +119,9 @@ table = shown[[c for c in columns if c in shown]].rename(columns={
     "mean_wait_h": "mean wait h", "p95_wait_h": "p95 wait h"})
 if "vs baseline %" in table:
     table["vs baseline %"] = table["vs baseline %"] * 100
-st.caption(f"Ranked by {label.lower()} ({'higher' if higher else 'lower'} is better) against "
-           f"{md(names[baseline])}. Idle GPU-hours by cause; waits per workload over whole runs.")
+st.caption(f"Ranked by {(label[:1].lower() + label[1:])} ({'higher' if higher else 'lower'} is better) against "
+           f"{md(names[baseline])}. Idle GPU-hours by cause; with the common window, finished work and "
+           "waits are those of the hours compared.")
 cache.table(table, column_config={c: st.column_config.NumberColumn(format="%.2f")
                                   for c in table.columns if table[c].dtype.kind == "f"})
 cache.csv_download(ranking, "scenario_ranking.csv", key="scenarios.ranking.csv")

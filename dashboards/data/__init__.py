@@ -88,9 +88,14 @@ from dashboards.data.queues import (
     queue_usage_summary,
 )
 from dashboards.data.scenarios import (
+    BASELINE_PROFILE,
+    DEFAULT_RANK_BY,
+    DEFAULT_WINDOW,
     RANKING_METRICS,
     SCENARIO_METRICS,
     WINDOWS,
+    default_baseline,
+    effective_window,
     scenario_by_team,
     scenario_compare,
     scenario_cost_breakdown,
@@ -98,6 +103,7 @@ from dashboards.data.scenarios import (
     scenario_runs,
     scenario_usage,
     wait_stats,
+    why_the_winner_wins,
 )
 
 # The queries a page may run through dashboards.cache.query (each takes a connection first).
@@ -114,7 +120,7 @@ QUERIES = frozenset({
     "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
-    "gpu_efficiency", "allocated_idle",
+    "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window",
 })
 
 __all__ = [
@@ -138,4 +144,6 @@ __all__ = [
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
     "workload_timeline", "gpu_efficiency", "allocated_idle",
+    "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "default_baseline", "effective_window",
+    "why_the_winner_wins",
 ]

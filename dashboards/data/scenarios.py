@@ -162,6 +162,7 @@ RANKING_METRICS = (
     ("total_cost", "Total cost", "usd", False),
     ("waste_cost", "Waste cost (idle, partial placement, preemption)", "usd", False),
     ("cost_per_productive_gpu_hour", "Cost per productive GPU-hour", "usd", False),
+    ("cost_per_finished_workload", "Cost per finished workload", "usd", False),
     ("productive_gpu_hours", "Productive GPU-hours", "hours", True),
     ("idle_cost", "Idle cost", "usd", False),
     ("idle_gpu_hours", "Idle GPU-hours", "hours", False),
@@ -205,17 +206,84 @@ def common_window(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> tuple[A
     return row[0], row[1]
 
 
+def effective_window(con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], window: str) -> str:
+    """``window``, except that runs with no hour in common (replays of different traces or
+    calendars) are compared whole: an empty common window would tie every run at zero."""
+    if window != "common":
+        return window
+    start, end = common_window(con, list(dict.fromkeys(run_ids)))
+    return "common" if start is not None and end is not None and start < end else "whole"
+
+
+DEFAULT_RANK_BY = "cost_per_productive_gpu_hour"
+"""Outcome per cost: on a fixed cluster total cost is capacity x duration, so ranking by it
+rewards the run that ended first; what a GPU-hour of useful work costs does not."""
+DEFAULT_WINDOW = "common"
+BASELINE_PROFILE = "kube-default"
+
+
+def default_baseline(con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...]) -> str:
+    """The run the others are ranked against when none is named: the sweep file's ``[sweep]
+    baseline`` scenario; else the first run of the default scheduler (``kube-default``, what a
+    cluster runs before any of this), without Kueue if there is one; else the first run."""
+    runs = list(dict.fromkeys(run_ids))
+    if not runs:
+        raise DashboardError("no run to rank")
+    if "is_baseline" in table_columns(con, SCENARIO_TABLE):
+        named = [r for (r,) in _execute(con, f"SELECT run_id FROM {SCENARIO_TABLE} WHERE is_baseline "
+                                             "AND list_contains($runs, run_id) ORDER BY run_id",
+                                        {"runs": runs}).fetchall()]
+        if named:
+            return str(named[0])
+    described = scenario_runs(con)
+    described = described[described["run_id"].isin(runs)]
+    plain = described[described["profile"] == BASELINE_PROFILE]
+    if not plain.empty:
+        without_kueue = plain[plain["queues"].fillna("") == "none"]
+        return str((without_kueue if not without_kueue.empty else plain)["run_id"].iloc[0])
+    return runs[0]
+
+
+def why_the_winner_wins(ranking: pd.DataFrame, rank_by: str) -> str:
+    """One sentence: why the first run of ``ranking`` ranks first, in the terms it wins on
+    (the ranked metric, and beside it waste, p95 wait and finished work against the runner-up)."""
+    metrics = {m[0]: m for m in RANKING_METRICS}
+    if ranking.empty or rank_by not in metrics:
+        return ""
+    label, unit, higher = metrics[rank_by][1], metrics[rank_by][2], metrics[rank_by][3]
+    best = ranking.iloc[0]
+    name = str(best.get("scenario") or best["run_id"]) if isinstance(best.get("scenario"), str) else str(best["run_id"])
+    def shown(value: float, unit: str) -> str:
+        if pd.isna(value):
+            return "–"
+        return {"usd": f"${value:,.2f}", "hours": f"{value:,.0f} GPU-h", "h": f"{value:,.1f} h",
+                "pct": f"{value:.1%}"}.get(unit, f"{value:,.0f}")
+    if len(ranking) == 1:
+        return f"{name} is the only run compared."
+    second = ranking.iloc[1]
+    if best[rank_by] == second[rank_by]:
+        return (f"{name} ties with the runner-up on {(label[:1].lower() + label[1:])} ({shown(best[rank_by], unit)}): the "
+                "order between them is by run id.")
+    facts = [f"waste ${best['waste_cost']:,.0f} against ${second['waste_cost']:,.0f}",
+             f"p95 wait {shown(best['p95_wait_h'], 'h')} against {shown(second['p95_wait_h'], 'h')}",
+             f"{int(best['finished']):,} finished workloads against {int(second['finished']):,}"]
+    return (f"{name} wins on {(label[:1].lower() + label[1:])}: {shown(best[rank_by], unit)} against "
+            f"{shown(second[rank_by], unit)} for the runner-up ({'higher' if higher else 'lower'} is "
+            f"better); beside it, {', '.join(facts)}.")
+
+
 def scenario_ranking(
     con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], baseline: str | None = None,
-    rank_by: str = "total_cost", window: str = "whole",
+    rank_by: str = DEFAULT_RANK_BY, window: str = DEFAULT_WINDOW,
 ) -> pd.DataFrame:
     """One row per run of ``run_ids``, best first by ``rank_by``: cost, idle GPU-hours by cause,
     partial placement, preemption waste, waits, with ``rank``, ``is_baseline`` and, for cost,
     ``total_cost_vs_baseline`` (USD) and ``total_cost_vs_baseline_pct``.
 
     ``window``: ``whole`` runs (each lasts until its last pod ends, so a run that drains later
-    holds more idle hours) or ``common``, the hours every selected run covers. Waits are per
-    workload over whole runs either way. ``baseline`` defaults to the first run."""
+    holds more idle hours) or ``common`` (the default), the hours every selected run covers:
+    finished workloads are those finished inside it, waits those of the workloads submitted in
+    it. ``baseline`` defaults to ``default_baseline``."""
     metrics = {m[0]: m for m in RANKING_METRICS}
     if rank_by not in metrics:
         raise DashboardError(f"cannot rank by {rank_by!r}: use one of {', '.join(metrics)}")
@@ -227,9 +295,10 @@ def scenario_ranking(
     if missing or not runs:
         raise DashboardError(f"run(s) not in the database: {', '.join(missing) or '(none given)'}; "
                              f"it has: {', '.join(sorted(known)) or 'no run'}")
-    baseline = baseline or runs[0]
+    baseline = baseline or default_baseline(con, tuple(runs))
     if baseline not in runs:
         raise DashboardError(f"baseline {baseline!r} is not among the compared runs")
+    window = effective_window(con, tuple(runs), window)
     start, end = common_window(con, runs) if window == "common" else (None, None)
     gpu = usage_resource(con)
     causes = ",\n".join(
@@ -263,15 +332,18 @@ def scenario_ranking(
         ),
         waits AS (
             SELECT w.run_id, count(*) AS workloads,
-                   count(*) FILTER (WHERE w.final_state = 'finished') AS finished,
+                   count(*) FILTER (WHERE w.final_state = 'finished' AND
+                                    ($ts_to::TIMESTAMP IS NULL OR w.end_ts <= $ts_to::TIMESTAMP)) AS finished,
                    coalesce(sum(w.preemptions), 0) AS preemptions,
                    avg(w.wait_s) / 3600.0 AS mean_wait_h,
                    quantile_cont(w.wait_s, 0.95) / 3600.0 AS p95_wait_h
             FROM fct_workloads w
             WHERE list_contains($runs, w.run_id) AND w.final_state <> 'rejected'
+              AND ($ts_to::TIMESTAMP IS NULL OR w.submit_ts < $ts_to::TIMESTAMP)
             GROUP BY w.run_id
         )
         SELECT u.*, u.total_cost / nullif(u.productive_gpu_hours, 0) AS cost_per_productive_gpu_hour,
+               u.total_cost / nullif(w.finished, 0) AS cost_per_finished_workload,
                coalesce(w.workloads, 0) AS workloads, coalesce(w.finished, 0) AS finished,
                coalesce(w.preemptions, 0) AS preemptions, w.mean_wait_h, w.p95_wait_h
         FROM usage u LEFT JOIN waits w USING (run_id)
@@ -293,11 +365,12 @@ def scenario_ranking(
 
 
 def scenario_cost_breakdown(
-    con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], window: str = "whole"
+    con: duckdb.DuckDBPyConnection, run_ids: tuple[str, ...], window: str = DEFAULT_WINDOW
 ) -> pd.DataFrame:
     """Per run and usage class (idle split by cause): GPU-hours and effective cost, for the
     ranking chart. Columns: run_id, usage_class, gpu_hours, effective_cost."""
     runs = list(dict.fromkeys(run_ids))
+    window = effective_window(con, tuple(runs), window)
     start, end = common_window(con, runs) if window == "common" else (None, None)
     gpu = usage_resource(con)
     return _df(con, f"""

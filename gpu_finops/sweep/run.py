@@ -294,7 +294,8 @@ def _scenario_table(sweep: Sweep, states: list[ScenarioState]) -> Any:
     rows = [{"run_id": s.task.run_id, "sweep": sweep.name, "scenario": s.scenario.name,
              "status": "ok" if s.status == "skipped" else s.status, **s.scenario.axes(),
              "trace": s.task.trace.name, "error": s.error or None,
-             "replay_seconds": s.result.get("seconds"), "events_sha256": s.result.get("events_sha256")}
+             "replay_seconds": s.result.get("seconds"), "events_sha256": s.result.get("events_sha256"),
+             "is_baseline": s.scenario.name == sweep.baseline}
             for s in states]
     for row in rows:
         row["queues"] = Path(row["queues"]).name if row["queues"] not in ("inputs", "none") else row["queues"]
@@ -303,7 +304,7 @@ def _scenario_table(sweep: Sweep, states: list[ScenarioState]) -> Any:
         ("run_id", pa.string()), ("sweep", pa.string()), ("scenario", pa.string()), ("status", pa.string()),
         ("profile", pa.string()), ("queues", pa.string()), ("scoring", pa.string()), ("preemption", pa.string()),
         ("seed", pa.int64()), ("trace", pa.string()), ("error", pa.string()), ("replay_seconds", pa.float64()),
-        ("events_sha256", pa.string()), ("rightsize", pa.float64())]))
+        ("events_sha256", pa.string()), ("rightsize", pa.float64()), ("is_baseline", pa.bool_())]))
     return table
 
 

@@ -46,7 +46,7 @@ GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "p
 SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start",
                  "rightsize"}
 INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "prices", "start", "format"}
-SWEEP_KEYS = {"name", "charge_period", "workers"}
+SWEEP_KEYS = {"name", "charge_period", "workers", "baseline"}
 DEFAULT_PROFILE = "gang-v1.37"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 MAX_SCENARIOS = 10_000
@@ -105,6 +105,7 @@ class Sweep:
     scenarios: tuple[Scenario, ...]
     charge_period_s: int = 3600
     workers: int | None = None
+    baseline: str | None = None  # the scenario the others are ranked against ([sweep] baseline)
 
     def run_id(self, scenario: Scenario) -> str:
         return f"{self.name}-{scenario.name}"
@@ -187,7 +188,13 @@ def read_sweep(path: Path) -> Sweep:
                               "queues file (use \"none\" or a path)")
     resolved = tuple(replace(s, queues="inputs" if has_queues else "none") if s.queues == "auto" else s
                      for s in scenarios)
-    return Sweep(path.resolve(), name, inputs, resolved, period, workers)
+    baseline = settings.get("baseline")
+    if baseline is not None:
+        baseline = reader.text(baseline, "sweep.baseline")
+        if baseline not in seen:
+            raise reader.fail("sweep.baseline", f"names no scenario: {baseline!r}; scenarios: "
+                              f"{', '.join(sorted(seen))}")
+    return Sweep(path.resolve(), name, inputs, resolved, period, workers, baseline)
 
 
 def _inputs(reader: _Reader, table: dict[str, Any]) -> Inputs:

@@ -322,7 +322,15 @@ def test_preemption_page(monkeypatch, fixture_db):
 
 def test_scenarios_page(monkeypatch, fixture_db, tmp_path):
     at = _on(monkeypatch, fixture_db, "scenarios")
-    # Ranked, best first: demo-b's $579.84 against demo-a's $1,536.00 (the sidebar's run is the baseline)
+    # the defaults: outcome per cost; no kube-default run and no sweep, so the first run is the
+    # baseline; the two runs share no hour, so they are compared whole
+    assert at.selectbox(key="scenarios.rank_by").value == "cost_per_productive_gpu_hour"
+    assert at.selectbox(key="scenarios.baseline").value == "demo-a"
+    assert any("no hour in common" in c.value for c in at.caption)
+    assert any(m.value.startswith("demo-") and " wins on cost per productive GPU-hour" in m.value
+               for m in at.markdown)
+    at = _ok(at.selectbox(key="scenarios.rank_by").select("total_cost").run())
+    # Ranked, best first: demo-b's $579.84 against demo-a's $1,536.00
     ranked = _table(at, "rank", "scenario", "total cost $", "vs baseline $")
     assert ranked[["rank", "scenario"]].values.tolist() == [[1, "demo-b"], [2, "demo-a"]]
     assert ranked["vs baseline $"].tolist() == pytest.approx([-956.16, 0.0])
@@ -331,7 +339,7 @@ def test_scenarios_page(monkeypatch, fixture_db, tmp_path):
     assert any("**demo-a**, rank 2 of 2" in c.value for c in at.caption)
     assert _charts(at) == 4  # ranking by usage class, change vs baseline, cost per team, p95 wait per team
     _one_csv_per_table(at)
-    at = _ok(at.selectbox(key="scenarios.baseline.demo-a").select("demo-b").run())
+    at = _ok(at.selectbox(key="scenarios.baseline").select("demo-b").run())
     assert _table(at, "rank", "vs baseline $")["vs baseline $"].tolist() == pytest.approx([0.0, 956.16])
     at = _ok(at.selectbox(key="scenarios.rank_by").select("finished").run())  # higher is better
     assert any("**demo-b**, rank" in c.value for c in at.caption)

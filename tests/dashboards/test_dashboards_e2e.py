@@ -79,3 +79,20 @@ def test_serve_refuses_a_missing_db_and_warns_off_loopback(tmp_path, fixture_db,
     assert "warning: serving on 0.0.0.0" in capsys.readouterr().err
     assert not warn_if_exposed("127.0.0.1")
     assert capsys.readouterr().err == ""
+
+
+def test_dashboard_on_a_busy_port_is_one_line_and_exit_2(fixture_db, capsys):
+    import socket
+
+    from gpu_finops.cli import main
+
+    with socket.socket() as other:  # another server listening on the port
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        port = other.getsockname()[1]
+        assert main(["dashboard", "--db", str(fixture_db), "--port", str(port)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no URL of the other server
+    assert captured.err.strip().splitlines() == [
+        f"gpu-finops dashboard: port {port} on 127.0.0.1 is in use (another dashboard?): stop it or "
+        "pick another with --port"]

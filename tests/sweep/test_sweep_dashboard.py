@@ -1,5 +1,5 @@
 """The Scenarios page on a real sweep database, in headless Chromium against a real Streamlit
-server: the four scenarios ranked, the baseline from the link's run, every chart drawn."""
+server: the four scenarios ranked, the baseline from the link, every chart drawn."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def test_the_scenarios_page_ranks_a_sweep_in_a_real_browser(local_sweep, tmp_pat
         _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server)
         baseline = f"tiny4-{TINY_SCENARIOS[2]}"
         shot = tmp_path / "scenarios.png"
-        state = open_pages_in_chromium(chromium, [(f"http://127.0.0.1:{port}/scenarios?run={baseline}", shot)],
+        state = open_pages_in_chromium(chromium, [(f"http://127.0.0.1:{port}/scenarios?baseline={baseline}", shot)],
                                        tmp_path / "profile", min_charts=4, viewport=(1366, 1000))[0]
     finally:
         _stop(server)
@@ -30,5 +30,5 @@ def test_the_scenarios_page_ranks_a_sweep_in_a_real_browser(local_sweep, tmp_pat
     assert state.get("title") == "Scenarios ranked" and state.get("charts", 0) >= 4, summary
     for name in TINY_SCENARIOS:
         assert name in state["dom"], name
-    assert f"{TINY_SCENARIOS[2]}</strong>, rank" in state["dom"]  # the linked run is the baseline
+    assert f"{TINY_SCENARIOS[2]}</strong>, rank" in state["dom"]  # the linked baseline
     assert shot.read_bytes().startswith(b"\x89PNG")
