@@ -105,7 +105,7 @@ def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: C
         trials.filter(pl.col("pareto")).write_csv(staging / "pareto.csv")
         chosen = advice.recommended
         teams = teams_frame(advice.today, chosen.figures if chosen else None)
-        teams.write_csv(staging / "teams.csv")
+        _safe_csv(teams).write_csv(staging / "teams.csv")
         if chosen is not None:
             header = (f"# Kueue manifests recommended by `gpu-finops advise quotas` (trial {chosen.number} of "
                       f"{len(advice.trials)}):\n# least idle cost + cost of delay among the trials that meet every "
@@ -126,6 +126,22 @@ def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: C
     if chosen is not None and not chosen.feasible:
         console.print("[yellow]no trial meets every target: the recommendation is the one that misses them least[/]",
                       highlight=False)
+
+
+def _safe_csv(frame: pl.DataFrame) -> pl.DataFrame:
+    """Team names are user text: a cell a spreadsheet would run as a formula is neutralised."""
+    from dashboards.report import neutralise_csv_value
+
+    return frame.with_columns(pl.col("team").map_elements(neutralise_csv_value, return_dtype=pl.String))
+
+
+def _shown(text: str) -> str:
+    """User text for the terminal: control characters visible, rich markup escaped."""
+    from rich.markup import escape
+
+    from scheduler.eventlog.text import printable
+
+    return escape(printable(text))
 
 
 def _charts(trials: pl.DataFrame, today: RunFigures, folder: Path) -> None:
@@ -200,7 +216,7 @@ def print_advice(advice: Advice, console: Console) -> None:
         table.add_column(column, justify="left" if column == "team" else "right")
     for name in sorted({t.team for t in today.teams} | {t.team for t in f.teams}):
         a, b = today.team(name), f.team(name)
-        table.add_row(name, *(f"{getattr(a, k, 0):{fmt}} → {getattr(b, k, 0):{fmt}}" for k, fmt in (
+        table.add_row(_shown(name), *(f"{getattr(a, k, 0):{fmt}} → {getattr(b, k, 0):{fmt}}" for k, fmt in (
             ("p95_wait_h", ",.2f"), ("gpu_hour_share", ".1%"), ("cost_of_delay", ",.0f"), ("still_pending", ","))))
     console.print(table)
     for path in advice.files:

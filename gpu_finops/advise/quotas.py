@@ -3,8 +3,9 @@
 1. Replay today: the trace under the current manifests (run ``today``), built, its figures read
    (`gpu_finops.advise.figures`).
 2. Open (or resume) the Optuna study in ``DIR/study.db`` (SQLite). On a new study, the first
-   trial is the demand-proportional point (`SearchSpace.demand_params`): a principled start a
-   sampler then improves on.
+   trials are the demand-proportional point (`SearchSpace.demand_params`) and today's
+   manifests brought within the bounds (`SearchSpace.today_params`): two principled starts a
+   sampler then improves on, and a recommendation never worse than today within the space.
 3. Trials go in batches of ``batch``: each batch's trials are asked of a sampler seeded from
    ``(seed, batch number)``, written as manifests, replayed by the sweep's executors (local
    worker processes or Ray tasks), built, and told back in trial order. The trials a seed gives
@@ -70,6 +71,9 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
         start = space.demand_params(_demand(out / "state" / f"{TODAY}.demand.json"))
         if start is not None:
             study.enqueue_trial(start)
+        current = space.today_params()  # today's manifests, within the bounds
+        if current and current != start:
+            study.enqueue_trial(current)
     ran = 0
     left_running = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
     if left_running:  # a killed run: the same trials again, with their own parameters

@@ -193,6 +193,38 @@ class SearchSpace:
                 params[name] = 1.0 if dist.low <= 1.0 <= dist.high else dist.low
         return params
 
+    def today_params(self) -> dict[str, Any]:
+        """Parameters of the current manifests, each value brought within its bounds (a total
+        above the flavor's GPUs is cut to them): today's point when it lies in the search space,
+        else its nearest point there, so the study starts from what runs now."""
+        params: dict[str, Any] = {}
+        by_name = {f.name: f for f in self.flavors}
+        for name, dist in self.distributions().items():
+            kind, *rest = name.split(":")
+            if kind in ("total", "share", "borrow", "lend"):
+                flavor, queues = by_name[rest[0]], by_name[rest[0]].cluster_queues
+                nominal = {cq: self.current_nominal(cq, flavor.name) for cq in queues}
+            if kind == "total":
+                params[name] = min(sum(nominal.values()), dist.high)
+            elif kind == "share":
+                total = sum(nominal.values())
+                params[name] = nominal[rest[1]] / total if total else 1.0 / len(queues)
+            elif kind in ("borrow", "lend"):
+                quota = self.config.cluster_queues[rest[1]].quota(rest[0], GPU_RESOURCE)
+                limit = None if quota is None else (quota.borrowing_limit_milli if kind == "borrow"
+                                                    else quota.lending_limit_milli)
+                value = dist.high if limit is None else limit // MILLI
+                params[name] = max(dist.low, min(dist.high, value))
+            elif kind in ("reclaim", "within"):
+                preemption = self.config.cluster_queues[rest[0]].preemption
+                policy = preemption.reclaim_within_cohort if kind == "reclaim" else preemption.within_cluster_queue
+                text = str(getattr(policy, "value", policy))
+                params[name] = text if text in dist.choices else dist.choices[0]
+            else:
+                weight = float(self.config.cluster_queues[rest[0]].fair_sharing_weight)
+                params[name] = max(dist.low, min(dist.high, weight))
+        return params
+
     # ------------------------------------------------------------------------- manifests
 
     def manifests(self, point: Point) -> list[Any]:

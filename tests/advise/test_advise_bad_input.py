@@ -39,3 +39,13 @@ def test_missing_price_book_and_bad_counts(tmp_path, capsys):
     files = unused_quota_case(tmp_path / "again")
     assert main(advise_args(files, tmp_path / "out2", "--trials", "0")) == 2
     assert "--trials" in capsys.readouterr().err
+
+
+def test_team_names_are_shown_and_written_safely(tmp_path, capsys):
+    files = unused_quota_case(tmp_path)
+    files["trace"].write_text(files["trace"].read_text().replace(",a,a,A100", ",=SUM(1)[bold]x,a,A100"))
+    args = advise_args(files, tmp_path / "out", "--trials", "2", "--batch", "2")
+    args.remove("-q")
+    assert main(args) == 0
+    assert "=SUM(1)[bold]x" in capsys.readouterr().out  # shown as written, not read as markup
+    assert "'=SUM(1)[bold]x" in (tmp_path / "out" / "teams.csv").read_text()

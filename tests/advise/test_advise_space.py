@@ -1,0 +1,44 @@
+"""The search space of `advise quotas`: quotas of a flavor never exceed its GPUs, any split is
+reachable, today's manifests are a point of it, and a point's manifests are valid Kueue YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gpu_finops.advise.objectives import Bounds, Objectives
+from gpu_finops.advise.space import SearchSpace, apportion, dump
+from scheduler.admission.manifests import parse_queue_config
+from scheduler.trace.cluster import read_cluster
+
+DEMO = Path(__file__).resolve().parents[2] / "data" / "demo"
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)  # a loaded machine draws slowly
+@given(st.integers(0, 500), st.lists(st.floats(0, 1), min_size=1, max_size=8))
+def test_apportioned_quotas_are_whole_and_sum_to_the_total(total, shares):
+    parts = apportion(total, shares)
+    assert all(p >= 0 for p in parts)
+    assert sum(parts) == (total if sum(shares) > 0 else 0)
+
+
+def test_today_is_a_point_of_the_space_and_every_point_is_valid_kueue():
+    objectives = Objectives(bounds=Bounds(borrowing_limit=(0, 256)))
+    space = SearchSpace(DEMO / "queues.yaml", read_cluster(DEMO / "cluster.csv"), objectives)
+    point = space.point(space.today_params())
+    for (cq, flavor), gpus in point.nominal.items():
+        quota = space.config.cluster_queues[cq].quota(flavor, "nvidia.com/gpu")
+        assert quota is not None
+        assert gpus == quota.nominal_milli // 1000
+        assert point.borrowing[(cq, flavor)] == quota.borrowing_limit_milli // 1000
+    gpus = {f.name: f.gpus for f in space.flavors}
+    assert gpus == {"h100": 256, "a100": 224, "l40s": 128}
+    one_queue = {name: (1.0 if name.endswith(":team-llm") else 0.0) if name.startswith("share:") else
+                 (dist.high if name.startswith("total:") else dist.low) for name, dist in space.distributions().items()}
+    point = space.point(one_queue)  # one ClusterQueue holds every GPU of each flavor
+    assert {k: v for k, v in point.nominal.items() if v} == {("team-llm", f): g for f, g in gpus.items()}
+    config = parse_queue_config(dump(space.manifests(point)))  # Kueue's webhook checks pass
+    llm = config.cluster_queues["team-llm"].quota("h100", "cpu")
+    assert llm is not None and llm.nominal_milli == 256 * 28_000  # CPU follows the GPUs (28 cores a GPU)
