@@ -92,11 +92,11 @@ class KueueAdmission:
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
-        self.check: ClockedVerifier | None = None
+        self._verify: ClockedVerifier | None = None
         if verifier is not None:
             self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
             clocked = ClockedVerifier(verifier, lambda: self.env.now)
-            self.check = clocked
+            self._verify = clocked
             self.admitter.preemptor.check = clocked
             if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
                 self.admitter.preemptor.strategy.check = clocked
@@ -280,8 +280,8 @@ class KueueAdmission:
         eviction would change nothing (the replay ignores a second one) but the versions of
         its flavor-resources, and so throw away every cached nomination that read them."""
         if self._already_evicted(victim):
-            if self.check is not None:  # `replay --verify`: the eviction would be a no-op
-                self.check.same("repeated eviction of a terminating victim skipped", True,
+            if self._verify is not None:  # `replay --verify`: the eviction would be a no-op
+                self._verify.same("repeated eviction of a terminating victim skipped", True,
                                 victim.run.terminating and victim.name in self.holders.evicting, victim.name)
             return
         self.preempting.add(victim.name)
