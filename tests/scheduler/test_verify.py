@@ -13,7 +13,7 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
-from scheduler.admission.kueue import KueueAdmission
+from scheduler.admission import kueue
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
@@ -105,7 +105,7 @@ BROKEN = {
         lambda mp: mp.setattr(PlaceIndex, "_build", _built_but_not_kept),
         "free GPUs of a topology domain from running sums"),
     "Kueue skips evicting a victim that is not terminating": (
-        lambda mp: mp.setattr(KueueAdmission, "_already_evicted", lambda self, victim: victim.run.holding),
+        lambda mp: mp.setattr(kueue, "_already_evicted", lambda admission, victim: victim.run.holding),
         "repeated eviction of a terminating victim skipped"),
     "the virtual free index forgets lower-priority pods": (
         lambda mp: mp.setattr(VirtualFreeIndex, "pods_at_most", lambda self, priority, models, milli, enough: 0),
