@@ -82,8 +82,7 @@ class ClusterState(NodeCandidates):
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
-        # Free GPUs per topology domain (zone, block, rack), kept once the topology plugin
-        # first asks (`scheduler/place_index.py`).
+        # Free GPUs per topology domain, kept once first asked (`scheduler/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
@@ -111,9 +110,8 @@ class ClusterState(NodeCandidates):
         self.priority_of: dict[str, int] = {}
         self.held_milli_by_class: dict[tuple[str, int], int] = {}
         self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
-        # Free plus lower-priority GPUs per node, per preemptor priority that asked
-        # (`scheduler/virtual_free.py`): "could it fit once everything below it is gone?"
-        self.virtual_free = VirtualFreeIndex(self.nodes, self.used, self._held_by_priority)
+        # Free plus lower-priority GPUs per node and preemptor priority (`virtual_free.py`).
+        self.virtual_free = VirtualFreeIndex(self.nodes, self.used, lambda: held_by_priority(self))
 
     # -- queries -----------------------------------------------------------------------
 
@@ -153,11 +151,6 @@ class ClusterState(NodeCandidates):
 
     def used_milli(self, node: int) -> int:
         return self.used[node]
-
-    def _held_by_priority(self) -> list[tuple[int, int, int]]:
-        """(node, holder priority, milli-GPUs) of every pod holding GPUs."""
-        priority_of = self.priority_of
-        return [(h.node, priority_of.get(key[0], 0), h.milli) for key, h in self.holdings.items() if h.milli]
 
     # -- changes -----------------------------------------------------------------------
 
@@ -263,9 +256,6 @@ class ClusterState(NodeCandidates):
                 self.whole_free[node] -= 1
                 shared[device] = MILLI
             shared[device] -= milli
-        places = self.places if self.places.kept else None
-        if places is not None and self.whole_free[node] != whole_before:
-            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -276,13 +266,7 @@ class ClusterState(NodeCandidates):
         priority = self.priority_of.get(key[0], 0)
         held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
-        if holding.milli:
-            if self.virtual_free.levels:
-                self.virtual_free.taken(node, priority, holding.milli)
-            self.usage_index.moved(node, self.used[node], self.used[node] + holding.milli)
-            self.used[node] += holding.milli
-            if places is not None:
-                places.milli_taken(node, holding.milli)
+        self._moved(node, priority, whole_before, holding.milli)
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
@@ -299,9 +283,6 @@ class ClusterState(NodeCandidates):
             if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
                 del shared[device]
                 self.whole_free[node] += 1
-        places = self.places if self.places.kept else None
-        if places is not None and self.whole_free[node] != whole_before:
-            places.whole_free_moved(node, whole_before, self.whole_free[node])
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -311,15 +292,28 @@ class ClusterState(NodeCandidates):
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
         priority = self.priority_of.get(key[0], 0)
         self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
-        if holding.milli:
-            if self.virtual_free.levels:
-                self.virtual_free.taken(node, priority, -holding.milli)
-            self.usage_index.moved(node, self.used[node], self.used[node] - holding.milli)
-            self.used[node] -= holding.milli
-            if places is not None:
-                places.milli_taken(node, -holding.milli)
+        self._moved(node, priority, whole_before, -holding.milli)
         del self.pods_on_node[node][key]
         del self.holdings[key]
+
+    def _moved(self, node: int, priority: int, whole_before: int, milli: int) -> None:
+        """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`."""
+        places = self.places if self.places.kept else None
+        if places is not None and self.whole_free[node] != whole_before:
+            places.whole_free_moved(node, whole_before, self.whole_free[node])
+        if milli:
+            self.usage_index.moved(node, self.used[node], self.used[node] + milli)
+            self.used[node] += milli
+            if places is not None:
+                places.milli_taken(node, milli)
+            if self.virtual_free.levels:
+                self.virtual_free.taken(node, priority, milli)
+
+
+def held_by_priority(state: ClusterState) -> list[tuple[int, int, int]]:
+    """(node, holder priority, milli-GPUs) of every pod holding GPUs."""
+    priority_of = state.priority_of
+    return [(h.node, priority_of.get(key[0], 0), h.milli) for key, h in state.holdings.items() if h.milli]
 
 
 def fullest_fitting(state: ClusterState, node: int, milli: int) -> int | None:

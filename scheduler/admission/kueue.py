@@ -93,14 +93,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
                                                    self._pods_ready_timeout, self.request_cycle)
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
-        self.check: ClockedVerifier | None = None
-        if verifier is not None:
-            self.admitter.check = NominationCheck(verifier, lambda: self.env.now)
-            clocked = ClockedVerifier(verifier, lambda: self.env.now)
-            self.check = clocked
-            self.admitter.preemptor.check = clocked
-            if isinstance(self.admitter.preemptor.strategy, ClassicalPreemption):
-                self.admitter.preemptor.strategy.check = clocked
+        self.verify = _attach_verifier(self, verifier) if verifier is not None else None
         self.workloads: dict[str, AdmissionWorkload] = {}
         self.unexplained: dict[str, AdmissionWorkload] = {}  # queued without a reason row yet
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
@@ -275,15 +268,9 @@ class KueueAdmission(PlacementOptionsOf):
                           pods=assignment.pods)
 
     def evict(self, victim: AdmissionWorkload, preemptor: AdmissionWorkload, reason: PreemptionReason) -> None:
-        """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`.
-
-        A victim Kueue already evicted, whose pods are still terminating, is left alone: the
-        eviction would change nothing (the replay ignores a second one) but the versions of
-        its flavor-resources, and so throw away every cached nomination that read them."""
-        if self._already_evicted(victim):
-            if self.check is not None:  # `replay --verify`: the eviction would be a no-op
-                self.check.same("repeated eviction of a terminating victim skipped", True,
-                                victim.run.terminating and victim.name in self.holders.evicting, victim.name)
+        """Preempt `victim` (quota-only, the whole workload) to make room for `preemptor`;
+        not again while it terminates (`_eviction_changes_nothing`)."""
+        if _eviction_changes_nothing(self, victim):
             return
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
@@ -294,9 +281,6 @@ class KueueAdmission(PlacementOptionsOf):
             f"preemptee path: {self.node_of(victim).path()}"
         )
         self.replay.evict(victim.run, preemptor.run, message=message)
-
-    def _already_evicted(self, victim: AdmissionWorkload) -> bool:
-        return victim.name in self.preempting
 
     # -- quota coming back -------------------------------------------------------------------
 
@@ -339,6 +323,35 @@ class KueueAdmission(PlacementOptionsOf):
             return
         self.timed_out.add(wl.name)
         self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVerifier:
+    """`replay --verify`: the admitter's caches and the preemption shortcuts check themselves."""
+    def clock() -> float:
+        return admission.env.now
+
+    admission.admitter.check = NominationCheck(verifier, clock)
+    clocked = ClockedVerifier(verifier, clock)
+    admission.admitter.preemptor.check = clocked
+    if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
+        admission.admitter.preemptor.strategy.check = clocked
+    return clocked
+
+
+def _already_evicted(admission: KueueAdmission, victim: AdmissionWorkload) -> bool:
+    return victim.name in admission.preempting
+
+
+def _eviction_changes_nothing(admission: KueueAdmission, victim: AdmissionWorkload) -> bool:
+    """A victim Kueue already evicted, whose pods are still terminating: evicting it again
+    would change nothing (the replay ignores a second eviction) but the versions of its
+    flavor-resources, throwing away every cached nomination that read them."""
+    if not _already_evicted(admission, victim):
+        return False
+    if admission.verify is not None:  # the eviction it skips would be a no-op
+        admission.verify.same("repeated eviction of a terminating victim skipped", True,
+                              victim.run.terminating and victim.name in admission.holders.evicting, victim.name)
+    return True
 
 
 def inject_flavor(replay: ReplayPort, run: WorkloadRun, flavor: ResourceFlavor,

@@ -13,9 +13,10 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
-from scheduler.admission.kueue import KueueAdmission
+from scheduler.admission import kueue
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
+from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption
@@ -41,7 +42,8 @@ GROUP_CHECKS = {
 }
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
-                    "preemption oracle answer reused per flavor-resource"}
+                    "preemption oracle answer reused per flavor-resource",
+                    "victim search step ruled out by a running sum"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -103,11 +105,14 @@ BROKEN = {
         lambda mp: mp.setattr(PlaceIndex, "_build", _built_but_not_kept),
         "free GPUs of a topology domain from running sums"),
     "Kueue skips evicting a victim that is not terminating": (
-        lambda mp: mp.setattr(KueueAdmission, "_already_evicted", lambda self, victim: victim.run.holding),
+        lambda mp: mp.setattr(kueue, "_already_evicted", lambda admission, victim: victim.run.holding),
         "repeated eviction of a terminating victim skipped"),
     "the virtual free index forgets lower-priority pods": (
         lambda mp: mp.setattr(VirtualFreeIndex, "pods_at_most", lambda self, priority, models, milli, enough: 0),
         "group preemption ruled out by virtual free counts"),
+    "Kueue's victim search stops counting what it removed": (
+        lambda mp: mp.setattr(VictimSearch, "_surely_short", lambda self, target: True),
+        "victim search step ruled out by a running sum"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),

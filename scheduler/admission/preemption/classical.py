@@ -113,7 +113,7 @@ class ClassicalPreemption:
         else:
             runs = (True, False)
         for allow_borrowing in runs:
-            search = VictimSearch(self.tree, queue, usage, allow_borrowing)
+            search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check)
             # Queues back within their quota give up no more victims in this run (removals
             # only lower usage): their remaining candidates are not even looked at.
             done: set[str] = set()

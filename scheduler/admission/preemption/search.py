@@ -2,29 +2,48 @@
 what is not needed, newest removed first (Kueue's minimal preemption and fillBackWorkloads,
 pkg/scheduler/preemption/preemption.go). Everything is simulated on the live quota tree and
 undone by `restore`.
+
+Removing candidates one by one asks "does it fit now?" after each, and on a busy cluster
+most answers are "no" long before the last. The first `bounds.py` fact settles those by a
+running sum in candidate order: removing x of usage anywhere raises the queue's `available`
+by at most x, so while, for some requested flavor-resource, the request exceeds what was
+available when the search began plus the candidates' usage of it removed so far, the
+preemptor does not fit and the tree walk is skipped. The removals themselves still go on
+the tree (the callers read it between steps). `replay --verify` walks the tree beside each
+such "no" ("victim search step ruled out by a running sum").
 """
 
 from __future__ import annotations
 
 from scheduler.admission.preemption.common import Target, add_workload, remove_workload
-from scheduler.admission.quota import QuotaNode, QuotaTree, Usage
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.verify import ClockedVerifier
 
 
 class VictimSearch:
     def __init__(self, tree: QuotaTree, queue: QuotaNode, usage: Usage, allow_borrowing: bool,
-                 preemptor_usage_simulated: bool = False) -> None:
+                 preemptor_usage_simulated: bool = False, check: ClockedVerifier | None = None) -> None:
         self.tree = tree
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
         self.simulated = preemptor_usage_simulated  # fair sharing keeps it added while choosing
+        self.check = check
         self.removed: list[Target] = []
         self.result: list[Target] = []
+        # Per requested flavor-resource: what was available at the start (the tree as `_fits`
+        # sees it: without the preemptor's usage) plus what the removed candidates use of it.
+        self._most_available: dict[FlavorResource, int] = {fr: queue.available(fr) for fr, v in usage.items() if v > 0}
 
     def take(self, target: Target) -> bool:
         """Remove `target`; True (and `result` set) when the preemptor fits now."""
         remove_workload(self.tree, target.workload)
         self.removed.append(target)
+        if self._surely_short(target):
+            if self.check is not None:
+                self.check.same("victim search step ruled out by a running sum", False, self._fits_now(),
+                                target.workload.name)
+            return False
         tree = self.tree
         if self.simulated:
             tree.remove(self.queue, self.usage)
@@ -42,6 +61,28 @@ class VictimSearch:
         finally:
             if self.simulated:
                 tree.add(self.queue, self.usage)
+
+    def _surely_short(self, target: Target) -> bool:
+        """Adds `target`'s usage to the running sums; True when some request exceeds its bound."""
+        most, removed_usage = self._most_available, target.workload.usage
+        short = False
+        for fr, value in self.usage.items():
+            if value <= 0:
+                continue
+            bound = most[fr] = most[fr] + removed_usage.get(fr, 0)
+            if value > max(0, bound):
+                short = True
+        return short
+
+    def _fits_now(self) -> bool:
+        """`_fits` on the tree as `take` would read it (the verification's plain answer)."""
+        if self.simulated:
+            self.tree.remove(self.queue, self.usage)
+        try:
+            return self._fits()
+        finally:
+            if self.simulated:
+                self.tree.add(self.queue, self.usage)
 
     def _fits(self) -> bool:
         """Kueue's workloadFits: within what is available, and within nominal quota when
