@@ -52,8 +52,8 @@ _HEADER_WORDS = {"gpu": "GPU", "gpus": "GPUs", "cpu": "CPU", "usd": "$", "pct": 
 _HEADERS = {
     "tenant": "Team", "effective_cost": "Effective cost ($)", "list_cost": "List cost ($)",
     "gpu_hours": "GPU-hours", "workload_id": "Workload", "wait_s": "Waited",
-    "waited_s": "Waited", "longest_wait_s": "Longest wait", "wait_cost": "Cost of delay ($, not spend)",
-    "wait_gpu_hours": "GPU-hours waited for", "median_wait_h": "Median wait (h)",
+    "waited_s": "Waited", "longest_wait_s": "Longest wait", "pending_demand_list_value": "Pending demand at list price ($, not spend)",
+    "pending_demand_gpu_hours": "GPU-hours demanded while pending", "median_wait_h": "Median wait (h)",
     "charged_cost": "Charged ($)", "usage_cost": "Usage ($)", "idle_share_cost": "Idle share ($)",
     "share": "Share", "gang_wait_gpu_hours": "Partial placement GPU-hours",
     "gang_wait_cost": "Partial placement ($)", "min_count": "Quorum (min count)",

@@ -8,9 +8,9 @@ fixed order, and a last-bit difference would send a seeded sampler down another 
 - ``idle_cost``: the effective cost of idle GPU-hours in the steady window (`fct_usage_hourly`,
   ``usage_class = 'idle'``, ``phase = 'steady'``): warm-up and drain idle belong to the trace's
   edges, not to the quotas.
-- ``cost_of_delay``: what the GPU-hours that workloads asked for while they waited would cost at
-  list price (`fct_workloads.wait_cost`, the saved query ``cost_of_waiting``), unservable
-  unservable workloads included (`fct_unservable_demand`: their GPU-hours waited plus those
+- ``cost_of_delay``: the GPU-hours workloads demanded while pending, capped by what the cluster
+  could have run, at list price (`fct_workloads.pending_demand_list_value`, the saved query
+  ``pending_demand_by_team``; docs/cost-model.md), unservable workloads included (`fct_unservable_demand`: their GPU-hours waited plus those
   they asked for; quotas that can never admit a workload must not look cheaper for it).
 - per team (`fct_workloads.tenant`): workloads, p95 and median wait (hours, as the saved query
   ``wait_times_by_team``, rejected workloads left out, an unservable one waiting to the end of
@@ -88,7 +88,7 @@ SELECT w.tenant AS team, w.final_state,
        coalesce(w.wait_s / 3600, u.waited_h, 0) AS wait_h,
        w.gpu_hours_productive + w.gpu_hours_gang_wait + w.gpu_hours_lost AS gpu_hours,
        CASE WHEN w.outcome = 'unservable' THEN coalesce((u.waited_gpu_hours + u.asked_gpu_hours) * u.price, 0)
-            ELSE w.wait_cost END AS delay_cost,
+            ELSE w.pending_demand_list_value END AS delay_cost,
        w.outcome = 'unservable' AS unservable
 FROM fct_workloads w LEFT JOIN unservable u USING (run_id, workload_id)
 WHERE w.run_id = ? AND w.final_state <> 'rejected'

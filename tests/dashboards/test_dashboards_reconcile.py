@@ -75,8 +75,8 @@ def test_teams_cost_of_delay_is_pro_rated_to_the_window(con, windows):
     for filters in windows:
         whole = data.waiting_cost_by_team(con, replace(filters, phase=None, phase_window=None))
         part = data.waiting_cost_by_team(con, filters)
-        whole_by_team = dict(zip(whole["tenant"], whole["wait_cost"], strict=True))
-        for team, cost in zip(part["tenant"], part["wait_cost"], strict=True):
+        whole_by_team = dict(zip(whole["tenant"], whole["pending_demand_list_value"], strict=True))
+        for team, cost in zip(part["tenant"], part["pending_demand_list_value"], strict=True):
             assert cost <= whole_by_team[team] + CENT
 
 
