@@ -38,6 +38,8 @@ class DemoFacts:
     explained: str
     explained_wait_h: float
     explained_message: str
+    efficiency: dict[str, tuple[float, float, float, float]]  # active, allocated idle GPU-h; their costs
+    unallocated_idle_cost: dict[str, float]
 
 
 def _run_ids(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -75,6 +77,16 @@ def read_facts(db: Path) -> DemoFacts:
                WHERE run_id = $run AND workload_id = $workload AND event = 'pending'
                GROUP BY reason, message ORDER BY count(*) DESC, min(seq) LIMIT 1""",
             {"run": runs[POD_PROFILE], "workload": explained}).fetchone()
+        split = con.execute(
+            """SELECT x_RunId,
+                      coalesce(sum(PricingQuantity) FILTER (WHERE x_UsageSubClass = 'active'), 0),
+                      coalesce(sum(PricingQuantity) FILTER (WHERE x_UsageSubClass = 'allocated_idle'), 0),
+                      coalesce(sum(EffectiveCost) FILTER (WHERE x_UsageSubClass = 'active'), 0),
+                      coalesce(sum(EffectiveCost) FILTER (WHERE x_UsageSubClass = 'allocated_idle'), 0),
+                      coalesce(sum(EffectiveCost) FILTER (WHERE x_UsageClass = 'idle'), 0)
+               FROM focus_cost_records
+               WHERE ChargeCategory = 'Usage' AND x_Resource = 'gpu' AND x_Phase = 'steady'
+               GROUP BY ALL""").fetchall()
     finally:
         con.close()
     return DemoFacts(
@@ -85,6 +97,9 @@ def read_facts(db: Path) -> DemoFacts:
         explained=str(explained),
         explained_wait_h=float(wait_s or 0) / 3600,
         explained_message=str(message[0]) if message else "",
+        efficiency={by_run[run]: (float(a), float(i), float(ac), float(ic)) for run, a, i, ac, ic, _ in split
+                    if run in by_run},
+        unallocated_idle_cost={by_run[run]: float(idle) for run, *_, idle in split if run in by_run},
     )
 
 
@@ -111,7 +126,21 @@ def _story(f: DemoFacts) -> str:
     )
 
 
+def _efficiency(f: DemoFacts) -> str:
+    """What the measured utilisation says of the GPU-hours workloads held (issue 30)."""
+    active, held_idle, _, held_idle_cost = f.efficiency.get(GANG_PROFILE, (0.0, 0.0, 0.0, 0.0))
+    measured = active + held_idle
+    share = f"{active / measured:.1%}" if measured else "unknown"
+    return (
+        f"under `{GANG_PROFILE}` in the steady phase, {share} of the measured productive "
+        f"GPU-hours kept the GPUs' engines busy ({_gpu_h(active)} active, {_gpu_h(held_idle)} "
+        f"allocated but idle): ${held_idle_cost:,.0f} of allocated idle beside "
+        f"${f.unallocated_idle_cost.get(GANG_PROFILE, 0.0):,.0f} of unallocated idle"
+    )
+
+
 FIGURES: dict[str, Callable[[DemoFacts], str]] = {
+    "efficiency": _efficiency,
     "story": _story,
     "gang_wait_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "gang_wait"), 0.0)),
     "productive_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "productive"), 0.0)),
