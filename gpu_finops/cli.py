@@ -502,7 +502,12 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(error, _user_errors()):
             print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
             return EXIT_USER_ERROR
+        from pipeline.connect import is_older_layout_error, older_database_line
         from scheduler.eventlog.writes import is_disk_error
+
+        if is_older_layout_error(error) and getattr(args, "db", None) and args.command != "build":
+            print(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}", file=sys.stderr)
+            return EXIT_USER_ERROR
 
         if is_disk_error(error):  # a write the system refused, wherever it happened
             assert isinstance(error, OSError)

@@ -26,6 +26,7 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
+from pipeline.connect import older_database_problem
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
 
@@ -133,10 +134,15 @@ def connect_read_only(db: Path | str, limits: SqlLimits | None = None) -> duckdb
     path = require_db(db)
     config = (limits or SqlLimits.from_env()).config()
     try:
-        return duckdb.connect(str(path), read_only=True, config=config)
+        con = duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DashboardError(f"cannot open database {path}: {first_line}") from exc
+    older = older_database_problem(con, path)  # a layout an older build wrote: one line, not a traceback
+    if older:
+        con.close()
+        raise DashboardError(older)
+    return con
 
 
 def db_fingerprint(db: Path) -> tuple[str, int]:
