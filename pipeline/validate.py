@@ -11,7 +11,12 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.connect import connect, is_older_layout_error, older_database_line, older_database_problem
+from pipeline.connect import (
+    connect,
+    is_older_layout_error,
+    older_database_line,
+    older_database_problem,
+)
 from pipeline.errors import PipelineError
 from pipeline.focus.checks import TABLE, columns_violations, generated_checks
 from pipeline.runner import audit_paths
