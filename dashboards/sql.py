@@ -37,6 +37,7 @@ from dashboards import data
 from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
 from dashboards.text import printable
+from pipeline.connect import is_older_layout_error, older_database_line
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 _READ_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -222,6 +223,8 @@ def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
             else:
                 _write_table(columns, cursor, target)
     except duckdb.Error as exc:
+        if name is not None and is_older_layout_error(exc):  # a saved query names what an older build lacks
+            raise DashboardError(older_database_line(db)) from None
         raise DashboardError(f"query failed: {_first_line(exc)}") from exc
     finally:
         con.close()

@@ -268,11 +268,28 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise InputError("--workers", f"must be >= 1, got {args.workers}")
 
     console = Console(file=sys.stderr, soft_wrap=True, emoji=False)
-    report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
-                       workers=args.workers, quiet=args.quiet, console=console)
+    with _terminate_as_interrupt():  # SIGTERM (kill, a CI timeout) stops the workers as Ctrl-C does
+        report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
+                           workers=args.workers, quiet=args.quiet, console=console)
     # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
     print_report(report, Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 200))
     return EXIT_VIOLATIONS if report.failed else 0
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt for the block: the same clean stop as Ctrl-C (workers
+    terminated, no state left `.running`, one line, exit 130)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -535,7 +552,12 @@ def _main(argv: Sequence[str] | None) -> int:
         if isinstance(error, _user_errors()):
             print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
             return EXIT_USER_ERROR
+        from pipeline.connect import is_older_layout_error, older_database_line
         from scheduler.eventlog.writes import is_disk_error
+
+        if is_older_layout_error(error) and getattr(args, "db", None) and args.command != "build":
+            print(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}", file=sys.stderr)
+            return EXIT_USER_ERROR
 
         if is_disk_error(error):  # a write the system refused, wherever it happened
             assert isinstance(error, OSError)

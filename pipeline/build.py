@@ -32,7 +32,7 @@ import pyarrow.dataset as ds
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from pipeline.connect import connect
+from pipeline.connect import BUILD_TABLE, MARTS_VERSION, connect
 from pipeline.errors import PipelineError
 from pipeline.focus.columns import CONSTANT_COLUMNS, REGISTRY, focus_version, table_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
@@ -339,6 +339,8 @@ def _build(
                     f"{db}: audit '{name}' failed on {count} row(s), e.g. {example}"
                     + (f" (and {len(failures) - 1} more audits)" if len(failures) > 1 else "")
                 )
+            con.execute(f"create or replace table {BUILD_TABLE} as select ? as marts_version, ? as built_by",
+                        [MARTS_VERSION, f"gpu-finops {_generator_version()}"])
             for name, table in (extra_tables or {}).items():
                 con.register("extra_table_rows", table)
                 con.execute(f'create or replace table "{name}" as select * from extra_table_rows')

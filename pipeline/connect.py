@@ -13,6 +13,11 @@ from pathlib import Path
 
 import duckdb
 
+MARTS_VERSION = "3"
+"""The layout of the marts `build` writes; raised when a table or column a reader needs changes.
+`build` records it in table `BUILD_TABLE`; every reader compares (`older_database_problem`)."""
+BUILD_TABLE = "gpu_finops_build"
+
 NO_EXTENSION_DOWNLOADS: dict[str, bool] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
@@ -36,3 +41,34 @@ def connect(db: Path | str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
         with contextlib.suppress(duckdb.Error):  # a locked configuration has them off already
             con.execute(f"SET {setting} = false")
     return con
+
+
+def older_database_line(db: Path | str) -> str:
+    """The one line a reader says about a database an older gpu-finops built."""
+    return (f"{db}: built by an older version of gpu-finops: rebuild with "
+            f"`gpu-finops build RUN_DIR... --prices PRICES --db {db}` (build migrates it, keeping its runs)")
+
+
+def older_database_problem(con: duckdb.DuckDBPyConnection, db: Path | str) -> str | None:
+    """`older_database_line` when ``db`` records a marts layout other than `MARTS_VERSION`;
+    None when it records this one, or none at all (a database of the marts' tables made
+    elsewhere: its readers then turn a missing table or column into the same line)."""
+    try:
+        found = con.execute(
+            "select count(*) from information_schema.tables where table_name = ?", [BUILD_TABLE]).fetchone()
+        if not found or not found[0]:
+            return None
+        row = con.execute(f"select max(marts_version) from {BUILD_TABLE}").fetchone()
+    except duckdb.Error:
+        return older_database_line(db)
+    return None if row and row[0] == MARTS_VERSION else older_database_line(db)
+
+
+def is_older_layout_error(error: BaseException) -> bool:
+    """A query that names a table or column the database lacks: it was built by an older
+    version (DuckDB's catalog error, or its binder error for a column it cannot find; a binder
+    error of a column's type is not one)."""
+    if isinstance(error, duckdb.CatalogException):
+        return True
+    text = str(error)
+    return isinstance(error, duckdb.BinderException) and ("Referenced column" in text or "not found" in text)

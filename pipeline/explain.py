@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from pipeline.connect import connect
+from pipeline.connect import connect, older_database_problem
 from pipeline.errors import PipelineError
 from pipeline.wait_summary import Folded, fold, human_message, summary_sentence
 from scheduler.eventlog.text import printable
@@ -32,6 +32,9 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
     except duckdb.Error as exc:  # not a DuckDB file, or one in use
         raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:
+        older = older_database_problem(con, db)
+        if older:
+            raise PipelineError(older)
         runs = [
             row[0]
             for row in con.execute(

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import duckdb
 
-from pipeline.connect import connect
+from pipeline.connect import (
+    connect,
+    is_older_layout_error,
+    older_database_line,
+    older_database_problem,
+)
 from pipeline.errors import PipelineError
 from pipeline.focus.checks import TABLE, columns_violations, generated_checks
 from pipeline.registry import registry_macros
@@ -44,6 +49,9 @@ def validate_db(db: Path) -> list[Violation]:
     except duckdb.Error as exc:  # not a DuckDB file, or one in use
         raise PipelineError(f"{db}: cannot open the database: {str(exc).splitlines()[0]}") from None
     try:
+        older = older_database_problem(con, db)
+        if older:
+            raise PipelineError(older)
         tables = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
         if TABLE not in tables:
             raise PipelineError(f"{db}: no table '{TABLE}' (was it built with `build`?)")
@@ -51,6 +59,7 @@ def validate_db(db: Path) -> list[Violation]:
         columns = dict(described)
         for name, example in columns_violations([name for name, _ in described]):
             violations.append(Violation(name, 1, example))
+        missing_columns = bool(violations)  # audits that name them then fail: reported as violations
         for check in generated_checks(columns):
             try:
                 found = _first_rows(con, check.name, check.sql)
@@ -63,6 +72,12 @@ def validate_db(db: Path) -> list[Violation]:
         for path in audit_paths():
             try:
                 found = _first_rows(con, f"audit:{path.stem}", path.read_text())
+            except (duckdb.CatalogException, duckdb.BinderException) as exc:
+                if not missing_columns and is_older_layout_error(exc):
+                    # the FOCUS table is whole but an audit names a mart or column the database
+                    # lacks: not a failed audit, a database an older version built
+                    raise PipelineError(older_database_line(db)) from None
+                found = Violation(f"audit:{path.stem}", 1, str(exc).splitlines()[0])
             except duckdb.Error as exc:
                 found = Violation(f"audit:{path.stem}", 1, str(exc).splitlines()[0])
             if found:

@@ -19,7 +19,13 @@ from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs, replace_folder
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
-from scheduler.eventlog.writes import check_not_an_input, output_lock, sha256_file
+from scheduler.eventlog.writes import (
+    WriteFailed,
+    check_not_an_input,
+    is_disk_error,
+    output_lock,
+    sha256_file,
+)
 from scheduler.framework.profile import load_profile
 from scheduler.lifecycle import AdmissionLayer
 from scheduler.model import Workload
@@ -247,6 +253,11 @@ def _replay(
         with output_lock(out):  # one replay at a time swaps into one folder
             check_run_folder(out)  # again: files may have been put there while the replay ran
             replace_folder(staging, out)  # one atomic swap where the OS has it
+    except OSError as error:
+        shutil.rmtree(staging, ignore_errors=True)
+        if is_disk_error(error):  # a full disk: one line naming the folder; the previous run stays
+            raise WriteFailed(out, error) from None
+        raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

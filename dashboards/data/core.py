@@ -27,6 +27,7 @@ import pandas as pd
 
 from dashboards.errors import DashboardError
 from pipeline.registry import USAGE_CLASS_NAMES
+from pipeline.connect import older_database_problem
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
 
@@ -134,10 +135,15 @@ def connect_read_only(db: Path | str, limits: SqlLimits | None = None) -> duckdb
     path = require_db(db)
     config = (limits or SqlLimits.from_env()).config()
     try:
-        return duckdb.connect(str(path), read_only=True, config=config)
+        con = duckdb.connect(str(path), read_only=True, config=config)
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DashboardError(f"cannot open database {path}: {first_line}") from exc
+    older = older_database_problem(con, path)  # a layout an older build wrote: one line, not a traceback
+    if older:
+        con.close()
+        raise DashboardError(older)
+    return con
 
 
 def db_fingerprint(db: Path) -> tuple[str, int]:

@@ -126,6 +126,10 @@ class LocalExecutor:
         return Outcome(task, error=f"worker process exited with code {exitcode} without an answer")
 
 
+PROBE_TIMEOUT_S = 3.0
+"""How long `RayExecutor.check` waits for the head's first answer."""
+
+
 class RayExecutor:
     def __init__(self, address: str, deliver: Deliver) -> None:
         self.address = address
@@ -137,10 +141,27 @@ class RayExecutor:
         if self.address == "auto" or "://" in self.address or not port.isdigit():
             return
         try:
-            socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+            with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5) as probe:
+                # Ray's head (GCS) is a gRPC server: to HTTP/2's client preface it answers with
+                # a SETTINGS frame at once. Anything else (a web server, a database) would
+                # leave ray.init waiting for minutes.
+                probe.settimeout(PROBE_TIMEOUT_S)
+                probe.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+                answer = b""
+                while len(answer) < 9:
+                    chunk = probe.recv(9 - len(answer))
+                    if not chunk:
+                        break
+                    answer += chunk
+        except TimeoutError:
+            answer = b""
         except OSError as error:
             raise InputError("--address", f"cannot reach a Ray cluster at {self.address!r}: "
                              f"{error.strerror or error}") from None
+        if len(answer) < 9 or answer[3] != 0x04:
+            raise InputError("--address", f"{self.address!r} answers, but not as a Ray cluster does (no gRPC "
+                             f"answer within {PROBE_TIMEOUT_S:.0f} s): give the head's address (ray start --head "
+                             "prints it)")
 
     def run(self, tasks: list[ScenarioTask], on_start: OnStart, on_done: OnDone) -> None:
         try:

@@ -121,11 +121,15 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
             advance()
 
         tasks = [s.task for s in pending]
-        if tasks:
-            if ray is not None:
-                ray.run(tasks, started, done)
-            else:
-                LocalExecutor(workers or sweep.workers or os.cpu_count() or 1).run(tasks, started, done)
+        try:
+            if tasks:
+                if ray is not None:
+                    ray.run(tasks, started, done)
+                else:
+                    LocalExecutor(workers or sweep.workers or os.cpu_count() or 1).run(tasks, started, done)
+        finally:  # interrupted (Ctrl-C, SIGTERM): the executor stopped its workers; none is running
+            for task in tasks:
+                (out / "state" / f"{task.name}.running").unlink(missing_ok=True)
     db, built = _build(sweep, out, inputs, states, console, quiet)
     _write_json(out / "sweep.json", _summary(sweep, states, db))
     return SweepReport(sweep, out, states, db, built)

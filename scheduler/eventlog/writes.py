@@ -63,7 +63,7 @@ class WriteFailed(Exception):
     the path; the temporary file is gone and the previous output is as it was."""
 
     def __init__(self, path: Path, error: OSError) -> None:
-        reason = error.strerror or str(error)
+        reason = os.strerror(error.errno) if error.errno else (error.strerror or str(error))
         super().__init__(f"{path}: cannot write it: {reason.lower()}; the previous output is intact")
         self.path = Path(path)
         self.errno = error.errno

@@ -5,6 +5,8 @@ MarkupError ended the whole sweep and no database was built)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.reliability.processes import assert_one_line_error, in_process
 
 
@@ -40,3 +42,66 @@ def test_markup_in_a_failed_scenarios_error_is_printed_as_text_and_the_others_ar
     assert "Traceback" not in err and "MarkupError" not in err
     assert "[/x]:x:[bold]" in err  # shown as written, not read as markup
     assert (out / "gpu-finops.duckdb").is_file()
+
+
+def test_an_address_that_is_not_ray_is_one_line_within_seconds(tmp_path):
+    import socket
+    import threading
+    import time
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    accepted = []
+    threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True).start()  # answers nothing
+    spec = tmp_path / "sweep.toml"
+    spec.write_text('[sweep]\nname = "ray"\n[inputs]\npreset = "tiny"\n[[scenario]]\nname = "a"\n')
+    began = time.monotonic()
+    try:
+        code, _, err = in_process("sweep", str(spec), "--out", str(tmp_path / "out"), "--executor", "ray",
+                                  "--address", f"127.0.0.1:{server.getsockname()[1]}", "-q")
+    finally:
+        server.close()
+    assert "not as a Ray cluster" in assert_one_line_error("sweep", code, err)
+    assert time.monotonic() - began < 15
+    assert not (tmp_path / "out").exists()
+
+
+def test_sigterm_stops_the_workers_as_ctrl_c_does_and_leaves_nothing_running(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from tests.reliability.processes import cli_command, environment
+
+    trace = tmp_path / "heavy.csv"
+    trace.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\n"
+                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(20_000)))
+    cluster = tmp_path / "cluster.csv"
+    cluster.write_text("node,gpu_model,gpus\n" + "".join(f"n{i},A100,8\n" for i in range(4)))
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\n"
+                      "A100,2.0,1.5,0.8\n")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'[sweep]\nname = "term"\n[inputs]\ntrace = "{trace}"\ncluster = "{cluster}"\n'
+                    f'prices = "{prices}"\n[grid]\nseeds = [1, 2]\n')
+    out = tmp_path / "out"
+    process = subprocess.Popen(cli_command("sweep", str(spec), "--out", str(out), "--workers", "2", "-q"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment())
+    deadline = time.monotonic() + 120
+    while not list((out / "state").glob("*.running")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    running = list((out / "state").glob("*.running"))
+    assert running, "the workers started"
+    workers = [int(p.read_text().split('"pid ')[1].split('"')[0]) for p in running]
+    os.kill(process.pid, signal.SIGTERM)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    # the sweep's own last word (a terminated worker process may still write after it exits)
+    assert "gpu-finops: interrupted" in err.strip().splitlines()
+    assert not list((out / "state").glob("*.running"))
+    time.sleep(0.5)
+    for pid in workers:  # no worker is left replaying (gone, or a zombie waiting for its parent)
+        status = Path(f"/proc/{pid}/status")
+        assert not status.exists() or "State:\tZ" in status.read_text(), pid
