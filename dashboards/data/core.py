@@ -26,8 +26,8 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
-from pipeline.registry import USAGE_CLASS_NAMES
 from pipeline.connect import older_database_problem
+from pipeline.registry import USAGE_CLASS_NAMES
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
 

@@ -24,7 +24,6 @@ Outputs ``commitments.csv`` and ``commitments.md`` in ``--out`` (written beside,
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,6 +33,8 @@ from rich.console import Console
 from rich.table import Table
 
 from scheduler.errors import InputError
+from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.writes import write_files
 
 
 @dataclass(frozen=True)
@@ -155,16 +156,15 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
         if model not in book:
             raise InputError(prices, f"no price row for GPU model {model!r} (run {run})", field="gpu_model")
         results.append(commitment_for(run, model, hours, *book[model]))
-    _write(Path(out), results)
+    _write(Path(out), results, inputs=[Path(db), Path(prices)])
     return results
 
 
-def _write(out: Path, results: list[Commitment]) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def _write(out: Path, results: list[Commitment], inputs: list[Path]) -> None:
+    """Both files through the one write discipline (scheduler/eventlog/writes.py): under the
+    folder's lock, never over a file of the user's or one of the command's inputs."""
     frame = pl.DataFrame([asdict(r) for r in results], infer_schema_length=None) if results else pl.DataFrame()
-    temporary = out / f".commitments.csv.tmp-{os.getpid()}"
-    frame.write_csv(temporary)
-    os.replace(temporary, out / "commitments.csv")
+    csv_text = frame.write_csv()
     lines = ["# Commitment level per SKU", "",
              "Least expected cost over the steady window's hours (docs/advice.md).", "",
              "| run | SKU | committed GPUs | mean / peak GPUs in use | break-even utilisation | coverage | "
@@ -173,9 +173,11 @@ def _write(out: Path, results: list[Commitment]) -> None:
         lines.append(f"| {_md(r.run_id)} | {_md(r.sku)} | {r.committed_gpus} | {r.mean_gpus:,.1f} / {r.peak_gpus:,.1f} | "
                      f"{r.break_even_utilisation:.0%} | {r.coverage:.0%} | {r.utilisation:.0%} | ${r.cost:,.2f} | "
                      f"${r.on_demand_cost:,.2f} | ${r.savings:,.2f} |")
-    temporary = out / f".commitments.md.tmp-{os.getpid()}"
-    temporary.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    os.replace(temporary, out / "commitments.md")
+    try:
+        write_files(out, {"commitments.csv": csv_text, "commitments.md": "\n".join(lines) + "\n"},
+                    inputs=inputs, what="--out")
+    except NotOurs as refused:
+        raise InputError(out, str(refused).removeprefix(f"{out}: ")) from None
 
 
 def _md(text: str) -> str:

@@ -31,6 +31,9 @@ from rich.table import Table
 from gpu_finops.advise.figures import RunFigures
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
+from scheduler.errors import InputError
+from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.writes import write_files
 
 DB_NAME = "gpu-finops.duckdb"
 
@@ -118,9 +121,12 @@ def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: C
         (staging / "advice.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
         if chosen is not None:
             _database(advice, inputs, trials, teams, staging / DB_NAME)
-        for path in sorted(staging.iterdir()):
-            os.replace(path, out / path.name)
-            advice.files.append(out / path.name)
+        staged = {path.name: path.read_bytes() for path in sorted(staging.iterdir()) if path.is_file()}
+        try:  # the one write discipline: never over a file of the user's or an input
+            advice.files.extend(write_files(out, staged, what="--out", inputs=[
+                inputs.trace, inputs.cluster, inputs.queues, inputs.prices, inputs.objectives]))
+        except NotOurs as refused:
+            raise InputError(out, str(refused).removeprefix(f"{out}: ")) from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     if chosen is not None and not chosen.feasible:
