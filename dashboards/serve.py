@@ -51,7 +51,10 @@ def warn_if_exposed(host: str) -> bool:
 
 def refuse_a_busy_port(host: str, port: int) -> None:
     """DashboardError when ``host:port`` cannot be bound (another server holds it): Streamlit
-    would otherwise print the other server's URL and the command would exit 0."""
+    would otherwise print the other server's URL and the command would exit 0. Only a port
+    another server holds is refused here: an address this machine cannot bind or resolve (a
+    name, another host's IP) is Streamlit's to report, as before."""
+    host = host.strip("[]")  # "[::1]", as URLs write it
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as probe:
         # as a server binds (a port in TIME_WAIT is free to it), but not one another listens on
@@ -62,7 +65,6 @@ def refuse_a_busy_port(host: str, port: int) -> None:
             if exc.errno == errno.EADDRINUSE:
                 raise DashboardError(f"port {port} on {host} is in use (another dashboard?): "
                                      "stop it or pick another with --port") from None
-            raise DashboardError(f"cannot serve on {host}:{port}: {exc.strerror or exc}") from None
 
 
 def streamlit_command(db: Path, port: int, host: str) -> list[str]:

@@ -116,5 +116,5 @@ else:
     st.caption("Productive GPU-hours split by each workload's measured engine-active fraction: "
                "active, allocated idle (held and paid, engines idle) and unmeasured (no "
                "utilisation in the trace). Efficiency = active ÷ measured GPU-hours "
-               "(fct_gpu_efficiency; rightsizing hints in fct_rightsizing_hints).")
+               "(the GPU efficiency mart; the rightsizing hints mart names the smaller requests).")
     ui.table_with_csv(efficiency, "gpu_efficiency_per_team_and_kind.csv", key="teams.efficiency.csv")

@@ -82,7 +82,9 @@ def run(
     readers[1].start()
     deadline = time.monotonic() + timeout_s
     status, usage = 0, None
+    sampled_kib = 0
     while True:
+        sampled_kib = max(sampled_kib, _high_water_kib(process.pid))
         pid, status, usage = os.wait4(process.pid, os.WNOHANG)
         if pid:
             break
@@ -98,8 +100,22 @@ def run(
         process.returncode,
         b"".join(out_chunks).decode("utf-8", "replace"),
         b"".join(err_chunks).decode("utf-8", "replace"),
-        usage.ru_maxrss / 1024 if usage is not None else 0.0,
+        # wait4's figure also counts this (large) test process's memory at the fork that
+        # started the child (Linux keeps the pre-exec high-water mark), so the child's own
+        # high-water mark, sampled while it ran, is preferred
+        (sampled_kib or (usage.ru_maxrss if usage is not None else 0)) / 1024,
     )
+
+
+def _high_water_kib(pid: int) -> int:
+    """The process's own peak resident set (VmHWM) in KiB; 0 once it has exited."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def run_cli(*argv: str, **options: object) -> Finished:
