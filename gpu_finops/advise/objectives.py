@@ -26,7 +26,6 @@ idle cost plus cost of delay.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,14 +74,9 @@ def read_objectives(path: Path | None) -> Objectives:
     if path is None:
         return Objectives()
     path = Path(path)
-    if not path.is_file():
-        raise InputError(path, "file not found")
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(path, "not UTF-8 text") from None
-    except tomllib.TOMLDecodeError as error:
-        raise InputError(path, f"not valid TOML: {error}") from None
+    from gpu_finops.sweep.spec import read_toml  # the sweep file's reader: one rule for both
+
+    document = read_toml(path)
     for key in document:
         if key not in ("team", "search"):
             raise InputError(path, "unknown table; known: team, search", field=key)

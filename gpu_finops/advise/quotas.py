@@ -36,7 +36,7 @@ from gpu_finops.advise.outputs import write_outputs
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
 from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
-from gpu_finops.sweep.run import _deliver
+from gpu_finops.sweep.run import deliver_run, read_json_object, write_json
 from gpu_finops.sweep.task import ScenarioTask, sha256_file
 from scheduler.errors import InputError
 
@@ -173,7 +173,7 @@ class _Runner:
     def __init__(self, inputs: Inputs, out: Path, executor: str, address: str | None, workers: int | None,
                  console: Console) -> None:
         self.inputs, self.out, self.console = inputs, out, console
-        self.ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
+        self.ray = RayExecutor(address or "auto", lambda task, files: deliver_run(task.run_dir, files)) \
             if executor == "ray" else None
         if self.ray is not None:
             self.ray.check()
@@ -206,7 +206,7 @@ class _Runner:
             build([task.run_dir], self.inputs.prices, db, show_progress=False)
             figures = run_figures(db, task.run_id)
             if task.name == TODAY:
-                _write_json(self.out / "state" / f"{TODAY}.demand.json", _queue_demand(db, task.run_id))
+                write_json(self.out / "state" / f"{TODAY}.demand.json", _queue_demand(db, task.run_id))
         finally:
             db.unlink(missing_ok=True)
             Path(f"{db}.wal").unlink(missing_ok=True)
@@ -218,7 +218,7 @@ class _Runner:
         fingerprint = {"queues": sha256_file(self.inputs.queues), "trace": sha256_file(self.inputs.trace),
                        "cluster": sha256_file(self.inputs.cluster), "prices": sha256_file(self.inputs.prices),
                        "profile": self.inputs.profile, "seed": self.inputs.replay_seed, "version": _version()}
-        previous = _read_json(state)
+        previous = read_json_object(state)
         if previous.get("fingerprint") == fingerprint and (task.run_dir / "run.json").is_file():
             return RunFigures.from_dict(previous["figures"])
         self.console.print("replaying today's manifests …", highlight=False)
@@ -228,7 +228,7 @@ class _Runner:
             raise InputError(self.inputs.queues, f"the replay of today's manifests failed: "
                              f"{outcomes[0].error if outcomes else 'no answer'}")
         figures = self.figures(task)
-        _write_json(state, {"fingerprint": fingerprint, "figures": figures.as_dict()})
+        write_json(state, {"fingerprint": fingerprint, "figures": figures.as_dict()})
         return figures
 
     def evaluate(self, study: Any, space: SearchSpace, objectives: Objectives, asked: list[tuple[int, dict[str, Any]]],
@@ -306,15 +306,3 @@ def _version() -> str:
         return "unknown"
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-def _write_json(path: Path, value: Any) -> None:
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    temporary.write_text(json.dumps(value, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(temporary, path)

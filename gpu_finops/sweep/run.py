@@ -77,7 +77,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
               workers: int | None = None, quiet: bool = False, console: Console | None = None) -> SweepReport:
     console = console or Console(file=sys.stderr, soft_wrap=True, emoji=False)
     sweep = read_sweep(spec)
-    ray = RayExecutor(address or "auto", lambda task, files: _deliver(task.run_dir, files)) \
+    ray = RayExecutor(address or "auto", lambda task, files: deliver_run(task.run_dir, files)) \
         if executor == "ray" else None
     if ray is not None:
         ray.check()
@@ -89,7 +89,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
     states = [_plan(sweep, scenario, inputs, out) for scenario in sweep.scenarios]
     pending = []
     for state in states:
-        previous = _read_json(out / "state" / f"{state.scenario.name}.json")
+        previous = read_json_object(out / "state" / f"{state.scenario.name}.json")
         if (previous.get("status") == "ok" and previous.get("fingerprint") == state.fingerprint
                 and (state.task.run_dir / "run.json").is_file()):
             state.status, state.result = "skipped", previous.get("result", {})
@@ -100,7 +100,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
     by_name = {s.scenario.name: s for s in states}
     with _progress(len(pending), quiet, console) as advance:
         def started(task: ScenarioTask, where: str) -> None:
-            _write_json(out / "state" / f"{task.name}.running", {"where": where, "since": time.time()})
+            write_json(out / "state" / f"{task.name}.running", {"where": where, "since": time.time()})
 
         def done(outcome: Outcome) -> None:
             state = by_name[outcome.task.name]
@@ -114,7 +114,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
                 (out / "logs" / f"{state.scenario.name}.log").write_text(
                     f"{outcome.error}\n\n{outcome.detail}", encoding="utf-8")
                 line = f"[red]✗[/] {escape(printable(state.scenario.name))}: {escape(printable(outcome.error))}"
-            _write_json(out / "state" / f"{state.scenario.name}.json", {
+            write_json(out / "state" / f"{state.scenario.name}.json", {
                 "status": state.status, "fingerprint": state.fingerprint, "error": state.error,
                 "result": state.result})
             console.print(line, highlight=False)
@@ -131,7 +131,7 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
             for task in tasks:
                 (out / "state" / f"{task.name}.running").unlink(missing_ok=True)
     db, built = _build(sweep, out, inputs, states, console, quiet)
-    _write_json(out / "sweep.json", _summary(sweep, states, db))
+    write_json(out / "sweep.json", _summary(sweep, states, db))
     return SweepReport(sweep, out, states, db, built)
 
 
@@ -150,7 +150,7 @@ def _prepare_inputs(sweep: Sweep, out: Path, console: Console, quiet: bool) -> I
     if inputs.preset is not None:
         folder = out / "inputs"
         wanted = {"preset": inputs.preset, "seed": inputs.preset_seed, "version": _version()}
-        if _read_json(folder / "preset.json") != wanted or not (folder / "trace.csv").is_file():
+        if read_json_object(folder / "preset.json") != wanted or not (folder / "trace.csv").is_file():
             # The preset generator: where it lives today (the lead moves it under gpu_finops).
             from gpu_finops.generator import generate
 
@@ -158,11 +158,11 @@ def _prepare_inputs(sweep: Sweep, out: Path, console: Console, quiet: bool) -> I
                 console.print(f"generating preset {inputs.preset} (seed {inputs.preset_seed}) → {folder}",
                               markup=False, highlight=False)
             generate(inputs.preset, folder, seed=inputs.preset_seed)
-            _write_json(folder / "preset.json", wanted)
+            write_json(folder / "preset.json", wanted)
         return Inputs(folder / "trace.csv", folder / "cluster.csv", folder / "queues.yaml",
                       inputs.prices or folder / "prices.csv", inputs.start, inputs.trace_format)
     if inputs.imported is not None and inputs.start is None:
-        start = _read_json(inputs.imported / "import.json").get("start")
+        start = read_json_object(inputs.imported / "import.json").get("start")
         return Inputs(inputs.trace, inputs.cluster, inputs.queues, inputs.prices, start, inputs.trace_format,
                       imported=inputs.imported)
     return inputs
@@ -202,7 +202,7 @@ def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> Scenar
 # ------------------------------------------------------------------------------------- runs
 
 
-def _deliver(run_dir: Path, files: dict[str, bytes]) -> None:
+def deliver_run(run_dir: Path, files: dict[str, bytes]) -> None:
     """A run directory that came back as bytes: written beside, then swapped into place (the
     replay's own rule: only over a previous run folder, never a moment without one)."""
     from scheduler.commands import check_run_folder
@@ -243,7 +243,7 @@ def _build(sweep: Sweep, out: Path, inputs: Inputs, states: list[ScenarioState],
     identity = {"runs": [[s.scenario.name, s.fingerprint, s.result.get("events_sha256")] for s in finished],
                 "prices": sha256_file(inputs.prices), "charge_period_s": sweep.charge_period_s,
                 "failed": sorted(s.scenario.name for s in states if s.status == "failed")}
-    recorded = _read_json(out / "state" / "database.json")
+    recorded = read_json_object(out / "state" / "database.json")
     if db.is_file() and recorded.get("digest") == _digest(identity) and recorded.get("file") == _identity_of(db):
         console.print(f"database unchanged: {db}", highlight=False, markup=False)
         return db, False
@@ -257,7 +257,7 @@ def _build(sweep: Sweep, out: Path, inputs: Inputs, states: list[ScenarioState],
     build([s.task.run_dir for s in finished], inputs.prices, db, charge_period_s=sweep.charge_period_s,
           show_progress=not quiet, fresh=True, extra_tables={SCENARIO_TABLE: _scenario_table(sweep, states)},
           check_target=ours)
-    _write_json(out / "state" / "database.json", {"digest": _digest(identity), "file": _identity_of(db)})
+    write_json(out / "state" / "database.json", {"digest": _digest(identity), "file": _identity_of(db)})
     console.print(f"built {len(finished)} runs → {db}", highlight=False, markup=False)
     return db, True
 
@@ -269,7 +269,7 @@ def _check_database(out: Path) -> None:
     db = out / DB_NAME
     if not db.exists() and not db.is_symlink():
         return
-    if _read_json(out / "state" / "database.json").get("file") != _identity_of(db):
+    if read_json_object(out / "state" / "database.json").get("file") != _identity_of(db):
         raise InputError(db, _NOT_OURS)
     from pipeline.target import BuildTarget
 
@@ -374,7 +374,7 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _read_json(path: Path) -> dict[str, Any]:
+def read_json_object(path: Path) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -382,5 +382,5 @@ def _read_json(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _write_json(path: Path, value: Any) -> None:
+def write_json(path: Path, value: Any) -> None:
     write_file(path, json.dumps(value, indent=2, default=str) + "\n")

@@ -144,17 +144,22 @@ class _Reader:
         return value
 
 
-def read_sweep(path: Path) -> Sweep:
-    """Read and check a sweep TOML; see the module docstring."""
-    path = Path(path)
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file of the user's, or one line naming what is wrong with it (InputError)."""
     if not path.is_file():
         raise InputError(path, "file not found")
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:
         raise InputError(path, f"not valid TOML: {error}") from None
+
+
+def read_sweep(path: Path) -> Sweep:
+    """Read and check a sweep TOML; see the module docstring."""
+    path = Path(path)
+    document = read_toml(path)
     reader = _Reader(path)
     for key in document:
         if key not in ("sweep", "inputs", "grid", "scenario"):
