@@ -515,6 +515,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while saying so
             print("gpu-finops: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        # The outcome is decided: a Ctrl-C while the interpreter shuts down must not turn it
+        # into a death by signal (Python puts SIGINT back to its default action at shutdown,
+        # after the exit handlers, unless it is ignored). Registered last, it runs first.
+        import atexit
+
+        atexit.unregister(_ignore_interrupts_from_now_on)
+        atexit.register(_ignore_interrupts_from_now_on)
+
+
+def _ignore_interrupts_from_now_on() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
