@@ -37,6 +37,7 @@ from scheduler.admission.objects import GPU_RESOURCE, QueueConfig, flavor_matche
 from scheduler.errors import InputError
 from scheduler.model.cluster import Cluster
 from scheduler.trace.io import read_utf8
+from scheduler.trace.yaml_input import load_yaml_documents
 
 MILLI = 1000
 
@@ -79,7 +80,7 @@ class SearchSpace:
     def __init__(self, queues: Path, cluster: Cluster, objectives: Objectives) -> None:
         self.queues_path = Path(queues)
         self.config: QueueConfig = read_queue_config(self.queues_path)
-        self.documents: list[Any] = list(yaml.safe_load_all(read_utf8(self.queues_path)))
+        self.documents: list[Any] = load_yaml_documents(read_utf8(self.queues_path), self.queues_path)
         self.objectives = objectives
         for name in objectives.per_queue:
             if name not in self.config.cluster_queues:

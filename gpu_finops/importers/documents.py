@@ -20,14 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from scheduler.errors import InputError
-
-try:  # libyaml's loader is ~10x faster on big dumps; the pure-Python one reads the same
-    _YamlLoader: type = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _YamlLoader = yaml.SafeLoader
+from scheduler.trace.yaml_input import load_yaml_documents
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,18 +86,15 @@ def _json_documents(text: str, path: Path) -> Iterator[Any]:
             raise InputError(path, f"not valid JSON: line {error.lineno} column {error.colno}: {error.msg}") from None
         except RecursionError:
             raise InputError(path, "not valid JSON: nested too deeply") from None
+        except ValueError:  # an integer of more than 4,300 digits: Python will not read it
+            line = text.count("\n", 0, position) + 1
+            raise InputError(path, f"not valid JSON: the value starting at line {line} holds an integer of more "
+                             "than 4,300 digits") from None
         yield value
 
 
 def _yaml_documents(text: str, path: Path) -> Iterator[Any]:
-    try:
-        yield from (d for d in yaml.load_all(text, Loader=_YamlLoader) if d is not None)
-    except RecursionError:
-        raise InputError(path, "not valid YAML: nested too deeply") from None
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        raise InputError(path, f"not valid YAML: {where}{getattr(error, 'problem', None) or error}") from None
+    yield from (d for d in load_yaml_documents(text, path) if d is not None)  # aliases bounded
 
 
 def _flatten(document: Any) -> Iterator[Any]:

@@ -75,12 +75,15 @@ def _get(pod: PodRecord, key: str) -> str:
     return pod.labels.get(key) or pod.annotations.get(key) or ""
 
 
+MAX_COUNT = 2**31 - 1  # a gang's count, as Kubernetes' int32 fields hold it
+
+
 def _positive(text: str) -> int | None:
-    try:
-        value = int(text)
-    except (TypeError, ValueError):
-        return None
-    return value if value > 0 else None
+    """A count from a label or annotation; None when it is not one (or past 32 bits)."""
+    if not isinstance(text, str) or not text.strip().isdigit() or len(text.strip()) > 10:
+        return None  # also before int(): a 5,000-digit label is past Python's str-to-int limit
+    value = int(text)
+    return value if 0 < value <= MAX_COUNT else None
 
 
 def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:

@@ -6,11 +6,12 @@ source). Node labels are read in the order given: the first key a node carries w
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
+
+from scheduler.admission.manifests.quantities import parse_quantity as bounded_quantity
 
 GPU_RESOURCE = "nvidia.com/gpu"
 
@@ -96,43 +97,59 @@ def first_label(labels: Mapping[str, str], keys: tuple[str, ...]) -> tuple[str, 
 
 # --- values --------------------------------------------------------------------------------------
 
-_SUFFIXES = {
-    "": Decimal(1), "m": Decimal("0.001"), "k": Decimal(10) ** 3, "M": Decimal(10) ** 6,
-    "G": Decimal(10) ** 9, "T": Decimal(10) ** 12, "P": Decimal(10) ** 15, "E": Decimal(10) ** 18,
-    "Ki": Decimal(2) ** 10, "Mi": Decimal(2) ** 20, "Gi": Decimal(2) ** 30,
-    "Ti": Decimal(2) ** 40, "Pi": Decimal(2) ** 50, "Ei": Decimal(2) ** 60,
-}
-_QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|m|k|M|G|T|P|E)?)$")
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
+"""The calendar an import's times must lie in (``EARLIEST`` included, ``LATEST`` not): from
+the Unix epoch (no Kubernetes object is older) to well before the year 2262 that a run's
+nanosecond timestamps reach; a time outside it makes its object a rejected row. Within it,
+`gpu_finops.importers.calendar` keeps an import to the cluster's own years."""
+MAX_QUANTITY = Decimal(2**63 - 1)
+"""A quantity's value at most, as Kubernetes' int64 ``Quantity.Value()`` holds it: 8 EiB of
+memory, 9.2 x 10^18 GPUs. Each field has a tighter bound where it is read (a pod's GPUs are a
+32-bit integer); this one stops 1e400 and 5,000-digit numbers before any arithmetic."""
 
 
 def parse_quantity(value: Any) -> Decimal:
-    """A Kubernetes quantity ("8", "500m", "64Gi", "1e3", or a number) as an exact Decimal.
-    Raises ValueError for anything else."""
-    if isinstance(value, bool) or value is None:
-        raise ValueError(f"not a quantity: {value!r}")
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    match = _QUANTITY.match(str(value).strip())
-    if not match:
-        raise ValueError(f"not a quantity: {value!r}")
-    number, exponent, suffix = match.groups()
-    try:
-        result = Decimal(number) * (Decimal(10) ** int(exponent[1:]) if exponent else _SUFFIXES[suffix or ""])
-    except InvalidOperation:
-        raise ValueError(f"not a quantity: {value!r}") from None
-    return result
+    """A Kubernetes quantity ("8", "500m", "64Gi", "1e3", or a number) as an exact Decimal,
+    read by the replay's own parser (`scheduler.admission.manifests.quantities`). Raises
+    ValueError for anything else: NaN and infinities, an exponent past any bound
+    (``1e9999999``), a value above `MAX_QUANTITY` (``1e400``, 5,000 digits)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_QUANTITY:
+        raise ValueError(f"more than {MAX_QUANTITY:,} units")  # checked before the 4,300-digit str() limit
+    amount = bounded_quantity(value)  # NaN, infinities and unbounded exponents are refused there
+    if abs(amount) > MAX_QUANTITY:
+        raise ValueError(f"more than {MAX_QUANTITY:,} units")
+    return amount
 
 
 def parse_time(value: Any) -> datetime | None:
     """An RFC 3339 API timestamp ("2026-03-02T10:04:05Z") as an aware UTC datetime; None when
-    missing. Raises ValueError for text that is not a time."""
+    missing. Raises ValueError for text that is not a time, and for a time outside the
+    import's calendar (`EARLIEST` to `LATEST`: a year-1 or year-9999 time)."""
     if value in (None, ""):
         return None
     if isinstance(value, datetime):
         moment = value
     else:
-        moment = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        text = str(value).strip()
+        if len(text) > 64:
+            raise ValueError("not a time")
+        try:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+        except OverflowError:  # 0001-01-01T00:00+14:00 is before year 1 in UTC
+            raise ValueError(f"outside the years {EARLIEST.year}-{LATEST.year - 1}") from None
+    moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    if not EARLIEST <= moment < LATEST:
+        raise ValueError(f"outside the years {EARLIEST.year}-{LATEST.year - 1}")
+    return moment
+
+
+def unix_time(seconds: float) -> datetime:
+    """Unix seconds (a Prometheus sample) as a UTC datetime; ValueError outside the calendar."""
+    if not EARLIEST.timestamp() <= seconds < LATEST.timestamp():  # also False for NaN
+        raise ValueError(f"outside the years {EARLIEST.year}-{LATEST.year - 1}")
+    return datetime.fromtimestamp(seconds, UTC)
 
 
 def text_map(value: Any) -> dict[str, str]:

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gpu_finops.importers import kube
+from gpu_finops.importers.calendar import keep_to_calendar
 from gpu_finops.importers.documents import SourceObject, read_objects
 from gpu_finops.importers.kueue import KueueImport, import_kueue
 from gpu_finops.importers.nodes import NodeLabels, node_row
@@ -127,11 +128,13 @@ def import_kubectl(pods: list[Path], nodes: list[Path], out: Path, *, kueue: Pat
     kueue_import: KueueImport | None = import_kueue(kueue, node_rows, options.level_of) if kueue else None
     records, pod_rejected, groups, pod_times, input_pods, objects_read = read_pods(
         pods, labels.gpu_product, kueue_import.priority_classes if kueue_import else {})
-    observed_at = options.observed([*pod_times, *node_times])
+    records, outliers, times, calendar_warning = keep_to_calendar(records, [*pod_times, *node_times])
+    observed_at = options.observed(times)
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
                                                      options.level_of))
     result = ImportResult("kubectl", [*pods, *nodes, *([kueue] if kueue else [])], built, node_rows,
-                          rejected + pod_rejected, observed_at, kueue_import, input_pods=input_pods,
+                          rejected + pod_rejected + outliers, observed_at, kueue_import,
+                          warnings=[calendar_warning] if calendar_warning else [], input_pods=input_pods,
                           objects_read=objects_read)
     write_import(out, result)
     return result

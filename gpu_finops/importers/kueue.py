@@ -33,6 +33,9 @@ from gpu_finops.importers.documents import SourceObject, read_objects
 from gpu_finops.importers.kube import SIM_LABEL_OF_LEVEL
 from gpu_finops.importers.nodes import node_attribute
 from gpu_finops.importers.records import NodeRow, Rejected
+from scheduler.admission.manifests.quantities import MAX_INT32, shown
+from scheduler.errors import InputError
+from scheduler.trace.yaml_input import load_yaml_documents
 
 GROUP = "kueue.x-k8s.io"
 KINDS = ("ResourceFlavor", "Cohort", "ClusterQueue", "LocalQueue", "WorkloadPriorityClass")
@@ -102,8 +105,8 @@ def _one(obj: SourceObject, nodes: list[NodeRow] | None, level_of: Callable[[str
     document: dict[str, Any] = {"apiVersion": api_version, "kind": obj.kind, "metadata": metadata}
     if obj.kind == "WorkloadPriorityClass":
         value = obj.value.get("value")
-        if not isinstance(value, int) or isinstance(value, bool):
-            rejected("value", f"Invalid: a WorkloadPriorityClass value must be a whole number, got {value!r}")
+        if not isinstance(value, int) or isinstance(value, bool) or not -MAX_INT32 - 1 <= value <= MAX_INT32:
+            rejected("value", f"Invalid: a WorkloadPriorityClass value must be a 32-bit whole number, got {shown(value)}")
             return
         document["value"] = value
         if obj.value.get("description"):
@@ -165,9 +168,10 @@ def _configuration_in_config_map(config_map: Mapping[str, Any]) -> dict[str, Any
         return None
     for text in data.values():
         try:
-            parsed = yaml.safe_load(str(text))
-        except yaml.YAMLError:
+            documents = load_yaml_documents(str(text), "ConfigMap")  # aliases bounded here too
+        except InputError:
             continue
+        parsed = documents[0] if len(documents) == 1 else None
         if (isinstance(parsed, Mapping) and parsed.get("kind") == "Configuration"
                 and str(parsed.get("apiVersion") or "").startswith(CONFIG_GROUP)):
             return dict(parsed)

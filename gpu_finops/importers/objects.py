@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gpu_finops.importers.documents import SourceObject
+from gpu_finops.importers.gangs import MAX_COUNT
 from gpu_finops.importers.records import CompositeSpec, GroupObjects, PodGroupSpec
 
 NATIVE_GROUP = "scheduling.k8s.io"
@@ -45,15 +46,15 @@ def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects
             found.composites[key] = CompositeSpec(_gang_min(_map(spec.get("schedulingPolicy")), "minGroupCount"),
                                                   _topology_key(spec))
         elif obj.kind == "PodGroup" and group in PLUGIN_GROUPS:
-            minimum = spec.get("minMember")
-            if isinstance(minimum, int) and not isinstance(minimum, bool) and minimum > 0:
+            minimum = _count(spec.get("minMember"))
+            if minimum is not None:
                 found.plugin_pod_groups[key] = minimum
-            timeout = spec.get("scheduleTimeoutSeconds")  # coscheduling's Permit wait for this group
-            if isinstance(timeout, int) and not isinstance(timeout, bool) and timeout > 0:
+            timeout = _count(spec.get("scheduleTimeoutSeconds"))  # coscheduling's Permit wait for this group
+            if timeout is not None:
                 found.plugin_schedule_timeouts[key] = timeout
         elif obj.kind == "Job" and group == "batch":
-            parallelism = spec.get("parallelism", 1)
-            if isinstance(parallelism, int) and not isinstance(parallelism, bool) and parallelism > 0:
+            parallelism = _count(spec.get("parallelism", 1))
+            if parallelism is not None:
                 found.job_parallelism[key] = parallelism
         elif obj.kind == "ResourceClaim" and group == "resource.k8s.io":
             found.claim_gpus[key] = _allocated_gpus(obj.value) or _requested_gpus(_map(spec.get("devices")))
@@ -82,8 +83,7 @@ def _requested_gpus(devices: Mapping[str, Any]) -> float | None:
             continue
         if chosen.get("allocationMode") == "All":
             return None
-        count = chosen.get("count", 1)
-        total += count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 1
+        total += _count(chosen.get("count", 1)) or 1
     return float(total)
 
 
@@ -115,8 +115,13 @@ def _gang_min(policy: Mapping[str, Any], field: str) -> int | None:
     gang = policy.get("gang")
     if not isinstance(gang, Mapping):
         return None  # basic policy: no quorum
-    value = gang.get(field)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    return _count(gang.get(field))
+
+
+def _count(value: Any) -> int | None:
+    """A positive count of an object's spec (Kubernetes' int32 fields); None otherwise, also
+    for a 5,000-digit integer, which must never reach a trace cell."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= MAX_COUNT else None
 
 
 def _topology_key(spec: Mapping[str, Any]) -> str | None:

@@ -23,9 +23,12 @@ from typing import Any
 from gpu_finops.importers.documents import SourceObject
 from gpu_finops.importers.kube import GPU_RESOURCE, parse_quantity, parse_time, text_map
 from gpu_finops.importers.records import GroupObjects, Owner, PodRecord, Rejected
+from scheduler.admission.manifests.quantities import kind_of, shown
+from scheduler.trace.generic import MAX_GPUS_PER_POD, MAX_PRIORITY, MAX_RESOURCE_PER_POD
 
 _MIB = Decimal(2) ** 20
 _TERMINAL = ("Succeeded", "Failed")
+MAX_RESTARTS = 2**31 - 1  # a container status's restartCount is an int32
 
 
 class _Problem(Exception):
@@ -75,7 +78,7 @@ def _read(obj: SourceObject, groups: GroupObjects, claim_users: Mapping[tuple[st
         labels=text_map(meta.get("labels")), annotations=text_map(meta.get("annotations")), owner=owner,
         node=str(spec.get("nodeName")) if spec.get("nodeName") else None, phase=phase, gpus=gpus,
         cpu_milli=cpu_milli, memory_mib=memory_mib, gpu_models=_gpu_models(spec, product_keys),
-        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+        priority=_priority(priority),
         created=created, started=started, finished=finished, restarts=restarts,
         workload_ref=(str(workload_ref.get("name") or ""), str(workload_ref.get("podGroup") or ""),
                       str(workload_ref.get("podGroupReplicaKey") or "")) if workload_ref else None,
@@ -110,6 +113,15 @@ def _container_requests(spec: Mapping[str, Any]) -> tuple[Decimal, int, int, set
     effective = {r: max(totals[r], init_peak[r]) for r in totals}
     if effective["gpu"] != effective["gpu"].to_integral_value():
         raise _Problem("spec.containers", f"Invalid: {GPU_RESOURCE} must be whole, got {effective['gpu']}")
+    # The trace's own bounds (scheduler.trace.generic): a pod past them would be quarantined by
+    # the replay; the import says so here, on the pod's row.
+    if effective["gpu"] > MAX_GPUS_PER_POD:
+        raise _Problem("spec.containers", f"Invalid: {effective['gpu']:.0f} {GPU_RESOURCE} in one pod; "
+                                          f"at most {MAX_GPUS_PER_POD:,}")
+    for resource, scale, unit in (("cpu", Decimal(1000), "millicores"), ("memory", 1 / _MIB, "MiB")):
+        if effective[resource] * scale > MAX_RESOURCE_PER_POD:
+            raise _Problem("spec.containers", f"Invalid: {resource} of more than {MAX_RESOURCE_PER_POD:,} {unit} "
+                                              "in one pod")
     cpu_milli = int((effective["cpu"] * 1000).to_integral_value(rounding=ROUND_CEILING))
     memory_mib = int((effective["memory"] / _MIB).to_integral_value(rounding=ROUND_CEILING))
     return effective["gpu"], cpu_milli, memory_mib, other
@@ -130,10 +142,11 @@ def _requests(resources: Any, path: str, other: set[str]) -> dict[str, Decimal]:
             continue
         try:
             amount = parse_quantity(value)
-        except ValueError:
-            raise _Problem(f"{path}.{where}.{resource}", f"Invalid: not a quantity: {str(value)[:40]!r}") from None
+        except ValueError as error:
+            reason = str(error) if str(error).startswith("not a") else f"not a quantity: {shown(value)} ({error})"
+            raise _Problem(f"{path}.{where}.{resource}", f"Invalid: {reason}") from None
         if amount < 0:
-            raise _Problem(f"{path}.{where}.{resource}", f"Invalid: must be >= 0, got {value}")
+            raise _Problem(f"{path}.{where}.{resource}", f"Invalid: must be >= 0, got {shown(value)}")
         asked[key] = amount
     other.update(k for k in {*requests, *limits} if "/" in k and k != GPU_RESOURCE)
     return asked
@@ -146,7 +159,8 @@ def _claim_gpus(spec: Mapping[str, Any], status: Mapping[str, Any], namespace: s
     claims = spec.get("resourceClaims") or []
     if not isinstance(claims, list):
         return 0.0
-    generated = {str(s.get("name")): s.get("resourceClaimName") for s in status.get("resourceClaimStatuses") or []
+    generated = {str(s.get("name")): s.get("resourceClaimName")
+                 for s in _listed(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")
                  if isinstance(s, Mapping)}
     total = 0.0
     for index, claim in enumerate(claims):
@@ -185,7 +199,8 @@ def named_claims(obj: SourceObject) -> list[tuple[str, str]]:
     """(namespace, claim) of the named (shared) ResourceClaims a pod uses."""
     spec = _mapping(obj.value, "spec")
     found = []
-    for claim in spec.get("resourceClaims") or []:
+    claims = spec.get("resourceClaims")
+    for claim in claims if isinstance(claims, list) else []:  # not a list: no claim (as _claim_gpus)
         if isinstance(claim, Mapping):
             source = _mapping(claim, "source") or claim
             if source.get("resourceClaimName"):
@@ -204,11 +219,14 @@ def _gpu_models(spec: Mapping[str, Any], product_keys: tuple[str, ...]) -> tuple
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.get("nodeSelectorTerms") if isinstance(required, Mapping) else None
     models: list[str] = []
-    for term in terms if isinstance(terms, list) else []:
-        for expression in (term.get("matchExpressions") or []) if isinstance(term, Mapping) else []:
+    where = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+    for t, term in enumerate(_listed(terms, where)):
+        expressions = term.get("matchExpressions") if isinstance(term, Mapping) else None
+        for e, expression in enumerate(_listed(expressions, f"{where}[{t}].matchExpressions")):
             if (isinstance(expression, Mapping) and expression.get("key") in product_keys
                     and expression.get("operator") == "In"):
-                models += [str(v) for v in expression.get("values") or [] if str(v) not in models]
+                values = _listed(expression.get("values"), f"{where}[{t}].matchExpressions[{e}].values")
+                models += [str(v) for v in values if str(v) not in models]
     return tuple(models)
 
 
@@ -219,11 +237,15 @@ def _run_times(meta: Mapping[str, Any], status: Mapping[str, Any], phase: str
                ) -> tuple[datetime | None, datetime | None, int]:
     starts, finishes, restarts = [], [], 0
     for list_name in ("initContainerStatuses", "containerStatuses"):
-        for index, container in enumerate(status.get(list_name) or []):
+        for index, container in enumerate(_listed(status.get(list_name), f"status.{list_name}")):
             if not isinstance(container, Mapping):
                 continue
             count = container.get("restartCount")
-            restarts += count if isinstance(count, int) and list_name == "containerStatuses" else 0
+            if isinstance(count, int) and not isinstance(count, bool) and list_name == "containerStatuses":
+                if not 0 <= count <= MAX_RESTARTS:
+                    raise _Problem(f"status.{list_name}[{index}].restartCount",
+                                   f"Invalid: must be 0..{MAX_RESTARTS:,}, got {shown(count)}")
+                restarts += count
             for state_name in ("state", "lastState"):
                 state = _mapping(container, state_name)
                 for kind in ("running", "terminated"):
@@ -247,13 +269,15 @@ def _run_times(meta: Mapping[str, Any], status: Mapping[str, Any], phase: str
 
 
 def _last_transition(status: Mapping[str, Any]) -> datetime | None:
-    times = [parse_time(c.get("lastTransitionTime")) for c in status.get("conditions") or []
+    times = [_time(c.get("lastTransitionTime"), f"status.conditions[{i}].lastTransitionTime")
+             for i, c in enumerate(_listed(status.get("conditions"), "status.conditions"))
              if isinstance(c, Mapping) and c.get("lastTransitionTime")]
     return max((t for t in times if t), default=None)
 
 
 def _waiting(status: Mapping[str, Any]) -> str:
-    for condition in status.get("conditions") or []:
+    conditions = status.get("conditions")
+    for condition in conditions if isinstance(conditions, list) else []:
         if isinstance(condition, Mapping) and condition.get("type") == "PodScheduled" and condition.get("status") == "False":
             text = f"{condition.get('reason') or 'Unschedulable'}: {condition.get('message') or ''}".strip()
             return " ".join(text.split())[:200]
@@ -264,8 +288,10 @@ def _waiting(status: Mapping[str, Any]) -> str:
 def _time(value: Any, field: str) -> datetime | None:
     try:
         return parse_time(value)
-    except (ValueError, TypeError):
-        raise _Problem(field, f"Invalid: not an RFC 3339 time: {str(value)[:40]!r}") from None
+    except (ValueError, TypeError) as error:
+        if "outside the years" in str(error):
+            raise _Problem(field, f"OutsideCalendar: {shown(value)} is {error}") from None
+        raise _Problem(field, f"Invalid: not an RFC 3339 time: {shown(value)}") from None
 
 
 def all_times(value: Any) -> list[datetime]:
@@ -297,6 +323,23 @@ def all_times(value: Any) -> list[datetime]:
 
 
 # ------------------------------------------------------------------------------ helpers
+
+
+def _priority(value: Any) -> int | None:
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    if not -MAX_PRIORITY - 1 <= value <= MAX_PRIORITY:  # spec.priority is a Kubernetes int32
+        raise _Problem("spec.priority", f"Invalid: a 32-bit whole number, got {shown(value)}")
+    return value
+
+
+def _listed(value: Any, field: str) -> list[Any]:
+    """A list field of the object (missing: empty); anything else is the pod's rejected row."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _Problem(field, f"Invalid: must be a list, got {kind_of(value)}")
+    return value
 
 
 def _mapping(value: Any, key: str) -> Mapping[str, Any]:

@@ -31,6 +31,7 @@ a pod still there at the end of the range is cut there, like a running pod in a 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -50,6 +51,7 @@ from gpu_finops.importers.output import ImportResult, write_import
 from gpu_finops.importers.pods import pod_record
 from gpu_finops.importers.records import NodeRow, PodRecord, Rejected
 from gpu_finops.importers.workloads import Options, build_workloads
+from scheduler.admission.manifests.quantities import shown
 from scheduler.errors import InputError
 
 POD_METRICS = frozenset({
@@ -79,6 +81,7 @@ class Series:
     labels: Mapping[str, str]
     samples: tuple[tuple[float, float], ...]  # (unix time, value), in time order
     raw_values: tuple[Any, ...] = ()  # DCGM series: the samples as exported, checked one by one
+    problem: tuple[str, str] | None = None  # (field, reason): a sample the importer cannot use
 
     @property
     def last(self) -> float:
@@ -111,6 +114,10 @@ def read_series(paths: list[Path]) -> list[Series]:
             raise InputError(path, "not UTF-8 text") from None
         except json.JSONDecodeError as error:
             raise InputError(path, f"not valid JSON: line {error.lineno} column {error.colno}: {error.msg}") from None
+        except RecursionError:
+            raise InputError(path, "not valid JSON: nested too deeply") from None
+        except ValueError:  # an integer of more than 4,300 digits: Python will not read it
+            raise InputError(path, "not valid JSON: it holds an integer of more than 4,300 digits") from None
         row = 0
         for number, answer in enumerate(document if isinstance(document, list) else [document], start=1):
             for series in _answer_series(answer, path, number):
@@ -144,15 +151,39 @@ def _series(raw: Mapping[str, Any], path: Path, row: int) -> Series:
     if name in DCGM_METRICS:  # a bad sample is a rejected row there, not the end of the import
         return Series(path.name, row, name, labels, (), tuple(values))
     samples = []
-    for pair in values:
-        try:
-            moment, value = float(pair[0]), float(pair[1])
-        except (TypeError, ValueError, IndexError):
-            raise InputError(path, f"series {row}: a sample is not [time, \"value\"]: {str(pair)[:60]}",
-                             field="values") from None
+    for number, pair in enumerate(values, start=1):
+        problem = _sample_problem(name, pair)
+        if problem is not None:  # the series is a rejected row; the rest of the export is read
+            return Series(path.name, row, name, labels, (), problem=(f"values[{number - 1}]", problem))
+        moment, value = float(pair[0]), float(pair[1])
         if value == value:  # NaN: the metric was absent at that step
             samples.append((moment, value))
     return Series(path.name, row, name, labels, tuple(sorted(samples)))
+
+
+TIME_METRICS = frozenset({"kube_pod_created", "kube_pod_start_time", "kube_pod_completion_time"})
+"""Metrics whose value is a Unix time (0: not set yet)."""
+
+
+def _sample_problem(name: str, pair: Any) -> str | None:
+    """Why a sample cannot be read, or None: not ``[time, "value"]`` (an object, a list of
+    three), a time or value that is not a number, an infinite value (``+Inf``), a time outside
+    the import's calendar, or a time metric whose value is not a Unix time within it."""
+    if not isinstance(pair, list | tuple) or len(pair) != 2 or isinstance(pair[1], list | dict | bool):
+        return f"BadSample: not [time, \"value\"]: {shown(pair)}"
+    try:
+        moment, value = float(pair[0]), float(pair[1])
+    except (TypeError, ValueError, OverflowError):
+        return f"BadSample: not [time, \"value\"]: {shown(pair)}"
+    if value in (math.inf, -math.inf):
+        return f"BadSample: the value {shown(pair[1])} is not finite"
+    try:
+        kube.unix_time(moment)
+        if name in TIME_METRICS and value == value and value != 0:
+            kube.unix_time(value)
+    except ValueError as error:
+        return f"OutsideCalendar: {shown(pair)} is {error}"
+    return None
 
 
 def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None = None, kueue: Path | None = None,
@@ -160,6 +191,10 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     options = options or ImportOptions()
     series = read_series(paths)
     if not any(s.samples for s in series):
+        bad = next((s for s in series if s.problem is not None), None)
+        if bad is not None and bad.problem is not None:
+            raise InputError(bad.source, f"no usable series in the export; series {bad.row} ({bad.name or 'no __name__'}): "
+                             f"{bad.problem[1]}", field=bad.problem[0])
         raise InputError(paths[0], "no series in the export" if not series else "no pod or node series in the export")
     end = max(s.samples[-1][0] for s in series if s.samples)
     step = _step(series)
@@ -173,6 +208,9 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
             rejected.extend(problems)
             if usable is not None:
                 gpu_series.append(usable)
+        elif s.problem is not None:
+            rejected.append(Rejected(s.source, s.row, "Series", s.labels.get("namespace", ""), s.name or "(no __name__)",
+                                     *s.problem))
         elif not s.samples:
             rejected.append(Rejected(s.source, s.row, "Series", s.labels.get("namespace", ""), s.name, "values",
                                      "Empty: the series has no sample in the range"))

@@ -2,7 +2,8 @@
 
 Contract of `read_queue_config(path)` / `parse_queue_config(text, source)`:
 
-- The file is a multi-document YAML stream, read with ``yaml.safe_load_all``. Documents of
+- The file is a multi-document YAML stream, read with `scheduler.trace.yaml_input.load_yaml_documents`
+  (safe tags, aliases bounded). Documents of
   ``apiVersion: kueue.x-k8s.io/v1beta1`` or ``v1beta2`` and kind ResourceFlavor,
   ClusterQueue, LocalQueue, Cohort, WorkloadPriorityClass or Topology are read; other kinds
   (Namespace, AdmissionCheck, ...) and empty documents are skipped with a warning.
@@ -37,8 +38,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from scheduler.admission.manifests.configuration import (
     CONFIG_API_VERSIONS,
     NO_CONFIGURATION,
@@ -66,8 +65,8 @@ from scheduler.admission.objects import (
     WorkloadPriorityClass,
     frozen_mapping,
 )
-from scheduler.errors import InputError
 from scheduler.trace.io import read_utf8
+from scheduler.trace.yaml_input import load_yaml_documents
 
 __all__ = ["API_GROUP", "API_VERSIONS", "QueueConfig", "parse_queue_config", "read_queue_config"]
 
@@ -88,17 +87,7 @@ def read_queue_config(path: Path) -> QueueConfig:
 
 def parse_queue_config(text: str, source: str | Path = "queues.yaml") -> QueueConfig:
     stream = _Stream(FieldReader(Path(source)))
-    try:
-        documents = list(yaml.safe_load_all(text))
-    except RecursionError:  # the YAML composer recurses once per nesting level
-        raise InputError(source, "not valid YAML: nested too deeply") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}: " if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(source, f"not valid YAML: {where}{problem}") from None
-    except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4,300 digits
-        raise InputError(source, f"not valid YAML: a value cannot be read ({exc})") from None
+    documents = load_yaml_documents(text, source)  # bounded aliases, one-line errors
     for number, document in enumerate(documents, start=1):
         stream.document(number, document)
     return stream.finish()
