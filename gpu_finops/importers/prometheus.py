@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_finops.importers import gangs, kube
+from gpu_finops.importers.calendar import keep_to_calendar
 from gpu_finops.importers.dcgm import DCGM_METRICS, GpuSeries, read_gpu_series, workload_utilization
 from gpu_finops.importers.documents import SourceObject
 from gpu_finops.importers.kubectl import ImportOptions, read_nodes
@@ -240,6 +241,8 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     for obj in objects:
         record = pod_record(obj, groups, Counter(), labels.gpu_product)
         (records if isinstance(record, PodRecord) else rejected).append(record)  # type: ignore[arg-type]
+    records, outliers, _, calendar_warning = keep_to_calendar(records, ())
+    rejected.extend(outliers)
     observed_at = options.observed([datetime.fromtimestamp(end, UTC)])
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
                                                      options.level_of))
@@ -249,7 +252,8 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
         rejected.extend(unmatched)
         built.rows = [replace(row, gpu_utilization=means.get(row.workload_id)) for row in built.rows]
     result = ImportResult("prometheus", [*paths, *(nodes or []), *([kueue] if kueue else [])], built, node_rows,
-                          rejected + node_rejected, observed_at, kueue_import, input_pods=len(objects))
+                          rejected + node_rejected, observed_at, kueue_import,
+                          warnings=[calendar_warning] if calendar_warning else [], input_pods=len(objects))
     write_import(out, result)
     return result
 
