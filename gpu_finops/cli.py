@@ -262,6 +262,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from gpu_finops.sweep.run import print_report, run_sweep
+    from gpu_finops.sweep.spec import scenario_timeout_of
     from scheduler.errors import InputError
 
     if args.workers is not None and args.workers < 1:
@@ -270,7 +271,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     console = Console(file=sys.stderr, soft_wrap=True, emoji=False)
     with _terminate_as_interrupt():  # SIGTERM (kill, a CI timeout) stops the workers as Ctrl-C does
         report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
-                           workers=args.workers, quiet=args.quiet, console=console)
+                           workers=args.workers, quiet=args.quiet, console=console,
+                           scenario_timeout_s=scenario_timeout_of(args))
     # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
     print_report(report, Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 200))
     return EXIT_VIOLATIONS if report.failed else 0
@@ -478,6 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local worker processes (default) or Ray tasks on an existing Ray cluster")
     p.add_argument("--address", help="Ray cluster address (default: auto, i.e. $RAY_ADDRESS or the local one)")
     p.add_argument("--workers", type=int, help="local worker processes (default: the sweep's, else one per CPU)")
+    from gpu_finops.sweep.spec import add_scenario_timeout
+
+    add_scenario_timeout(p, "[sweep] scenario_timeout_s, else")
 
     from gpu_finops.advise.command import add_advise
 

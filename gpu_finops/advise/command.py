@@ -27,9 +27,13 @@ def _cmd_advise_quotas(args: argparse.Namespace) -> int:
     inputs = Inputs(trace, Path(args.cluster), Path(args.queues), prices,
                     Path(args.objectives) if args.objectives else None, args.profile or "gang-v1.37",
                     args.replay_seed, args.start, args.format)
+    from gpu_finops.sweep.spec import scenario_timeout_of
+
+    timeout = scenario_timeout_of(args)
     advice = advise_quotas(inputs, Path(args.out), trials=args.trials, seed=args.seed, batch=args.batch,
                            executor=args.executor, address=args.address, workers=args.workers, quiet=args.quiet,
-                           console=Console(file=sys.stderr, soft_wrap=True))
+                           console=Console(file=sys.stderr, soft_wrap=True),
+                           **({} if timeout is False else {"scenario_timeout_s": timeout}))
     print_advice(advice, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
     return 0 if advice.recommended is not None else _EXIT_NO_RECOMMENDATION
 
@@ -79,6 +83,9 @@ def add_advise(sub: argparse._SubParsersAction) -> None:
                    help="local worker processes (default) or Ray tasks on an existing Ray cluster")
     p.add_argument("--address", help="Ray cluster address (default: auto)")
     p.add_argument("--workers", type=int, help="local worker processes (default: one per CPU)")
+    from gpu_finops.sweep.spec import add_scenario_timeout
+
+    add_scenario_timeout(p, "")
     p.add_argument("--out", required=True, help="folder: study.db, runs/, recommended.yaml, pareto.csv, trials.csv, …")
 
     p = add("commitments", _cmd_advise_commitments, "per SKU, the commitment level (GPUs) of least expected cost "

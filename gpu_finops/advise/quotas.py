@@ -37,7 +37,7 @@ from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
 from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
 from gpu_finops.sweep.run import deliver_run, read_json_object, write_json
-from gpu_finops.sweep.task import ScenarioTask, sha256_file
+from gpu_finops.sweep.task import DEFAULT_TIMEOUT_S, ScenarioTask, sha256_file
 from scheduler.errors import InputError
 
 STUDY = "advise-quotas"
@@ -47,7 +47,9 @@ TODAY = "today"
 
 def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0, batch: int = 4,
                   executor: str = "local", address: str | None = None, workers: int | None = None,
-                  quiet: bool = False, console: Console | None = None) -> Advice:
+                  quiet: bool = False, console: Console | None = None,
+                  scenario_timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Advice:
+    """``scenario_timeout_s``: each replay's time limit (a trial past it fails; None: none)."""
     import optuna
 
     began = time.perf_counter()
@@ -62,6 +64,7 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
 
     space = SearchSpace(inputs.queues, read_cluster(inputs.cluster), objectives)
     runner = _Runner(inputs, out.resolve(), executor, address, workers, console)
+    runner.timeout_s = scenario_timeout_s
     out = runner.out
     today = runner.today()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -178,6 +181,7 @@ class _Runner:
         if self.ray is not None:
             self.ray.check()
         self.workers = workers or os.cpu_count() or 1
+        self.timeout_s: float | None = DEFAULT_TIMEOUT_S
         for folder in ("runs", "state", "trials"):
             (out / folder).mkdir(parents=True, exist_ok=True)
 
@@ -185,7 +189,8 @@ class _Runner:
         inputs = self.inputs
         return ScenarioTask(name=name, run_id=f"advise-{name}", trace=inputs.trace, cluster=inputs.cluster,
                             queues=queues, profile=inputs.profile, seed=inputs.replay_seed, start=inputs.start,
-                            trace_format=inputs.trace_format, run_dir=self.out / "runs" / name)
+                            trace_format=inputs.trace_format, run_dir=self.out / "runs" / name,
+                            timeout_s=self.timeout_s)
 
     def run(self, tasks: list[ScenarioTask], on_done: Any) -> None:
         def started(task: ScenarioTask, where: str) -> None:

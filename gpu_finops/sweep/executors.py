@@ -20,8 +20,10 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable
@@ -29,7 +31,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpu_finops.sweep.task import ScenarioTask, TaskResult, run_shipped, run_task, task_fields
+from gpu_finops.sweep.task import (
+    ScenarioTask,
+    ScenarioTimedOut,
+    TaskResult,
+    run_shipped,
+    run_task,
+    task_fields,
+)
 from scheduler.errors import InputError
 
 
@@ -39,6 +48,7 @@ class Outcome:
     result: TaskResult | None = None
     error: str = ""  # one line
     detail: str = ""  # a traceback, for the scenario's log
+    timed_out: bool = False  # stopped at its time limit (error says so)
 
     @property
     def ok(self) -> bool:
@@ -58,6 +68,8 @@ def _one_line(error: BaseException) -> str:
 def _child(task: ScenarioTask, connection: multiprocessing.connection.Connection) -> None:
     try:
         connection.send(("ok", run_task(task)))
+    except ScenarioTimedOut as timed_out:
+        connection.send(("timeout", str(timed_out), ""))
     except BaseException as error:  # everything goes back to the parent as one scenario's failure
         connection.send(("error", _one_line(error), traceback.format_exc()[-20000:]))
     finally:
@@ -76,6 +88,7 @@ class LocalExecutor:
         pending = deque(tasks)
         running: dict[Any, tuple[Any, multiprocessing.connection.Connection, ScenarioTask]] = {}
         answers: dict[Any, tuple] = {}
+        deadlines: dict[Any, float] = {}
         try:
             while pending or running:
                 while pending and len(running) < self.workers:
@@ -86,10 +99,18 @@ class LocalExecutor:
                     process.start()
                     sender.close()
                     running[process.sentinel] = (process, receiver, task)
+                    if task.timeout_s:
+                        deadlines[process.sentinel] = time.monotonic() + task.timeout_s + STOP_GRACE_S
                     on_start(task, f"pid {process.pid}")
                 connections = {entry[1]: sentinel for sentinel, entry in running.items()
                                if sentinel not in answers}
-                for ready in multiprocessing.connection.wait([*running, *connections]):
+                waiting = [d for s, d in deadlines.items() if s in running and s not in answers]
+                timeout = max(0.0, min(waiting) - time.monotonic()) if waiting else None
+                ready_list = multiprocessing.connection.wait([*running, *connections], timeout)
+                for sentinel in [s for s, d in deadlines.items() if s in running and s not in answers
+                                 and d <= time.monotonic() and s not in ready_list]:
+                    on_done(self._stop_overdue(running.pop(sentinel)))
+                for ready in ready_list:
                     if ready in connections:  # the answer comes before the process exits
                         if connections[ready] not in running:  # its exit, earlier in this list, read it
                             continue
@@ -115,17 +136,33 @@ class LocalExecutor:
                 receiver.close()
 
     @staticmethod
+    def _stop_overdue(entry: tuple[Any, multiprocessing.connection.Connection, ScenarioTask]) -> Outcome:
+        """A worker past its limit that did not stop itself (stuck where Python's signal handler
+        cannot run): killed, its temporary run folder removed."""
+        process, receiver, task = entry
+        process.kill()
+        process.join(5)
+        receiver.close()
+        shutil.rmtree(task.run_dir.parent / f".{task.run_dir.name}.tmp-{process.pid}", ignore_errors=True)
+        return Outcome(task, error=f"timed out after {task.timeout_s:g} s (the scenario time limit) and did not "
+                       f"stop within {STOP_GRACE_S:g} s more: killed", timed_out=True)
+
+    @staticmethod
     def _outcome(task: ScenarioTask, answer: tuple | None, exitcode: int | None) -> Outcome:
         if answer and answer[0] == "ok":
             return Outcome(task, result=answer[1])
         if answer and answer[0] == "error":
             return Outcome(task, error=answer[1], detail=answer[2])
+        if answer and answer[0] == "timeout":
+            return Outcome(task, error=answer[1], timed_out=True)
         if exitcode is not None and exitcode < 0:
             name = signal.Signals(-exitcode).name if -exitcode in signal.valid_signals() else str(-exitcode)
             return Outcome(task, error=f"worker process killed by {name} before it finished")
         return Outcome(task, error=f"worker process exited with code {exitcode} without an answer")
 
 
+STOP_GRACE_S = 30.0
+"""How long past its time limit a local worker may take to stop itself before it is killed."""
 PROBE_TIMEOUT_S = 3.0
 """How long `RayExecutor.check` waits for the head's first answer."""
 
@@ -214,5 +251,7 @@ class RayExecutor:
             first = " ".join(str(error).split())[:300]
             return Outcome(task, error=f"Ray worker failed before it finished ({type(error).__name__}): {first}",
                            detail=str(error)[-20000:])
+        if isinstance(result, str):  # stopped at its time limit, in the Ray worker
+            return Outcome(task, error=result, timed_out=True)
         self.deliver(task, files)
         return Outcome(task, result=result)

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ class ScenarioState:
     scenario: Scenario
     task: ScenarioTask
     fingerprint: str
-    status: str = "pending"  # ok | failed | skipped (finished before, same fingerprint)
+    status: str = "pending"  # ok | failed | timed_out | skipped (finished before, same fingerprint)
     error: str = ""
     result: dict[str, Any] = field(default_factory=dict)
 
@@ -70,13 +70,18 @@ class SweepReport:
 
     @property
     def failed(self) -> list[ScenarioState]:
-        return [s for s in self.states if s.status == "failed"]
+        return [s for s in self.states if s.status in ("failed", "timed_out")]
 
 
 def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | None = None,
-              workers: int | None = None, quiet: bool = False, console: Console | None = None) -> SweepReport:
+              workers: int | None = None, quiet: bool = False, console: Console | None = None,
+              scenario_timeout_s: float | None | bool = False) -> SweepReport:
+    """``scenario_timeout_s``: the time limit of each scenario (None: none), over the sweep
+    file's ``[sweep] scenario_timeout_s``; False (the default) keeps the file's."""
     console = console or Console(file=sys.stderr, soft_wrap=True, emoji=False)
     sweep = read_sweep(spec)
+    if scenario_timeout_s is not False:
+        sweep = replace(sweep, scenario_timeout_s=scenario_timeout_s or None)
     ray = RayExecutor(address or "auto", lambda task, files: deliver_run(task.run_dir, files)) \
         if executor == "ray" else None
     if ray is not None:
@@ -110,10 +115,11 @@ def run_sweep(spec: Path, out: Path, *, executor: str = "local", address: str | 
                 state.status, state.result = "ok", _result_fields(outcome)
                 line = f"[green]✓[/] {escape(printable(state.scenario.name))} ({outcome.result.seconds:.1f} s)"
             else:
-                state.status, state.error = "failed", outcome.error
+                state.status, state.error = "timed_out" if outcome.timed_out else "failed", outcome.error
                 (out / "logs" / f"{state.scenario.name}.log").write_text(
                     f"{outcome.error}\n\n{outcome.detail}", encoding="utf-8")
-                line = f"[red]✗[/] {escape(printable(state.scenario.name))}: {escape(printable(outcome.error))}"
+                mark = "[red]⏱ timed out[/]" if outcome.timed_out else "[red]✗[/]"
+                line = f"{mark} {escape(printable(state.scenario.name))}: {escape(printable(outcome.error))}"
             write_json(out / "state" / f"{state.scenario.name}.json", {
                 "status": state.status, "fingerprint": state.fingerprint, "error": state.error,
                 "result": state.result})
@@ -184,6 +190,7 @@ def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> Scenar
         name=scenario.name, run_id=sweep.run_id(scenario), trace=trace, cluster=cluster, queues=queues,
         profile=scenario_profile(scenario, out / "profiles"), seed=scenario.seed,
         start=scenario.start or inputs.start, trace_format=inputs.trace_format, run_dir=out / "runs" / scenario.name,
+        timeout_s=sweep.scenario_timeout_s,  # not in the fingerprint: a finished run stays finished
     )
     files = [task.trace, task.cluster, *([task.queues] if task.queues else []),
              *([task.profile_path] if task.profile_path else [])]
@@ -242,7 +249,7 @@ def _build(sweep: Sweep, out: Path, inputs: Inputs, states: list[ScenarioState],
     assert inputs.prices is not None
     identity = {"runs": [[s.scenario.name, s.fingerprint, s.result.get("events_sha256")] for s in finished],
                 "prices": sha256_file(inputs.prices), "charge_period_s": sweep.charge_period_s,
-                "failed": sorted(s.scenario.name for s in states if s.status == "failed")}
+                "failed": sorted(s.scenario.name for s in states if s.status in ("failed", "timed_out"))}
     recorded = read_json_object(out / "state" / "database.json")
     if db.is_file() and recorded.get("digest") == _digest(identity) and recorded.get("file") == _identity_of(db):
         console.print(f"database unchanged: {db}", highlight=False, markup=False)
@@ -330,7 +337,8 @@ def print_report(report: SweepReport, console: Console) -> None:
         table.add_column(column, justify="right" if column in ("seed", "replay s") else "left")
     for state in report.states:
         axes = state.scenario.axes()
-        status = {"ok": "[green]ok[/]", "skipped": "done before", "failed": "[red]failed[/]"}.get(state.status, "")
+        status = {"ok": "[green]ok[/]", "skipped": "done before", "failed": "[red]failed[/]",
+                  "timed_out": "[red]timed out[/]"}.get(state.status, "")
         seconds = state.result.get("seconds")
         table.add_row(*(Text(printable(text)) for text in (
                       state.scenario.name, Path(str(axes["profile"])).name, Path(str(axes["queues"])).name,
@@ -338,7 +346,7 @@ def print_report(report: SweepReport, console: Console) -> None:
                       f"{seconds:.1f}" if isinstance(seconds, int | float) else "")
     console.print(table)
     for state in report.failed:
-        console.print(f"[red]failed[/] {escape(printable(state.scenario.name))}: {escape(printable(state.error))} "
+        console.print(f"[red]{state.status.replace('_', ' ')}[/] {escape(printable(state.scenario.name))}: {escape(printable(state.error))} "
                       f"(log: {escape(printable(str(report.out / 'logs' / (state.scenario.name + '.log'))))})",
                       highlight=False)
     if report.db:

@@ -5,6 +5,7 @@
     [sweep]
     name = "tiny-policies"          # run ids are <name>-<scenario>; default: the file's stem
     charge_period = "1h"            # of the cost records (15m, 1h, 1d, ...)
+    scenario_timeout_s = 21600      # a scenario's time limit (default 6 h; 0: none)
 
     [inputs]                        # one of: a preset, an `import` folder, or files
     preset = "tiny"                 # generated into OUT/inputs with `seed` (default 42)
@@ -30,6 +31,7 @@ naming the file and the key.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 import re
@@ -38,6 +40,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gpu_finops.sweep.task import DEFAULT_TIMEOUT_S
 from scheduler.errors import InputError
 
 PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
@@ -46,7 +49,8 @@ GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "p
 SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start",
                  "rightsize"}
 INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "prices", "start", "format"}
-SWEEP_KEYS = {"name", "charge_period", "workers", "baseline"}
+SWEEP_KEYS = {"name", "charge_period", "workers", "baseline", "scenario_timeout_s"}
+MAX_TIMEOUT_S = 30 * 86_400  # a month: past it, a limit is a mistake
 DEFAULT_PROFILE = "gang-v1.37"
 _SAFE = re.compile(r"[^A-Za-z0-9._+-]+")
 MAX_SCENARIOS = 10_000
@@ -106,6 +110,7 @@ class Sweep:
     charge_period_s: int = 3600
     workers: int | None = None
     baseline: str | None = None  # the scenario the others are ranked against ([sweep] baseline)
+    scenario_timeout_s: float | None = DEFAULT_TIMEOUT_S  # a scenario's time limit; None: none
 
     def run_id(self, scenario: Scenario) -> str:
         return f"{self.name}-{scenario.name}"
@@ -199,7 +204,17 @@ def read_sweep(path: Path) -> Sweep:
         if baseline not in seen:
             raise reader.fail("sweep.baseline", f"names no scenario: {baseline!r}; scenarios: "
                               f"{', '.join(sorted(seen))}")
-    return Sweep(path.resolve(), name, inputs, resolved, period, workers, baseline)
+    timeout = scenario_timeout(settings.get("scenario_timeout_s", DEFAULT_TIMEOUT_S),
+                               lambda message: reader.fail("sweep.scenario_timeout_s", message))
+    return Sweep(path.resolve(), name, inputs, resolved, period, workers, baseline, timeout)
+
+
+def scenario_timeout(value: Any, fail: Any) -> float | None:
+    """A scenario time limit in seconds (0: none), from the sweep file or the command line;
+    ``fail(message)`` makes the error naming where it came from."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_TIMEOUT_S:
+        raise fail(f"seconds from 0 (no limit) to {MAX_TIMEOUT_S:,}, got {value!r}")
+    return float(value) or None
 
 
 def _inputs(reader: _Reader, table: dict[str, Any]) -> Inputs:
@@ -362,3 +377,17 @@ def _period(reader: _Reader, text: Any) -> int:
     if seconds <= 0 or (86400 % seconds and seconds % 86400):
         raise reader.fail("sweep.charge_period", f"must divide a day or be whole days, got {value!r}")
     return seconds
+
+
+def add_scenario_timeout(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--scenario-timeout`` of `sweep` and `advise quotas` (each replay's time limit)."""
+    parser.add_argument("--scenario-timeout", type=float, metavar="SECONDS",
+                        help=f"stop a replay running longer and record it as timed out; the others go on "
+                        f"(default: {default} {DEFAULT_TIMEOUT_S:.0f}, six hours; 0: no limit)")
+
+
+def scenario_timeout_of(args: argparse.Namespace) -> float | None | bool:
+    """``--scenario-timeout`` as `run_sweep` takes it: False when not given (the sweep file's holds)."""
+    if args.scenario_timeout is None:
+        return False
+    return scenario_timeout(args.scenario_timeout, lambda message: InputError("--scenario-timeout", message))

@@ -10,9 +10,12 @@ byte-identical whichever executor ran them.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,7 @@ class ScenarioTask:
     start: str | None
     trace_format: str
     run_dir: Path
+    timeout_s: float | None = None  # the scenario time limit; None: none
 
     @property
     def profile_path(self) -> Path | None:
@@ -52,21 +56,55 @@ class TaskResult:
     pid: int
 
 
+DEFAULT_TIMEOUT_S = 6 * 3600.0
+"""A scenario's time limit unless the sweep says otherwise: hours past the largest preset's
+replay (bench-1m), minutes for any of the others; a replay that never ends stops there."""
+
+
+class ScenarioTimedOut(BaseException):
+    """The scenario ran past its time limit. A BaseException, like KeyboardInterrupt, so that no
+    ``except Exception`` inside the replay takes it for a failure of its own: the replay removes
+    its temporary folder and the previous run stays."""
+
+
+@contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise `ScenarioTimedOut` in this (the worker's main) thread after ``seconds`` of wall time."""
+    if not seconds:
+        yield
+        return
+
+    def expired(signum: int, frame: object) -> None:
+        raise ScenarioTimedOut(f"timed out after {seconds:g} s (the scenario time limit: --scenario-timeout, "
+                               "or [sweep] scenario_timeout_s)")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run_task(task: ScenarioTask) -> TaskResult:
-    """Replay one scenario into ``task.run_dir`` (written atomically by the replay)."""
+    """Replay one scenario into ``task.run_dir`` (written atomically by the replay), within its
+    time limit (`ScenarioTimedOut` past it; the run folder is then as it was)."""
     from scheduler.commands import replay
 
     began = time.perf_counter()
-    result = replay(task.trace, task.cluster, task.run_dir, profile=task.profile, seed=task.seed, start=task.start,
-                    queues=task.queues, trace_format=task.trace_format, run_id=task.run_id)
+    with time_limit(task.timeout_s):
+        result = replay(task.trace, task.cluster, task.run_dir, profile=task.profile, seed=task.seed,
+                        start=task.start, queues=task.queues, trace_format=task.trace_format, run_id=task.run_id)
     return TaskResult(task.name, result.run_id, result.workloads, result.events, result.rejected_rows,
                       result.horizon_s, time.perf_counter() - began, sha256_file(task.run_dir / "events.parquet"),
                       socket.gethostname(), os.getpid())
 
 
 def run_shipped(task: dict[str, Any], trace: bytes, cluster: bytes, queues: bytes | None,
-                profile: bytes | None) -> tuple[TaskResult, dict[str, bytes]]:
-    """`run_task` on inputs sent as bytes; returns the result and the run directory's files."""
+                profile: bytes | None) -> tuple[TaskResult | str, dict[str, bytes]]:
+    """`run_task` on inputs sent as bytes; returns the result and the run directory's files,
+    or, past the time limit, the one-line message and no files (Ray would wrap the exception)."""
     spec = ScenarioTask(**{**task, "trace": Path(task["trace"]), "cluster": Path(task["cluster"]),
                            "queues": Path(task["queues"]) if task["queues"] else None,
                            "run_dir": Path(task["run_dir"])})
@@ -84,7 +122,10 @@ def run_shipped(task: dict[str, Any], trace: bytes, cluster: bytes, queues: byte
         if spec.profile_path is not None and profile is not None:
             (inputs / spec.profile_path.name).write_bytes(profile)
             local = replace(local, profile=str(inputs / spec.profile_path.name))
-        result = run_task(local)
+        try:
+            result = run_task(local)
+        except ScenarioTimedOut as timed_out:
+            return str(timed_out), {}
         files = {p.name: p.read_bytes() for p in sorted(local.run_dir.iterdir()) if p.is_file()}
     return result, files
 

@@ -5,6 +5,7 @@ MarkupError ended the whole sweep and no database was built)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from tests.reliability.processes import assert_one_line_error, in_process
@@ -105,3 +106,51 @@ def test_sigterm_stops_the_workers_as_ctrl_c_does_and_leaves_nothing_running(tmp
     for pid in workers:  # no worker is left replaying (gone, or a zombie waiting for its parent)
         status = Path(f"/proc/{pid}/status")
         assert not status.exists() or "State:\tZ" in status.read_text(), pid
+
+
+def test_a_scenario_over_its_time_limit_is_stopped_and_recorded_as_timed_out_and_the_others_are_built(tmp_path):
+    import json
+
+    heavy = tmp_path / "heavy.csv"  # replays for minutes: it never ends within the limit
+    heavy.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\n"
+                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(40_000)))
+    light = tmp_path / "light.csv"
+    light.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,600,1,1\nw2,60,600,2,2\n")
+    cluster = tmp_path / "cluster.csv"
+    cluster.write_text("node,gpu_model,gpus\n" + "".join(f"n{i},A100,8\n" for i in range(4)))
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\n"
+                      "A100,2.0,1.5,0.8\n")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'[sweep]\nname = "limit"\nscenario_timeout_s = 600\n[inputs]\ntrace = "{light}"\n'
+                    f'cluster = "{cluster}"\nprices = "{prices}"\n'
+                    f'[[scenario]]\nname = "endless"\ntrace = "{heavy}"\n[[scenario]]\nname = "quick"\n')
+    out = tmp_path / "out"
+    began = time.monotonic()
+    code, stdout, err = in_process("sweep", str(spec), "--out", str(out), "--workers", "2",
+                                   "--scenario-timeout", "4", "-q")
+    assert code == 1, err  # one scenario did not finish: the sweep says so, and finishes
+    assert time.monotonic() - began < 60
+    assert "Traceback" not in err and "timed out after 4 s" in err
+    state = json.loads((out / "state" / "endless.json").read_text())
+    assert (state["status"], state["error"].split(" (")[0]) == ("timed_out", "timed out after 4 s")
+    assert json.loads((out / "state" / "quick.json").read_text())["status"] == "ok"
+    assert not list((out / "state").glob("*.running"))
+    assert not (out / "runs" / "endless").exists() and not list((out / "runs").glob(".*"))  # nothing half-written
+    summary = {s["name"]: s["status"] for s in json.loads((out / "sweep.json").read_text())["scenarios"]}
+    assert summary == {"endless": "timed_out", "quick": "ok"}
+    assert "timed out" in stdout
+    import duckdb
+
+    with duckdb.connect(str(out / "gpu-finops.duckdb"), read_only=True) as db:
+        assert db.sql("select scenario, status from sweep_scenarios order by scenario").fetchall() == [
+            ("endless", "timed_out"), ("quick", "ok")]
+
+
+def test_a_scenario_time_limit_out_of_range_is_one_line(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nname = "x"\nscenario_timeout_s = -1\n[inputs]\npreset = "tiny"\n[[scenario]]\nname = "a"\n')
+    code, _, err = in_process("sweep", str(spec), "--out", str(tmp_path / "out"), "-q")
+    assert "scenario_timeout_s" in assert_one_line_error("sweep", code, err)
+    code, _, err = in_process("sweep", str(spec), "--out", str(tmp_path / "out"), "--scenario-timeout", "nan")
+    assert code == 2 and "Traceback" not in err

@@ -92,3 +92,26 @@ def test_killing_a_ray_worker_fails_its_scenario_and_the_sweep_finishes(ray_addr
         assert sorted(r[0] for r in con.execute("SELECT run_id FROM dim_runs").fetchall()) == ["kill-default",
                                                                                             "kill-gang"]
     assert "failed victim" in stdout
+
+
+def test_a_ray_scenario_over_its_time_limit_is_recorded_as_timed_out(ray_address, tmp_path):
+    heavy = tmp_path / "heavy.csv"  # replays for minutes: the limit stops it inside the Ray worker
+    heavy.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\n"
+                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(40_000)))
+    light = tmp_path / "light.csv"
+    light.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,600,1,1\n")
+    cluster = tmp_path / "cluster.csv"
+    cluster.write_text("node,gpu_model,gpus\nn0,A100,8\nn1,A100,8\n")
+    prices = tmp_path / "prices.csv"
+    prices.write_text("gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\n"
+                      "A100,2.0,1.5,0.8\n")
+    spec = tmp_path / "sweep.toml"
+    spec.write_text(f'[sweep]\nname = "limit"\nscenario_timeout_s = 5\n[inputs]\ntrace = "{light}"\n'
+                    f'cluster = "{cluster}"\nprices = "{prices}"\n'
+                    f'[[scenario]]\nname = "endless"\ntrace = "{heavy}"\n[[scenario]]\nname = "quick"\n')
+    out = tmp_path / "out"
+    assert main(["sweep", str(spec), "--out", str(out), "--executor", "ray", "--address", ray_address, "-q"]) == 1
+    states = {n: json.loads((out / "state" / f"{n}.json").read_text()) for n in ("endless", "quick")}
+    assert states["endless"]["status"] == "timed_out" and states["endless"]["error"].startswith("timed out after 5 s")
+    assert states["quick"]["status"] == "ok"
+    assert not list((out / "state").glob("*.running")) and not (out / "runs" / "endless").exists()
