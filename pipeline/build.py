@@ -54,6 +54,7 @@ from scheduler.eventlog.schema import (
     SCHEMA_VERSION,
     WORKLOAD_SCHEMA,
 )
+from scheduler.eventlog.writes import WriteFailed, disk_error_in
 
 FOCUS_TABLE = "focus_cost_records"
 DATA_GENERATOR = "gpu-finops"
@@ -294,6 +295,8 @@ def _build(
         try:
             con = connect(temp_db, read_only=False)
         except duckdb.Error as exc:  # the existing file is not a DuckDB database
+            if disk_error_in(exc) is not None:
+                raise
             with open(temp_db, "rb") as handle:
                 sqlite = handle.read(16) == b"SQLite format 3\x00"
             why = "it is a SQLite database, not a DuckDB one" if sqlite else str(exc).splitlines()[0]
@@ -363,6 +366,12 @@ def _build(
             con.close()
             shutil.rmtree(f"{temp_db}.tmp", ignore_errors=True)  # spilled data, if DuckDB left any
         target.replace_with(temp_db)
+    except (duckdb.Error, OSError) as error:
+        _remove(temp_db)
+        refused = disk_error_in(error)
+        if refused is not None:  # a full disk: one line naming the database; the previous one is intact
+            raise WriteFailed(db, refused) from None
+        raise
     except BaseException:
         _remove(temp_db)
         raise

@@ -242,6 +242,23 @@ def is_disk_error(error: BaseException) -> bool:
     return isinstance(error, OSError) and error.errno in _DISK_ERRORS
 
 
+_DISK_MESSAGES = {errno.ENOSPC: "No space left on device", errno.EDQUOT: "Disk quota exceeded",
+                  errno.EROFS: "Read-only file system", errno.EFBIG: "File too large"}
+
+
+def disk_error_in(error: BaseException) -> OSError | None:
+    """The system's refusal inside a library's own error (DuckDB raises ``IOException`` or,
+    at a checkpoint, ``FatalException`` with the system's message in its text), as the
+    `OSError` it stands for; None when the error is something else."""
+    if is_disk_error(error):
+        return error  # type: ignore[return-value]
+    text = str(error)
+    for code, message in _DISK_MESSAGES.items():
+        if message.lower() in text.lower():
+            return OSError(code, message)
+    return None
+
+
 # ------------------------------------------------------------------------------ rule 3: files in a folder
 
 

@@ -5,6 +5,7 @@ process may not mount one)."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,17 +13,26 @@ import pytest
 from tests.reliability.processes import assert_one_line_error, in_process
 
 
-@pytest.fixture()
-def small_disk(tmp_path):
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True)
+def _mounted(folder: Path, size: str) -> Iterator[Path]:
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here: {done.stderr.decode().strip()}")
     try:
-        yield mount
+        yield folder
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture()
+def small_disk(tmp_path):
+    yield from _mounted(tmp_path / "disk", "2m")
+
+
+@pytest.fixture()
+def database_disk(tmp_path):
+    """Room for one database of the workspace's runs and its rebuild's first pages, not more."""
+    yield from _mounted(tmp_path / "disk", "32m")
 
 
 def _fill(disk: Path) -> None:
@@ -58,3 +68,24 @@ def test_a_full_disk_is_one_line_and_the_previous_output_survives(small_disk, wo
     assert _files(out) == before
     leftovers = [p.name for p in small_disk.iterdir() if p.name not in ("out", "filler")]
     assert leftovers == [] and sorted(p.name for p in out.iterdir()) == sorted(before), leftovers
+
+
+def test_a_full_disk_during_build_is_one_line_and_the_previous_database_survives(database_disk, workspace, tmp_path):
+    """DuckDB's own I/O error (an IOException while writing, a FatalException at the
+    checkpoint) was a traceback; now it is the write discipline's one line."""
+    import duckdb
+
+    run_a, run_b = workspace.copy_runs(tmp_path)
+    db = database_disk / "costs.duckdb"
+    prices = str(workspace.inputs / "prices.csv")
+    assert in_process("build", str(run_a), "--prices", prices, "--db", str(db))[0] == 0
+    before = db.read_bytes()
+    _fill(database_disk)
+    code, _, err = in_process("build", str(run_a), str(run_b), "--prices", prices, "--db", str(db))
+    line = assert_one_line_error("build", code, err)
+    assert "no space left on device" in line.lower() and str(db) in line, line
+    assert db.read_bytes() == before
+    with duckdb.connect(str(db), read_only=True) as con:  # and it still opens, with its one run
+        assert con.execute("select count(distinct x_RunId) from focus_cost_records").fetchone() == (1,)
+    leftovers = [p.name for p in database_disk.iterdir() if p.name not in ("costs.duckdb", "filler")]
+    assert leftovers == [], leftovers
