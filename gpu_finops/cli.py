@@ -480,7 +480,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, help="local worker processes (default: the sweep's, else one per CPU)")
 
     from gpu_finops.advise.command import add_advise
+    from gpu_finops.showback import add_showback
 
+    add_showback(sub)
     add_advise(sub)
 
     experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gpu_finops.importers import kube
+from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.documents import SourceObject, read_objects
 from gpu_finops.importers.kueue import KueueImport, import_kueue
 from gpu_finops.importers.nodes import NodeLabels, node_row
@@ -38,6 +39,7 @@ class ImportOptions:
     gpu_product_label: str | None = None
     block_label: str | None = None
     rack_label: str | None = None
+    label_keys: str | None = None  # the allow-list of allocation keys (None: the defaults)
 
     @property
     def labels(self) -> NodeLabels:
@@ -129,7 +131,7 @@ def import_kubectl(pods: list[Path], nodes: list[Path], out: Path, *, kueue: Pat
         pods, labels.gpu_product, kueue_import.priority_classes if kueue_import else {})
     observed_at = options.observed([*pod_times, *node_times])
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
-                                                     options.level_of))
+                                                     options.level_of, AllocationKeys.parse(options.label_keys)))
     result = ImportResult("kubectl", [*pods, *nodes, *([kueue] if kueue else [])], built, node_rows,
                           rejected + pod_rejected, observed_at, kueue_import, input_pods=input_pods,
                           objects_read=objects_read)
