@@ -5,6 +5,8 @@ under every idle policy. Expected GPU-hours and dollars are worked out by hand i
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -14,6 +16,7 @@ from runs import RunBuilder, write_prices
 from pipeline.build import build
 from pipeline.validate import validate_db
 
+VALIDATOR = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "focus-validate"
 A100 = 2.0  # $ per GPU-hour of a Standard (on-demand) A100: its list price (tests/pipeline/runs.py)
 START = scenarios.START
 
@@ -54,7 +57,7 @@ def label_db(tmp_path_factory):
     dirs = [labelled_window().write(root), labelled_causes().write(root), scenarios.finished_gang().write(root)]
     prices = write_prices(root / "prices.csv")
     db = root / "finops.duckdb"
-    build(dirs, prices, db, show_progress=False)
+    build(dirs, prices, db, export=root / "export", show_progress=False)
     return db
 
 
@@ -188,3 +191,44 @@ def test_label_allocation_audit_holds_and_catches_a_moved_dollar(label_db, tmp_p
 
 def test_a_run_without_labels_has_no_label_allocation(lcon):
     assert lcon.execute("select count(*) from fct_label_allocation where run_id = 'finished-gang'").fetchone() == (0,)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", [False, True])
+def test_a_labelled_export_passes_the_focus_validator(label_db, tmp_path, split):
+    """Tags with labels (and AllocatedTags in the 1.3 split layout) are FOCUS JSON objects."""
+    if not VALIDATOR.exists():
+        pytest.skip(f"focus-validate not found at {VALIDATOR}")
+    export = label_db.parent / "export"
+    if split:
+        runs = sorted(p for p in label_db.parent.iterdir() if (p / "run.json").is_file())
+        export = tmp_path / "export-split"
+        build(runs, label_db.parent / "prices.csv", tmp_path / "split.duckdb", export=export, focus_split=True,
+              show_progress=False)
+        assert validate_db(tmp_path / "split.duckdb") == []
+    single = tmp_path / "focus_cost_records.parquet"
+    with duckdb.connect() as con:
+        tags = con.execute(f"""select count(*) from read_parquet('{export}/focus_cost_records/**/*.parquet',
+                                   hive_partitioning = false)
+                               where {'AllocatedTags' if split else 'Tags'} like '%cost-center%'""").fetchone()
+        assert tags[0] > 0
+        con.execute(f"""copy (select * from read_parquet('{export}/focus_cost_records/**/*.parquet',
+                                                      hive_partitioning = false)) to '{single}' (format parquet)""")
+    result = subprocess.run([str(VALIDATOR), str(single)], capture_output=True, text=True, timeout=600)
+    if result.returncode == 2 and "no Python >= 3.12 found" in result.stderr:
+        pytest.skip("focus-validate needs Python >= 3.12, none on this machine")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_rebuild_gives_the_same_label_allocation_and_tags(label_db, tmp_path):
+    runs = [label_db.parent / name for name in ("labelled", "labelled-causes", "finished-gang")]  # the fixture's order
+    again = tmp_path / "again.duckdb"
+    build(runs, label_db.parent / "prices.csv", again, show_progress=False)
+    build(runs, label_db.parent / "prices.csv", again, show_progress=False)  # over itself
+
+    def contents(db):
+        with duckdb.connect(str(db), read_only=True) as con:
+            return (con.execute("select * from fct_label_allocation").fetchall(),  # in its ORDER BY
+                    con.execute("select * from focus_cost_records order by all").fetchall())
+
+    assert contents(again) == contents(label_db)
