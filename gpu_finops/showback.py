@@ -23,7 +23,7 @@ COLUMNS = ("group", "gpu_hours", "usage_cost", "idle_share_gpu_hours", "idle_sha
 
 def add_showback(sub: argparse._SubParsersAction) -> None:
     help_text = "cost per team or per pod label (--group-by label:KEY) under an idle policy"
-    p = sub.add_parser("showback", help=help_text, description=help_text + "; docs/cost-model.md §6.4")
+    p = sub.add_parser("showback", help=help_text, description=help_text + "; docs/cost-model.md §6.3")
     p.set_defaults(handler=_cmd_showback, command="showback")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
     p.add_argument("--db", required=True)
