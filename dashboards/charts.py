@@ -263,7 +263,8 @@ def team_scale(teams: list[str]) -> alt.Scale:
 
 
 def team_chargeback_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
+    title: str = "Charged cost per team",
 ) -> alt.Chart:
     """Stacked bars per team: the cost of its own GPU-hours, its share of idle capacity and,
     with the reclaim option, the lost work moved to or from it. Columns: tenant, usage_cost,
@@ -275,7 +276,7 @@ def team_chargeback_chart(
     long = df.melt(id_vars=["tenant"], value_vars=present, var_name="part", value_name="cost")
     long["part"] = long["part"].map(parts)
     chart = (
-        alt.Chart(long, title="Charged cost per team")
+        alt.Chart(long, title=title)
         .mark_bar()
         .encode(
             x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),

@@ -17,8 +17,12 @@ from dashboards.data.core import IDLE_TENANT
 PLATFORM_LINE = "Unallocated (idle)"
 """The idle pseudo-tenant (``__idle__`` in the marts) as the pages name it."""
 
+UNLABELLED = "Unlabelled"
+"""Workloads without the label of an allocation by label (``__unallocated__`` in the marts)."""
+
 VALUE_LABELS = {
     IDLE_TENANT: PLATFORM_LINE,
+    "__unallocated__": UNLABELLED,
     # usage classes
     "productive": "Productive",
     "gang_wait": "Partial placement (gang wait)",
@@ -60,7 +64,7 @@ _HEADERS = {
     "gpus_per_pod": "GPUs per pod", "gpus_requested": "GPUs requested",
     "latest_reason": "Latest reason", "latest_message": "Latest message",
     "reason_ts": "Latest attempt", "submit_ts": "Submitted", "period_start": "Period",
-    "cost_per_run": "Cost per run ($)", "total_cost": "Total ($)", "runs": "Runs",
+    "cost_per_run": "Cost per run ($)", "allocation": "Group", "group": "Group", "total_cost": "Total ($)", "runs": "Runs",
     "final_state": "Final state", "usage_class": "Usage class", "cause": "Cause",
     "lost_gpu_hours": "GPU-hours lost", "lost_cost": "Lost ($)",
     "lost_cost_per_eviction": "Lost per eviction ($)", "time_s": "Time since start",
@@ -82,9 +86,16 @@ def words(value: object) -> object:
     return value
 
 
+def allocation_name(value: object) -> object:
+    """A label value as it is (it is the cluster's own text), the two reserved groups in words."""
+    return VALUE_LABELS.get(value, value) if value in (IDLE_TENANT, "__unallocated__") else value
+
+
 def readable_values(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` with the vocabulary columns (team, cause, usage class, state, reason) relabelled."""
     labelled = [c for c in LABELLED_COLUMNS if c in df.columns]
+    if "allocation" in df.columns:  # label values are shown as written: only the reserved groups change
+        df = df.assign(allocation=df["allocation"].map(allocation_name))
     if not labelled:
         return df
     return df.assign(**{c: df[c].map(words) for c in labelled})

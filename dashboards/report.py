@@ -24,7 +24,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import advice_charts, charts, data, finops_charts, scenario_charts
+from dashboards import advice_charts, charts, data, finops_charts, labels, scenario_charts
 from dashboards.errors import DashboardError
 from dashboards.text import markdown_text, printable, printable_value
 from scheduler.eventlog.files import NotOurs
@@ -33,7 +33,7 @@ from scheduler.eventlog.writes import neutralise_formula, write_files
 FORMATS = ("html", "csv", "md", "png")
 SECTIONS = (
     "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
-    "chargeback", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
+    "chargeback", "chargeback_by_label", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
     "pending_demand", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
     "partial_placement_workloads", "pending_by_reason", "pending_workloads", "advice_pareto", "advice_teams",
     "budget_burn", "budget_anomalies",
@@ -185,8 +185,26 @@ def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | Non
     return budget_rules.teams_to_name(burned)
 
 
+def _label_section(con, filters: data.Filters, label_key: str) -> _Section:
+    """The chargeback by a pod label's value (fct_label_allocation, policy `window`), the
+    groups in words."""
+    frame = data.label_showback(con, filters, label_key, "window")
+    table = frame.assign(allocation=frame["allocation"].map(labels.allocation_name)).rename(
+        columns={"allocation": label_key})
+
+    def chart(df: pd.DataFrame) -> alt.TopLevelMixin:
+        return charts.team_chargeback_chart(df.rename(columns={label_key: "tenant"}),
+                                            title=f"Charged cost per {label_key}")
+
+    return _Section("chargeback_by_label", f"Chargeback per {label_key}",
+                    f"The same bill by the value of the pod label {label_key} (fct_label_allocation, "
+                    "policy `window`): workloads without it are Unlabelled, idle nobody could carry is "
+                    "Unallocated (idle). The rows add up to the chargeback per team.", table, chart)
+
+
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
-             rank_by: str = data.DEFAULT_RANK_BY, budgets: Path | None = None) -> tuple[dict[str, float], list[_Section], str]:
+             rank_by: str = data.DEFAULT_RANK_BY, budgets: Path | None = None,
+             label_key: str | None = None) -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -225,6 +243,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "(fct_chargeback, policy `window`); idle nobody could carry stays on the "
                      "platform line (__idle__).",
                      data.team_showback(con, filters, "window"), charts.team_chargeback_chart),
+            *([_label_section(con, filters, label_key)] if label_key else []),
             _Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
                      "Idle GPU-hours by cause, and the GPU-hours held by partially placed gangs "
                      "(usage class gang_wait). Idle capacity belongs to no team.",
@@ -428,6 +447,7 @@ def write_report(
     rank_by: str = data.DEFAULT_RANK_BY,
     phase: str | None = data.DEFAULT_PHASE,
     budgets: Path | None = None,
+    group_by: str | None = None,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
@@ -441,6 +461,8 @@ def write_report(
     (steady by default, warmup, drain; None for the whole run), intersected with the dates; a
     database built before run phases has none and gets the whole run. ``budgets``: a budgets
     file (`dashboards.budgets`): sections budget_burn and budget_anomalies, to the window's end.
+    ``group_by``: ``label:<key>`` adds the chargeback by that pod label (section
+    chargeback_by_label); ``team`` or None, the team sections only.
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -469,6 +491,9 @@ def write_report(
             known = ", ".join(data.list_tenants(con, run_id)) or "(none)"
             raise DashboardError(f"team {team!r} has no workloads in run {run_id}; known: {known}")
         windows = data.run_phases(con, run_id)
+        label_key = data.GroupBy.parse(group_by).label_key if group_by else None
+        if label_key is not None:
+            data.check_label_key(con, run_id, label_key)
     finally:
         con.close()
     if run_range is not None:
@@ -477,7 +502,7 @@ def write_report(
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
     if phase is not None and windows:
         filters = replace(filters, phase=phase, phase_window=data.phase_window(windows, phase))
-    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets)
+    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets, label_key)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     # Render everything first, in memory: a failure here leaves nothing on disk.

@@ -47,7 +47,7 @@ from scheduler.eventlog.writes import output_lock, write_file
 PERIODS = ("day", "week", "month", "run")
 DEFAULT_FORMATS = ("html", "md", "csv")
 STATE_VERSION = 1
-_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats", "budgets"}
+_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats", "budgets", "group_by"}
 _PLACEHOLDERS = ("name", "from", "to", "fire")
 
 
@@ -65,6 +65,7 @@ class ScheduledReport:
     formats: tuple[str, ...]
     base: Path  # the reports file's folder: relative output folders land under it
     budgets: Path | None = None  # a budgets file: burn sections, and the teams over budget named
+    group_by: str | None = None  # "label:KEY": the chargeback per value of a pod label too
 
 
 @dataclass(frozen=True)
@@ -154,6 +155,7 @@ def _report(path: Path, index: int, entry: dict[str, Any]) -> ScheduledReport:
         team=text("team", required=False), run_id=text("run_id", required=False),
         formats=tuple(formats), base=base,
         budgets=None if budget_path is None else budget_path if budget_path.is_absolute() else base / budget_path,
+        group_by=text("group_by", required=False),
     )
 
 
@@ -263,7 +265,8 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
         _check_replaceable(target)
         # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
-                     run_id=report.run_id, team=report.team, phase=None, budgets=report.budgets)
+                     run_id=report.run_id, team=report.team, phase=None, budgets=report.budgets,
+                     group_by=report.group_by)
         with output_lock(target):
             _check_replaceable(target)  # again: files may have been put there meanwhile
             replace_folder(staging, target)  # a rerun after a lost state: the old folder or the new

@@ -173,6 +173,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         rank_by=args.rank_by,
         phase=None if args.phase == "all" else args.phase,
         budgets=Path(args.budgets) if args.budgets else None,
+        group_by=args.group_by,
     )
     for path in paths:
         print(_shown(path))
@@ -411,6 +412,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the whole run")
     p.add_argument("--budgets", metavar="P", help="budgets per team / cost centre per month (CSV or TOML): "
                    "spend to date, forecast, anomalous days (docs/reports.md)")
+    p.add_argument("--group-by", metavar="label:KEY", help="add the chargeback per value of a pod label "
+                   "(e.g. label:cost-center; Unlabelled for workloads without it)")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
@@ -485,7 +488,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_scenario_timeout(p, "[sweep] scenario_timeout_s, else")
 
     from gpu_finops.advise.command import add_advise
+    from gpu_finops.showback import add_showback
 
+    add_showback(sub)
     add_advise(sub)
 
     experiment = sub.add_parser("experiment", help="experiments on real traces: fgd, aaic",

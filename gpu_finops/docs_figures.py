@@ -40,6 +40,8 @@ class DemoFacts:
     explained_message: str
     efficiency: dict[str, tuple[float, float, float, float]]  # active, allocated idle GPU-h; their costs
     unallocated_idle_cost: dict[str, float]
+    # gang-v1.37's steady window by cost-center under the window policy: (group, charged $)
+    by_cost_center: tuple[tuple[str, float], ...] = ()
 
 
 def _run_ids(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -87,6 +89,12 @@ def read_facts(db: Path) -> DemoFacts:
                FROM focus_cost_records
                WHERE ChargeCategory = 'Usage' AND x_Resource = 'gpu' AND x_Phase = 'steady'
                GROUP BY ALL""").fetchall()
+        by_cost_center = con.execute(
+            """SELECT allocation, sum(charged_cost) FROM fct_label_allocation
+               WHERE run_id = $run AND label_key = 'cost-center' AND idle_policy = 'window' AND phase = 'steady'
+               GROUP BY allocation HAVING sum(abs(charged_cost)) > 0
+               ORDER BY allocation = '__idle__', allocation = '__unallocated__', sum(charged_cost) DESC""",
+            {"run": runs[GANG_PROFILE]}).fetchall()
     finally:
         con.close()
     return DemoFacts(
@@ -100,6 +108,7 @@ def read_facts(db: Path) -> DemoFacts:
         efficiency={by_run[run]: (float(a), float(i), float(ac), float(ic)) for run, a, i, ac, ic, _ in split
                     if run in by_run},
         unallocated_idle_cost={by_run[run]: float(idle) for run, *_, idle in split if run in by_run},
+        by_cost_center=tuple((str(group), float(cost)) for group, cost in by_cost_center),
     )
 
 
@@ -139,7 +148,14 @@ def _efficiency(f: DemoFacts) -> str:
     )
 
 
+def _by_cost_center(f: DemoFacts) -> str:
+    names = {"__unallocated__": "Unlabelled", "__idle__": "Unallocated (idle)"}
+    parts = " + ".join(f"`{names.get(group, group)}` ${cost:,.0f}" for group, cost in f.by_cost_center)
+    return f"{parts} = ${sum(cost for _, cost in f.by_cost_center):,.0f}"
+
+
 FIGURES: dict[str, Callable[[DemoFacts], str]] = {
+    "by_cost_center": _by_cost_center,
     "efficiency": _efficiency,
     "story": _story,
     "gang_wait_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "gang_wait"), 0.0)),

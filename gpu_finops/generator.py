@@ -9,8 +9,9 @@ Contract of `generate(preset, out, seed)`:
 - The output is a pure function of (preset, seed): one ``random.Random(seed)`` is passed
   down explicitly, nothing reads the wall clock, files are written with fixed formatting,
   so two runs with the same seed give byte-identical files. Utilisation (``gpu_utilization``)
-  comes from a second stream seeded from the same seed, so adding or changing it moves no
-  other column.
+  comes from a second stream seeded from the same seed, and pod labels (``labels``: a team's
+  ``labels``, left out for a ``[preset] unlabelled_share`` of workloads) from a third, so adding
+  or changing either moves no other column.
 - ``out`` receives ``trace.csv`` (generic schema, ``submit_time`` in seconds from the run
   start), ``cluster.csv``, ``queues.yaml`` (Kueue v1beta2 manifests) and ``prices.csv``,
   each written to a temporary file and renamed into place.
@@ -44,7 +45,8 @@ from scheduler.eventlog.writes import write_files
 from scheduler.model.cluster import Node
 from scheduler.model.workload import MILLI
 from scheduler.trace.cluster import expand_pools
-from scheduler.trace.io import csv_text
+from scheduler.trace.io import RowProblem, csv_text
+from scheduler.trace.labels import labels_json, parse_labels
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -55,7 +57,7 @@ TRACE_COLUMNS = (  # the order of docs/contracts.md
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority",
     "checkpoint_interval_s", "topology_required", "topology_preferred", "parent_group", "kind",
-    "gpu_utilization",
+    "gpu_utilization", "labels",
 )
 SECONDS_PER_HOUR = 3600
 HOURS_PER_DAY = 24
@@ -95,6 +97,7 @@ class _Draw:
     checkpoint_interval_s: int | None
     topology_preferred: str | None
     gpu_utilization: float | None = None
+    labels: str = ""  # the trace's canonical labels cell
 
 
 def preset_names() -> list[str]:
@@ -176,10 +179,11 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
     rng = random.Random(seed)
     # its own stream: drawing utilisation must not shift any draw of the main one
     utilization_rng = random.Random(f"gpu-utilization:{seed}")
+    labels_rng = random.Random(f"labels:{seed}")  # the same for the pod labels
     nodes = expand_pools(_require(config, "pool", source), source=source)
     settings = _require(config, "preset", source)
     horizon_s = float(_require(settings, "horizon_s", source, "preset."))
-    draws, offered = _draw_workloads(config, nodes, horizon_s, rng, source, utilization_rng)
+    draws, offered = _draw_workloads(config, nodes, horizon_s, rng, source, utilization_rng, labels_rng)
     out = Path(out)
     files = GeneratedFiles(
         trace=out / "trace.csv",
@@ -211,6 +215,7 @@ def _draw_workloads(
     rng: random.Random,
     source: Path,
     utilization_rng: random.Random | None = None,
+    labels_rng: random.Random | None = None,
 ) -> tuple[list[_Draw], float]:
     settings = config["preset"]
     capacity = sum(n.gpus for n in nodes) * horizon_s
@@ -220,6 +225,8 @@ def _draw_workloads(
     teams = _require(config, "teams", source)
     team_names = [t["name"] for t in teams]
     team_weights = [float(t["weight"]) for t in teams]
+    team_labels = {t["name"]: _team_labels(t, source) for t in teams}
+    unlabelled = float(settings.get("unlabelled_share", 0.0))
     mixes = _require(config, "mix", source)
     mix_weights = [float(m["weight"]) for m in mixes]
     priorities = {p["name"]: int(p["value"]) for p in _require(config, "priority_classes", source)}
@@ -267,6 +274,7 @@ def _draw_workloads(
                 checkpoint_interval_s=checkpoint,
                 topology_preferred=preferred,
                 gpu_utilization=_utilization(utilization_rng, mix.get("gpu_utilization"), source),
+                labels=_labels(labels_rng, team_labels[team], unlabelled),
             )
         )
         pods_drawn += pods
@@ -337,6 +345,27 @@ def _utilization(rng: random.Random | None, spec: Mapping[str, Any] | None, sour
     return round(rng.betavariate(alpha, beta), 3)
 
 
+def _team_labels(team: Mapping[str, Any], source: Path) -> str:
+    """A team's pod labels as the trace's cell ('' for none), checked as the trace reader would."""
+    labels = team.get("labels", {})
+    if not isinstance(labels, Mapping) or not all(isinstance(v, str) for v in labels.values()):
+        raise InputError(source, f"teams.labels of {team.get('name')!r} must be a table of text values")
+    cell = labels_json(dict(labels))
+    try:
+        parse_labels(cell)
+    except RowProblem as problem:
+        raise InputError(source, f"teams.labels of {team.get('name')!r}: {problem.reason}") from None
+    return cell
+
+
+def _labels(rng: random.Random | None, team_cell: str, unlabelled_share: float) -> str:
+    """The team's labels, or none for ``unlabelled_share`` of its workloads (no stream, no draw
+    when the team has none)."""
+    if rng is None or not team_cell:
+        return ""
+    return "" if rng.random() < unlabelled_share else team_cell
+
+
 def _duration(rng: random.Random, spec: Mapping[str, Any]) -> int:
     """Whole seconds from a lognormal (median_s, sigma) or Pareto (scale_s, alpha) law."""
     if spec["dist"] == "lognormal":
@@ -375,6 +404,7 @@ def _trace_csv(draws: list[_Draw]) -> str:
             "topology_preferred": d.topology_preferred,
             "kind": d.kind,
             "gpu_utilization": None if d.gpu_utilization is None else f"{d.gpu_utilization:.3f}",
+            "labels": d.labels,
         }
         rows.append([record.get(column) for column in TRACE_COLUMNS])
     return csv_text(TRACE_COLUMNS, rows)

@@ -109,7 +109,8 @@ class BuildResult:
 
 
 _DUCK_TYPES = {"string": "VARCHAR", "double": "DOUBLE", "int64": "BIGINT", "int32": "INTEGER",
-               "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN"}
+               "timestamp[us]": "TIMESTAMP", "bool": "BOOLEAN",
+               "map<string, string>": "MAP(VARCHAR, VARCHAR)"}
 
 
 def _with_run_id(table: pa.Table, run_id: str) -> pa.Table:

@@ -26,7 +26,7 @@ from scheduler.eventlog.schema import (
     QUEUE_SCHEMA,
     READABLE_SCHEMA_VERSIONS,
     RUN_FILES,
-    WORKLOAD_COLUMNS_ADDED_IN_1_3,
+    WORKLOAD_COLUMNS_ADDED_SINCE_1_2,
     WORKLOAD_SCHEMA,
     upgrade_events,
 )
@@ -91,8 +91,9 @@ def _read_parquet(path: Path, expected: pa.Schema) -> pa.Table:
     if version is not None and expected is EVENT_SCHEMA:
         table = upgrade_events(table, version.decode())  # a 1.1 log gains 1.2's columns
     if expected is WORKLOAD_SCHEMA:
-        # a run before 1.3 measured no utilisation: null (unknown), never a guess
-        for name in WORKLOAD_COLUMNS_ADDED_IN_1_3:
+        # a run before 1.3 measured no utilisation: null (unknown), never a guess; one before
+        # 1.4 carried no labels: null (none)
+        for name in WORKLOAD_COLUMNS_ADDED_SINCE_1_2:
             if name not in table.schema.names:
                 table = table.append_column(expected.field(name), pa.nulls(table.num_rows, expected.field(name).type))
     for field in expected:

@@ -95,6 +95,7 @@ MODELS: tuple[Model, ...] = (
     Model("fct_queue_usage", "marts"),
     Model("fct_chargeback", "marts"),
     Model("fct_showback", "marts"),
+    Model("fct_label_allocation", "marts"),
     Model("fct_commitment_utilization", "marts"),
     Model("fct_unit_economics", "marts"),
     Model("fct_gpu_efficiency", "marts"),

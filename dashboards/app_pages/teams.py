@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboards import cache, charts, data, efficiency_charts, finops_charts, labels, ui
+from dashboards.text import markdown_text
 
 db, filters = cache.current()
 run_range = cache.query(db, data.run_date_range, filters.run_id)
@@ -77,6 +78,29 @@ st.caption("GPU-hours by usage class and cost per team. Charged = usage + idle s
 ui.table_with_csv(showback, f"teams_{policy}.csv", key="teams.table.csv")
 with st.expander(f"Charged cost per team per {bucket}: table"):
     ui.table_with_csv(over_time, f"teams_{policy}_per_{bucket}.csv", key="teams.over_time.csv")
+
+label_keys = cache.query(db, data.label_keys, filters.run_id)
+if label_keys:
+    st.subheader("Cost by label")
+    label_key = st.selectbox(
+        "Allocation key", label_keys, key="teams.label_key",
+        index=next((label_keys.index(k) for k in ("cost-center", "cost_center", "project", "team") if k in label_keys), 0),
+        help="A pod label or annotation the trace carries: the same bill grouped by its value, under the "
+             "idle policy above. Workloads without it are Unlabelled; idle nobody carries stays "
+             f"{labels.PLATFORM_LINE}.",
+    )
+    by_label = cache.query(db, data.label_showback, filters, label_key, policy)
+    cache.chart(charts.team_chargeback_chart(by_label.rename(columns={"allocation": "tenant"}),
+                                             title=f"Charged cost per {label_key}"))
+    if not filters.tenants:
+        headline = cache.query(db, data.headline_metrics, filters)
+        ui.reconciliation([(str(labels.allocation_name(g)), float(c))
+                           for g, c in zip(by_label["allocation"], by_label["charged_cost"], strict=True)],
+                          "total cost (Overview)", headline["total_cost"])
+    st.caption(f"Charged cost per value of the label {markdown_text(label_key)} (usage + idle share; the reclaim "
+               "option is not applied here). The same numbers in SQL: the label allocation table "
+               "and its saved query (SQL page).")
+    ui.table_with_csv(by_label, f"cost_by_{policy}_label.csv", key="teams.labels.csv")
 
 st.subheader("Cost of delay and lost work")
 wait_col, loss_col = st.columns(2)

@@ -8,6 +8,14 @@ here, so callers write ``from dashboards import data`` and ``data.<name>(con, â€
 """
 
 from dashboards.data.advice import ADVICE_TRIAL_COLUMNS, TEAM_METRICS, advice_teams, advice_trials
+from dashboards.data.allocation import (
+    UNLABELLED,
+    GroupBy,
+    check_label_key,
+    label_keys,
+    label_showback,
+    showback,
+)
 from dashboards.data.budgets import daily_team_spend
 from dashboards.data.core import (
     DB_ENV_VAR,
@@ -121,6 +129,7 @@ QUERIES = frozenset({
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
     "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window",
+    "label_keys", "label_showback", "showback",
 })
 
 __all__ = [
@@ -146,4 +155,5 @@ __all__ = [
     "workload_timeline", "gpu_efficiency", "allocated_idle",
     "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "default_baseline", "effective_window",
     "why_the_winner_wins",
+    "GroupBy", "UNLABELLED", "check_label_key", "label_keys", "label_showback", "showback",
 ]

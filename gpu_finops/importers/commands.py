@@ -25,16 +25,23 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         "nvidia.com/gpu.product, cloud.google.com/gke-accelerator, …")
     parser.add_argument("--block-label", help="node label naming the network block (tried first)")
     parser.add_argument("--rack-label", help="node label naming the rack (tried first)")
+    parser.add_argument("--label-keys", metavar="LIST",
+                        help="pod labels and annotations carried into the trace's labels column, the keys "
+                        "showback can group by: keys and prefixes ending in * (default: team, project, "
+                        "cost-center, cost_center, app.kubernetes.io/*; 'default' stands for these, '' for none)")
 
 
 def options_of(args: argparse.Namespace):
+    from gpu_finops.importers.allocation_keys import AllocationKeys
     from gpu_finops.importers.kubectl import ImportOptions
     from scheduler.errors import InputError
 
     if args.pending_duration is not None and not args.pending_duration > 0:
         raise InputError("--pending-duration", f"must be > 0 seconds, got {args.pending_duration}")
-    return ImportOptions(args.tenant_label, args.observed_at, args.pending_duration, args.gpu_product_label,
-                         args.block_label, args.rack_label)
+    options = ImportOptions(args.tenant_label, args.observed_at, args.pending_duration, args.gpu_product_label,
+                            args.block_label, args.rack_label, args.label_keys)
+    AllocationKeys.parse(options.label_keys)  # a bad entry stops here, before any file is read
+    return options
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gpu_finops.importers import kube
+from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.calendar import keep_to_calendar
 from gpu_finops.importers.documents import SourceObject, read_objects
 from gpu_finops.importers.kueue import KueueImport, import_kueue
@@ -39,6 +40,7 @@ class ImportOptions:
     gpu_product_label: str | None = None
     block_label: str | None = None
     rack_label: str | None = None
+    label_keys: str | None = None  # the allow-list of allocation keys (None: the defaults)
 
     @property
     def labels(self) -> NodeLabels:
@@ -131,7 +133,7 @@ def import_kubectl(pods: list[Path], nodes: list[Path], out: Path, *, kueue: Pat
     records, outliers, times, calendar_warning = keep_to_calendar(records, [*pod_times, *node_times])
     observed_at = options.observed(times)
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
-                                                     options.level_of))
+                                                     options.level_of, AllocationKeys.parse(options.label_keys)))
     result = ImportResult("kubectl", [*pods, *nodes, *([kueue] if kueue else [])], built, node_rows,
                           rejected + pod_rejected + outliers, observed_at, kueue_import,
                           warnings=[calendar_warning] if calendar_warning else [], input_pods=input_pods,

@@ -33,7 +33,7 @@ TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority", "topology_required",
     "topology_preferred", "parent_group", "parent_min_groups", "kind", "gpu_utilization",
-    "schedule_timeout_s",
+    "schedule_timeout_s", "labels",
 )
 CLUSTER_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
 REJECTED_COLUMNS = ("source", "row", "kind", "namespace", "name", "field", "reason")
@@ -118,7 +118,7 @@ def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
         row.tenant, row.queue, row.priority, row.topology_required, row.topology_preferred, row.parent_group,
         "" if row.parent_min_groups is None else row.parent_min_groups, row.kind,
         "" if row.gpu_utilization is None else _number(row.gpu_utilization),
-        "" if row.schedule_timeout_s is None else row.schedule_timeout_s,
+        "" if row.schedule_timeout_s is None else row.schedule_timeout_s, row.labels,
     ]
 
 

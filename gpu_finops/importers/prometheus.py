@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_finops.importers import gangs, kube
+from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.calendar import keep_to_calendar
 from gpu_finops.importers.dcgm import DCGM_METRICS, GpuSeries, read_gpu_series, workload_utilization
 from gpu_finops.importers.documents import SourceObject
@@ -245,7 +246,7 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     rejected.extend(outliers)
     observed_at = options.observed([datetime.fromtimestamp(end, UTC)])
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
-                                                     options.level_of))
+                                                     options.level_of, AllocationKeys.parse(options.label_keys)))
     if gpu_series:
         pod_workloads = {(o.pod.namespace, o.pod.name): o.workload_id for o in built.outcomes if o.workload_id}
         means, unmatched = workload_utilization(gpu_series, pod_workloads)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.gangs import (
     KUEUE_PREFERRED_TOPOLOGY,
     KUEUE_PRIORITY_CLASS,
@@ -54,6 +55,7 @@ class TraceRow:
     kind: str = "batch"
     gpu_utilization: float | None = None  # mean engine-active fraction (DCGM); None: unknown
     schedule_timeout_s: int | None = None  # the PodGroup's scheduleTimeoutSeconds
+    labels: str = ""  # allocation labels and annotations, the trace's canonical JSON cell
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,7 @@ class Options:
     tenant_label: str | None = None
     pending_duration_s: float | None = None  # run time given to gangs that never started
     level_of: Callable[[str], str | None] = lambda key: None  # node label key → topology level
+    allocation_keys: AllocationKeys = field(default_factory=lambda: AllocationKeys.parse(None))
 
 
 @dataclass
@@ -194,7 +197,7 @@ def _parts(group_id: str, shapes: dict[tuple, list[str]], members: list[tuple[Po
 
 def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, objects: GroupObjects,
                    options: Options, built: Built) -> dict:
-    """Tenant, queue, priority, topology and kind: the same for every part of a gang."""
+    """Tenant, queue, priority, topology, kind and labels: the same for every part of a gang."""
     tenant = next((p.labels[options.tenant_label] for p in pods
                    if options.tenant_label and p.labels.get(options.tenant_label)), pods[0].namespace)
     queue_pod = next((p for p in pods if p.labels.get(KUEUE_QUEUE)), None)
@@ -216,6 +219,9 @@ def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, obje
         "topology_required": _level(group_id, required, options, built),
         "topology_preferred": _level(group_id, preferred, options, built),
         "schedule_timeout_s": first.schedule_timeout_s,
+        "labels": options.allocation_keys.select(
+            group_id, [(p.labels, p.annotations) for p in sorted(pods, key=lambda p: (p.created, p.name))],
+            built.notes),
     }
 
 

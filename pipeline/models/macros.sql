@@ -37,6 +37,20 @@ create or replace temp macro sku_price_details(resource, gpu_model, pricing_cate
 create or replace temp macro workload_tags(tenant, workload_id, kind, usage_class) as
     json_object('tenant', tenant, 'workload', workload_id, 'kind', kind, 'usage_class', usage_class)::varchar;
 
+-- The keys the cost records' own tags use (a workload's, an idle row's, a split's origin charge).
+create or replace temp macro own_tag_keys() as
+    ['tenant', 'workload', 'kind', 'usage_class', 'idle', 'idle_reason', 'zone', 'rack', 'pricing_category'];
+
+-- A workload's tags with its pod labels after them (docs/cost-model.md, "Allocation by label"). A
+-- label named like one of our own keys is kept as `label:<key>`: a Kubernetes key never holds a
+-- colon, so the renamed key cannot meet another label.
+create or replace temp macro with_labels(tags, labels) as
+    case when labels is null or cardinality(labels) = 0 then tags
+    else json_merge_patch(tags, to_json(map_from_entries(list_transform(map_entries(labels), lambda e:
+        struct_pack(key := case when list_contains(own_tag_keys(), e.key) then 'label:' || e.key else e.key end,
+                    value := e.value)))))::varchar
+    end;
+
 -- Run phases (x_Phase): the warm-up is the charge periods that end by the first submission plus
 -- a tenth of the trace's submission window; the drain starts at the end of the charge period
 -- holding the last submission. docs/cost-model.md, "Run phases".

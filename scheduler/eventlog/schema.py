@@ -53,14 +53,15 @@ from enum import StrEnum
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "1.3"
+SCHEMA_VERSION = "1.4"
 """Bumped on any change to the columns below; written to the Parquet key-value metadata.
 
 1.2 added ``preemptor``, ``queue_position`` and ``queue_length``: facts that 1.1 logs carried
 only inside ``reason`` and ``message`` text. 1.3 added ``gpu_utilization`` to
-``workloads.parquet`` (the events are 1.2's)."""
+``workloads.parquet`` (the events are 1.2's); 1.4 added ``labels`` to it (pod labels and
+annotations, a map of text to text; the events are still 1.2's)."""
 
-READABLE_SCHEMA_VERSIONS = ("1.1", "1.2", SCHEMA_VERSION)
+READABLE_SCHEMA_VERSIONS = ("1.1", "1.2", "1.3", SCHEMA_VERSION)
 """Versions downstream readers accept; `upgrade_events` brings a 1.1 table to this one."""
 
 METADATA_KEY = b"gpu_finops.eventlog.schema_version"
@@ -153,10 +154,14 @@ WORKLOAD_SCHEMA = pa.schema(
         pa.field("kind", pa.string()),
         # 1.3: mean GPU engine-active fraction while running, 0..1; null = not measured
         pa.field("gpu_utilization", pa.float64()),
+        # 1.4: pod labels and annotations, keys sorted; null = none
+        pa.field("labels", pa.map_(pa.string(), pa.string())),
     ]
 )
 
 WORKLOAD_COLUMNS_ADDED_IN_1_3 = ("gpu_utilization",)
+WORKLOAD_COLUMNS_ADDED_IN_1_4 = ("labels",)
+WORKLOAD_COLUMNS_ADDED_SINCE_1_2 = WORKLOAD_COLUMNS_ADDED_IN_1_3 + WORKLOAD_COLUMNS_ADDED_IN_1_4
 """Nullable ``workloads.parquet`` columns an older run lacks: readers fill them with nulls."""
 
 CLUSTER_SCHEMA = pa.schema(
@@ -224,7 +229,7 @@ def upgrade_events(table: pa.Table, version: str) -> pa.Table:
     ClusterQueue" end of Kueue's messages. Nothing downstream parses text."""
     import pyarrow.compute as pc
 
-    if version in ("1.2", SCHEMA_VERSION) or all(name in table.schema.names for name in ADDED_IN_1_2):
+    if version in ("1.2", "1.3", SCHEMA_VERSION) or all(name in table.schema.names for name in ADDED_IN_1_2):
         return table
     if version not in READABLE_SCHEMA_VERSIONS:
         raise ValueError(f"event-log schema {version!r} is not one of {', '.join(READABLE_SCHEMA_VERSIONS)}")

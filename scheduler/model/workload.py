@@ -34,6 +34,9 @@ class Workload:
     # Mean fraction of time its GPUs' engines were active while it ran (DCGM
     # GR_ENGINE_ACTIVE); None = not measured. Costing only: the replay never reads it.
     gpu_utilization: float | None = None
+    # Pod labels and annotations (key, value), sorted by key: the allocation keys showback can
+    # group by and the FOCUS Tags. Costing only: the replay never reads them.
+    labels: tuple[tuple[str, str], ...] = ()
     source_row: int = 0  # spreadsheet line of the input row (header = 1), for messages
 
     @property

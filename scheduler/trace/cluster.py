@@ -357,6 +357,7 @@ def workloads_to_arrow(workloads: Iterable[Workload]) -> pa.Table:
             "parent_group": [w.parent_group for w in rows],
             "kind": [w.kind for w in rows],
             "gpu_utilization": [w.gpu_utilization for w in rows],
+            "labels": [list(w.labels) if w.labels else None for w in rows],
         },
         schema=WORKLOAD_SCHEMA,
     )

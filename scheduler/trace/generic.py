@@ -23,6 +23,8 @@ Contract of `read_generic_trace(path, start)`:
   times and durations at most `MAX_SECONDS` (ten years), each checked before any arithmetic
   on it. A cell holding a list or a map (a nested Parquet column), or text holding a control
   character (an escape sequence, NUL), is rejected, not turned into text.
+- ``labels`` (optional) is a JSON object of text values, the workload's pod labels and
+  annotations (`scheduler.trace.labels`); a cell that is not one is rejected with the reason.
 
 `iter_generic_trace(path, start)` is the streaming form: it reads the file in batches and
 yields each batch's workloads and rejected rows in source order, so a caller that does not
@@ -52,6 +54,7 @@ from scheduler.trace.io import (
     read_table_rows,
 )
 from scheduler.trace.io import RowProblem as _RowProblem
+from scheduler.trace.labels import parse_labels
 
 REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
 OPTIONAL_COLUMNS = (
@@ -72,6 +75,7 @@ OPTIONAL_COLUMNS = (
     "kind",
     "gpu_utilization",
     "schedule_timeout_s",
+    "labels",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -302,6 +306,7 @@ def _parse_row(
         kind=_shared_text(record, "kind") or DEFAULT_KIND,
         gpu_utilization=_fraction(record, "gpu_utilization"),
         schedule_timeout_s=None if schedule_timeout is None else float(schedule_timeout),
+        labels=parse_labels(record.get("labels")),
         source_row=row_number,
     )
 

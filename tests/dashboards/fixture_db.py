@@ -112,6 +112,11 @@ CREATE TABLE fct_chargeback (run_id VARCHAR, charge_period_start TIMESTAMP,
     productive_cost DOUBLE, gang_wait_cost DOUBLE, preemption_waste_cost DOUBLE,
     idle_share_gpu_hours DOUBLE, idle_share_quantity DOUBLE, idle_share_cost DOUBLE,
     idle_share_list_cost DOUBLE, charged_cost DOUBLE, reclaim_adjustment_cost DOUBLE);
+CREATE TABLE fct_label_allocation (run_id VARCHAR, charge_period_start TIMESTAMP,
+    billing_period_start TIMESTAMP, phase VARCHAR, gpu_model VARCHAR, resource VARCHAR,
+    idle_policy VARCHAR, label_key VARCHAR, allocation VARCHAR, tenant VARCHAR, gpu_hours DOUBLE,
+    usage_cost DOUBLE, list_cost DOUBLE, idle_share_gpu_hours DOUBLE, idle_share_quantity DOUBLE,
+    idle_share_cost DOUBLE, idle_share_list_cost DOUBLE, charged_cost DOUBLE);
 CREATE TABLE fct_unservable_demand (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     cluster_queue VARCHAR, kind VARCHAR, reason VARCHAR, evidence VARCHAR, pods INTEGER,
     min_count INTEGER, gpus_per_pod DOUBLE, gpu_model VARCHAR, demand_gpus DOUBLE,
@@ -466,6 +471,16 @@ def build_fixture_db(path: Path) -> Path:
         chargeback, workload_idle = _chargeback_rows(focus_rows)
         chargeback_frame = pd.DataFrame(chargeback)  # noqa: F841 (read by the INSERT below)
         con.execute("INSERT INTO fct_chargeback BY NAME SELECT * FROM chargeback_frame")
+        # allocation by label: demo-a's teams carry a cost-center label, all but team o'brien
+        # (unlabelled); the platform line stays __idle__. The same bill as fct_chargeback.
+        con.execute("""INSERT INTO fct_label_allocation BY NAME
+                       SELECT * EXCLUDE (productive_gpu_hours, gang_wait_gpu_hours, lost_gpu_hours,
+                                         productive_cost, gang_wait_cost, preemption_waste_cost,
+                                         reclaim_adjustment_cost),
+                              'cost-center' AS label_key,
+                              CASE tenant WHEN 'ml-research' THEN 'cc-research' WHEN 'platform' THEN 'cc-platform'
+                                          WHEN '__idle__' THEN '__idle__' ELSE '__unallocated__' END AS allocation
+                       FROM fct_chargeback WHERE run_id = 'demo-a'""")
         cost_by = defaultdict(float)
         for row in focus_rows:
             if row["x_Workload"]:

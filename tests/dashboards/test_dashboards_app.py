@@ -110,7 +110,7 @@ def test_overview_filters_change_the_numbers(monkeypatch, fixture_db):
 
 def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "teams")
-    assert _charts(at) == 4  # charged per team, over time, cost of waiting, checkpoint loss
+    assert _charts(at) == 5  # charged per team, over time, per label, cost of waiting, checkpoint loss
     _one_csv_per_table(at)
     table = _table(at, "tenant", "charged_cost")
     assert dict(zip(table["tenant"], table["charged_cost"], strict=True)) == {
@@ -153,6 +153,19 @@ def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
     # nobody used an A100 on day 2: its idle cost (4 GPUs x 24 h x $2) stays unallocated
     table = _table(at, "tenant", "charged_cost")
     assert dict(zip(table["tenant"], table["charged_cost"], strict=True)) == {"Unallocated (idle)": 192.0}
+
+
+def test_teams_cost_by_label_groups_the_same_bill(monkeypatch, fixture_db):
+    at = _on(monkeypatch, fixture_db, "teams")
+    assert at.selectbox(key="teams.label_key").value == "cost-center"
+    table = _table(at, "allocation", "charged_cost")
+    # team o'brien's workloads carry no cost-center: Unlabelled, in words, never the mart's name
+    assert dict(zip(table["allocation"], table["charged_cost"], strict=True)) == {
+        "cc-research": 288.0, "cc-platform": 48.0, "Unlabelled": 32.0, "Unallocated (idle)": 1168.0}
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("window").run())
+    table = _table(at, "allocation", "charged_cost")
+    assert table["charged_cost"].sum() == pytest.approx(1536.0)  # the FOCUS total, as by team
+    assert any("Adds up" in c.value and "Unlabelled" in c.value for c in at.caption)
 
 
 def test_teams_cost_of_waiting_and_checkpoint_loss(monkeypatch, fixture_db):

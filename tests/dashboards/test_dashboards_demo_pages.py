@@ -16,7 +16,7 @@ from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, op
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # URL path -> charts to wait for
-PAGES = {"": 5, "teams": 4, "idle": 5, "queues": 2, "pending": 2, "preemption": 2,
+PAGES = {"": 5, "teams": 5, "idle": 5, "queues": 2, "pending": 2, "preemption": 2,
          "scenarios": 3, "workload": 2, "sql": 1}
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 ADDS_UP = re.compile(r"Adds up: (.+?) = (.+)$", re.MULTILINE)

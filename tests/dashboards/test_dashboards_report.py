@@ -7,6 +7,7 @@ import re
 from datetime import date
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from dashboards.errors import DashboardError
@@ -161,3 +162,21 @@ def test_reports_default_to_the_steady_phase_with_a_switch(fixture_db, tmp_path)
     default = tmp_path / "default"
     write_report(fixture_db, default, formats=("md",), run_id="demo-b")
     assert "steady phase" in (default / "report.md").read_text(encoding="utf-8")
+
+
+def test_group_by_a_label_adds_the_chargeback_by_its_values(fixture_db, tmp_path):
+    write_report(fixture_db, tmp_path / "by-label", formats=("csv", "md"), run_id="demo-a",
+                 group_by="label:cost-center")
+    table = pd.read_csv(tmp_path / "by-label" / "chargeback_by_label.csv")
+    by_team = pd.read_csv(tmp_path / "by-label" / "chargeback.csv")
+    # the groups in words (never the marts' names) and the same total as per team
+    assert set(table["cost-center"]) == {"cc-research", "cc-platform", "Unlabelled", "Unallocated (idle)"}
+    assert table["charged_cost"].sum() == pytest.approx(by_team["charged_cost"].sum())
+    assert "Chargeback per cost-center" in (tmp_path / "by-label" / "report.md").read_text()
+    without = write_report(fixture_db, tmp_path / "plain", formats=("csv",), run_id="demo-a")
+    assert not any(p.name == "chargeback_by_label.csv" for p in without)
+    with pytest.raises(DashboardError, match="carries the label 'owner'"):
+        write_report(fixture_db, tmp_path / "x", run_id="demo-a", group_by="label:owner")
+    with pytest.raises(DashboardError, match="use team or label"):
+        write_report(fixture_db, tmp_path / "x", run_id="demo-a", group_by="cost-center")
+    assert not (tmp_path / "x").exists()

@@ -85,6 +85,23 @@ def test_team_and_period_reach_the_report(config, tmp_path):
     assert "- **Total cost**: $32.00" in text  # the team's partially placed gang only
 
 
+def test_a_scheduled_report_groups_by_a_label(tmp_path, fixture_db):
+    path = tmp_path / "reports.toml"
+    path.write_text(f"""[[report]]
+name = "by-cost-center"
+cron = "0 6 * * *"
+db = "{fixture_db}"
+out = "reports/{{name}}"
+period = "run"
+run_id = "demo-a"
+formats = ["csv"]
+group_by = "label:cost-center"
+""", encoding="utf-8")
+    assert _statuses(schedule.run_due(path, now=datetime(2026, 11, 9, 8, 0))) == {"by-cost-center": "written"}
+    table = (tmp_path / "reports" / "by-cost-center" / "chargeback_by_label.csv").read_text(encoding="utf-8")
+    assert "Unlabelled" in table and "__unallocated__" not in table
+
+
 def test_a_failed_report_is_retried_next_time(config, tmp_path, fixture_db):
     broken = config.read_text().replace('team = "team-o\'brien"', 'team = "nobody"')
     config.write_text(broken)

@@ -119,6 +119,11 @@ def test_saved_query_answers_on_the_fixture(fixture_db):
     assert charged[("demo-a", "ml-research")] == 288 + 48
     assert charged[("demo-a", "platform")] == 48 + 336
     assert sum(v for (run, _), v in charged.items() if run == "demo-a") == pytest.approx(1536.0, abs=0.02)
+    by_label = {r["label_value"]: r for r in rows("cost_by_label") if r["run_id"] == "demo-a"}
+    # the same bill by cost-center: team o'brien carries no label, the platform line keeps its name
+    assert set(by_label) == {"cc-research", "cc-platform", "Unlabelled", "Unallocated (idle)"}
+    assert by_label["cc-research"]["charged_idle_shared"] == charged[("demo-a", "ml-research")]
+    assert sum(r["charged_idle_shared"] for r in by_label.values()) == pytest.approx(1536.0, abs=0.05)
     reclaimed = {r["team"]: r["charged_reclaimer_pays"] for r in rows("chargeback_idle_shared")
                  if r["run_id"] == "demo-a"}
     assert reclaimed["team-o'brien"] == 32 + 8  # =SUM(A1)'s lost work, reclaimed by gang-2

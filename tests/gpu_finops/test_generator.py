@@ -201,8 +201,42 @@ def test_demo_utilisation_is_seeded_per_kind_and_moves_no_other_column(demo, tmp
     generate(tmp_path / "demo.toml", tmp_path / "plain", seed=42)
     with files.trace.open() as new, (tmp_path / "plain" / "trace.csv").open() as plain:
         new_rows, plain_rows = list(csv.reader(new)), list(csv.reader(plain))
-    assert [row[:-1] for row in new_rows] == [row[:-1] for row in plain_rows]
-    assert {row[-1] for row in plain_rows[1:]} == {""}  # no knob: unknown, never zero
+    column = new_rows[0].index("gpu_utilization")
+    assert [row[:column] + row[column + 1:] for row in new_rows] == [row[:column] + row[column + 1:] for row in plain_rows]
+    assert {row[column] for row in plain_rows[1:]} == {""}  # no knob: unknown, never zero
+
+
+def test_demo_labels_follow_the_team_from_their_own_stream_and_move_no_other_column(demo, tmp_path):
+    """Each team's cost centre (llm and speech share one), a tenth of the workloads unlabelled;
+    without the labels the trace is, column for column and byte for byte, what it was."""
+    _, files, trace, _ = demo
+    by_team: dict[str, Counter] = {}
+    for w in trace.workloads:
+        by_team.setdefault(w.tenant, Counter())[dict(w.labels).get("cost-center", "")] += 1
+    assert {team: {v for v in values if v} for team, values in by_team.items()} == {
+        "vision": {"cc-perception"}, "llm": {"cc-research"}, "speech": {"cc-research"}, "recsys": {"cc-ads"}}
+    unlabelled = sum(values[""] for values in by_team.values()) / len(trace.workloads)
+    assert 0.07 < unlabelled < 0.13
+    text = (Path(__file__).resolve().parents[2] / "gpu_finops" / "presets" / "demo.toml").read_text()
+    stripped = "\n".join(line for line in text.splitlines()
+                         if not line.startswith(("labels =", "unlabelled_share")))
+    (tmp_path / "demo.toml").write_text(stripped)
+    generate(tmp_path / "demo.toml", tmp_path / "plain", seed=42)
+    new_lines = files.trace.read_bytes().split(b"\n")
+    plain_lines = (tmp_path / "plain" / "trace.csv").read_bytes().split(b"\n")
+    assert len(new_lines) == len(plain_lines)
+    for new, plain in zip(new_lines, plain_lines, strict=True):
+        assert new == plain or new.startswith(plain[:-1])  # the same line, its last cell (labels) filled
+    assert {row.rsplit(b",", 1)[-1] for row in plain_lines[1:] if row} == {b""}
+
+
+def test_bad_team_labels_in_a_preset_name_the_team(tmp_path):
+    text = (Path(__file__).resolve().parents[2] / "gpu_finops" / "presets" / "tiny.toml").read_text()
+    bad = text.replace('[[teams]]\nname = ', '[[teams]]\nlabels = { "-cc" = "x" }\nname = ', 1)
+    assert bad != text
+    (tmp_path / "bad.toml").write_text(bad)
+    with pytest.raises(InputError, match="teams.labels of .*Kubernetes label key"):
+        generate(tmp_path / "bad.toml", tmp_path / "out")
 
 
 @pytest.mark.parametrize("preset", preset_names())

@@ -29,6 +29,7 @@ from scheduler.eventlog.schema import (
     QUEUE_SCHEMA,
     SCHEMA_VERSION,
     WORKLOAD_COLUMNS_ADDED_IN_1_3,
+    WORKLOAD_COLUMNS_ADDED_IN_1_4,
     WORKLOAD_SCHEMA,
 )
 
@@ -127,6 +128,7 @@ class RunBuilder:
         cpu_milli_per_pod: int = 0,
         memory_mib_per_pod: int = 0,
         gpu_utilization: float | None = None,
+        labels: dict[str, str] | None = None,
     ) -> RunBuilder:
         self.workloads[workload_id] = {
             "workload_id": workload_id,
@@ -147,6 +149,7 @@ class RunBuilder:
             "parent_group": None,
             "kind": kind,
             "gpu_utilization": gpu_utilization,
+            "labels": sorted(labels.items()) if labels else None,
         }
         return self
 
@@ -217,7 +220,7 @@ class RunBuilder:
 
     def tables(self, schema_version: str = SCHEMA_VERSION) -> dict[str, pa.Table]:
         """The run's tables; `schema_version` "1.1" writes an event log without 1.2's columns,
-        "1.1" and "1.2" workloads without 1.3's."""
+        "1.1" and "1.2" workloads without 1.3's, "1.3" without 1.4's."""
         metadata = {METADATA_KEY: schema_version.encode()}
         events = pa.Table.from_pylist(self.events, schema=EVENT_SCHEMA)
         if schema_version == "1.1":
@@ -230,6 +233,8 @@ class RunBuilder:
         workloads = pa.Table.from_pylist(list(self.workloads.values()), schema=WORKLOAD_SCHEMA)
         if schema_version in ("1.1", "1.2"):
             workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_3))
+        if schema_version in ("1.1", "1.2", "1.3"):
+            workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_4))
         return queues | {
             "events.parquet": events,
             "workloads.parquet": workloads,

@@ -186,6 +186,23 @@ def test_a_schema_1_2_run_reads_with_unknown_utilisation(tmp_path, prices_csv):
         assert con.execute("select count(*), count(gpu_utilization) from raw_workloads").fetchone() == (1, 0)
 
 
+def test_a_schema_1_3_run_reads_without_labels(tmp_path, prices_csv):
+    """1.4 added workloads.parquet's labels: a 1.3 run has none, reads as null, and builds the
+    same tables as a 1.4 run of unlabelled workloads (no allocation by label)."""
+    old = scenarios.finished_gang().write(tmp_path / "old", schema_version="1.3")
+    assert "labels" not in pq.read_schema(old / "workloads.parquet").names
+    assert "gpu_utilization" in pq.read_schema(old / "workloads.parquet").names
+    new = scenarios.finished_gang().write(tmp_path / "new")
+    for run_dir, name in ((old, "old.duckdb"), (new, "new.duckdb")):
+        build([run_dir], prices_csv, tmp_path / name, show_progress=False)
+    old_tables, new_tables = (table_contents(tmp_path / name) for name in ("old.duckdb", "new.duckdb"))
+    assert old_tables.pop("raw_runs") != new_tables.pop("raw_runs")
+    assert old_tables == new_tables
+    with duckdb.connect(str(tmp_path / "old.duckdb"), read_only=True) as con:
+        assert con.execute("select count(*), count(labels) from raw_workloads").fetchone() == (1, 0)
+        assert con.execute("select count(*) from fct_label_allocation").fetchone() == (0,)
+
+
 def test_missing_file_and_wrong_field_type(tmp_path, prices_csv):
     run_dir = scenarios.finished_gang().write(tmp_path / "runs")
     events = pq.read_table(run_dir / "events.parquet")

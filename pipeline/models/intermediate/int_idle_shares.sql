@@ -15,7 +15,9 @@
 --             CPU/memory idle as `window`. A cause without owners in the cell falls back to
 --             `window`, and a cell without users to the platform.
 -- gpu_model is the node's ('' for CPU-only nodes); workload_id is null when the recipient is a
--- team as a whole (quota owners) or the platform.
+-- team as a whole (quota owners) or the platform. Every other share names the workload whose
+-- use (or wait) earned it, under every policy: allocation by label (fct_label_allocation) sums
+-- these rows by the workloads' labels.
 with lines as (
     select * from int_cost_lines
 ),
@@ -156,14 +158,14 @@ node_idle as (
 ),
 
 node_shares as (
-    select i.run_id, i.period_index, i.gpu_model, i.resource, w.tenant,
+    select i.run_id, i.period_index, i.gpu_model, i.resource, w.tenant, u.workload_id,
         i.quantity * u.weight as quantity, i.cost * u.weight as cost, i.list_cost * u.weight as list_cost
     from node_idle as i
     inner join node_weights as u using (run_id, period_index, node, resource)
     inner join workloads as w using (run_id, workload_id)
     where u.weight > 0
     union all
-    select i.run_id, i.period_index, i.gpu_model, i.resource, '__idle__', i.quantity, i.cost,
+    select i.run_id, i.period_index, i.gpu_model, i.resource, '__idle__', null, i.quantity, i.cost,
         i.list_cost
     from node_idle as i
     where not exists (
@@ -176,7 +178,7 @@ node_shares as (
 -- cause: the owners of each cause -------------------------------------------------------------
 slack_owners as (
     -- fractional tenants of a node in a period, by their fractional GPU-hours
-    select u.run_id, u.period_index, u.node, w.tenant, sum(u.gpu_hours) as weight
+    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, sum(u.gpu_hours) as weight
     from usage as u
     inner join workloads as w using (run_id, workload_id)
     where u.gpus < 1
@@ -190,6 +192,7 @@ barrier_owners as (
         k as period_index,
         b.gpu_model,
         b.tenant,
+        b.workload_id,
         sum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
             - greatest(b.start_s, k * r.charge_period_s)) / 3600.0) as weight
     from barrier as b
@@ -220,7 +223,7 @@ queue_tenants as (
 
 quota_owners as (
     -- the quota of a model's flavor that its owners left unused in the period
-    select q.run_id, q.period_index, f.gpu_model, t.tenant,
+    select q.run_id, q.period_index, f.gpu_model, t.tenant, cast(null as varchar) as workload_id,
         sum(q.unused_nominal_gpu_hours * t.part) as weight
     from queue_usage as q
     inner join flavor_models as f using (run_id, flavor)
@@ -231,21 +234,21 @@ quota_owners as (
 
 owned as (
     select 'shared_device_slack' as idle_reason, i.run_id, i.period_index, i.node, i.gpu_model,
-        i.resource, o.tenant, o.weight / sum(o.weight) over cell as weight
+        i.resource, o.tenant, o.workload_id, o.weight / sum(o.weight) over cell as weight
     from idle as i
     inner join slack_owners as o using (run_id, period_index, node)
     where i.idle_reason = 'shared_device_slack' and o.weight > 0
     window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
     union all
     select 'gang_barrier', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.weight / sum(o.weight) over cell
+        o.workload_id, o.weight / sum(o.weight) over cell
     from idle as i
     inner join barrier_owners as o using (run_id, period_index, gpu_model)
     where i.idle_reason = 'gang_barrier' and o.weight > 0
     window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
     union all
     select 'quota', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.weight / sum(o.weight) over cell
+        o.workload_id, o.weight / sum(o.weight) over cell
     from idle as i
     inner join quota_owners as o using (run_id, period_index, gpu_model)
     where i.idle_reason = 'quota' and o.weight > 0
@@ -272,25 +275,25 @@ cause_rest as (
 
 cause_shares as (
     -- owned causes to their owners
-    select o.run_id, o.period_index, o.gpu_model, o.resource, o.tenant,
+    select o.run_id, o.period_index, o.gpu_model, o.resource, o.tenant, o.workload_id,
         i.quantity * o.weight as quantity, i.cost * o.weight as cost, i.list_cost * o.weight as list_cost
     from owned as o
     inner join idle as i using (run_id, period_index, node, resource, idle_reason)
     union all
     -- no demand: the platform
-    select run_id, period_index, gpu_model, resource, '__idle__', quantity, cost, list_cost
+    select run_id, period_index, gpu_model, resource, '__idle__', null, quantity, cost, list_cost
     from idle
     where idle_reason = 'no_demand'
     union all
     -- the rest as `window`
-    select r.run_id, r.period_index, r.gpu_model, r.resource, w.tenant,
+    select r.run_id, r.period_index, r.gpu_model, r.resource, w.tenant, u.workload_id,
         r.quantity * u.weight, r.cost * u.weight, r.list_cost * u.weight
     from cause_rest as r
     inner join cell_weights as u using (run_id, period_index, gpu_model, resource)
     inner join workloads as w using (run_id, workload_id)
     where u.weight > 0
     union all
-    select r.run_id, r.period_index, r.gpu_model, r.resource, '__idle__', r.quantity, r.cost,
+    select r.run_id, r.period_index, r.gpu_model, r.resource, '__idle__', null, r.quantity, r.cost,
         r.list_cost
     from cause_rest as r
     where not exists (
@@ -313,13 +316,13 @@ final as (
     left join workloads as w using (run_id, workload_id)
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'node', tenant, null, sum(quantity), sum(cost),
-        sum(list_cost)
+    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, sum(quantity),
+        sum(cost), sum(list_cost)
     from node_shares
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'cause', tenant, null, sum(quantity), sum(cost),
-        sum(list_cost)
+    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, sum(quantity),
+        sum(cost), sum(list_cost)
     from cause_shares
     group by all
 )

@@ -97,10 +97,13 @@ workload_info as (
         cq.cluster_queue,
         format('k8s://{}/namespace/{}', w.run_id, coalesce(w.tenant, '__idle__')) as sub_account_id,
         format('k8s://{}/workload/{}', w.run_id, w.workload_id) as allocated_resource_id,
-        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'productive') as tags_productive,
-        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'gang_wait') as tags_gang_wait,
-        workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'lost_to_preemption')
-            as tags_lost_to_preemption
+        -- pod labels join the workload's tags (and AllocatedTags in split mode)
+        with_labels(workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'productive'), w.labels)
+            as tags_productive,
+        with_labels(workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'gang_wait'), w.labels)
+            as tags_gang_wait,
+        with_labels(workload_tags(coalesce(w.tenant, '__idle__'), w.workload_id, w.kind, 'lost_to_preemption'),
+            w.labels) as tags_lost_to_preemption
     from workloads as w
     left join cluster_queues as cq using (run_id, workload_id)
 ),

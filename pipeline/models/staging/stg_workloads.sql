@@ -23,7 +23,9 @@ final as (
         cast(checkpoint_interval_s as double) as checkpoint_interval_s,
         coalesce(nullif(cast(kind as varchar), ''), 'batch') as kind,
         -- mean GPU engine-active fraction while running (0..1); null = not measured, never 0 or 1
-        cast(gpu_utilization as double) as gpu_utilization
+        cast(gpu_utilization as double) as gpu_utilization,
+        -- pod labels and annotations (keys sorted); null = none (a run before schema 1.4 too)
+        cast(labels as map(varchar, varchar)) as labels
     from source
 )
 
