@@ -55,9 +55,7 @@ def window_text(filters: data.Filters) -> str:
     return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
 
 
-# Duration columns in seconds: shown as "3.4 h", "12 min" (the CSV keeps the seconds).
-_DURATION_COLUMNS = ("wait_s", "waited_s", "longest_wait_s", "mean_wait_s", "p95_wait_s",
-                     "time_s", "duration_s", "checkpoint_interval_s")
+_DURATION_COLUMNS = labels.DURATION_COLUMNS
 
 
 def money_columns(df: pd.DataFrame) -> dict[str, Any]:
@@ -84,10 +82,7 @@ def money_columns(df: pd.DataFrame) -> dict[str, Any]:
 def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as the page shows it: the marts' vocabulary in words (``Unallocated (idle)`` for
     the platform line), durations in human units."""
-    shown = labels.readable_values(df)
-    durations = {c: shown[c].map(labels.duration) for c in _DURATION_COLUMNS if c in shown.columns
-                 and pd.api.types.is_numeric_dtype(shown[c])}
-    return shown.assign(**durations) if durations else shown
+    return labels.shown_frame(df)
 
 
 def table_with_csv(df: pd.DataFrame, file_name: str, key: str, **kwargs: Any) -> None:
