@@ -85,12 +85,14 @@ def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
     return labels.shown_frame(df)
 
 
-def table_with_csv(df: pd.DataFrame, file_name: str, key: str, **kwargs: Any) -> None:
+def table_with_csv(df: pd.DataFrame, file_name: str, key: str, csv_frame: pd.DataFrame | None = None,
+                   **kwargs: Any) -> None:
     """A table (readable values and headers, money and hours formatted) with its CSV download
-    button under it; the CSV keeps the marts' names and raw numbers."""
+    button under it; the CSV keeps the marts' names and raw numbers (of ``csv_frame``, when the
+    table shows only some of its columns)."""
     column_config = {**money_columns(df), **kwargs.pop("column_config", {})}
     cache.table(shown_frame(df), column_config=column_config, **kwargs)
-    cache.csv_download(df, file_name, key=key)
+    cache.csv_download(df if csv_frame is None else csv_frame, file_name, key=key)
 
 
 def reconciliation(parts: list[tuple[str, float]], whole_label: str, whole: float,

@@ -149,7 +149,7 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
                 raise InputError(db, f"no run {run_id!r}; runs: {', '.join(runs)}", field="--run-id")
             runs = [run_id]
         elif len(runs) > 1 and not all_runs:
-            raise InputError(db, f"{len(runs)} runs: give --run-id or --all ({', '.join(runs[:5])}…)",
+            raise InputError(db, f"{len(runs)} runs: give --run-id or --all ({', '.join(runs[:5])}{'…' if len(runs) > 5 else ''})",
                              field="--run-id")
         rows = con.execute(_USAGE, [runs]).fetchall()
     usage: dict[tuple[str, str], list[float]] = {}

@@ -128,3 +128,13 @@ def test_the_time_charts_of_a_page_end_on_the_same_day(app, demo_db, page, run, 
     assert len(last) <= 1, (page, run, phase, [sorted(set(days)) for days in per_chart])
     if page in WINDOWED and last:  # and that day is the last of the window the page shows
         assert last == {_window_last_day(demo_db, run, phase)}, (page, run, phase)
+
+
+def test_the_committed_capacity_table_fits_the_page(app):
+    """Sixteen columns were cut off at the right of the Idle page: it shows the ten a reader
+    needs, the CSV keeps every one."""
+    app.session_state["filters.run"] = "demo-gang-v1.37"
+    at = app.run().switch_page("app_pages/idle.py").run()
+    pools = next(f.value for f in at.dataframe if "sku_id" in f.value.columns)
+    assert len(pools.columns) <= 10 and {"utilization", "coverage", "unused_cost"} <= set(pools.columns)
+    assert any("commitment-eligible" in c.value for c in at.caption)
