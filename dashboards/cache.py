@@ -139,11 +139,12 @@ def table(df: Any, **kwargs: Any) -> None:
 
 def csv_download(df: Any, file_name: str, key: str) -> None:
     """A CSV download button for a table, spreadsheet-formula cells neutralised."""
+    from dashboards.labels import csv_frame
     from dashboards.report import neutralise_csv_frame  # shared with the batch report
 
     st.download_button(
         "Download CSV",
-        neutralise_csv_frame(df).to_csv(index=False).encode("utf-8"),
+        neutralise_csv_frame(csv_frame(df)).to_csv(index=False).encode("utf-8"),
         file_name=file_name,
         mime="text/csv",
         key=key,

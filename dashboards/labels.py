@@ -1,9 +1,11 @@
 """What a person reads in place of the marts' internal names: the platform line, usage classes,
 idle causes, outcomes, reasons, and readable column headers with their units.
 
-Pure functions over pandas frames (no Streamlit): the pages show a frame's values through
-``readable_values`` and its headers through ``header``; CSV downloads keep the marts' names,
-which is what a spreadsheet or a script joins on.
+Pure functions over pandas frames (no Streamlit): the pages and the report's HTML and Markdown
+tables show a frame through ``shown_frame`` (values in words, durations in human units) and its
+headers through ``header`` (``readable_table`` does both); CSV files keep the marts' column names
+and raw numbers, which is what a spreadsheet or a script joins on, with the platform line named
+as everywhere else (``csv_frame``).
 """
 
 from __future__ import annotations
@@ -99,6 +101,45 @@ def readable_values(df: pd.DataFrame) -> pd.DataFrame:
     if not labelled:
         return df
     return df.assign(**{c: df[c].map(words) for c in labelled})
+
+
+# Duration columns in seconds: shown as "3.4 h", "12 min" (the CSV keeps the seconds).
+DURATION_COLUMNS = ("wait_s", "waited_s", "longest_wait_s", "mean_wait_s", "p95_wait_s",
+                    "time_s", "duration_s", "checkpoint_interval_s")
+
+
+def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` as a person reads it: the marts' vocabulary in words (``Unallocated (idle)`` for
+    the platform line), durations in human units."""
+    shown = readable_values(df)
+    durations = {c: shown[c].map(duration) for c in DURATION_COLUMNS if c in shown.columns
+                 and pd.api.types.is_numeric_dtype(shown[c])}
+    return shown.assign(**durations) if durations else shown
+
+
+def readable_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``shown_frame`` with readable headers and times to the minute: a table for a report."""
+    shown = shown_frame(df)
+    times = {c: shown[c].dt.strftime("%Y-%m-%d %H:%M") for c in shown.columns
+             if pd.api.types.is_datetime64_any_dtype(shown[c])}
+    shown = shown.assign(**times) if times else shown
+    return shown.rename(columns={c: _capital(_duration_header(str(c)) if c in DURATION_COLUMNS else header(str(c)))
+                                 for c in shown.columns})
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def csv_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` for a CSV file: the marts' columns and raw numbers, the platform line by name."""
+    if "tenant" not in df.columns:
+        return df
+    return df.assign(tenant=df["tenant"].replace({IDLE_TENANT: PLATFORM_LINE}))
+
+
+def _duration_header(column: str) -> str:
+    return _HEADERS.get(column) or header(column.removesuffix("_s"))
 
 
 def header(column: str) -> str:

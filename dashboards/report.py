@@ -116,7 +116,8 @@ def _ranking_section(con, baseline: str | None, rank_by: str) -> _Section:
     ranking = data.scenario_ranking(con, runs, baseline, rank_by, data.DEFAULT_WINDOW)
     baseline = str(ranking.loc[ranking["is_baseline"], "run_id"].iloc[0])
     breakdown = data.scenario_cost_breakdown(con, runs, data.DEFAULT_WINDOW)
-    label = next(m[1] for m in data.RANKING_METRICS if m[0] == rank_by).lower()
+    label = next(m[1] for m in data.RANKING_METRICS if m[0] == rank_by)
+    label = label[:1].lower() + label[1:]  # "cost per productive GPU-hour": the units keep their case
     shown = ranking[[c for c in RANKING_COLUMNS if c in ranking]].copy()
     shown["is_baseline"] = ranking["is_baseline"]
     return _Section(
@@ -220,11 +221,11 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
             sections += [
                 _Section("runs_compared", "Runs side by side",
                          "Every run in this database, e.g. one trace under different scheduling "
-                         "profiles. gang_wait is GPU-hours held by partially placed gangs: the "
-                         "waste that gang scheduling removes.",
+                         "profiles. Partial placement (gang wait) is GPU-hours held by partially "
+                         "placed gangs: the waste that gang scheduling removes.",
                          compared, charts.runs_compared_chart),
                 _Section("runs_waits", "Waits and preemptions per run",
-                         "Wait from submission to the first running pod, in seconds.",
+                         "Wait from submission to the first running pod.",
                          data.runs_waits(con)),
             ]
         sections += [
@@ -232,21 +233,21 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "Effective cost of GPU-hours held by each team's workloads.",
                      data.spend_by_team(con, filters), charts.spend_by_team_chart),
             _Section("usage_class_over_time", f"GPU-hours by usage class per {bucket}",
-                     "productive: running; gang_wait: held by a gang still waiting for its last "
-                     "pods (partial placement); lost_to_preemption: work since the last "
+                     "Productive: running; partial placement (gang wait): held by a gang still "
+                     "waiting for its last pods; lost to preemption: work since the last "
                      "checkpoint of a preempted pod; idle: held by nobody.",
                      data.usage_class_over_time(con, filters, bucket),
                      charts.usage_class_over_time_chart),
             _Section("chargeback", "Chargeback per team",
                      "What each team is charged: its own usage plus the idle capacity of the "
-                     "charge periods and GPU models it used, in proportion to its cost there "
-                     "(fct_chargeback, policy `window`); idle nobody could carry stays on the "
-                     "platform line (__idle__).",
+                     "charge periods and GPU models it used, in proportion to its cost there; "
+                     "idle nobody could carry stays on the "
+                     f"platform line, {labels.PLATFORM_LINE}.",
                      data.team_showback(con, filters, "window"), charts.team_chargeback_chart),
             *([_label_section(con, filters, label_key)] if label_key else []),
             _Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
                      "Idle GPU-hours by cause, and the GPU-hours held by partially placed gangs "
-                     "(usage class gang_wait). Idle capacity belongs to no team.",
+                     "(partial placement). Idle capacity belongs to no team.",
                      data.idle_cost_by_cause(con, filters), charts.idle_cost_by_cause_chart),
             _Section("idle_avoidable_or_sunk", "Idle cost: avoidable or sunk",
                      "Idle on nodes paid by the hour could be given back (avoidable); idle on "
@@ -324,7 +325,7 @@ def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
         ("Idle cost", f"${metrics['idle_cost']:,.2f}"),
         # inside allocations: GPUs held by running workloads whose engines were idle
         ("Allocated-idle cost", _allocated_idle(metrics)),
-        ("Partial-placement GPU-hours (gang_wait)",
+        ("Partial-placement GPU-hours",
          f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
         ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
         ("Effective savings rate ((list − effective cost) ÷ list cost)",
@@ -397,7 +398,7 @@ def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str
             encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
             parts.append(f'<img class="chart" alt="{esc(section.title)}" '
                          f'src="data:image/svg+xml;base64,{encoded}">')
-        parts.append(section.table.to_html(index=False, escape=True, border=0,
+        parts.append(labels.readable_table(section.table).to_html(index=False, escape=True, border=0,
                                            na_rep="", float_format=lambda v: f"{v:,.2f}"))
     parts.append("</body></html>")
     return "\n".join(parts)
@@ -425,7 +426,7 @@ def _render_markdown(metrics: dict[str, float], sections: list[_Section], scope:
     lines += [f"- **{label}**: {value}" for label, value in _headline_rows(metrics)]
     for section in sections:
         lines += ["", f"## {section.title}", "", section.note, ""]
-        lines.append(_markdown_table(section.table) if not section.table.empty
+        lines.append(_markdown_table(labels.readable_table(section.table)) if not section.table.empty
                      else "_No rows for this selection._")
     return "\n".join(lines) + "\n"
 
@@ -514,7 +515,7 @@ def write_report(
         headline = pd.DataFrame(_headline_rows(metrics), columns=["metric", "value"])
         files.append(("headline.csv", neutralise_csv_frame(headline).to_csv(index=False).encode()))
         for section in sections:
-            csv_text = neutralise_csv_frame(section.table).to_csv(index=False)
+            csv_text = neutralise_csv_frame(labels.csv_frame(section.table)).to_csv(index=False)
             files.append((f"{section.slug}.csv", csv_text.encode("utf-8")))
     if "md" in formats:
         files.append(("report.md",

@@ -55,9 +55,7 @@ def window_text(filters: data.Filters) -> str:
     return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
 
 
-# Duration columns in seconds: shown as "3.4 h", "12 min" (the CSV keeps the seconds).
-_DURATION_COLUMNS = ("wait_s", "waited_s", "longest_wait_s", "mean_wait_s", "p95_wait_s",
-                     "time_s", "duration_s", "checkpoint_interval_s")
+_DURATION_COLUMNS = labels.DURATION_COLUMNS
 
 
 def money_columns(df: pd.DataFrame) -> dict[str, Any]:
@@ -84,18 +82,17 @@ def money_columns(df: pd.DataFrame) -> dict[str, Any]:
 def shown_frame(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` as the page shows it: the marts' vocabulary in words (``Unallocated (idle)`` for
     the platform line), durations in human units."""
-    shown = labels.readable_values(df)
-    durations = {c: shown[c].map(labels.duration) for c in _DURATION_COLUMNS if c in shown.columns
-                 and pd.api.types.is_numeric_dtype(shown[c])}
-    return shown.assign(**durations) if durations else shown
+    return labels.shown_frame(df)
 
 
-def table_with_csv(df: pd.DataFrame, file_name: str, key: str, **kwargs: Any) -> None:
+def table_with_csv(df: pd.DataFrame, file_name: str, key: str, csv_frame: pd.DataFrame | None = None,
+                   **kwargs: Any) -> None:
     """A table (readable values and headers, money and hours formatted) with its CSV download
-    button under it; the CSV keeps the marts' names and raw numbers."""
+    button under it; the CSV keeps the marts' names and raw numbers (of ``csv_frame``, when the
+    table shows only some of its columns)."""
     column_config = {**money_columns(df), **kwargs.pop("column_config", {})}
     cache.table(shown_frame(df), column_config=column_config, **kwargs)
-    cache.csv_download(df, file_name, key=key)
+    cache.csv_download(df if csv_frame is None else csv_frame, file_name, key=key)
 
 
 def reconciliation(parts: list[tuple[str, float]], whole_label: str, whole: float,

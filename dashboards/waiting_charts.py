@@ -5,6 +5,8 @@ an Altair chart out), sharing `charts.py`'s sizes and colours.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import altair as alt
 import pandas as pd
 
@@ -74,15 +76,18 @@ def queue_position_chart(
 
 
 def preemption_over_time_chart(
-    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
+    df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
+    window: tuple[datetime, datetime] | None = None,
 ) -> alt.Chart:
     """Stacked bars of the cost of work lost to preemption per team and period. Columns:
-    period_start, tenant, lost_cost, lost_gpu_hours."""
+    period_start, tenant, lost_cost, lost_gpu_hours. ``window``: the x axis spans the page's
+    window (its other charts' span), not only the periods that lost work."""
+    domain = alt.Scale(domain=[window[0].isoformat(), window[1].isoformat()]) if window else alt.Undefined
     chart = (
         alt.Chart(with_period_end(df), title="Cost of work lost to preemption")
         .mark_bar(stroke="white", strokeWidth=0.5)
         .encode(
-            x=alt.X("period_start:T", title=None),
+            x=alt.X("period_start:T", title=None, scale=domain),
             x2="period_end:T",
             y=alt.Y("sum(lost_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
             color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),

@@ -19,12 +19,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from dashboards.labels import words
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
 from pipeline.registry import IDLE_CAUSE_NAMES
 from scheduler.eventlog.text import printable
 
 IDLE_CAUSES = IDLE_CAUSE_NAMES  # the one registry, in precedence order
+COMMITMENT_TENANT = "__commitment__"  # x_Tenant of the commitment purchases (docs/contracts.md)
+COMMITMENTS_LINE = "Commitment purchases"
 
 
 @dataclass
@@ -58,19 +61,21 @@ def _figures(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
         "window (hours)": hours,
         "total cost (USD)": cost or 0.0,
         "productive GPU-hours": by_class.get("productive", 0.0),
-        "partial placement GPU-hours (gang_wait)": by_class.get("gang_wait", 0.0),
+        "partial placement GPU-hours": by_class.get("gang_wait", 0.0),
         "lost to preemption GPU-hours": by_class.get("lost_to_preemption", 0.0),
-        **{f"idle GPU-hours: {cause}": by_class.get(f"idle:{cause}", 0.0) for cause in IDLE_CAUSES},
-        "mean wait (s)": waits[0] or 0.0,
-        "p95 wait (s)": waits[1] or 0.0,
+        **{f"idle GPU-hours: {str(words(cause)).lower()}": by_class.get(f"idle:{cause}", 0.0)
+           for cause in IDLE_CAUSES},
+        "mean wait (h)": (waits[0] or 0.0) / 3600,
+        "p95 wait (h)": (waits[1] or 0.0) / 3600,
         "preemptions": float(waits[2] or 0),
         "partially placed workloads": float(waits[3] or 0),
         "finished workloads": float(waits[4] or 0),
     }
-    teams = dict(con.execute(
-        "SELECT coalesce(x_Tenant, '__commitments__'), SUM(EffectiveCost) FROM focus_cost_records "
-        "WHERE x_RunId = ? GROUP BY 1 ORDER BY 1",
-        [run_id]).fetchall())
+    # the marts' pseudo-tenants by the names the pages use: the platform line, commitments
+    teams = {str(words(team)): float(cost) for team, cost in con.execute(
+        "SELECT CASE WHEN x_Tenant IS NULL OR x_Tenant = $commitment THEN $commitments ELSE x_Tenant END, "
+        "SUM(EffectiveCost) FROM focus_cost_records WHERE x_RunId = $run GROUP BY 1 ORDER BY 1",
+        {"run": run_id, "commitment": COMMITMENT_TENANT, "commitments": COMMITMENTS_LINE}).fetchall()}
     return RunFigures(run_id, profile, hours, figures, teams)
 
 
@@ -170,7 +175,8 @@ def _print(db: Path, first: str, second: str, console: Console) -> None:
         table.add_column(_text(label), justify="right")
     for metric, value in a.figures.items():
         other = b.figures[metric]
-        table.add_row(metric, f"{value:,.1f}", f"{other:,.1f}", f"{other - value:+,.1f}")
+        digits = 2 if metric.endswith("wait (h)") else 1
+        table.add_row(metric, f"{value:,.{digits}f}", f"{other:,.{digits}f}", f"{other - value:+,.{digits}f}")
     table.add_section()
     for team in sorted(set(a.cost_by_team) | set(b.cost_by_team)):
         x, y = a.cost_by_team.get(team, 0.0), b.cost_by_team.get(team, 0.0)

@@ -40,6 +40,12 @@ class DemoFacts:
     explained_message: str
     efficiency: dict[str, tuple[float, float, float, float]]  # active, allocated idle GPU-h; their costs
     unallocated_idle_cost: dict[str, float]
+    steady_idle: dict[tuple[str, str], float]  # (profile, idle cause) -> steady GPU-hours
+    events: dict[tuple[str, str, str], int]  # (profile, event, reason or "") -> rows of the log
+    most_preempted: dict[str, int]  # per profile, the preempted pod events of the workload with most
+    mean_wait_h: dict[str, float]
+    workloads: int  # of the trace (one run's)
+    nodes: dict[tuple[str, str], tuple[int, int]]  # (GPU model, pricing category) -> nodes, GPUs
     # gang-v1.37's steady window by cost-center under the window policy: (group, charged $)
     by_cost_center: tuple[tuple[str, float], ...] = ()
 
@@ -66,8 +72,22 @@ def read_facts(db: Path) -> DemoFacts:
         }
         waits = con.execute(
             """SELECT run_id, quantile_cont(wait_s, 0.95) / 3600.0,
-                      count(*) FILTER (WHERE final_state = 'finished')
+                      count(*) FILTER (WHERE final_state = 'finished'), avg(wait_s) / 3600.0
                FROM fct_workloads WHERE final_state <> 'rejected' GROUP BY run_id""").fetchall()
+        idle = con.execute(
+            """SELECT x_RunId, x_IdleReason, sum(PricingQuantity) FROM focus_cost_records
+               WHERE ChargeCategory = 'Usage' AND x_Resource = 'gpu' AND x_Phase = 'steady'
+                 AND x_UsageClass = 'idle' GROUP BY ALL""").fetchall()
+        events = con.execute(
+            "SELECT run_id, event, coalesce(reason, ''), count(*) FROM raw_events GROUP BY ALL").fetchall()
+        most_preempted = con.execute(
+            """SELECT run_id, max(n) FROM (SELECT run_id, workload_id, count(*) AS n FROM raw_events
+               WHERE event = 'preempted' GROUP BY ALL) GROUP BY run_id""").fetchall()
+        workloads = con.execute(
+            "SELECT count(*) FROM fct_workloads WHERE run_id = $run", {"run": runs[GANG_PROFILE]}).fetchone()
+        nodes = con.execute(
+            """SELECT gpu_model, pricing_category, count(*), sum(gpus) FROM dim_nodes WHERE run_id = $run
+               GROUP BY ALL""", {"run": runs[GANG_PROFILE]}).fetchall()
         # The job the README explains: the training run that waited longest without gangs.
         explained, wait_s = con.execute(
             """SELECT workload_id, wait_s FROM fct_workloads
@@ -99,8 +119,14 @@ def read_facts(db: Path) -> DemoFacts:
         con.close()
     return DemoFacts(
         steady_gpu_hours=steady,
-        p95_wait_h={by_run[run]: float(p95) for run, p95, _ in waits if run in by_run},
-        finished={by_run[run]: int(done) for run, _, done in waits if run in by_run},
+        p95_wait_h={by_run[run]: float(p95) for run, p95, _, _ in waits if run in by_run},
+        finished={by_run[run]: int(done) for run, _, done, _ in waits if run in by_run},
+        mean_wait_h={by_run[run]: float(mean) for run, _, _, mean in waits if run in by_run},
+        steady_idle={(by_run[run], str(cause)): float(h) for run, cause, h in idle if run in by_run},
+        events={(by_run[run], str(e), str(r)): int(n) for run, e, r, n in events if run in by_run},
+        most_preempted={by_run[run]: int(n) for run, n in most_preempted if run in by_run},
+        workloads=int(workloads[0]) if workloads else 0,
+        nodes={(str(m), str(c)): (int(n), int(g)) for m, c, n, g in nodes},
         run_ids=runs,
         explained=str(explained),
         explained_wait_h=float(wait_s or 0) / 3600,
@@ -154,8 +180,59 @@ def _by_cost_center(f: DemoFacts) -> str:
     return f"{parts} = ${sum(cost for _, cost in f.by_cost_center):,.0f}"
 
 
+def _steady(f: DemoFacts, profile: str) -> tuple[float, float]:
+    """(capacity, allocated) GPU-hours of the steady phase."""
+    total = sum(h for (p, _), h in f.steady_gpu_hours.items() if p == profile)
+    return total, total - f.steady_gpu_hours.get((profile, "idle"), 0.0)
+
+
+def _count(f: DemoFacts, profile: str, event: str, reason: str | None = None) -> int:
+    return sum(n for (p, e, r), n in f.events.items() if p == profile and e == event and reason in (None, r))
+
+
+def _rules_table(f: DemoFacts) -> str:
+    """What the replay's rules give on the demo today, both profiles under Kueue (fidelity.md)."""
+    rows: list[tuple[str, Callable[[str], str]]] = [
+        *[(f"steady idle: {cause.replace('_', ' ')} (GPU-h)",
+           lambda p, c=cause: _gpu_h(f.steady_idle.get((p, c), 0.0)))
+          for cause in ("quota", "no_demand", "fragmentation", "shared_device_slack", "scheduling_latency")],
+        ("steady partial placement / lost to preemption (GPU-h)",
+         lambda p: f"{_gpu_h(f.steady_gpu_hours.get((p, 'gang_wait'), 0.0))} / "
+                   f"{_gpu_h(f.steady_gpu_hours.get((p, 'lost_to_preemption'), 0.0))}"),
+        ("steady allocation rate", lambda p: f"{_steady(f, p)[1] / _steady(f, p)[0]:.1%}".replace("%", " %")),
+        ("preempted pod events (most of one workload)",
+         lambda p: f"{_count(f, p, 'preempted'):,} ({f.most_preempted.get(p, 0):,})"),
+        ("PodsReadyTimeout requeues", lambda p: f"{_count(f, p, 'requeued', 'PodsReadyTimeout'):,}"),
+        ("events in the log", lambda p: f"{sum(n for (q, _, _), n in f.events.items() if q == p):,}"),
+        ("mean / p95 wait (h)", lambda p: f"{f.mean_wait_h[p]:,.2f} / {f.p95_wait_h[p]:,.2f}"),
+    ]
+    lines = [f"| figure | `{GANG_PROFILE}` + Kueue | `{POD_PROFILE}` + Kueue |", "|---|---:|---:|"]
+    lines += [f"| {label} | {cell(GANG_PROFILE)} | {cell(POD_PROFILE)} |" for label, cell in rows]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _cluster(f: DemoFacts) -> str:
+    nodes = sum(n for n, _ in f.nodes.values())
+    gpus = sum(g for _, g in f.nodes.values())
+    return f"{nodes:,}-node, {gpus:,}-GPU"
+
+
+def _committed(f: DemoFacts) -> str:
+    """The demo's commitment coverage: Committed nodes of the committed model over its
+    commitment-eligible (Committed + Standard) nodes."""
+    model = next(m for (m, c) in sorted(f.nodes) if c == "Committed")
+    committed = f.nodes[(model, "Committed")][0]
+    eligible = committed + f.nodes.get((model, "Standard"), (0, 0))[0]
+    return f"{committed} Committed of {eligible} {model} nodes: {committed / eligible:.1%}".replace("%", " %")
+
+
 FIGURES: dict[str, Callable[[DemoFacts], str]] = {
     "by_cost_center": _by_cost_center,
+    "rules_table": _rules_table,
+    "cluster": _cluster,
+    "committed_coverage": _committed,
+    "workloads": lambda f: f"{f.workloads:,}",
+    "gpus": lambda f: f"{sum(g for _, g in f.nodes.values()):,}",
     "efficiency": _efficiency,
     "story": _story,
     "gang_wait_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "gang_wait"), 0.0)),

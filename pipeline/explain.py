@@ -52,7 +52,12 @@ def workload_timeline(db: Path, workload_id: str, run_id: str | None = None) -> 
                 )
             run_id = runs[0]
         elif run_id not in runs:
-            raise PipelineError(f"{db}: unknown workload {workload_id!r} in run {run_id!r}")
+            known = [row[0] for row in con.execute("select run_id from dim_runs order by 1").fetchall()]
+            if run_id not in known:
+                raise PipelineError(f"{db}: --run-id {run_id!r} is not a run of the database "
+                                    f"(runs: {', '.join(known) or 'none'})")
+            where = f"; it is in {', '.join(runs)}" if runs else ""
+            raise PipelineError(f"{db}: unknown workload {workload_id!r} in run {run_id!r}{where}")
         cursor = con.execute(_TIMELINE_SQL, {"workload_id": workload_id, "run_id": run_id})
         columns = [d[0] for d in cursor.description]
         return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

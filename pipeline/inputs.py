@@ -11,7 +11,7 @@ import json
 import math
 import reprlib
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline.errors import PipelineError
+from pipeline.gpu_models import missing_price_message, resolve_model, split_aliases
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
     EVENT_SCHEMA,
@@ -42,6 +43,10 @@ PRICE_COLUMNS = (
 # the nodes of the GPU model they name, or for every other node (CPU-only ones included) when
 # `gpu_model` is empty. The price columns keep their names: they hold $ per unit-hour.
 PRICED_RESOURCES = ("gpu", "cpu", "memory")
+_UNITS = {"gpu": "GPU-hour", "cpu": "core-hour", "memory": "GiB-hour"}
+UNPRICED = "PRICE-ME"
+"""What a starter price book (`gpu-finops import`) puts in the price cells of a GPU it knows no
+price for: the build stops on it, naming the row, until the user fills in a number."""
 
 
 @dataclass(frozen=True)
@@ -253,14 +258,20 @@ def read_price_book(
 ) -> list[PriceRow]:
     """Read the price book CSV; every GPU model of the clusters must have a GPU price.
 
-    `nodes_needing` maps "cpu"/"memory" to the GPU models (None = CPU-only nodes) of nodes that
-    have that resource: once the book prices a resource at all, each of them must resolve to a
-    row (their model's, or the default row with an empty `gpu_model`).
+    A cluster's model is priced by the row of that model, of one that lists it in its optional
+    `aliases` column, or that the built-in normaliser reads it as (`pipeline.gpu_models`); the
+    rows returned include one under the cluster's own name for each model priced that way, so
+    the models' joins on `gpu_model` find it. `nodes_needing` maps "cpu"/"memory" to the GPU
+    models (None = CPU-only nodes) of nodes that have that resource: once the book prices a
+    resource at all, each of them must resolve to a row (their model's, or the default row with
+    an empty `gpu_model`).
     """
     path = Path(path)
     if not path.is_file():
         raise PipelineError(f"{path}: price book not found")
     rows: list[PriceRow] = []
+    aliases: dict[str, str] = {}  # lower-cased alias -> the gpu_model of the row listing it
+    alias_rows: dict[str, int] = {}
     # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(_utf8_lines(handle, path))
@@ -282,6 +293,11 @@ def read_price_book(
             prices: dict[str, float] = {}
             for column in PRICE_COLUMNS:
                 raw = (record.get(column) or "").strip()
+                if raw.upper() == UNPRICED:
+                    raise PipelineError(
+                        f"{path}: row {row_number}: {model or '(default)'!r} is not priced yet (field "
+                        f"'{column}' is {UNPRICED}, as the starter price book of `gpu-finops import` "
+                        f"marks a GPU it knows no price for): fill in your $ per {_UNITS[resource]}")
                 try:
                     value = float(raw)
                 except ValueError:
@@ -301,20 +317,53 @@ def read_price_book(
                     + ("" if resource == "gpu" else f" for resource {resource!r}")
                 )
             rows.append(PriceRow(model, **prices, resource=resource))
-    missing = sorted(required_models - {r.gpu_model for r in rows if r.resource == "gpu"})
-    if missing:
-        raise PipelineError(
-            f"{path}: field 'gpu_model': no price for {', '.join(map(repr, missing))} "
-            "(used by the cluster's nodes)"
-        )
-    for resource, models in (nodes_needing or {}).items():
-        priced = {r.gpu_model for r in rows if r.resource == resource}
-        if not priced or None in priced:
-            continue
-        unpriced = sorted(repr(m) if m else "CPU-only nodes" for m in models - priced)
-        if unpriced:
+            for alias in split_aliases(record.get("aliases")):
+                if model is None:
+                    raise PipelineError(f"{path}: row {row_number}: field 'aliases': a row without a "
+                                        "gpu_model has no aliases (it prices every other node)")
+                earlier = aliases.setdefault(alias.lower(), model)
+                if earlier != model:
+                    raise PipelineError(
+                        f"{path}: row {row_number}: field 'aliases': {alias!r} is already an alias of "
+                        f"{earlier!r} (row {alias_rows[alias.lower()]}): one name, one price")
+                alias_rows.setdefault(alias.lower(), row_number)
+    for alias, model in aliases.items():
+        owner = next((r.gpu_model for r in rows if r.gpu_model and r.gpu_model.lower() == alias), None)
+        if owner is not None and owner != model:
             raise PipelineError(
-                f"{path}: field 'gpu_model': no {resource} price for {', '.join(unpriced)} "
+                f"{path}: row {alias_rows[alias]}: field 'aliases': {alias!r} is the gpu_model of "
+                f"another row ({owner!r}): one name, one price")
+    return _keyed_rows(path, rows, aliases, required_models, nodes_needing or {})
+
+
+def _keyed_rows(path: Path, rows: list[PriceRow], aliases: dict[str, str], required_models: set[str],
+                nodes_needing: dict[str, set[str | None]]) -> list[PriceRow]:
+    """``rows`` plus, for every model of the clusters priced through an alias or the normaliser,
+    a copy of its row under the cluster's name; a GPU model nothing prices is an error."""
+    keyed = list(rows)
+    needing: dict[str, set[str | None]] = {"gpu": set(required_models)}
+    for resource, models in nodes_needing.items():
+        needing.setdefault(resource, set()).update(models)
+    for resource, models in needing.items():
+        of_resource = {r.gpu_model: r for r in rows if r.resource == resource}
+        if resource != "gpu" and not of_resource:
+            continue  # the book does not price this resource
+        book_models = [m for m in of_resource if m]
+        unpriced: list[str | None] = []
+        for model in sorted(models, key=lambda m: m or ""):
+            if model in of_resource:
+                continue
+            found = resolve_model(model, book_models, aliases) if model else None
+            if found is not None:
+                keyed.append(replace(of_resource[found], gpu_model=model))
+            elif None not in of_resource:
+                unpriced.append(model)
+        if unpriced and resource == "gpu":
+            raise PipelineError(f"{path}: field 'gpu_model': {missing_price_message(m for m in unpriced if m)}")
+        if unpriced:
+            names = sorted(repr(m) if m else "CPU-only nodes" for m in unpriced)
+            raise PipelineError(
+                f"{path}: field 'gpu_model': no {resource} price for {', '.join(names)} "
                 f"(add a {resource} row for them, or one with an empty gpu_model)"
             )
-    return rows
+    return keyed

@@ -28,6 +28,12 @@ def test_every_marked_figure_is_the_demos(facts):
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert {"story", "explain_commands", "explained_message"} <= {
         m.group("name") for m in docs_figures.MARKED.finditer(readme)}
+    # the docs' demo figures are generated too: the fidelity table of the demo now, the
+    # commitment coverage of cost-model.md, the demo's size in advice.md
+    for doc, names in (("fidelity.md", {"rules_table"}), ("cost-model.md", {"committed_coverage"}),
+                       ("advice.md", {"workloads", "gpus"})):
+        text = (REPO / "docs" / doc).read_text(encoding="utf-8")
+        assert names <= {m.group("name") for m in docs_figures.MARKED.finditer(text)}, doc
 
 
 @pytest.mark.slow
@@ -36,6 +42,15 @@ def test_a_drifted_figure_fails_the_check(facts):
     names = [name for name, _, _ in docs_figures.drifted(text, facts)]
     assert names == ["p95_wait_gang", "story"]
     assert docs_figures.drifted(docs_figures.render(text, facts), facts) == []
+
+
+@pytest.mark.slow
+def test_a_drifted_docs_table_fails_the_check(facts):
+    table = docs_figures.FIGURES["rules_table"](facts)
+    stale = table.replace("| PodsReadyTimeout requeues | ", "| PodsReadyTimeout requeues | 1")
+    assert stale != table
+    text = f"<!-- demo:rules_table -->{stale}<!-- /demo --> <!-- demo:committed_coverage -->4 of 32<!-- /demo -->"
+    assert [name for name, _, _ in docs_figures.drifted(text, facts)] == ["rules_table", "committed_coverage"]
 
 
 @pytest.mark.slow

@@ -7,6 +7,9 @@ import streamlit as st
 
 from dashboards import cache, charts, data, efficiency_charts, finops_charts, ui
 
+COMMITTED_COLUMNS = ("billing_period_start", "sku_id", "nodes", "committed_quantity", "used_quantity",
+                     "utilization", "coverage", "commitment_cost", "unused_cost", "coverable_on_demand_cost")
+
 db, filters = cache.current()
 run_range = cache.query(db, data.run_date_range, filters.run_id)
 bucket = data.pick_time_bucket(filters, run_range)
@@ -124,9 +127,14 @@ else:
     if not gpu_pools.empty:
         cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
     st.caption("Committed capacity pooled per SKU, per month (whole months: the date and phase "
-               "filters do not apply): utilization = used ÷ committed; coverage = committed "
-               "hours used ÷ (those + on-demand hours of the SKU).")
-    ui.table_with_csv(pools, "commitment_pools.csv", key="idle.pools.csv")
+               "filters do not apply): utilization = committed hours used ÷ committed hours; "
+               "coverage = committed hours ÷ the SKU's commitment-eligible hours (committed and "
+               "on-demand capacity; spot is not eligible). The CSV has every column (units, "
+               "on-demand hours).")
+    # The columns a reader needs fit the page's width (the sixteen of the mart did not: the
+    # table was cut off at the right); gpu_model, resource and unit repeat the SKU
+    shown = [c for c in COMMITTED_COLUMNS if c in pools.columns]
+    ui.table_with_csv(pools[shown], "commitment_pools.csv", key="idle.pools.csv", csv_frame=pools)
 
 st.subheader("Unservable demand")
 unservable = cache.query(db, data.unservable_demand, filters)

@@ -39,7 +39,9 @@ with left:
     if over_time.empty:
         st.info("Pods were evicted, but none had unsaved work: nothing was lost.")
     else:
-        cache.chart(waiting_charts.preemption_over_time_chart(over_time))
+        shown = filters.params()
+        window = (shown["ts_from"], shown["ts_to"]) if shown["ts_from"] and shown["ts_to"] else None
+        cache.chart(waiting_charts.preemption_over_time_chart(over_time, window=window))
 with right:
     if not victims.empty:
         cache.chart(waiting_charts.preemption_victims_chart(victims))

@@ -32,6 +32,7 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.gpu_models import missing_price_message, resolve_model, split_aliases
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.writes import write_files
@@ -105,8 +106,9 @@ ORDER BY h.run_id, m.gpu_model, h.hour
 """
 
 
-def read_prices(path: Path) -> dict[str, tuple[float, float]]:
-    """gpu_model -> (list, contracted) price per GPU-hour from the price book."""
+def read_prices(path: Path) -> tuple[dict[str, tuple[float, float]], dict[str, str]]:
+    """gpu_model -> (list, contracted) price per GPU-hour from the price book's GPU rows, and
+    its aliases (lower-cased alias -> gpu_model; `pipeline.gpu_models`)."""
     if not path.is_file():
         raise InputError(path, "file not found")
     try:
@@ -118,9 +120,11 @@ def read_prices(path: Path) -> dict[str, tuple[float, float]]:
             raise InputError(path, f"missing column {column!r} (the price book's contracted price is the "
                              "commitment term)", field=column)
     prices = {}
+    aliases: dict[str, str] = {}
     for row_number, row in enumerate(book.iter_rows(named=True), start=2):
-        if not row["gpu_model"]:
+        if not row["gpu_model"] or (row.get("resource") or "gpu").strip().lower() != "gpu":
             continue
+        aliases.update({alias.lower(): row["gpu_model"] for alias in split_aliases(row.get("aliases"))})
         try:
             values = (float(row["list_usd_per_gpu_hour"]), float(row["contracted_usd_per_gpu_hour"] or "nan"))
         except ValueError:
@@ -130,12 +134,12 @@ def read_prices(path: Path) -> dict[str, tuple[float, float]]:
             raise InputError(path, "prices must be finite numbers >= 0", row=row_number,
                              field="contracted_usd_per_gpu_hour")
         prices[row["gpu_model"]] = values
-    return prices
+    return prices, aliases
 
 
 def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None = None,
                        all_runs: bool = False) -> list[Commitment]:
-    book = read_prices(Path(prices))
+    book, aliases = read_prices(Path(prices))
     if not Path(db).is_file():
         raise InputError(db, "file not found")
     with duckdb.connect(str(db), read_only=True) as con:
@@ -145,7 +149,7 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
                 raise InputError(db, f"no run {run_id!r}; runs: {', '.join(runs)}", field="--run-id")
             runs = [run_id]
         elif len(runs) > 1 and not all_runs:
-            raise InputError(db, f"{len(runs)} runs: give --run-id or --all ({', '.join(runs[:5])}…)",
+            raise InputError(db, f"{len(runs)} runs: give --run-id or --all ({', '.join(runs[:5])}{'…' if len(runs) > 5 else ''})",
                              field="--run-id")
         rows = con.execute(_USAGE, [runs]).fetchall()
     usage: dict[tuple[str, str], list[float]] = {}
@@ -153,9 +157,10 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
         usage.setdefault((run, model), []).append(float(gpus))
     results = []
     for (run, model), hours in usage.items():
-        if model not in book:
-            raise InputError(prices, f"no price row for GPU model {model!r} (run {run})", field="gpu_model")
-        results.append(commitment_for(run, model, hours, *book[model]))
+        priced_as = resolve_model(model, book, aliases)
+        if priced_as is None:
+            raise InputError(prices, missing_price_message([model], f"a GPU model of run {run}"), field="gpu_model")
+        results.append(commitment_for(run, model, hours, *book[priced_as]))
     _write(Path(out), results, inputs=[Path(db), Path(prices)])
     return results
 

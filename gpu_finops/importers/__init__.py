@@ -10,7 +10,9 @@ Each importer writes, into one output folder, the files `gpu-finops replay` take
 - ``pods.csv``: every input pod and what became of it (the workload it is, the workload it is a
   member of, or its rejected row), so each pod can be traced back;
 - ``import.json``: the run start the trace's times are relative to, counts, input hashes and
-  warnings.
+  warnings;
+- ``prices.csv``: a starter price book keyed by GPU model, with the products seen as aliases
+  (`gpu_finops.importers.price_book`), never written over one of the user's.
 
 Sources: ``kubectl`` dumps (`gpu_finops.importers.kubectl`), Kueue objects
 (`gpu_finops.importers.kueue`) and Prometheus range queries of kube-state-metrics

@@ -15,7 +15,7 @@ def add_common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kueue", help="Kueue objects (kubectl get clusterqueues,localqueues,resourceflavors,"
                         "cohorts,workloadpriorityclasses -A -o yaml) → DIR/queues.yaml")
     parser.add_argument("--out", required=True, help="folder for trace.csv, cluster.csv, queues.yaml, rejected.csv, "
-                        "pods.csv, import.json")
+                        "pods.csv, import.json and a starter price book, prices.csv")
     parser.add_argument("--tenant-label", help="pod label naming the team (default: the namespace)")
     parser.add_argument("--observed-at", help="when the dumps were taken, ISO 8601 (default: the latest time in them); "
                         "pods still running are cut there")
@@ -86,6 +86,13 @@ def _summary(result: ImportResult, out: Path, console: Console) -> None:
                       markup=False)
     for warning in result.warnings + (result.kueue.warnings if result.kueue else []):
         console.print(f"warning: {warning}", highlight=False, markup=False)
+    book = result.price_book
+    if book is not None and not result.price_book_kept:
+        unpriced = (f"; {len(book.unpriced)} to price before a build (marked PRICE-ME): {', '.join(book.unpriced)}"
+                    if book.unpriced else "")
+        console.print(f"starter price book: {out / 'prices.csv'}, {len(book.rows)} GPU model"
+                      f"{'s' if len(book.rows) != 1 else ''} with the products seen as aliases; the demo's "
+                      f"illustrative prices: replace them with yours{unpriced}", highlight=False, markup=False)
     queues = f" --queues {out / 'queues.yaml'}" if result.kueue else ""
     console.print(f"replay it: gpu-finops replay --trace {out / 'trace.csv'} --cluster {out / 'cluster.csv'}{queues} "
                   f"--start {result.start:%Y-%m-%dT%H:%M:%SZ} --out RUN_DIR", highlight=False, markup=False)

@@ -1,11 +1,14 @@
-"""Writing an import: trace.csv, cluster.csv, queues.yaml, rejected.csv, pods.csv, import.json.
+"""Writing an import: trace.csv, cluster.csv, queues.yaml, rejected.csv, pods.csv, import.json,
+and a starter price book, prices.csv (`gpu_finops.importers.price_book`).
 
 Written under the write discipline (`scheduler.eventlog.writes.write_files`): each file through
 a temporary sibling swapped into place (an interrupted import leaves the previous file or the
 new one, never half), never over an input of the import, and never over a file gpu-finops did
 not write (the folder's manifest lists what an import wrote, with its hash). A queues.yaml
 left by an earlier import with Kueue objects is removed when this one has none, so the folder
-always describes one import; a user's own queues.yaml is left alone.
+always describes one import; a user's own queues.yaml is left alone. prices.csv is never
+removed, and a prices.csv of the user's (their own, or the starter book once they edit it) is
+kept as it is: the import says so and writes the rest.
 """
 
 from __future__ import annotations
@@ -22,11 +25,12 @@ from typing import Any
 
 from gpu_finops.importers.kube import iso
 from gpu_finops.importers.kueue import KueueImport, render_queues
+from gpu_finops.importers.price_book import PRICE_BOOK, STARTER_COLUMNS, StarterBook, starter_book
 from gpu_finops.importers.records import NodeRow, Rejected
 from gpu_finops.importers.workloads import Built, TraceRow
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
-from scheduler.eventlog.writes import neutralise_formula, sha256_file
+from scheduler.eventlog.writes import neutralise_formula, sha256_file, written_by_us
 from scheduler.eventlog.writes import write_files as write_named_files
 
 TRACE_COLUMNS = (
@@ -54,6 +58,8 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     input_pods: int = 0
     objects_read: dict[str, int] = field(default_factory=dict)  # gang and claim objects, by kind
+    price_book: StarterBook | None = None  # set by write_import
+    price_book_kept: bool = False  # the folder's prices.csv is the user's: not rewritten
 
     @property
     def start(self) -> datetime:
@@ -98,6 +104,14 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
     }
     if result.kueue is not None:
         files["queues.yaml"] = render_queues(result.kueue)
+    book = starter_book(n.gpu_model for n in result.nodes)
+    result.price_book = book
+    if written_by_us(Path(out), PRICE_BOOK):
+        files[PRICE_BOOK] = csv_text(STARTER_COLUMNS, book.rows)
+    else:
+        result.price_book_kept = True
+        result.warnings.append(f"{PRICE_BOOK} is yours (not written by gpu-finops, or edited since): left as it "
+                               f"is; the GPU models of this import: {', '.join(r[0] for r in book.rows)}")
     manifest = {
         "source": result.source,
         "start": iso(start),
@@ -106,6 +120,7 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
         "counts": result.summary(),
         "warnings": result.warnings + (result.kueue.warnings if result.kueue else []),
         "notes": result.built.notes,
+        "price_book": {**book.summary(), "written": PRICE_BOOK in files},
     }
     files["import.json"] = json.dumps(manifest, indent=2) + "\n"
     return write_files(Path(out), files, inputs=result.inputs)

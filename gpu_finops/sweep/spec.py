@@ -9,9 +9,9 @@
 
     [inputs]                        # one of: a preset, an `import` folder, or files
     preset = "tiny"                 # generated into OUT/inputs with `seed` (default 42)
-    # imported = "cluster-import"   # trace.csv, cluster.csv, queues.yaml and the start of import.json
+    # imported = "cluster-import"   # trace.csv, cluster.csv, queues.yaml, prices.csv and the start of import.json
     # trace = "t.csv"  cluster = "c.csv"  queues = "q.yaml"  start = "2026-03-02T00:00:00Z"
-    prices = "prices.csv"           # needed unless the preset writes one
+    prices = "prices.csv"           # needed unless the preset or the import folder has one
 
     [grid]                          # every combination is a scenario
     profiles = ["gang-v1.37", "kube-default"]
@@ -235,6 +235,8 @@ def _inputs(reader: _Reader, table: dict[str, Any]) -> Inputs:
         for name in ("trace.csv", "cluster.csv", "import.json"):
             if not (folder / name).is_file():
                 raise reader.fail("inputs.imported", f"{folder} has no {name}: is it a `gpu-finops import` folder?")
+        if prices is None and (folder / "prices.csv").is_file():
+            prices = folder / "prices.csv"  # the import's starter book, or the user's edit of it
         if prices is None:
             raise reader.fail("inputs.prices", "an imported cluster needs a price book (prices = \"...\")")
         queues = folder / "queues.yaml" if (folder / "queues.yaml").is_file() else None

@@ -324,6 +324,21 @@ def write_files(folder: Path, files: Mapping[str, bytes | str], *, stale: Iterab
     return written
 
 
+def written_by_us(folder: Path, name: str) -> bool:
+    """Whether `write_files` may replace ``folder/name``: there is no such file, or the folder's
+    manifest lists it with its current hash (a file the tool wrote, unchanged since). A command
+    with an optional output the user may edit (a starter price book) asks first and leaves a
+    file of the user's alone; `write_files` checks again under the lock."""
+    target = Path(folder) / name
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return True
+    if not stat.S_ISREG(info.st_mode):
+        return False
+    return sha256_file(target) in _read_manifest(Path(folder)).get(name, ())
+
+
 def _read_manifest(folder: Path) -> dict[str, list[str]]:
     """name → the hashes a `write_files` manifest lists for it (nothing if none or not ours)."""
     try:

@@ -34,9 +34,11 @@ def test_compare_prints_every_metric_side_by_side(two_runs):
     result = gpu_finops("compare", str(baseline), str(gang), "--prices", str(prices))
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for metric in ("partial placement GPU-hours", "idle GPU-hours: fragmentation", "idle GPU-hours: no_demand",
-                   "mean wait (s)", "p95 wait (s)", "preemptions", "lost to preemption GPU-hours", "cost: "):
+    for metric in ("partial placement GPU-hours", "idle GPU-hours: fragmentation", "idle GPU-hours: no demand",
+                   "mean wait (h)", "p95 wait (h)", "preemptions", "lost to preemption GPU-hours",
+                   "cost: Unallocated (idle) (USD)", "cost: alpha (USD)"):
         assert metric in out, metric
+    assert "__" not in out and "_wait" not in out and "no_demand" not in out  # no internal name
     assert "tiny-kube-default" in out and "tiny-gang-v1.37" in out
     partial = next(line for line in out.splitlines() if "partial placement GPU-hours" in line)
     baseline_value, gang_value = (float(cell.replace(",", "")) for cell in partial.split("│")[2:4])

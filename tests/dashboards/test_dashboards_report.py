@@ -54,7 +54,7 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
                     "Commitment pools", "Effective savings rate"):
         assert heading in page
     assert "$1,536.00" in page  # total cost headline
-    assert "gang_wait (partial placement)" in page
+    assert "Partial placement (gang wait)" in page and "gang_wait" not in page
     assert "<td>team-o'brien</td>" in page
 
 
@@ -77,7 +77,7 @@ def test_markdown_report(report_dir):
     out, _ = report_dir
     text = (out / "report.md").read_text(encoding="utf-8")
     assert text.startswith("# GPU cost report")
-    assert "## Spend by team" in text and "| tenant |" in text
+    assert "## Spend by team" in text and "| Team |" in text
 
 
 def test_path_escape_is_refused(tmp_path):

@@ -9,9 +9,14 @@ import json
 from pathlib import Path
 
 import duckdb
+import pytest
 from cluster_dumps import A100, H100, input_pods, write_dumps
 
 from gpu_finops.cli import main
+from gpu_finops.importers.output import csv_text
+from gpu_finops.importers.price_book import STARTER_COLUMNS, starter_book
+from pipeline.errors import PipelineError
+from pipeline.inputs import read_price_book
 from pipeline.validate import validate_db
 
 
@@ -59,3 +64,45 @@ def test_imported_dumps_replay_and_build_into_cost_records(tmp_path):
     assert finished == set(built)  # every imported workload fits the imported cluster and runs
     assert start_ts == start == "2026-03-02T07:00:00Z"  # the dump's own calendar
     assert all(cost[team] > 0 for team in ("team-llm", "team-vision", "team-web"))
+
+
+def test_the_starter_price_book_prices_the_imported_products_and_stays_the_users_once_edited(tmp_path, capsys):
+    dumps = write_dumps(tmp_path / "dumps")
+    imported = tmp_path / "imported"
+    command = ["import", "kubectl", "--pods", str(dumps["pods"]), "--nodes", str(dumps["nodes"]),
+               "--out", str(imported)]
+    assert main(command) == 0
+    assert "starter price book" in capsys.readouterr().out
+    book = {r["gpu_model"]: r for r in rows(imported / "prices.csv")}
+    assert sorted(book) == ["A100", "H100"]  # keyed by model, the products as aliases
+    assert (book["H100"]["aliases"], book["A100"]["aliases"]) == (H100, A100)
+    assert book["H100"]["list_usd_per_gpu_hour"] == "6.98" and "illustrative" in book["H100"]["note"]
+    assert json.loads((imported / "import.json").read_text())["price_book"]["unpriced"] == []
+
+    start = json.loads((imported / "import.json").read_text())["start"]
+    assert main(["replay", "-q", "--trace", str(imported / "trace.csv"), "--cluster", str(imported / "cluster.csv"),
+                 "--start", start, "--run-id", "imported", "--out", str(tmp_path / "run")]) == 0
+    db = tmp_path / "imported.duckdb"
+    assert main(["build", "-q", str(tmp_path / "run"), "--prices", str(imported / "prices.csv"), "--db", str(db)]) == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        prices = dict(con.execute("SELECT DISTINCT x_GpuModel, ListUnitPrice FROM focus_cost_records "
+                                  "WHERE x_Resource = 'gpu' AND ChargeCategory = 'Usage'").fetchall())
+    assert prices == {H100: 6.98, A100: 3.67}
+
+    edited = (imported / "prices.csv").read_text().replace("6.98", "5.10")
+    (imported / "prices.csv").write_text(edited)
+    assert main(command) == 0  # the user's edited book is theirs now: left as it is
+    assert "prices.csv is yours" in capsys.readouterr().out
+    assert (imported / "prices.csv").read_text() == edited
+
+
+def test_a_product_the_demo_does_not_price_is_marked_for_the_user_and_stops_the_build(tmp_path):
+    starter = starter_book(["Tesla-V100-SXM2-16GB", "NVIDIA-H100-80GB-HBM3", "H100"])
+    assert starter.unpriced == ["V100"]
+    path = tmp_path / "prices.csv"
+    path.write_text(csv_text(STARTER_COLUMNS, starter.rows))
+    assert [(r["gpu_model"], r["aliases"]) for r in rows(path)] == [("H100", "NVIDIA-H100-80GB-HBM3"),
+                                                                     ("V100", "Tesla-V100-SXM2-16GB")]
+    assert rows(path)[1]["list_usd_per_gpu_hour"] == "PRICE-ME"
+    with pytest.raises(PipelineError, match=r"row 3: 'V100' is not priced yet"):
+        read_price_book(path, {"Tesla-V100-SXM2-16GB"})

@@ -32,6 +32,11 @@ def test_ambiguous_and_unknown_workloads(built):
     with pytest.raises(PipelineError, match="unknown workload 'nope'"):
         workload_timeline(built.db, "nope")
     assert workload_timeline(built.db, "w2", run_id="preempted")[0]["event"] == "submitted"
+    # the flag is named as the user typed it, with the runs there are
+    with pytest.raises(PipelineError, match=r"--run-id 'nope' is not a run of the database \(runs: admitted-latency, .*preempted"):
+        workload_timeline(built.db, "w2", run_id="nope")
+    with pytest.raises(PipelineError, match=r"unknown workload 'w2' in run 'cpu-memory'; it is in .*preempted"):
+        workload_timeline(built.db, "w2", run_id="cpu-memory")
 
 
 def test_committed_tables_md_is_current(built):
