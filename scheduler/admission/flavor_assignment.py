@@ -213,7 +213,10 @@ def assign_flavors(
     *,
     fair_sharing: bool,
     topologies: Mapping[str, Topology] = MappingProxyType({}),
+    plain: bool = False,
 ) -> Assignment:
+    """`plain` (`replay --verify`): ask the oracle for every resource of a flavor that does
+    not exceed the queue's maximum, as Kueue does, instead of only where its answer counts."""
     assignment = Assignment()
     tas = tas_flavors(spec, flavors)
     covered = {r for group in spec.resource_groups for r in group.covered_resources}
@@ -253,9 +256,13 @@ def assign_flavors(
             representative = BEST
             per_resource: dict[str, Granular] = {}
             flavor_reason: PendingReason | None = None
-            # A resource over the queue's maximum dooms the flavor: the others still say why
-            # they would wait, but asking the preemption oracle about them is pointless.
-            doomed = any(wl.requests[r] > queue.potential_available((name, r)) for r in requested)
+            # A resource that cannot fit even with preemption (over the queue's maximum, or
+            # short with no preemption allowed) dooms the flavor: the others still say why
+            # they would wait, but the oracle's answer about them cannot change the outcome.
+            if plain:
+                doomed = any(wl.requests[r] > queue.potential_available((name, r)) for r in requested)
+            else:
+                doomed = flavor_doomed(wl, queue, name, requested, may_preempt_while_borrowing=can_preempt_while_borrowing)
             for resource in requested:
                 fr = (name, resource)
                 nominal = queue.nominal.get(fr, 0)
@@ -294,6 +301,25 @@ def assign_flavors(
     if assignment.mode is Mode.FIT:
         assignment.reasons.clear()
     return assignment
+
+
+def flavor_doomed(wl: AdmissionWorkload, queue: QuotaNode, flavor: str, requested: list[str], *,
+                  may_preempt_while_borrowing: bool) -> bool:
+    """Some requested resource of `flavor` is NoFit whatever preemption could free: over the
+    queue's maximum, or short of unused quota where `_fits_resource_quota` would not ask the
+    oracle. The flavor's representative mode is then NoFit (the worst resource decides), it
+    is never the chosen flavor, and its reasons do not carry the oracle's answers: so the
+    oracle need not be asked about its other resources (`assign_flavors(plain=True)` asks)."""
+    for resource in requested:
+        fr = (flavor, resource)
+        value = wl.requests[resource]
+        if value > queue.potential_available(fr):
+            return True
+        if value <= max(0, queue.available(fr)) or value <= queue.nominal.get(fr, 0) or may_preempt_while_borrowing:
+            continue
+        if not queue.borrowing_level(fr, value)[1]:
+            return True
+    return False
 
 
 def _fits_resource_quota(

@@ -100,13 +100,18 @@ class NominationCheck:
         self.verifier = verifier
         self.clock = clock
 
-    def same(self, workload: str, cached: tuple[Assignment, list[Target]], fresh: tuple[Assignment, list[Target]]) -> None:
-        self.verifier.same(self.clock(), "nomination reused from the per-flavor-resource cache", _described(cached),
-                           _described(fresh), workload)
+    def same(self, workload: str, cached: tuple[Assignment, list[Target]], fresh: tuple[Assignment, list[Target]],
+             what: str = "nomination reused from the per-flavor-resource cache") -> None:
+        self.verifier.same(self.clock(), what, _described(cached), _described(fresh), workload)
+
+
+    def same_assignment(self, workload: str, fast: Assignment, plain: Assignment) -> None:
+        self.verifier.same(self.clock(), "flavor assignment without the oracle on doomed flavors",
+                           _described((fast, [])), _described((plain, [])), workload)
 
 
 def _described(nomination: tuple[Assignment, list[Target]]) -> tuple[object, ...]:
     assignment, targets = nomination
     return (assignment.mode, assignment.flavors, assignment.usage, assignment.modes, assignment.borrow,
-            sorted(assignment.reasons), assignment.no_fit_reason, assignment.message(),
+            sorted(assignment.reasons), assignment.no_fit_reason, assignment.message(), assignment.pods,
             [(t.workload.name, t.reason) for t in targets])

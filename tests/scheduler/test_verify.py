@@ -13,7 +13,8 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
-from scheduler.admission import kueue
+from scheduler.admission import flavor_assignment, kueue
+from scheduler.admission.admitter import Admitter
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
@@ -43,7 +44,9 @@ GROUP_CHECKS = {
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
                     "preemption oracle answer reused per flavor-resource",
-                    "victim search step ruled out by a running sum"}
+                    "victim search step ruled out by a running sum",
+                    "flavor assignment without the oracle on doomed flavors",
+                    "flavor assignment reused for the same requests"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -97,7 +100,8 @@ BROKEN = {
         "victims with deferred reprieves"),
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
-        "nomination reused from the per-flavor-resource cache"),
+        # both caches stand on the versions: whichever reuse comes first stops the replay
+        "(nomination reused from the per-flavor-resource cache|flavor assignment reused for the same requests)"),
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
@@ -113,10 +117,24 @@ BROKEN = {
     "Kueue's victim search stops counting what it removed": (
         lambda mp: mp.setattr(VictimSearch, "_surely_short", lambda self, target: True),
         "victim search step ruled out by a running sum"),
+    "flavor assignment skips the oracle on flavors that could preempt": (
+        lambda mp: mp.setattr(flavor_assignment, "flavor_doomed", lambda *args, **kwargs: True),
+        "flavor assignment without the oracle on doomed flavors"),
+    "flavor assignments are reused across GPU models": (
+        lambda mp: mp.setattr(Admitter, "_try_key", _without_models),
+        "flavor assignment reused for the same requests"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
 }
+
+
+_ORIGINAL_TRY_KEY = Admitter._try_key
+
+
+def _without_models(self, wl, node):
+    key = _ORIGINAL_TRY_KEY(self, wl, node)
+    return key[:2] + key[3:]
 
 
 def _built_but_not_kept(self):
