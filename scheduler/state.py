@@ -23,7 +23,7 @@ from scheduler.model.workload import MILLI
 from scheduler.nominations import Nominations, Nominee
 from scheduler.place_index import PlaceIndex
 from scheduler.usage_index import UsageIndex
-from scheduler.virtual_free import VirtualFreeIndex
+from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
@@ -97,9 +97,6 @@ class ClusterState(NodeCandidates):
         self._init_candidates(cluster)
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
-        # Bumped on every change: lets a cycle know that an answer it computed for one
-        # request (e.g. "fits nowhere") still holds for an identical request.
-        self.version = 0
         # Bumped only when committed GPUs are given back (not by what-ifs that roll back):
         # placement can only get easier after a release, which the queue relies on.
         self.release_version = 0
@@ -112,6 +109,7 @@ class ClusterState(NodeCandidates):
         self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
         # Free plus lower-priority GPUs per node and preemptor priority (`virtual_free.py`).
         self.virtual_free = VirtualFreeIndex(self.nodes, self.used, lambda: held_by_priority(self))
+        self.level_changes = LevelChanges()  # what the views without lower priorities miss
 
     # -- queries -----------------------------------------------------------------------
 
@@ -179,14 +177,12 @@ class ClusterState(NodeCandidates):
     def nominate(self, nominee: Nominee, priority: int, placements: list[tuple[int, int]]) -> None:
         """Keep GPUs on nodes for a preemptor (see `scheduler/nominations.py`)."""
         self.nominations.add(nominee, priority, placements)
-        self.version += 1
 
     def drop_nominations(self, workload_id: str, pod: int | None = None) -> None:
         """End a workload's nominations (`Nominations.drop_run`): kept GPUs become usable."""
         if not self.nominations:
             return
         for node in self.nominations.drop_run(workload_id, pod):
-            self.version += 1
             self._released_on(node)
 
     def release(self, key: PodKey) -> Holding:
@@ -195,11 +191,8 @@ class ClusterState(NodeCandidates):
         if self._marks:
             self._journal.append(("release", key, holding))
         else:
-            self._released(holding)
+            self._released_on(holding.node)
         return holding
-
-    def _released(self, holding: Holding) -> None:
-        self._released_on(holding.node)
 
     def _released_on(self, node: int) -> None:
         self.release_version += 1
@@ -235,7 +228,7 @@ class ClusterState(NodeCandidates):
     def commit(self, mark: int) -> None:
         for op, _, holding in self._journal[mark:]:
             if op == "release":
-                self._released(holding)
+                self._released_on(holding.node)
         self._close(mark)
 
     def _close(self, mark: int) -> None:
@@ -244,7 +237,6 @@ class ClusterState(NodeCandidates):
             self._journal.clear()
 
     def _apply(self, key: PodKey, holding: Holding) -> None:
-        self.version += 1
         node = holding.node
         whole_before = self.whole_free[node]
         self.whole_free[node] -= holding.whole
@@ -267,11 +259,12 @@ class ClusterState(NodeCandidates):
         held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
         self._moved(node, priority, whole_before, holding.milli)
+        if self.level_changes.pending:
+            self.level_changes.changed(key, priority, holding)
         self.pods_on_node[node][key] = holding
         self.holdings[key] = holding
 
     def _unapply(self, key: PodKey, holding: Holding) -> None:
-        self.version += 1
         node = holding.node
         whole_before = self.whole_free[node]
         self.whole_free[node] += holding.whole
@@ -293,6 +286,8 @@ class ClusterState(NodeCandidates):
         priority = self.priority_of.get(key[0], 0)
         self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
         self._moved(node, priority, whole_before, -holding.milli)
+        if self.level_changes.pending:
+            self.level_changes.changed(key, priority, None)
         del self.pods_on_node[node][key]
         del self.holdings[key]
 

@@ -18,6 +18,7 @@ by m) and lowers every level at or below q by m: an allocation touches only thos
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from scheduler.model import Node
 from scheduler.model.workload import MILLI
@@ -81,3 +82,18 @@ class VirtualFreeIndex:
                 virtual_free[node] += milli
         level = self.levels[priority] = _Level(self._nodes, virtual_free)
         return level
+
+
+class LevelChanges:
+    """Pods that changed since each priority level's view (`scheduler/level_views.py`) was
+    last brought up to date: per level, pod → its holding now (None: released). Only pods
+    at or above a level are in its view, so only their changes are noted there; a what-if
+    that rolls back leaves an entry that the next update finds already true."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, dict[tuple[str, int], Any]] = {}  # level → pod → Holding | None
+
+    def changed(self, key: tuple[str, int], holder_priority: int, holding: object) -> None:
+        for level, pending in self.pending.items():
+            if holder_priority >= level:
+                pending[key] = holding

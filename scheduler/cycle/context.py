@@ -16,6 +16,7 @@ from scheduler.emitter import EventEmitter
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.holding_index import HoldingIndex
+from scheduler.level_views import LevelViews
 from scheduler.sim import Environment
 from scheduler.state import ClusterState
 from scheduler.verify import Verifier
@@ -64,6 +65,8 @@ class CycleContext:
     waiting_gangs: dict[str, WorkloadRun] = field(default_factory=dict)
     # `replay --verify`: every fast path is checked against the plain computation.
     verifier: Verifier | None = None
+    # The cluster without lower-priority pods, per preemptor priority (made at the first search).
+    views: LevelViews | None = None
 
     @property
     def now(self) -> float:

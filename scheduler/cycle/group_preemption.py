@@ -2,35 +2,52 @@
 
 The plugin (`plugins/preemption.py` WorkloadPreemption) chooses victims through a
 `GroupVictimSearch`, the query object this module builds for one preemptor; the cycle then
-evicts them. Two shortcuts keep this cheap on a large cluster, both exact and both checked
-by `replay --verify`:
+evicts them. Shortcuts keep this cheap on a large cluster, each exact and checked by
+`replay --verify`:
 
 - "could preemption help at all?": free GPUs plus every lower-priority GPU of an accepted
-  model must cover the request, read from `ClusterState.held_below`;
-- a preemption that found nothing is not retried until `HoldingIndex.version` changes.
+  model must cover the request, read from `ClusterState.held_below`, then the virtual free
+  counts per node (`scheduler/virtual_free.py`);
+- a preemption that found nothing is not retried until `HoldingIndex.version` changes;
+- the preemptor is planned on the view of the cluster without lower-priority pods
+  (`scheduler/level_views.py`) and reprieves are decided on the plan's nodes
+  (`victim_plans.ViewPlan`), instead of taking every potential victim off the state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from enum import Enum
 
 from scheduler.cycle.context import CycleContext
 from scheduler.cycle.planning import plan_group
+from scheduler.cycle.victim_plans import Assignment, RemovalPlan, ViewPlan
 from scheduler.eventlog.schema import last_checkpoint_s
 from scheduler.framework.victims import RunningGroup
-from scheduler.state import ClusterState
+from scheduler.level_views import LevelViews
+from scheduler.state import ClusterState, Holding, PodKey
 from scheduler.workload_run import GROUP, WorkloadRun
 
-Assignment = list[tuple[WorkloadRun, int, int]]  # (run, pod, node) in placement order
 Planner = Callable[[], Assignment | None]  # a what-if plan on the current state, or None
+ViewPlanner = Callable[[ClusterState], Assignment | None]  # the same plan on a view of the cluster
+
+
+class How(Enum):
+    """How a search plans the preemptor without its potential victims (`victim_plans.py`)."""
+
+    VIEW = "on the view without lower priorities"
+    REMOVAL = "by removing them from the state"
+    ONE_BY_ONE = "by removing them, every reprieve put back at once"
 
 
 @dataclass
 class GroupVictimSearch:
     """The `GroupPreemptionQuery` of one pending group, or of a CompositePodGroup's quorum
-    (see its contract). `planner` plans the preemptor on the current state; `models` and
-    `needed_milli` feed the exact shortcuts (an empty `needed_milli` disables them)."""
+    (see its contract). `planner` plans the preemptor on the current state (`view_planner`
+    on a view; `How.VIEW` needs it); `models` and `needed_milli` feed the free-GPU test (an
+    empty `needed_milli` disables it); `terminating` are the lower-priority pods already
+    being preempted (they stay where they are)."""
 
     ctx: CycleContext
     priority: int
@@ -38,53 +55,33 @@ class GroupVictimSearch:
     running: list[RunningGroup]
     models: tuple[str, ...] = ()
     needed_milli: int = 0
-    defer: bool = True  # allow `keeps_plan` (False: every reprieve is put back at once)
-    plan: Assignment = field(default_factory=list)  # the proposed assignment
-    plan_nodes: set[int] = field(default_factory=set)  # its nodes
-
-    @property
-    def state(self) -> ClusterState:
-        return self.ctx.state
-
-    def fits(self, restored: RunningGroup | None) -> bool:
-        """The first call plans the group with every potential victim removed; that plan is
-        the preemptor's proposed assignment. A reprieve stands when every preemptor pod
-        proposed for a node the reprieved group holds still passes the filters there, with
-        the preemptor pods before it on that node assumed (upstream's `reprieveVictim`:
-        the assignment is fixed, not planned again)."""
-        if restored is None:
-            plan = self.planner()
-            self.plan = plan or []
-            self.plan_nodes.clear()
-            self.plan_nodes.update(node for _, _, node in self.plan)
-            return plan is not None
-        touched = {h.node for _, h in restored.holdings} & self.plan_nodes
-        if not touched:
-            return True
-        state, framework = self.state, self.ctx.framework
-        mark = state.mark()
-        try:
-            for run, pod, node in self.plan:
-                if node in touched:
-                    if not framework.feasible(state, run.request, node):
-                        return False
-                    state.allocate((run.spec.workload_id, pod), node, run.request)
-            return True
-        finally:
-            state.rollback(mark)
+    how: How = How.REMOVAL
+    view_planner: ViewPlanner | None = None
+    terminating: list[tuple[PodKey, Holding]] = field(default_factory=list)
+    plan: Assignment = field(default_factory=list)  # the proposed assignment, once planned
 
     def matters(self, group: RunningGroup) -> bool:
         return not self.models or not group.models.isdisjoint(self.models)
 
-    def enough_free(self, withheld: int) -> bool:
-        return self.state.free_milli(self.models) - withheld >= self.needed_milli
+    def free_milli(self) -> int:
+        return self.ctx.state.free_milli(self.models)
 
     def usable_milli(self, group: RunningGroup) -> int:
-        models, nodes = self.models, self.state.nodes
+        models, nodes = self.models, self.ctx.state.nodes
         return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
 
-    def keeps_plan(self, group: RunningGroup) -> bool:
-        return self.defer and not any(h.node in self.plan_nodes for _, h in group.holdings)
+    def without(self, potential: Sequence[RunningGroup]) -> RemovalPlan | ViewPlan:
+        ctx = self.ctx
+        plan: RemovalPlan | ViewPlan
+        if self.how is How.VIEW and self.view_planner is not None:
+            if ctx.views is None:
+                ctx.views = LevelViews(ctx.state)
+            plan = ViewPlan(self, ctx.views.without_below(self.priority), ctx.framework, self.view_planner,
+                            potential, self.terminating)
+        else:
+            plan = RemovalPlan(self, ctx.state, ctx.framework, self.planner, potential, self.how is How.REMOVAL)
+        self.plan = plan.assignment
+        return plan
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
@@ -126,26 +123,49 @@ def evict_victims(ctx: CycleContext, victims: list[RunningGroup], preemptor: Wor
 
 
 def _group_search(ctx: CycleContext, run: WorkloadRun, needed: int, running: list[RunningGroup],
-                  defer: bool = True) -> GroupVictimSearch:
+                  terminating: list[tuple[PodKey, Holding]], how: How) -> GroupVictimSearch:
     def planner() -> Assignment | None:
-        placed = plan_group(ctx, run, needed, explain=False).placed
+        return view_planner(ctx.state)
+
+    def view_planner(state: ClusterState) -> Assignment | None:
+        on = ctx if state is ctx.state else replace(ctx, state=state)
+        placed = plan_group(on, run, needed, explain=False).placed
         return [(run, pod, node) for pod, node in placed] if len(placed) >= needed else None
 
     return GroupVictimSearch(ctx, run.spec.priority, planner, running, run.spec.gpu_models,
-                             needed * run.request.milli, defer=defer)
+                             needed * run.request.milli, how, view_planner, terminating)
 
 
 def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[RunningGroup] | None, Assignment]:
     """The victims and the preemptor's proposed assignment (planned with them gone)."""
     running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
-    search = _group_search(ctx, run, needed, running)
+    terminating = terminating_below(ctx, run.spec.priority)
+    search = _group_search(ctx, run, needed, running, terminating, How.VIEW)
     victims = ctx.framework.run_post_filter(search)
-    if ctx.verifier:  # deferred reprieves choose what putting each back at once chooses
+    if ctx.verifier:  # planned on the view as by removal; deferred reprieves as one by one
+        wid = run.spec.workload_id
         with ctx.framework.unobserved():
-            undeferred = ctx.framework.run_post_filter(_group_search(ctx, run, needed, running, defer=False))
-        ctx.verifier.same(ctx.now, "victims with deferred reprieves", [g.workload_id for g in victims or []],
-                          [g.workload_id for g in undeferred or []], run.spec.workload_id)
+            removal = _group_search(ctx, run, needed, running, terminating, How.REMOVAL)
+            removed = ctx.framework.run_post_filter(removal)
+            one_by_one = ctx.framework.run_post_filter(
+                _group_search(ctx, run, needed, running, terminating, How.ONE_BY_ONE))
+        ctx.verifier.same(ctx.now, "victims with deferred reprieves", _ids(removed), _ids(one_by_one), wid)
+        ctx.verifier.same(ctx.now, "victims planned on the view without lower priorities",
+                          (_ids(victims), [(pod, node) for _, pod, node in search.plan]),
+                          (_ids(removed), [(pod, node) for _, pod, node in removal.plan]), wid)
     return victims, search.plan
+
+
+def _ids(groups: list[RunningGroup] | None) -> list[str]:
+    return [g.workload_id for g in groups or []]
+
+
+def terminating_below(ctx: CycleContext, priority: int) -> list[tuple[PodKey, Holding]]:
+    """The pods of lower-priority workloads already being preempted: no one's victims, they
+    keep their devices until they are gone."""
+    holdings = ctx.state.holdings
+    return [((wid, pod), holdings[(wid, pod)]) for _, runs in ctx.holdings.below(priority)
+            for wid, other in runs.items() if other.terminating for pod in other.holding]
 
 
 def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:

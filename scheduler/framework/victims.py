@@ -42,27 +42,36 @@ class NodeVictims:
     pods: tuple[PodKey, ...]
 
 
+class ReprievePlan(Protocol):
+    """The preemptor's proposed assignment, made with every potential victim gone, and the
+    reprieves decided against it (`GroupPreemptionQuery.without`).
+
+    - `fits`: the preemptor fits with every potential victim gone (else nothing is asked).
+    - `could_keep(group)`: with `group` put back too, do the free GPUs the preemptor could
+      use still cover its request? (A necessary condition: when false, `group` is a victim.)
+    - `reprieve(group)`: put `group` back; True when the proposed assignment still passes the
+      filters on every node `group` holds (upstream's `reprieveVictim`: the assignment is
+      fixed, not planned again), else `group` stays removed (a victim).
+    - `close()`: leave the state as it was found."""
+
+    @property
+    def fits(self) -> bool: ...
+
+    def could_keep(self, group: RunningGroup) -> bool: ...
+
+    def reprieve(self, group: RunningGroup) -> bool: ...
+
+    def close(self) -> None: ...
+
+
 @runtime_checkable
 class GroupPreemptionQuery(Protocol):
     """Workload-aware preemption for one pending pod group.
 
-    `running` holds the lower-priority groups (the only possible victims). The methods are
-    exact shortcuts the plugin may use to skip work; each answers for the live state:
-
-    - `fits(restored)`: does the preemptor fit now? The first call (`restored` None), with
-      every potential victim removed, fixes the preemptor's proposed assignment; each
-      later call asks whether the assignment still fits with the group `restored` put back
-      (only the nodes it holds can change the answer). It leaves the state as it found it.
-    - `matters(group)`: could the preemptor ever use the GPUs `group` holds (its models)?
-    - `enough_free(withheld)`: with `withheld` more milli-GPUs taken, do the free GPUs the
-      preemptor could use still cover its request?
-    - `usable_milli(group)`: milli-GPUs `group` holds on nodes the preemptor could use.
-    - `keeps_plan(group)`: putting `group` back cannot touch the proposed assignment (its
-      nodes are not the assignment's), so `fits` would say yes without reading the state.
-    """
-
-    @property
-    def state(self) -> ClusterState: ...
+    `running` holds the lower-priority groups (the only possible victims); `matters(group)`:
+    could the preemptor ever use the GPUs `group` holds (its models)? `without(potential)`
+    plans the preemptor with every group of `potential` gone and answers the reprieves
+    (see `ReprievePlan`); the plugin decides the order they are asked in."""
 
     @property
     def priority(self) -> int: ...
@@ -70,15 +79,9 @@ class GroupPreemptionQuery(Protocol):
     @property
     def running(self) -> Sequence[RunningGroup]: ...
 
-    def fits(self, restored: RunningGroup | None) -> bool: ...
-
     def matters(self, group: RunningGroup) -> bool: ...
 
-    def enough_free(self, withheld: int) -> bool: ...
-
-    def usable_milli(self, group: RunningGroup) -> int: ...
-
-    def keeps_plan(self, group: RunningGroup) -> bool: ...
+    def without(self, potential: Sequence[RunningGroup]) -> ReprievePlan: ...
 
 
 @runtime_checkable

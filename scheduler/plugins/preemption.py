@@ -67,62 +67,24 @@ class WorkloadPreemption:
         return WorkloadPreemption(VictimOrder(order))
 
     def select_group_victims(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None:
-        """Victims that make `query.fits()` true, or None if preemption cannot help.
+        """Victims that let the preemptor fit, or None if preemption cannot help.
 
         Remove every potential victim, check that the preemptor fits, then reprieve from
-        the most important down while it still fits. Shortcuts that give the same answer
-        (see `GroupPreemptionQuery`):
-
-        - a group whose GPUs the preemptor could never use (`matters` false: other GPU
-          models) is always reprieved;
-        - once the free GPUs the preemptor could use no longer cover its request, the
-          reprieve just tried cannot stand: `enough_free(withheld)` answers for the state
-          with `withheld` more milli-GPUs taken;
-        - a reprieve that `keeps_plan` is not even put back on the state until a later
-          check reads it: on a large cluster most of the hundreds of candidates are
-          reprieved that way, and putting each back only for the final rollback to take it
-          off again was most of the cost. Every check that reads the state sees it exactly
-          as if each reprieve had been put back at once.
-        """
-        state = query.state
+        the most important down while it still fits. A group whose GPUs the preemptor could
+        never use (`matters` false: other GPU models) is no potential victim; once the free
+        GPUs the preemptor could use would no longer cover its request, a reprieve cannot
+        stand, and is not tried (`could_keep`)."""
         potential = sorted((g for g in query.running if g.priority < query.priority and query.matters(g)), key=self._key)
         if not potential:
             return None
-        mark = state.mark()
+        plan = query.without(potential)
         try:
-            for group in potential:
-                for key, _ in group.holdings:
-                    state.release(key)
-            if not query.fits(None):
+            if not plan.fits:
                 return None
-            victims: list[RunningGroup] = []
-            deferred: list[RunningGroup] = []  # reprieved, not yet put back on the state
-            withheld = 0  # what they hold that the preemptor could use
-            for group in potential:  # reprieve the most important first
-                if not query.matters(group):
-                    deferred.append(group)
-                    continue
-                held = query.usable_milli(group)
-                if not query.enough_free(withheld + held):
-                    victims.append(group)  # put back, then taken off again: no change
-                    continue
-                if query.keeps_plan(group):
-                    deferred.append(group)
-                    withheld += held
-                    continue
-                for reprieved in deferred:
-                    for key, holding in reprieved.holdings:
-                        state.restore(key, holding)
-                deferred, withheld = [], 0
-                for key, holding in group.holdings:
-                    state.restore(key, holding)
-                if not query.fits(group):
-                    for key, _ in group.holdings:
-                        state.release(key)
-                    victims.append(group)
-            return victims
+            # Reprieve the most important first.
+            return [group for group in potential if not (plan.could_keep(group) and plan.reprieve(group))]
         finally:
-            state.rollback(mark)
+            plan.close()
 
 
 # kube-scheduler's DefaultPreemptionArgs defaults: the dry run stops once it has found

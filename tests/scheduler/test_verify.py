@@ -20,14 +20,14 @@ from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
-from scheduler.cycle import group_preemption
+from scheduler.cycle import victim_plans
 from scheduler.place_index import PlaceIndex
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state import ClusterState
 from scheduler.usage_index import UsageClass
 from scheduler.verify import VerificationError, Verifier
-from scheduler.virtual_free import VirtualFreeIndex
+from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
 
@@ -40,6 +40,7 @@ GROUP_CHECKS = {
     "node chosen through the usage index",
     "parked shape still fails",
     "victims with deferred reprieves",
+    "victims planned on the view without lower priorities",
 }
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
@@ -96,8 +97,14 @@ BROKEN = {
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
     "reprieves are deferred even on the plan's nodes": (
-        lambda mp: mp.setattr(group_preemption.GroupVictimSearch, "keeps_plan", lambda self, group: self.defer),
+        lambda mp: mp.setattr(victim_plans.RemovalPlan, "keeps_plan", lambda self, group: self._defer),
         "victims with deferred reprieves"),
+    "the view without lower priorities misses the state's changes": (
+        lambda mp: mp.setattr(LevelChanges, "changed", lambda self, key, priority, holding: None),
+        "victims planned on the view without lower priorities"),
+    "a reprieve on the view is never checked": (
+        lambda mp: mp.setattr(victim_plans.ViewPlan, "reprieve", lambda self, group: True),
+        "victims planned on the view without lower priorities"),
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
         # both caches stand on the versions: whichever reuse comes first stops the replay
