@@ -99,6 +99,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
         self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
+        self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -182,7 +183,7 @@ class KueueAdmission(PlacementOptionsOf):
         spec = run.spec
         local_queue = self.config.local_queue(spec.queue) if spec.queue else None
         wl = admission_workload(run, local_queue.key if local_queue else None,
-                                local_queue.cluster_queue if local_queue else None)
+                                local_queue.cluster_queue if local_queue else None, uses_tas=self.uses_tas)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
