@@ -44,6 +44,7 @@ from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
 from scheduler.admission.tas import TopologyAssignments
+from scheduler.admission.tas_preemption import TopologyFit
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
     AfterTimeout,
@@ -100,6 +101,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.timed_out: set[str] = set()
         self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
         self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
+        self.admitter.topology = _topology_fit(self) if self.uses_tas else None
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -337,6 +339,12 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
     return clocked
+
+
+def _topology_fit(admission: KueueAdmission) -> TopologyFit:
+    """What the admitter asks Kueue's TAS cache (TAS-aware preemption, `tas_preemption`)."""
+    return TopologyFit(admission.config, admission.tas, admission.holders, admission.replay.free_gpus,
+                       admission.replay.gpus_held, lambda name: not admission.workloads[name].run.holding)
 
 
 def _already_evicted(admission: KueueAdmission, victim: AdmissionWorkload) -> bool:
