@@ -87,8 +87,9 @@ def test_a_cluster_queue_without_tas_flavors_refuses_a_topology_pod_set_when_tas
     """checkFlavorForPodSets runs checkPodSetAndFlavorMatchForTAS for every flavor of every
     ClusterQueue, whether or not the ClusterQueue has a TAS flavor: with a Topology in the
     queues file, a rack-bound job in a plain-only ClusterQueue matches no flavor and waits
-    (the replay before 2026-12-03 16:00 admitted it to the plain flavor, applying the check only
-    in ClusterQueues with a TAS flavor); a plain job there is admitted as before."""
+    (the former replay admitted it to the plain flavor, applying the check only in
+    ClusterQueues with a TAS flavor); the plain job of the same size there is admitted, no
+    longer parked with it as an equivalent (the topology request is part of the shape)."""
     objects = [TOPOLOGY, PLAIN, TAS, make_cluster_queue("plain-only").quota("plain", gpus=16).obj(),
                make_cluster_queue("tas-team").quota("tas", gpus=16).obj()]
     rows = kueue_rows(tmp_path, NODES, [_job("rack-job", "plain-only", rack="rack"), _job("plain-job", "plain-only")],
