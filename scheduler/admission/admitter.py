@@ -190,6 +190,8 @@ class Admitter:
                 self._process(entry, preempted, snapshot)
         finally:
             snapshot.restore()
+            if self.topology is not None:
+                self.topology.end_cycle()
         # 6. Requeue and explain.
         progressed = False
         for entry in entries:
@@ -304,6 +306,8 @@ class Admitter:
             reclaims_always = self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is _RECLAIM_ANY
             if not reclaims_always or (self.preemptors_first and entry.is_preemptor):
                 snapshot.reserve(node, _quota_to_reserve(node, assignment))
+                if self.topology is not None:
+                    self.topology.reserve(wl, assignment, ())
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
         if assignment.mode is Mode.PREEMPT:
@@ -317,6 +321,8 @@ class Admitter:
                 return
             preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
+            if self.topology is not None:
+                self.topology.reserve(wl, assignment, entry.targets)
             for target in entry.targets:
                 if target.workload.state is State.ADMITTED:
                     self.port.evict(target.workload, wl, target.reason)

@@ -56,6 +56,7 @@ class TopologyAssignments:
     def __init__(self) -> None:
         self._by_workload: dict[str, tuple[TopologyAssignment, int]] = {}
         self._flavor_nodes: dict[str, list[int]] = {}
+        self._cycle: list[tuple[TopologyAssignment, int]] = []  # reserved for this admission cycle only
 
     def place(self, name: str, spec: Workload, flavor: ResourceFlavor | None, topologies: Mapping[str, Topology],
               free_gpus: FreeGpus, *, unplaced: Callable[[str], bool]) -> str | None:
@@ -92,13 +93,17 @@ class TopologyAssignments:
         for i in candidates:
             taken_whole, taken_milli = assumed.get(i, (0, 0))
             more_whole, more_milli = freed.get(i, (0, 0))
-            capacity[i] = pods_that_fit(nodes[i].gpus, whole_free[i] + more_whole - taken_whole,
-                                        free_milli[i] + more_milli - taken_milli, request.milli, request.pods)
+            capacity[i] = max(0, pods_that_fit(nodes[i].gpus, whole_free[i] + more_whole - taken_whole,
+                                               free_milli[i] + more_milli - taken_milli, request.milli, request.pods))
         return find_topology_assignment(topologies[flavor.topology_name], nodes, candidates, capacity, request)
 
-    def holds(self, name: str) -> bool:
-        """`name` was admitted with a topology assignment (a TAS workload of Kueue's cache)."""
-        return name in self._by_workload
+    def reserve_for_cycle(self, found: TopologyAssignment, milli: int) -> None:
+        """A preemptor's assignment counts as used until the admission cycle ends (Kueue adds
+        it to the cycle snapshot's TAS usage: scheduler.go updateAssignmentForTAS, AddUsage)."""
+        self._cycle.append((found, milli))
+
+    def end_cycle(self) -> None:
+        self._cycle.clear()
 
     def domain_labels(self, name: str) -> dict[str, str] | None:
         found = self._by_workload.get(name)
@@ -109,11 +114,11 @@ class TopologyAssignments:
 
     def _assumed(self, unplaced: Callable[[str], bool]) -> dict[int, tuple[int, int]]:
         """(whole GPUs, milli-GPUs) per node of admitted TAS workloads whose pods do not hold
-        them yet (once they do, the nodes' free GPUs count them)."""
+        them yet (once they do, the nodes' free GPUs count them), and of this cycle's
+        preemptors' reservations."""
         assumed: dict[int, tuple[int, int]] = {}
-        for name, (found, milli) in self._by_workload.items():
-            if not unplaced(name):
-                continue
+        used = [held for name, held in self._by_workload.items() if unplaced(name)]
+        for found, milli in used + self._cycle:
             for node, pods in found.pods_per_node.items():
                 whole, part = assumed.get(node, (0, 0))
                 assumed[node] = (whole + pods * (milli // 1000 if milli % 1000 == 0 else 0), part + pods * milli)

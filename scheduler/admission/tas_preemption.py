@@ -21,7 +21,10 @@ since 0.19: an entry whose topology no longer fits is assigned again in its turn
      one more condition on each step: the pod set's topology fits once the removed
      candidates' pods are gone (`TopologyFit.fits_without`). None found: the entry waits
      for quota (WaitingForQuota, Kueue's message), holding its reservable quota for the cycle
-     as any preemptor without candidates.
+     as any preemptor without candidates. A preemptor also holds, until the cycle ends, the
+     topology assignment it would get with its targets gone (without targets: the one on the
+     empty topology), so that later entries of the cycle do not take those nodes
+     (`TopologyFit.reserve`).
 
 The replay runs these steps in the entry's turn of the cycle (the nominated, quota-only
 assignment is the input), which is where upstream lands after its in-cycle recompute.
@@ -37,7 +40,7 @@ from scheduler.admission.holders import Holders
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.preemption.common import Target
 from scheduler.admission.quota import QuotaNode
-from scheduler.admission.tas import FreeGpus, TopologyAssignments
+from scheduler.admission.tas import FreeGpus, TopologyAssignment, TopologyAssignments
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.eventlog.schema import PendingReason
 
@@ -69,18 +72,35 @@ class TopologyFit:
                 empty: bool = False) -> str | None:
         """None when a domain holds the pod set with `gone` removed (or on the empty
         topology), else Kueue's not-fit message."""
-        flavor = self.config.flavors.get(assignment.gpu_flavor or "")
-        spec = wl.run.original_spec
-        if assignment.pods is not None:
-            spec = replace(spec, pods=assignment.pods)
-        freed = self._held(self._tas_holders(flavor.name if flavor else "") if empty else gone)
-        found = self.assignments.find(spec, flavor, self.config.topologies, self.free_gpus, unplaced=self.unplaced,
-                                      freed=freed, gone={w.name for w in gone}, empty=empty)
+        found = self._find(wl, assignment, gone, empty)
         return found if isinstance(found, str) else None
+
+    def reserve(self, wl: AdmissionWorkload, assignment: Assignment, targets: Sequence[Target]) -> None:
+        """A TAS preemptor holds, for the rest of the cycle, the assignment it would get with
+        its targets gone, or without targets the one on the empty topology (scheduler.go
+        updateAssignmentForTAS; AddUsage in processEntry and reserveCapacityForUnreclaimablePreempt)."""
+        if not self.applies(wl, assignment):
+            return
+        found = self._find(wl, assignment, [t.workload for t in targets], empty=not targets)
+        if found is not None and not isinstance(found, str):
+            self.assignments.reserve_for_cycle(found, wl.run.original_spec.gpu_milli_per_pod)
+
+    def end_cycle(self) -> None:
+        self.assignments.end_cycle()
 
     def fits_without(self, wl: AdmissionWorkload, assignment: Assignment) -> Callable[[list[AdmissionWorkload]], bool]:
         """The TAS condition of Kueue's workloadFits for the victim search."""
         return lambda gone: self.failure(wl, assignment, gone) is None
+
+    def _find(self, wl: AdmissionWorkload, assignment: Assignment, gone: Sequence[AdmissionWorkload],
+              empty: bool) -> TopologyAssignment | str | None:
+        flavor = self.config.flavors.get(assignment.gpu_flavor or "")
+        spec = wl.run.original_spec
+        if assignment.pods is not None:  # partial admission: the admitted count
+            spec = replace(spec, pods=assignment.pods)
+        freed = self._held(self._tas_holders(flavor.name if flavor else "") if empty else gone)
+        return self.assignments.find(spec, flavor, self.config.topologies, self.free_gpus, unplaced=self.unplaced,
+                                     freed=freed, gone={w.name for w in gone}, empty=empty)
 
     def _tas_holders(self, flavor: str) -> list[AdmissionWorkload]:
         """Workloads holding quota of the TAS flavor: their pods are Kueue's TAS usage."""

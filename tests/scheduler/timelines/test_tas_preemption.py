@@ -93,3 +93,23 @@ def test_without_candidates_it_waits_for_quota_and_when_even_the_empty_topology_
         "WaitingForQuota", 'couldn\'t assign flavors to pod set main: topology "default" allows to fit only 1 out of 2 '
         "pod(s); position 1 of 2 in ClusterQueue team-a")
     assert pending_reasons(rows, "huge")[0][1] == "TopologyPlacementFailed"
+
+
+def test_a_preemptor_without_targets_holds_its_empty_topology_domain_for_the_rest_of_the_cycle(tmp_path):
+    """scheduler.go updateAssignmentForTAS: a TAS preemptor without candidates gets the
+    assignment it would have on the empty topology, and reserveCapacityForUnreclaimablePreempt
+    adds it to the cycle's TAS usage. Rack r1 has 2 nodes, r2 has 3; x1 holds one node of r1,
+    x2 two of r2 (priority 20, which nothing may preempt). At 100 s, in one cycle, high (team-a,
+    priority 10, 2 pods) fits neither rack now; on the empty topology r1 is the best fit, so it
+    holds r1 for the cycle; low (team-b, priority 0, 1 pod), processed after it, then finds no
+    room in r1 and takes the free node of r2 (without the reservation it took r1's, the first
+    rack with the fewest free nodes that holds it)."""
+    nodes = [make_node("n1").rack("r1").obj(), make_node("n2").rack("r1").obj(),
+             *(make_node(f"n{i}").rack("r2").obj() for i in (3, 4, 5))]
+    queues = [make_cluster_queue(name).quota("tas", gpus=64).obj() for name in ("team-a", "team-b")]
+    jobs = [_job("x1", 0, 1, 20), _job("x2", 0, 2, 20), _job("high", 100, 2, 10, runs_for=500),
+            make_workload("low").queue("team-b").at(100).runs_for(500).gpus(8).topology(required="rack").obj()]
+    rows = kueue_rows(tmp_path, nodes, jobs, [TOPOLOGY, TAS, *queues])
+    assert (_nodes_of(rows, "x1"), _nodes_of(rows, "x2")) == (["n1"], ["n3", "n4"])
+    assert _nodes_of(rows, "low") == ["n5"]
+    assert pending_reasons(rows, "high")[0][1] == "WaitingForQuota"
