@@ -16,6 +16,7 @@ from __future__ import annotations
 from tests.scheduler.admission_story import kueue_rows, pending_reasons, timeline
 from tests.scheduler.builders import (
     make_cluster_queue,
+    make_configuration,
     make_flavor,
     make_node,
     make_topology,
@@ -62,6 +63,16 @@ def test_a_rack_bound_job_preempts_the_lower_priority_job_whose_rack_it_then_tak
     assert waits[0] == (100.0, "WaitingForPreemptedWorkloads",
                         'couldn\'t assign flavors to pod set main: topology "default" allows to fit only 1 out of 2 '
                         "pod(s). Pending the preemption of 1 workload(s); position 1 of 1 in ClusterQueue team-a")
+
+
+def test_under_fair_sharing_the_victim_search_asks_the_topology_too(tmp_path):
+    """preemption.go workloadFitsForFairSharing wraps the same workloadFits, TAS check
+    included: with fair sharing on, the story of the first test ends alike (low-b preempted,
+    high on r2)."""
+    jobs = [_job("low-a", 0, 1, 0), _job("low-b", 10, 2, 0), _job("high", 100, 2, 10, runs_for=500)]
+    rows = kueue_rows(tmp_path, NODES, jobs, [make_configuration().fair_sharing().obj(), TOPOLOGY, TAS, _queue()])
+    assert sorted({r["workload_id"] for r in rows if r["event"] == "preempted"}) == ["low-b"]
+    assert _nodes_of(rows, "high") == ["n3", "n4"]
 
 
 def test_the_victim_search_gives_back_a_victim_the_topology_does_not_need(tmp_path):
