@@ -18,6 +18,7 @@ below. Every transition writes its event rows through the `EventEmitter`.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from scheduler.dispatch import Dispatcher
@@ -27,7 +28,7 @@ from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
 from scheduler.holding_index import HoldingIndex
 from scheduler.sim import Environment, Phase
-from scheduler.state import ClusterState
+from scheduler.state import ClusterState, gpus_held
 from scheduler.workload_run import WorkloadRun
 
 if TYPE_CHECKING:
@@ -86,8 +87,8 @@ class Lifecycle:
         self.dispatcher = dispatcher
         self.admission: AdmissionLayer | None = None
         # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's
-        # own; `free_gpus` the state's.
-        self.narrow, self.free_gpus = WorkloadRun.narrow, state.free_gpus
+        # own; `free_gpus` the state's, `gpus_held(workload_id, pods)` the state's function.
+        self.narrow, self.free_gpus, self.gpus_held = WorkloadRun.narrow, state.free_gpus, partial(gpus_held, state)
 
     @property
     def env(self) -> Environment:

@@ -13,6 +13,7 @@ simulates the removal of preemption victims, and either keeps the result or roll
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,6 +310,18 @@ def held_by_priority(state: ClusterState) -> list[tuple[int, int, int]]:
     """(node, holder priority, milli-GPUs) of every pod holding GPUs."""
     priority_of = state.priority_of
     return [(h.node, priority_of.get(key[0], 0), h.milli) for key, h in state.holdings.items() if h.milli]
+
+
+def gpus_held(state: ClusterState, workload_id: str, pods: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """(whole devices, milli-GPUs) per node held by these pods of one workload (Kueue's TAS
+    cache reads a workload's usage per node from them)."""
+    held: dict[int, tuple[int, int]] = {}
+    for pod in pods:
+        holding = state.holdings.get((workload_id, pod))
+        if holding is not None and holding.milli:
+            whole, milli = held.get(holding.node, (0, 0))
+            held[holding.node] = (whole + holding.whole, milli + holding.milli)
+    return held
 
 
 def fullest_fitting(state: ClusterState, node: int, milli: int) -> int | None:

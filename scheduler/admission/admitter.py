@@ -38,6 +38,7 @@ from scheduler.admission.preemption.common import (
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
+from scheduler.admission.tas_preemption import TopologyFit, topology_nomination
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
 from scheduler.admission.workloads import AdmissionWorkload, State
@@ -168,6 +169,7 @@ class Admitter:
         self.tries: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
             config.cluster_queues, config.flavors, self.versions)
         self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed
+        self.topology: TopologyFit | None = None  # Kueue's TAS cache, when the queues file uses TAS
         # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
         self.timestamp_matters = any(
             cq.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
@@ -193,6 +195,8 @@ class Admitter:
                 self._process(entry, preempted, snapshot)
         finally:
             snapshot.restore()
+            if self.topology is not None:
+                self.topology.end_cycle()
         # 6. Requeue and explain.
         progressed = False
         for entry in entries:
@@ -305,10 +309,18 @@ class Admitter:
         return sorted(entries, key=lambda e: (
             first and not e.is_preemptor, e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
-    def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot) -> None:
+    def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot, *,
+                 topology_done: bool = False) -> None:
         assignment, node, wl = entry.assignment, entry.node, entry.wl
         if entry.reason is PendingReason.SUSPENDED:
             return
+        if (not topology_done and assignment.mode is Mode.PREEMPT and self.topology is not None
+                and self.topology.applies(wl, assignment)):
+            # TAS: the empty topology decides whether preemption can help, and targets must
+            # make the topology fit too (tas_preemption).
+            entry.assignment, entry.targets = topology_nomination(self.topology, wl, node, assignment,
+                                                                  self.preemptor.targets) or (assignment, entry.targets)
+            assignment = entry.assignment
         if assignment.mode is Mode.NO_FIT:
             entry.reason = assignment.no_fit_reason or PendingReason.WAITING_FOR_QUOTA
             entry.message, entry.equivalent_fail = assignment.message(), True
@@ -321,6 +333,8 @@ class Admitter:
             reclaims_always = self.config.cluster_queues[node.name].preemption.reclaim_within_cohort is _RECLAIM_ANY
             if not reclaims_always or (self.preemptors_first and entry.is_preemptor):
                 snapshot.reserve(node, _quota_to_reserve(node, assignment))
+                if self.topology is not None:
+                    self.topology.reserve(wl, assignment, ())
             entry.message, entry.equivalent_fail = assignment.message(), True
             return
         if assignment.mode is Mode.PREEMPT:
@@ -334,6 +348,8 @@ class Admitter:
                 return
             preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
+            if self.topology is not None:
+                self.topology.reserve(wl, assignment, entry.targets)
             for target in entry.targets:
                 if target.workload.state is State.ADMITTED:
                     self.port.evict(target.workload, wl, target.reason)
@@ -349,7 +365,13 @@ class Admitter:
             return
         topology_failure = self.port.place_topology(wl, assignment)
         if topology_failure is not None:  # TAS: no domain holds the pod set now
-            entry.reason, entry.message = PendingReason.TOPOLOGY_PLACEMENT_FAILED, topology_failure
+            recomputed = None if self.topology is None else topology_nomination(
+                self.topology, wl, node, assignment, self.preemptor.targets)
+            if recomputed is None:
+                entry.reason, entry.message = PendingReason.TOPOLOGY_PLACEMENT_FAILED, topology_failure
+                return
+            entry.assignment, entry.targets = recomputed  # Preempt (or NoFit): TASRecompute in its turn
+            self._process(entry, preempted, snapshot, topology_done=True)
             return
         if self.port.admission_blocked():
             entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True

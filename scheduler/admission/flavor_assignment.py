@@ -172,14 +172,18 @@ class TasFlavors(IntEnum):
 
 
 def tas_flavors(spec: ClusterQueue, flavors: Mapping[str, ResourceFlavor]) -> TasFlavors:
-    """The trace's topology columns are Kueue's podset topology annotations only in a
-    ClusterQueue that offers TAS; in one without any TAS flavor they stay the placement
-    plugin's own constraint (a kube-level gang topology) and no flavor is refused for them."""
+    """How the trace's topology columns read for a workload of this ClusterQueue. They are
+    Kueue's podset topology annotations whenever the queues file uses Topology-Aware
+    Scheduling at all (some ResourceFlavor has a Topology): then, as upstream checks every
+    flavor regardless of the ClusterQueue, a topology pod set in a ClusterQueue without a TAS
+    flavor matches no flavor (SOME). A queues file without any Topology (the demo's) leaves
+    them the placement plugin's own constraint (a kube-level gang topology): NONE, no flavor
+    is refused for them. ALL: every flavor of the ClusterQueue has one (TAS implied)."""
+    if not any(flavor.topology_name is not None for flavor in flavors.values()):
+        return TasFlavors.NONE
     with_topology = [flavors[fq.flavor].topology_name is not None for group in spec.resource_groups
                      for fq in group.flavors]
-    if not any(with_topology):
-        return TasFlavors.NONE
-    return TasFlavors.ALL if all(with_topology) else TasFlavors.SOME
+    return TasFlavors.ALL if with_topology and all(with_topology) else TasFlavors.SOME
 
 
 def topology_mismatch(workload: Workload, flavor: ResourceFlavor, topologies: Mapping[str, Topology], *,

@@ -44,6 +44,7 @@ from scheduler.admission.preemption.common import PreemptionReason
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
 from scheduler.admission.tas import TopologyAssignments
+from scheduler.admission.tas_preemption import TopologyFit
 from scheduler.admission.wait_for_pods_ready import (
     PODS_READY_TIMEOUT,
     AfterTimeout,
@@ -99,6 +100,8 @@ class KueueAdmission(PlacementOptionsOf):
         self.preempting: set[str] = set()  # victims Kueue evicted, until the replay releases them
         self.timed_out: set[str] = set()
         self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
+        self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
+        self.admitter.topology = _topology_fit(self) if self.uses_tas else None
         self._cycle_at: float | None = None
         self._requeue_roots: set[int] = set()
 
@@ -182,7 +185,7 @@ class KueueAdmission(PlacementOptionsOf):
         spec = run.spec
         local_queue = self.config.local_queue(spec.queue) if spec.queue else None
         wl = admission_workload(run, local_queue.key if local_queue else None,
-                                local_queue.cluster_queue if local_queue else None)
+                                local_queue.cluster_queue if local_queue else None, uses_tas=self.uses_tas)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
@@ -336,6 +339,12 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
     return clocked
+
+
+def _topology_fit(admission: KueueAdmission) -> TopologyFit:
+    """What the admitter asks Kueue's TAS cache (TAS-aware preemption, `tas_preemption`)."""
+    return TopologyFit(admission.config, admission.tas, admission.holders, admission.replay.free_gpus,
+                       admission.replay.gpus_held, lambda name: not admission.workloads[name].run.holding)
 
 
 def _already_evicted(admission: KueueAdmission, victim: AdmissionWorkload) -> bool:

@@ -43,6 +43,9 @@ class ReplayPort(Protocol):
         """The nodes, and per node its whole free GPUs and its free milli-GPUs now (what
         Kueue's TAS cache knows of the nodes and the pods on them)."""
 
+    def gpus_held(self, workload_id: str, pods: Sequence[int]) -> dict[int, tuple[int, int]]:
+        """(whole devices, milli-GPUs) per node index held by these pods of the workload."""
+
     def pass_through(self, run: WorkloadRun) -> None:
         """`run` is not the layer's (no queue name): it queues for placement at once."""
 

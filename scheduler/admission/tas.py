@@ -19,7 +19,7 @@ set uses until its pods run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scheduler.admission.objects import ResourceFlavor, Topology, flavor_matches
@@ -56,12 +56,30 @@ class TopologyAssignments:
     def __init__(self) -> None:
         self._by_workload: dict[str, tuple[TopologyAssignment, int]] = {}
         self._flavor_nodes: dict[str, list[int]] = {}
+        self._cycle: list[tuple[TopologyAssignment, int]] = []  # reserved for this admission cycle only
 
     def place(self, name: str, spec: Workload, flavor: ResourceFlavor | None, topologies: Mapping[str, Topology],
               free_gpus: FreeGpus, *, unplaced: Callable[[str], bool]) -> str | None:
         """Assign workload `name` a domain: None when done (or it needs none), else the
         pending message. `unplaced(other)`: an admitted TAS workload holds no pods yet, so
         its assignment still counts as assumed usage."""
+        found = self.find(spec, flavor, topologies, free_gpus, unplaced=unplaced)
+        if isinstance(found, str):
+            return f"couldn't assign flavors to pod set {POD_SET}: {found}"
+        if found is None:
+            return None
+        self._by_workload[name] = (found, spec.gpu_milli_per_pod)
+        return None
+
+    def find(self, spec: Workload, flavor: ResourceFlavor | None, topologies: Mapping[str, Topology],
+             free_gpus: FreeGpus, *, unplaced: Callable[[str], bool], freed: Mapping[int, tuple[int, int]] | None = None,
+             gone: Container[str] = (), empty: bool = False) -> TopologyAssignment | str | None:
+        """The assignment Kueue would find for the pod set now (None: it needs none; a str:
+        why none exists, Kueue's notFitMessage), recording nothing. `freed`: (whole, milli) GPUs per node that
+        count as free besides the free ones (the pods of preemption victims); `gone`:
+        workloads whose assumed usage is not counted (victims not placed yet); `empty`:
+        Kueue's WithSimulateEmpty, where no TAS workload's usage counts (`freed` then holds
+        every TAS workload's pods) and no assumed usage either."""
         request = topology_request(spec, flavor)
         if flavor is None or flavor.topology_name is None or request is None:
             return None
@@ -69,17 +87,23 @@ class TopologyAssignments:
         candidates = self._flavor_nodes.get(flavor.name)
         if candidates is None:
             candidates = self._flavor_nodes[flavor.name] = [i for i, n in enumerate(nodes) if flavor_matches(flavor, n)]
-        assumed = self._assumed(unplaced)
+        assumed = {} if empty else self._assumed(lambda name: name not in gone and unplaced(name))
+        freed = freed or {}
         capacity = [0] * len(nodes)
         for i in candidates:
             taken_whole, taken_milli = assumed.get(i, (0, 0))
-            capacity[i] = pods_that_fit(nodes[i].gpus, whole_free[i] - taken_whole, free_milli[i] - taken_milli,
-                                        request.milli, request.pods)
-        found = find_topology_assignment(topologies[flavor.topology_name], nodes, candidates, capacity, request)
-        if isinstance(found, str):
-            return f"couldn't assign flavors to pod set {POD_SET}: {found}"
-        self._by_workload[name] = (found, request.milli)
-        return None
+            more_whole, more_milli = freed.get(i, (0, 0))
+            capacity[i] = max(0, pods_that_fit(nodes[i].gpus, whole_free[i] + more_whole - taken_whole,
+                                               free_milli[i] + more_milli - taken_milli, request.milli, request.pods))
+        return find_topology_assignment(topologies[flavor.topology_name], nodes, candidates, capacity, request)
+
+    def reserve_for_cycle(self, found: TopologyAssignment, milli: int) -> None:
+        """A preemptor's assignment counts as used until the admission cycle ends (Kueue adds
+        it to the cycle snapshot's TAS usage: scheduler.go updateAssignmentForTAS, AddUsage)."""
+        self._cycle.append((found, milli))
+
+    def end_cycle(self) -> None:
+        self._cycle.clear()
 
     def domain_labels(self, name: str) -> dict[str, str] | None:
         found = self._by_workload.get(name)
@@ -90,11 +114,11 @@ class TopologyAssignments:
 
     def _assumed(self, unplaced: Callable[[str], bool]) -> dict[int, tuple[int, int]]:
         """(whole GPUs, milli-GPUs) per node of admitted TAS workloads whose pods do not hold
-        them yet (once they do, the nodes' free GPUs count them)."""
+        them yet (once they do, the nodes' free GPUs count them), and of this cycle's
+        preemptors' reservations."""
         assumed: dict[int, tuple[int, int]] = {}
-        for name, (found, milli) in self._by_workload.items():
-            if not unplaced(name):
-                continue
+        used = [held for name, held in self._by_workload.items() if unplaced(name)]
+        for found, milli in used + self._cycle:
             for node, pods in found.pods_per_node.items():
                 whole, part = assumed.get(node, (0, 0))
                 assumed[node] = (whole + pods * (milli // 1000 if milli % 1000 == 0 else 0), part + pods * milli)

@@ -67,6 +67,9 @@ class AdmissionWorkload:
     requeue_at_s: float = 0.0
     timer: Handle | None = None
     explained: bool = False  # a pending row says why, since it was last queued
+    # Its pod set's topology request (required, preferred level) when the queues file uses
+    # TAS, so that the trace's topology columns are Kueue's annotations: part of the shape.
+    topology_request: tuple[str | None, str | None] | None = None
 
     @property
     def queue_key(self) -> tuple[int, float, int]:
@@ -77,7 +80,8 @@ class AdmissionWorkload:
     def shape(self) -> tuple[object, ...]:
         """Scheduling-equivalence hash: workloads equal here get the same assignment (none of
         its parts changes once the workload is tracked, so it is computed once)."""
-        return (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods, self.min_count)
+        return (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods, self.min_count,
+                self.topology_request)
 
     def with_pods(self, pods: int) -> AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
@@ -88,9 +92,12 @@ class AdmissionWorkload:
         return not self.usage.keys().isdisjoint(frs)
 
 
-def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue: str | None) -> AdmissionWorkload:
+def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue: str | None, *,
+                       uses_tas: bool = False) -> AdmissionWorkload:
     """Kueue's view of a run, computed once when the layer first sees it (``workload.Info``);
-    its queue-order timestamp starts as its creation (submit) time."""
+    its queue-order timestamp starts as its creation (submit) time. `uses_tas`: some flavor of
+    the queues file has a Topology, so the trace's topology columns are the pod set's topology
+    request and belong to its scheduling-equivalence hash (computeSchedulingHash)."""
     spec = run.spec
     return AdmissionWorkload(
         run=run,
@@ -105,6 +112,7 @@ def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue:
         pods=spec.pods,
         min_count=min(spec.min_count, spec.pods),
         queue_timestamp_s=spec.submit_time_s,
+        topology_request=(spec.topology_required, spec.topology_preferred) if uses_tas else None,
     )
 
 

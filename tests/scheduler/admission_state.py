@@ -13,6 +13,7 @@ A flavor named in a ClusterQueue's quota is added as a ResourceFlavor unless giv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -168,6 +169,9 @@ class QuotaOnlyReplay:
 
     def free_gpus(self) -> tuple[list[Node], list[int], list[int]]:
         return [], [], []  # quota only: no nodes (no flavor of these tests has a Topology)
+
+    def gpus_held(self, workload_id: str, pods: Sequence[int]) -> dict[int, tuple[int, int]]:
+        return {}  # quota only: no pods on nodes
 
     def pass_through(self, run: WorkloadRun) -> None:
         self._record(run, "passed")

@@ -8,7 +8,7 @@ TopologyAwareScheduling") and a Topology without the level (`HasLevel`: "does no
 requested level"); a pod set asking for none skips a TAS flavor ("supports only
 TopologyAwareScheduling") unless the ClusterQueue is TAS-only (`isTASImplied`, `IsTASOnly`),
 where every flavor matches. (The trace's topology columns are read as Kueue's podset topology
-annotations in a ClusterQueue with at least one TAS flavor.) The former replay assigned the first flavor that fit either way:
+annotations whenever some ResourceFlavor of the queues file has a Topology.) The former replay assigned the first flavor that fit either way:
 a rack-bound job ran on the plain pool without TAS, and plain jobs took the TAS pool.
 """
 
@@ -74,12 +74,31 @@ def test_no_matching_flavor_says_why_for_each_flavor(tmp_path):
                                     'TopologyAwareScheduling, Flavor "tas-blocks" does not contain the requested level')
 
 
-def test_a_cluster_queue_without_tas_flavors_keeps_the_topology_columns_for_placement(tmp_path):
-    """The trace's topology columns are Kueue's annotations only where the ClusterQueue offers
-    TAS; elsewhere they stay the gang scheduler's own constraint (the demo's preferred blocks)."""
+def test_a_queues_file_without_any_topology_keeps_the_topology_columns_for_placement(tmp_path):
+    """The trace's topology columns are Kueue's annotations only where the queues file uses
+    TAS at all; without any Topology they stay the gang scheduler's own constraint (the demo's
+    preferred blocks), and the job is admitted to the plain flavor."""
     objects = [PLAIN, make_cluster_queue("team-a").quota("plain", gpus=16).obj()]
     rows = kueue_rows(tmp_path, NODES, [_job("rack-job", "team-a", rack="rack")], objects)
     assert _admitted(rows) == {"rack-job": "plain"}
+
+
+def test_a_cluster_queue_without_tas_flavors_refuses_a_topology_pod_set_when_tas_is_in_use(tmp_path):
+    """checkFlavorForPodSets runs checkPodSetAndFlavorMatchForTAS for every flavor of every
+    ClusterQueue, whether or not the ClusterQueue has a TAS flavor: with a Topology in the
+    queues file, a rack-bound job in a plain-only ClusterQueue matches no flavor and waits
+    (the former replay admitted it to the plain flavor, applying the check only in
+    ClusterQueues with a TAS flavor); the plain job of the same size there is admitted, no
+    longer parked with it as an equivalent (the topology request is part of the shape)."""
+    objects = [TOPOLOGY, PLAIN, TAS, make_cluster_queue("plain-only").quota("plain", gpus=16).obj(),
+               make_cluster_queue("tas-team").quota("tas", gpus=16).obj()]
+    rows = kueue_rows(tmp_path, NODES, [_job("rack-job", "plain-only", rack="rack"), _job("plain-job", "plain-only")],
+                      objects)
+    assert _admitted(rows) == {"plain-job": "plain"}
+    reasons = pending_reasons(rows, "rack-job")
+    assert reasons[0][1] == "NoMatchingFlavor"
+    assert reasons[0][2].startswith('couldn\'t assign flavors to pod set main: Flavor "plain" does not support '
+                                    'TopologyAwareScheduling')
 
 
 def test_in_a_tas_only_cluster_queue_tas_is_implied_and_a_plain_pod_set_matches(tmp_path):

@@ -46,14 +46,18 @@ def _rows(tmp_path, jobs):
     return kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, make_cluster_queue("team-a").quota("tas", gpus=64).obj()])
 
 
-def test_required_rack_takes_the_best_fitting_rack_and_waits_with_topology_placement_failed(tmp_path):
+def test_required_rack_takes_the_best_fitting_rack_and_a_pod_set_that_fits_the_empty_topology_waits_for_quota(tmp_path):
     """findLevelWithFitDomains / findBestFitDomain: racks sorted by how many pods they hold
     (r2: 3, r1: 2, r3: 1); the first with the smallest count that still holds the pod set
     wins. j1 gets r1; j2, admitted in the next cycle of the same instant while j1's pods are
     not placed yet, sees r1 taken by j1's assumed usage and gets r2. j3 needs 3 pods in one
     rack: "allows to fit only 1 out of 3", so Kueue does not admit it (the old replay
     admitted it on quota and let placement fail with TopologyUnsatisfiable while it held the
-    quota); it is admitted into r2 once j2's pods are gone."""
+    quota); it is admitted into r2 once j2's pods are gone. r2 would hold j3 on the empty
+    topology, so the assignment turns Preempt (flavorassigner.go, WithSimulateEmpty); with no
+    candidate (withinClusterQueue Never) it waits with WaitingForQuota and Kueue's message
+    (scheduler.go processEntry, Preempt without targets), not TopologyPlacementFailed, which
+    is for a pod set even the empty topology cannot hold."""
     jobs = [_gang("j1", 0, 1000, 2, required="rack"), _gang("j2", 0, 2000, 2, required="rack"),
             _gang("j3", 0, 500, 3, required="rack")]
     rows = _rows(tmp_path, jobs)
@@ -64,8 +68,8 @@ def test_required_rack_takes_the_best_fitting_rack_and_waits_with_topology_place
     assert (_nodes_of(rows, "j1"), _nodes_of(rows, "j2"), _nodes_of(rows, "j3")) == (
         ["n1", "n2"], ["n3", "n4"], ["n3", "n4", "n5"])
     waits = pending_reasons(rows, "j3")
-    assert {reason for _, reason, _ in waits} == {"TopologyPlacementFailed"}
-    assert waits[0] == (0.0, "TopologyPlacementFailed",
+    assert {reason for _, reason, _ in waits} == {"WaitingForQuota"}
+    assert waits[0] == (0.0, "WaitingForQuota",
                         'couldn\'t assign flavors to pod set main: topology "default" allows to fit only 1 out of 3 pod(s); '
                         "position 1 of 1 in ClusterQueue team-a")
     assert "TopologyUnsatisfiable" not in {r["reason"] for r in rows}
@@ -120,7 +124,7 @@ def test_a_verified_replay_with_topology_aware_scheduling_writes_the_same_log(tm
             job = job.topology(required=level) if i % 2 else job.topology(preferred=level)
         jobs.append(job.obj())
     jobs.append(make_workload("free").at(10).runs_for(500).gpus(8).obj())
-    manifests = [TOPOLOGY, TAS, make_cluster_queue("team-a").quota("tas", gpus=80).obj()]
+    manifests = [TOPOLOGY, TAS, make_cluster_queue("team-a").quota("tas", gpus=80).preemption(within="LowerPriority").obj()]
     trace, cluster, queues = kueue_files(tmp_path, nodes, jobs, manifests)
     verifier = Verifier()
     replay(trace, cluster, tmp_path / "verified", profile="gang-v1.37", seed=1, queues=queues, verifier=verifier)
@@ -132,7 +136,9 @@ def test_a_verified_replay_with_topology_aware_scheduling_writes_the_same_log(tm
 
     rows = pq.read_table(tmp_path / "plain" / "events.parquet").to_pylist()
     reasons = {r["reason"] for r in rows if r["event"] == "pending"}
-    assert "TopologyPlacementFailed" in reasons and "TopologyUnsatisfiable" not in reasons
+    assert "TopologyUnsatisfiable" not in reasons
+    assert any("allows to fit only" in (r["message"] or "") for r in rows if r["event"] == "pending")
+    assert any(r["event"] == "preempted" for r in rows)  # TAS-aware preemption took part
     assert sum(r["event"] == "admitted" for r in rows) >= 50  # every job ran in the end
     spec = {n.name: n for n in nodes}
     for job in jobs:

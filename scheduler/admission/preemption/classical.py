@@ -34,7 +34,7 @@ from scheduler.admission.preemption.common import (
     priority_bound,
     priority_too_high,
 )
-from scheduler.admission.preemption.search import VictimSearch
+from scheduler.admission.preemption.search import TopologyFits, VictimSearch
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
@@ -86,7 +86,8 @@ class ClassicalPreemption:
         self.holders = holders
         self.check: ClockedVerifier | None = None  # `replay --verify`: every bound's "no" simulated too
 
-    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
+    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
+                topology_fits: TopologyFits | None = None) -> list[Target]:
         spec = self.specs[queue.name]
         same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not _NEVER else []
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
@@ -113,7 +114,7 @@ class ClassicalPreemption:
         else:
             runs = (True, False)
         for allow_borrowing in runs:
-            search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check)
+            search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check, topology_fits=topology_fits)
             # Queues back within their quota give up no more victims in this run (removals
             # only lower usage): their remaining candidates are not even looked at.
             done: set[str] = set()

@@ -25,7 +25,7 @@ from scheduler.admission.preemption.common import (
     candidates_ordering,
     priority_too_high,
 )
-from scheduler.admission.preemption.search import VictimSearch
+from scheduler.admission.preemption.search import TopologyFits, VictimSearch
 from scheduler.admission.quota import (
     FlavorResource,
     QuotaNode,
@@ -63,7 +63,8 @@ class FairSharingPreemption:
         self.strategies = fair_sharing.preemption_strategies
         self.shares = shares
 
-    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
+    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
+                topology_fits: TopologyFits | None = None) -> list[Target]:
         candidates = self._candidates(wl, queue, frs_need)
         if not candidates:
             return []
@@ -74,7 +75,8 @@ class FairSharingPreemption:
             return (c.name not in evicting, *key(c))
 
         candidates.sort(key=candidate_key)
-        search = VictimSearch(self.tree, queue, usage, allow_borrowing=True, preemptor_usage_simulated=True)
+        search = VictimSearch(self.tree, queue, usage, allow_borrowing=True, preemptor_usage_simulated=True,
+                              topology_fits=topology_fits)
         self.tree.add(queue, usage)  # shares are compared with the preemptor admitted
         try:
             retry = self._first_pass(queue, candidates, frs_need, STRATEGIES[self.strategies[0]], search, candidate_key)

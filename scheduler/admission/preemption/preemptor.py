@@ -16,6 +16,7 @@ from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import Possibility, Target, add_workload, remove_workload
 from scheduler.admission.preemption.fair_sharing import FairSharingPreemption
+from scheduler.admission.preemption.search import TopologyFits
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import AdmissionWorkload
@@ -47,9 +48,11 @@ class Preemptor:
         )
         self.check: ClockedVerifier | None = None  # `replay --verify`: every reused answer computed afresh
 
-    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource]) -> list[Target]:
-        """The fewest workloads whose eviction lets `usage` fit in `queue` ([] when none do)."""
-        return self.strategy.targets(wl, queue, usage, frs_need)
+    def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
+                topology_fits: TopologyFits | None = None) -> list[Target]:
+        """The fewest workloads whose eviction lets `usage` fit in `queue` ([] when none do);
+        with `topology_fits`, whose eviction also lets the pod set's topology fit (TAS)."""
+        return self.strategy.targets(wl, queue, usage, frs_need, topology_fits)
 
     def simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
         """The oracle: could preemption make room for `value` of `fr`, and with which

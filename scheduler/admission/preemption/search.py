@@ -15,20 +15,27 @@ such "no" ("victim search step ruled out by a running sum").
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from scheduler.admission.preemption.common import Target, add_workload, remove_workload
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
+
+TopologyFits = Callable[[list[AdmissionWorkload]], bool]
 
 
 class VictimSearch:
     def __init__(self, tree: QuotaTree, queue: QuotaNode, usage: Usage, allow_borrowing: bool,
-                 preemptor_usage_simulated: bool = False, check: ClockedVerifier | None = None) -> None:
+                 preemptor_usage_simulated: bool = False, check: ClockedVerifier | None = None,
+                 topology_fits: TopologyFits | None = None) -> None:
         self.tree = tree
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
         self.simulated = preemptor_usage_simulated  # fair sharing keeps it added while choosing
         self.check = check
+        self.topology_fits = topology_fits  # TAS: does the pod set's topology fit with these gone?
         self.removed: list[Target] = []
         self.result: list[Target] = []
         # Per requested flavor-resource: what was available at the start (the tree as `_fits`
@@ -52,7 +59,7 @@ class VictimSearch:
                 return False
             for target_back in reversed(self.removed[:-1]):
                 add_workload(tree, target_back.workload)
-                if self._fits():
+                if self._fits(target_back):
                     self.removed.remove(target_back)
                 else:
                     remove_workload(tree, target_back.workload)
@@ -84,15 +91,18 @@ class VictimSearch:
             if self.simulated:
                 self.tree.add(self.queue, self.usage)
 
-    def _fits(self) -> bool:
-        """Kueue's workloadFits: within what is available, and within nominal quota when
-        borrowing is not allowed."""
+    def _fits(self, back: Target | None = None) -> bool:
+        """Kueue's workloadFits: within what is available, within nominal quota when
+        borrowing is not allowed, and (TAS) the pod set's topology fits with the removed
+        workloads gone (`back`, being added back, is not gone)."""
         queue = self.queue
         for fr, value in self.usage.items():
             if not self.allow_borrowing and queue.borrowing_with(fr, value):
                 return False
             if value > max(0, queue.available(fr)):
                 return False
+        if self.topology_fits is not None:
+            return self.topology_fits([t.workload for t in self.removed if t is not back])
         return True
 
     def restore(self) -> None:
