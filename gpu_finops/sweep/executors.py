@@ -76,19 +76,24 @@ class LocalExecutor:
         pending = deque(tasks)
         running: dict[Any, tuple[Any, multiprocessing.connection.Connection, ScenarioTask]] = {}
         answers: dict[Any, tuple] = {}
+
+        def fill() -> None:
+            while pending and len(running) < self.workers:
+                task = pending.popleft()
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(task, sender), name=f"sweep:{task.name}",
+                                          daemon=True)
+                process.start()
+                sender.close()
+                running[process.sentinel] = (process, receiver, task)
+                on_start(task, f"pid {process.pid}")
+
         try:
             while pending or running:
-                while pending and len(running) < self.workers:
-                    task = pending.popleft()
-                    receiver, sender = context.Pipe(duplex=False)
-                    process = context.Process(target=_child, args=(task, sender), name=f"sweep:{task.name}",
-                                              daemon=True)
-                    process.start()
-                    sender.close()
-                    running[process.sentinel] = (process, receiver, task)
-                    on_start(task, f"pid {process.pid}")
+                fill()
                 connections = {entry[1]: sentinel for sentinel, entry in running.items()
                                if sentinel not in answers}
+                finished = []
                 for ready in multiprocessing.connection.wait([*running, *connections]):
                     if ready in connections:  # the answer comes before the process exits
                         if connections[ready] not in running:  # its exit, earlier in this list, read it
@@ -107,7 +112,12 @@ class LocalExecutor:
                         except EOFError:
                             answer = None
                     receiver.close()
-                    on_done(self._outcome(task, answer, process.exitcode))
+                    finished.append(self._outcome(task, answer, process.exitcode))
+                # The next replays start before the finished ones are reported: what the caller
+                # does with an outcome (advise builds it) runs beside them, not in a free slot.
+                fill()
+                for outcome in finished:
+                    on_done(outcome)
         finally:
             for process, receiver, _ in running.values():  # interrupted: stop what still runs
                 process.terminate()
