@@ -5,7 +5,7 @@ of a run many times over (``advise quotas`` reads four tables of each trial's re
 models the wanted tables read, directly or through others (`Model.dependencies`), in the
 build's own order and with its settings (one thread, the same memory bound, the same
 macros). A model depends on its inputs only, so each table it makes holds what a full build
-would: `tests/test_partial_build.py` compares them row by row with a full build's. What it
+would: `tests/pipeline/test_pipeline_partial.py` compares them row by row with a full build's. What it
 leaves out is what no wanted table reads (the FOCUS rows when unwanted, chargeback, the
 timeline, …), the audits, and the database file: nothing is written, nothing to clean up.
 The audits still run on every run a user is shown, in the full build of it.
