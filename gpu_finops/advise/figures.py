@@ -110,11 +110,21 @@ FROM per_team ORDER BY team
 """
 
 
+TABLES = ("fct_usage_hourly", "fct_workloads", "fct_unservable_demand", "stg_prices")
+"""The tables the figures read: a trial builds only these and what they are made from
+(`pipeline.partial.build_models`)."""
+
+
 def run_figures(db: Path, run_id: str) -> RunFigures:
-    """The figures of one built run (see the module docstring)."""
+    """The figures of one built run in the database file `db` (see the module docstring)."""
     with duckdb.connect(str(db), read_only=True) as con:
-        idle = con.execute(_IDLE, [run_id]).fetchone()
-        rows = con.execute(_TEAMS, [run_id, run_id]).fetchall()
+        return figures_of(con, run_id)
+
+
+def figures_of(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
+    """The figures of one built run, read through an open connection."""
+    idle = con.execute(_IDLE, [run_id]).fetchone()
+    rows = con.execute(_TEAMS, [run_id, run_id]).fetchall()
     teams = tuple(TeamFigures(str(team), int(n), round(float(p95), 4), round(float(median), 4), round(float(hours), 2),
                               round(float(share), 4), round(float(cost), 2), int(pending), int(unservable))
                   for team, n, p95, median, hours, share, cost, pending, unservable in rows)

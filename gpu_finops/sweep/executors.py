@@ -89,27 +89,31 @@ class LocalExecutor:
         running: dict[Any, tuple[Any, multiprocessing.connection.Connection, ScenarioTask]] = {}
         answers: dict[Any, tuple] = {}
         deadlines: dict[Any, float] = {}
+
+        def fill() -> None:
+            while pending and len(running) < self.workers:
+                task = pending.popleft()
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(target=_child, args=(task, sender), name=f"sweep:{task.name}",
+                                          daemon=True)
+                process.start()
+                sender.close()
+                running[process.sentinel] = (process, receiver, task)
+                if task.timeout_s:
+                    deadlines[process.sentinel] = time.monotonic() + task.timeout_s + STOP_GRACE_S
+                on_start(task, f"pid {process.pid}")
+
         try:
             while pending or running:
-                while pending and len(running) < self.workers:
-                    task = pending.popleft()
-                    receiver, sender = context.Pipe(duplex=False)
-                    process = context.Process(target=_child, args=(task, sender), name=f"sweep:{task.name}",
-                                              daemon=True)
-                    process.start()
-                    sender.close()
-                    running[process.sentinel] = (process, receiver, task)
-                    if task.timeout_s:
-                        deadlines[process.sentinel] = time.monotonic() + task.timeout_s + STOP_GRACE_S
-                    on_start(task, f"pid {process.pid}")
+                fill()
                 connections = {entry[1]: sentinel for sentinel, entry in running.items()
                                if sentinel not in answers}
                 waiting = [d for s, d in deadlines.items() if s in running and s not in answers]
                 timeout = max(0.0, min(waiting) - time.monotonic()) if waiting else None
                 ready_list = multiprocessing.connection.wait([*running, *connections], timeout)
-                for sentinel in [s for s, d in deadlines.items() if s in running and s not in answers
-                                 and d <= time.monotonic() and s not in ready_list]:
-                    on_done(self._stop_overdue(running.pop(sentinel)))
+                finished = [self._stop_overdue(running.pop(sentinel))
+                            for sentinel in [s for s, d in deadlines.items() if s in running and s not in answers
+                                             and d <= time.monotonic() and s not in ready_list]]
                 for ready in ready_list:
                     if ready in connections:  # the answer comes before the process exits
                         if connections[ready] not in running:  # its exit, earlier in this list, read it
@@ -128,7 +132,12 @@ class LocalExecutor:
                         except EOFError:
                             answer = None
                     receiver.close()
-                    on_done(self._outcome(task, answer, process.exitcode))
+                    finished.append(self._outcome(task, answer, process.exitcode))
+                # The next replays start before the finished ones are reported: what the caller
+                # does with an outcome (advise builds it) runs beside them, not in a free slot.
+                fill()
+                for outcome in finished:
+                    on_done(outcome)
         finally:
             for process, receiver, _ in running.values():  # interrupted: stop what still runs
                 process.terminate()

@@ -79,24 +79,21 @@ def unused_quota_case(folder: Path) -> dict[str, Path]:
     return write_case(folder, _HEAD + _queue("a", 4, None, None) + _queue("b", 4, None, None), rows)
 
 
-NON_OVERLAP_OBJECTIVES = """\
-[team.a]
-p95_wait_hours = 0.5
-[team.b]
-p95_wait_hours = 0.5
-
-[search]
-borrowing_limit = [0, 8]
-"""
+def _objectives(teams: list[str]) -> str:
+    targets = "".join(f"[team.{team}]\np95_wait_hours = 0.5\n" for team in teams)
+    return f"{targets}\n[search]\nborrowing_limit = [0, 8]\n"
 
 
-def non_overlapping_case(folder: Path) -> dict[str, Path]:
-    """Team a needs all 8 GPUs in hours 0-2, team b all 8 in hours 4-6; both sit in one cohort
-    with nominal 4 each but may not borrow today, so each waits for half its work. Known best:
-    each may reach 8 GPUs (nominal + borrowingLimit >= 8), and nobody waits."""
-    rows = [("a", 0.0, 7200.0, "") for _ in range(8)] + [("b", 4 * 3600.0, 7200.0, "") for _ in range(8)]
-    return write_case(folder, _HEAD + _queue("a", 4, "shared", 0) + _queue("b", 4, "shared", 0), rows,
-                      NON_OVERLAP_OBJECTIVES)
+def non_overlapping_case(folder: Path, teams: tuple[str, ...] = ("a", "b")) -> dict[str, Path]:
+    """The teams take turns: each needs all 8 GPUs for two hours, starting 4 h after the one
+    before, so no two ever run at once. They sit in one cohort with the GPUs split evenly
+    (the rest to the first) but may not borrow today, so each waits for most of its work. Known
+    best: each may reach 8 GPUs (nominal + borrowingLimit >= 8), and nobody waits."""
+    rows = [(team, k * 4 * 3600.0, 7200.0, "") for k, team in enumerate(teams) for _ in range(8)]
+    share = 8 // len(teams)
+    queues = "".join(_queue(team, share + (8 - share * len(teams) if k == 0 else 0), "shared", 0)
+                     for k, team in enumerate(teams))
+    return write_case(folder, _HEAD + queues, rows, _objectives(list(teams)))
 
 
 def advise_args(files: dict[str, Path], out: Path, *extra: str) -> list[str]:

@@ -49,22 +49,29 @@ def test_a_quota_nobody_uses_goes_to_the_team_that_waits(unused):
     assert not [p.name for p in out.iterdir() if p.name.startswith(".advice")]  # nothing half-written left
 
 
-def test_the_recommended_manifests_replay_to_the_reported_figures(unused, tmp_path):
-    files, out = unused
-    run = tmp_path / "run"
+def _replays_to_reported(files: dict[str, Path], out: Path, folder: Path) -> None:
+    """recommended.yaml replayed and built by the plain commands gives the figures advice.json reports."""
+    run = folder / "run"
     assert main(["replay", "--trace", str(files["trace"]), "--cluster", str(files["cluster"]), "--queues",
                  str(out / "recommended.yaml"), "--run-id", "check", "--out", str(run), "-q"]) == 0
-    assert main(["build", str(run), "--prices", str(files["prices"]), "--db", str(tmp_path / "check.duckdb"),
+    assert main(["build", str(run), "--prices", str(files["prices"]), "--db", str(folder / "check.duckdb"),
                  "-q"]) == 0
     reported = RunFigures.from_dict(json.loads((out / "advice.json").read_text())["recommended"]["figures"])
-    replayed = run_figures(tmp_path / "check.duckdb", "check")
+    replayed = run_figures(folder / "check.duckdb", "check")
     assert replayed.as_dict() | {"run_id": reported.run_id} == reported.as_dict()
 
 
-def test_demand_that_never_overlaps_may_borrow_the_whole_cluster(tmp_path):
-    files = non_overlapping_case(tmp_path)
+def test_the_recommended_manifests_replay_to_the_reported_figures(unused, tmp_path):
+    files, out = unused
+    _replays_to_reported(files, out, tmp_path)
+
+
+@pytest.mark.parametrize("teams", [("a", "b"), ("x", "y", "z")])
+def test_demand_that_never_overlaps_may_borrow_the_whole_cluster(tmp_path, teams):
+    files = non_overlapping_case(tmp_path, teams)
     assert main(advise_args(files, tmp_path / "out", *TRIALS)) == 0
     quotas = _gpu_quotas(tmp_path / "out" / "recommended.yaml")
+    assert sorted(quotas) == [f"team-{t}" for t in teams]
     for name, (nominal, borrowing) in quotas.items():
         assert borrowing is not None and nominal + borrowing >= 8, (name, nominal, borrowing)
     assert sum(nominal for nominal, _ in quotas.values()) <= 8
@@ -73,6 +80,7 @@ def test_demand_that_never_overlaps_may_borrow_the_whole_cluster(tmp_path):
     assert advice["recommended"]["figures"]["cost_of_delay"] == 0
     assert advice["today"]["cost_of_delay"] > 0
     assert all(t["p95_wait_h"] <= 0.5 for t in advice["recommended"]["figures"]["teams"])
+    _replays_to_reported(files, tmp_path / "out", tmp_path)
 
 
 def test_killed_mid_study_it_resumes_to_the_same_trials(unused, tmp_path):
