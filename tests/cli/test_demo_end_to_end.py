@@ -132,7 +132,7 @@ def test_no_gang_baseline_shows_partial_placement_and_the_report_its_cost(demo):
         "SELECT run_id, COUNT(*) FILTER (WHERE partial_placement) FROM fct_workloads GROUP BY 1").fetchall())
     assert partial["demo-kube-default"] > 0 and partial["demo-gang-v1.37"] == 0
     html = (out / "report" / "index.html").read_text()
-    assert "Runs side by side" in html and "demo-kube-default" in html and "gang_wait" in html
+    assert "Runs side by side" in html and "demo-kube-default" in html and "Partial placement (gang wait)" in html
 
 
 @pytest.mark.slow
