@@ -59,7 +59,13 @@ def _cmd_showback(args: argparse.Namespace) -> int:
         total = float(data.headline_metrics(con, filters)["total_cost"])
     finally:
         con.close()
-    write_showback(readable(frame), group_by.text, args.idle_policy, run_id, total, args.format, sys.stdout)
+    try:
+        write_showback(readable(frame), group_by.text, args.idle_policy, run_id, total, args.format, sys.stdout)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader has all it wanted; no traceback, nothing more to say
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 

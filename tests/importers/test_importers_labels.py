@@ -100,7 +100,7 @@ def test_members_that_disagree_keep_the_first_value_with_a_note():
                                                 "member's 'a' is kept"]
 
 
-def test_kubectl_labels_to_showback_by_label_end_to_end(tmp_path, capsys):
+def test_kubectl_labels_to_showback_by_label_end_to_end(tmp_path, capsys, monkeypatch):
     pods, nodes = dumps(tmp_path / "dumps")
     imported, run, db = tmp_path / "imported", tmp_path / "run", tmp_path / "labels.duckdb"
     assert main(["import", "kubectl", "--pods", str(pods), "--nodes", str(nodes), "--out", str(imported)]) == 0
@@ -138,6 +138,29 @@ def test_kubectl_labels_to_showback_by_label_end_to_end(tmp_path, capsys):
     by_team = list(csv.DictReader(capsys.readouterr().out.splitlines()))
     assert {row["group"] for row in by_team} == {"team-llm", "team-web", "Unallocated (idle)"}
     assert sum(float(r["charged_cost"]) for r in by_team) == pytest.approx(result["total_cost"])
+
+    # a reader that stops early (`| head -1`: the pipe breaks) ends nothing badly
+    class ClosedPipe:
+        def __init__(self, fileno: int) -> None:
+            self._fileno = fileno
+
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self) -> None:
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def fileno(self) -> int:
+            return self._fileno
+
+        def isatty(self) -> bool:
+            return False
+
+    with (tmp_path / "stdout").open("w") as sink:
+        monkeypatch.setattr("sys.stdout", ClosedPipe(sink.fileno()))
+        assert main(["showback", "--db", str(db), "--format", "csv"]) == 0
+        monkeypatch.undo()
+    assert "Traceback" not in capsys.readouterr().err
 
     # a key no workload carries: one line naming the keys there are
     assert main(["showback", "--db", str(db), "--group-by", "label:owner"]) == 2
