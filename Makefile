@@ -43,8 +43,8 @@ lint: install
 docs: install
 	GPU_FINOPS_REGENERATE_DOCS=1 $(PY) -m pytest -q tests/pipeline/test_pipeline_explain_docs.py
 	$(VENV)/bin/gpu-finops demo --no-serve -q --out $(DEMO_OUT)
-	# The README's advice run: 8 trials (two batches) keep make docs to minutes; the same seed's
-	# first 8 trials of the 50-trial run docs/advice.md measures.
+	# The README's advice run: 8 trials (two batches) keep make docs to minutes; with the same
+	# seed they are the first 8 of a 50-trial run (docs/advice.md measures one).
 	rm -rf $(DEMO_OUT)/advice
 	$(VENV)/bin/gpu-finops advise quotas --trace data/demo/trace.csv --cluster data/demo/cluster.csv \
 		--queues data/demo/queues.yaml --objectives data/advise-objectives.toml --trials 8 --seed 0 \
