@@ -43,13 +43,21 @@ lint: install
 docs: install
 	GPU_FINOPS_REGENERATE_DOCS=1 $(PY) -m pytest -q tests/pipeline/test_pipeline_explain_docs.py
 	$(VENV)/bin/gpu-finops demo --no-serve -q --out $(DEMO_OUT)
-	$(PY) -m gpu_finops.docs_figures --db $(DEMO_OUT)/gpu-finops.duckdb README.md docs/*.md
+	# The README's advice run: 8 trials (two batches) keep make docs to minutes; with the same
+	# seed they are the first 8 of a 50-trial run (docs/advice.md measures one).
+	rm -rf $(DEMO_OUT)/advice
+	$(VENV)/bin/gpu-finops advise quotas --trace data/demo/trace.csv --cluster data/demo/cluster.csv \
+		--queues data/demo/queues.yaml --objectives data/advise-objectives.toml --trials 8 --seed 0 \
+		--out $(DEMO_OUT)/advice -q
+	$(PY) -m gpu_finops.docs_figures --db $(DEMO_OUT)/gpu-finops.duckdb --advice $(DEMO_OUT)/advice README.md docs/*.md
 	rm -rf $(DEMO_OUT)/sweep-tiny
 	$(VENV)/bin/gpu-finops sweep data/sweep-tiny.toml --out $(DEMO_OUT)/sweep-tiny -q
 	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/gpu-finops.duckdb --page "" \
 		--out docs/images/overview.png --size 1366x1000 --min-charts 5
 	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/sweep-tiny/gpu-finops.duckdb --page scenarios \
 		--out docs/images/scenarios.png --size 1366x1000 --min-charts 3
+	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/advice/gpu-finops.duckdb --page advice \
+		--out docs/images/advice.png --size 1366x1400 --min-charts 2
 
 clean:
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -72,6 +72,7 @@ _HEADERS = {
     "lost_cost_per_eviction": "Lost per eviction ($)", "time_s": "Time since start",
 }
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
+_GPU_HOURS = re.compile(r"gpu_hours(?=_|$)|gpu_h(?=_|$)")
 
 
 def words(value: object) -> object:
@@ -150,7 +151,8 @@ def header(column: str) -> str:
         return _HEADERS[name]
     if not _SNAKE.match(name):
         return name
-    text = name.replace("gpu_hours", "GPU-hours").replace("gpu_h", "GPU-hours")
+    # whole words only: gpu_hour_share must not read "GPU-hoursour share"
+    text = _GPU_HOURS.sub("GPU-hours", name).replace("gpu_hour", "GPU-hour")
     parts = [_HEADER_WORDS.get(part, part) for part in text.split("_")]
     if parts and parts[-1] == "cost":
         parts.append("($)")

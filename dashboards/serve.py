@@ -23,6 +23,7 @@ from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
 from dashboards.guard import ALLOWED_HOSTS_ENV, AllowedHosts
 
+LAUNCH_DIR_ENV = "GPU_FINOPS_LAUNCH_DIR"
 APP = Path(__file__).resolve().parent / "server_app.py"  # streamlit_app.py behind the guard
 _REPO_ROOT = APP.parent.parent
 
@@ -108,6 +109,7 @@ def serve(
               "(no protection against DNS rebinding)", file=sys.stderr)
     env = dict(os.environ)
     env[data.DB_ENV_VAR] = str(db)
+    env[LAUNCH_DIR_ENV] = os.getcwd()  # the sidebar names the database relative to it
     env[ALLOWED_HOSTS_ENV] = allowed.to_json()
     if budgets is not None:
         from dashboards.budgets import BUDGETS_ENV_VAR, read_budgets

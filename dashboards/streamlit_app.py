@@ -7,6 +7,7 @@ Run with `gpu-finops dashboard --db P` (see dashboards/serve.py), or
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import date
 from pathlib import Path
@@ -98,8 +99,17 @@ def _sidebar_filters(db: cache.DbRef) -> data.Filters | None:
         "GPU model", cache.query(db, data.list_gpu_models, run_id), key=f"filters.gpus.{run_id}",
         placeholder="All GPU models",
     )
-    st.sidebar.caption(f"Database: `{db.path}`")
+    st.sidebar.caption(f"Database: `{_shown_path(db.path)}`")
     return data.Filters(run_id, date_from, date_to, tuple(tenants), tuple(gpu_models), phase, window)
+
+
+def _shown_path(path: object) -> str:
+    """The database relative to the folder `gpu-finops dashboard` was started in when it lies
+    there (demo-out/gpu-finops.duckdb), else in full."""
+    try:
+        return str(Path(str(path)).relative_to(os.environ.get("GPU_FINOPS_LAUNCH_DIR") or Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 # Streamlit's defaults leave a tall empty band above a 2.75rem title: on a 768-pixel-high laptop

@@ -20,6 +20,12 @@ def compact_usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def signed_usd(delta: float) -> str:
+    """A change of money for st.metric, the sign first (-$10.9k): Streamlit points the arrow
+    by the text's first character, so "$-10.9k" would read as a rise."""
+    return ("-" if delta < 0 else "+") + compact_usd(abs(delta))
+
+
 def compact_number(value: float, unit: str = "") -> str:
     """12.3k GPU-h rather than 12,345.678 GPU-h."""
     for limit, divisor, suffix in ((1e9, 1e9, "B"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):

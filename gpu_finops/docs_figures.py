@@ -8,11 +8,16 @@ number by hand.
 
     python -m gpu_finops.docs_figures --db demo-out/gpu-finops.duckdb README.md docs/*.md
     python -m gpu_finops.docs_figures --db demo-out/gpu-finops.duckdb --check README.md docs/*.md
+
+``--advice DIR`` also rewrites ``<!-- advice:NAME -->value<!-- /advice -->`` from the
+``advise quotas`` run in DIR (its advice.json): the README's advice run, which ``make docs``
+runs on the demo beside the database.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -22,6 +27,7 @@ from pathlib import Path
 import duckdb
 
 MARKED = re.compile(r"<!-- demo:(?P<name>[a-z0-9_]+) -->(?P<value>.*?)<!-- /demo -->", re.DOTALL)
+ADVICE_MARKED = re.compile(r"<!-- advice:(?P<name>[a-z0-9_]+) -->(?P<value>.*?)<!-- /advice -->", re.DOTALL)
 GANG_PROFILE = "gang-v1.37"
 POD_PROFILE = "kube-default"
 
@@ -272,13 +278,46 @@ def drifted(text: str, facts: DemoFacts) -> list[tuple[str, str, str]]:
     return out
 
 
+def _advice_summary(advice: dict) -> str:
+    """What the advice run recommends, beside today, worded from its advice.json."""
+    chosen, today = advice["recommended"], advice["today"]
+    if chosen is None:
+        return f"{advice['trials']} trials, none finished: nothing to recommend"
+    figures = chosen["figures"]
+    teams = {t["team"]: t for t in today["teams"]}
+    waits = ", ".join(f"{t['team']} {teams[t['team']]['p95_wait_h']:,.1f} h → {t['p95_wait_h']:,.1f} h"
+                      for t in figures["teams"] if t["team"] in teams)
+    return (f"of {advice['trials']} trials, {len(advice['pareto'])} on the Pareto front, it recommends trial "
+            f"{chosen['trial']}{'' if chosen['feasible'] else ' (no trial met every target: the nearest)'}: idle cost "
+            f"${figures['idle_cost']:,.0f} against today's ${today['idle_cost']:,.0f}, cost of delay "
+            f"${figures['cost_of_delay']:,.0f} against ${today['cost_of_delay']:,.0f}; p95 waits today → "
+            f"recommended: {waits}")
+
+
+ADVICE_FIGURES: dict[str, Callable[[dict], str]] = {
+    "summary": _advice_summary,
+    "trials": lambda a: f"{a['trials']}",
+}
+
+
+def render_advice(text: str, advice: dict) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name = match.group("name")
+        if name not in ADVICE_FIGURES:
+            raise SystemExit(f"unknown advice figure {name!r}: known: {', '.join(sorted(ADVICE_FIGURES))}")
+        return f"<!-- advice:{name} -->{ADVICE_FIGURES[name](advice)}<!-- /advice -->"
+    return ADVICE_MARKED.sub(replace, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True, type=Path, help="the demo's gpu-finops.duckdb")
+    parser.add_argument("--advice", type=Path, help="the DIR of an advise quotas run on the demo")
     parser.add_argument("--check", action="store_true", help="report drift, change nothing (exit 1 on drift)")
     parser.add_argument("files", nargs="+", type=Path)
     args = parser.parse_args(argv)
     facts = read_facts(args.db)
+    advice = json.loads((args.advice / "advice.json").read_text(encoding="utf-8")) if args.advice else None
     drift = 0
     for path in args.files:
         text = path.read_text(encoding="utf-8")
@@ -288,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{path}: demo:{name} says {old.strip()!r}, the demo gives {new.strip()!r}")
         else:
             fresh = render(text, facts)
+            if advice is not None:
+                fresh = render_advice(fresh, advice)
             if fresh != text:
                 path.write_text(fresh, encoding="utf-8")
                 print(f"{path}: demo figures rewritten")

@@ -25,9 +25,9 @@ if not chosen.empty and not today.empty:
     left, middle, right = st.columns(3)
     left.metric("Recommended trial", str(c["trial"]))
     middle.metric("Idle cost (steady window)", ui.compact_usd(c["idle_cost"]),
-                  delta=ui.compact_usd(c["idle_cost"] - t["idle_cost"]), delta_color="inverse")
+                  delta=ui.signed_usd(c["idle_cost"] - t["idle_cost"]), delta_color="inverse")
     right.metric("Cost of delay", ui.compact_usd(c["cost_of_delay"]),
-                 delta=ui.compact_usd(c["cost_of_delay"] - t["cost_of_delay"]), delta_color="inverse")
+                 delta=ui.signed_usd(c["cost_of_delay"] - t["cost_of_delay"]), delta_color="inverse")
 st.caption("Each trial is a replay of the trace under other quotas. The Pareto front: trials that meet every "
            "target and that no other such trial beats on both idle cost and cost of delay; the recommendation "
            "is the one of least idle cost plus cost of delay. Apply recommended.yaml with kubectl after "

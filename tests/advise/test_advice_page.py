@@ -28,6 +28,7 @@ def test_the_advice_page_shows_the_front_and_the_teams(unused, monkeypatch):
     at = _advice_page(monkeypatch, out / "gpu-finops.duckdb")
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Recommended trial"] == "0"
+    assert [m.delta[0] for m in at.metric if m.delta] == ["-", "-"]  # both costs fall: arrows down
     assert len(at.get("vega_lite_chart")) == 2  # the Pareto front, a team figure
     trials = next(f.value for f in at.dataframe if "cost_of_delay" in f.value.columns and "trial" in f.value.columns)
     assert set(trials["trial"]) == {"0", "1", "2", "3", "today"}
