@@ -19,7 +19,7 @@ implements: admit, evict, say why a workload waits, ask whether admission is blo
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from scheduler.admission.fair_shares import FairShares
@@ -163,11 +163,6 @@ class Admitter:
         # changed, or shaped like one just tried, reuses them (see nomination_cache).
         self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
             config.cluster_queues, config.flavors, self.versions)
-        # Each flavor assignment (and its targets) by what it reads of the workload: a partial
-        # admission's pod counts, and shapes asking for the same totals (2 × 4 GPUs, 4 × 2), share
-        # answers under the same versions.
-        self.tries: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
-            config.cluster_queues, config.flavors, self.versions)
         self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed
         self.topology: TopologyFit | None = None  # Kueue's TAS cache, when the queues file uses TAS
         # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
@@ -244,27 +239,7 @@ class Admitter:
         return nominated
 
     def _try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
-        """Flavor assignment, and the preemption targets when it needs them; reused while
-        none of the flavor-resources it reads changed (see `tries`)."""
-        key = self._try_key(wl, node)
-        reads = self.tries.reads(node.name, wl.requests, wl.models, key)
-        cached = self.tries.get(key, reads)
-        if cached is None:
-            cached = self._fresh_try(wl, node)
-            self.tries.put(key, reads, cached)
-        elif self.check is not None:
-            self.check.same(wl.name, cached, self._fresh_try(wl, node), "flavor assignment reused for the same requests")
-        return cached
-
-    def _try_key(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[object, ...]:
-        """All a flavor assignment and its target search read of the workload: its requests
-        (not how they split into pods), GPU models, priority, queue-order timestamp where a
-        policy reads it, and the topology level TAS matches flavors against."""
-        spec = wl.run.original_spec
-        return (node.name, wl.shape[0], wl.models, wl.priority, wl.queue_timestamp_s if self.timestamp_matters else None,
-                spec.topology_required, spec.topology_preferred)
-
-    def _fresh_try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
+        """Flavor assignment, and the preemption targets when it needs them."""
         spec = self.config.cluster_queues[node.name]
         fair_sharing = self.fair_sharing is not None
         assignment = assign_flavors(wl, node, spec, self.config.flavors, self.preemptor.simulate,
@@ -299,8 +274,9 @@ class Admitter:
                 low = middle + 1
         if found is None or found[0] != low:
             return None
-        assignment, targets = found[1]  # shared with `tries`: changed on a copy
-        return replace(assignment, pods=wl.pods - found[0]), targets
+        assignment, targets = found[1]
+        assignment.pods = wl.pods - found[0]
+        return assignment, targets
 
     def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
         if self.fair_sharing is not None:

@@ -260,20 +260,20 @@ def assign_flavors(
             representative = BEST
             per_resource: dict[str, Granular] = {}
             flavor_reason: PendingReason | None = None
-            # A resource that cannot fit even with preemption (over the queue's maximum, or
-            # short with no preemption allowed) dooms the flavor: the others still say why
-            # they would wait, but the oracle's answer about them cannot change the outcome.
-            if plain:
-                doomed = any(wl.requests[r] > queue.potential_available((name, r)) for r in requested)
+            # The quota checks first, the oracle after: a resource that cannot fit even with
+            # preemption (over the queue's maximum, or short with no preemption allowed) dooms
+            # the flavor; the others still say why they would wait, but the oracle's answer
+            # about them cannot change the outcome (`flavor_doomed`).
+            checks = [_quota_check(queue, (name, resource), wl.requests[resource],
+                                   may_preempt_while_borrowing=can_preempt_while_borrowing) for resource in requested]
+            if plain:  # only a resource over the maximum spares the oracle (the rule before)
+                doomed = any(check[2] is PendingReason.EXCEEDS_MAX_QUOTA for check in checks)
             else:
-                doomed = flavor_doomed(wl, queue, name, requested, may_preempt_while_borrowing=can_preempt_while_borrowing)
-            for resource in requested:
-                fr = (name, resource)
-                nominal = queue.nominal.get(fr, 0)
-                granular, reason, no_fit = _fits_resource_quota(
-                    wl, queue, fr, wl.requests[resource], nominal, None if doomed else oracle,
-                    may_preempt_while_borrowing=can_preempt_while_borrowing,
-                )
+                doomed = flavor_doomed([check[2] for check in checks])
+            for resource, (granular, reason, no_fit, asks_oracle) in zip(requested, checks, strict=True):
+                if asks_oracle and not doomed:
+                    possibility, borrow_after = oracle(wl, queue, (name, resource), wl.requests[resource])
+                    granular = Granular(_FROM_POSSIBILITY[possibility], borrow_after)
                 if reason:
                     assignment.reasons.append(reason)
                 if no_fit is not None:
@@ -307,51 +307,38 @@ def assign_flavors(
     return assignment
 
 
-def flavor_doomed(wl: AdmissionWorkload, queue: QuotaNode, flavor: str, requested: list[str], *,
-                  may_preempt_while_borrowing: bool) -> bool:
-    """Some requested resource of `flavor` is NoFit whatever preemption could free: over the
-    queue's maximum, or short of unused quota where `_fits_resource_quota` would not ask the
-    oracle. The flavor's representative mode is then NoFit (the worst resource decides), it
-    is never the chosen flavor, and its reasons do not carry the oracle's answers: so the
+def flavor_doomed(no_fits: list[PendingReason | None]) -> bool:
+    """Some requested resource of a flavor is NoFit whatever preemption could free (over
+    the queue's maximum, or short of unused quota where Kueue would not ask the oracle).
+    The flavor's representative mode is then NoFit (the worst resource decides), it is
+    never the chosen flavor, and its reasons do not carry the oracle's answers: so the
     oracle need not be asked about its other resources (`assign_flavors(plain=True)` asks)."""
-    for resource in requested:
-        fr = (flavor, resource)
-        value = wl.requests[resource]
-        if value > queue.potential_available(fr):
-            return True
-        if value <= max(0, queue.available(fr)) or value <= queue.nominal.get(fr, 0) or may_preempt_while_borrowing:
-            continue
-        if not queue.borrowing_level(fr, value)[1]:
-            return True
-    return False
+    return any(no_fit is not None for no_fit in no_fits)
 
 
-def _fits_resource_quota(
-    wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int, nominal: int, oracle: Oracle | None, *,
-    may_preempt_while_borrowing: bool
-) -> tuple[Granular, str, PendingReason | None]:
-    """Kueue's fitsResourceQuota. Preemption is simulated only when the request fits the
-    queue's nominal quota, reclaiming lower in the cohort tree could make room, or the
-    queue may preempt while borrowing; a request above nominal does not preempt inside its
-    own ClusterQueue otherwise (withinClusterQueue alone is not enough)."""
+def _quota_check(queue: QuotaNode, fr: FlavorResource, value: int, *,
+                 may_preempt_while_borrowing: bool) -> tuple[Granular, str, PendingReason | None, bool]:
+    """Kueue's fitsResourceQuota up to the oracle: (mode, reason, why NoFit, whether the
+    oracle is to be asked). Preemption is simulated only when the request fits the queue's
+    nominal quota, reclaiming lower in the cohort tree could make room, or the queue may
+    preempt while borrowing; a request above nominal does not preempt inside its own
+    ClusterQueue otherwise (withinClusterQueue alone is not enough). Where the oracle is to
+    be asked, the mode is NoCandidates until it answers."""
     flavor, resource = fr
     most = queue.potential_available(fr)
     if value > most:
         return WORST, (
             f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests (0) + "
             f"current podset request ({quantity(resource, value)}) > maximum capacity ({quantity(resource, most)})"
-        ), PendingReason.EXCEEDS_MAX_QUOTA
+        ), PendingReason.EXCEEDS_MAX_QUOTA, False
     borrow, may_reclaim = queue.borrowing_level(fr, value)
     available = max(0, queue.available(fr))
     if value <= available:
-        return Granular(Mode.FIT, borrow), "", None
+        return Granular(Mode.FIT, borrow), "", None, False
     reason = f"insufficient unused quota for {resource} in flavor {flavor}, {quantity(resource, value - available)} more needed"
-    if value <= nominal or may_reclaim or may_preempt_while_borrowing:
-        if oracle is None:  # the flavor is doomed by another resource
-            return Granular(Mode.NO_CANDIDATES, borrow), reason, None
-        possibility, borrow_after = oracle(wl, queue, fr, value)
-        return Granular(_FROM_POSSIBILITY[possibility], borrow_after), reason, None
-    return Granular(Mode.NO_FIT, borrow), reason, PendingReason.WAITING_FOR_QUOTA
+    if value <= queue.nominal.get(fr, 0) or may_reclaim or may_preempt_while_borrowing:
+        return Granular(Mode.NO_CANDIDATES, borrow), reason, None, True
+    return Granular(Mode.NO_FIT, borrow), reason, PendingReason.WAITING_FOR_QUOTA, False
 
 
 def _more_severe(a: PendingReason | None, b: PendingReason | None) -> PendingReason | None:

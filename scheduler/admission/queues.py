@@ -66,6 +66,7 @@ class PendingQueue:
         self._tokens = itertools.count()
         self._in_heap: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}  # by shape
         self._shapes: dict[tuple[object, ...], _Shape] = {}
+        self._parked: dict[tuple[object, ...], _Shape] = {}  # the shapes with inadmissible workloads
         self.preemptor: AdmissionWorkload | None = None  # waiting for the workloads it preempted
         self.requeues = 0  # bumped by every requeue of the inadmissible set
         self._positions: list[tuple[int, float, int]] = []
@@ -94,7 +95,9 @@ class PendingQueue:
         """Into the inadmissible set."""
         self._take_out(wl)
         self._track(wl)
-        bisect.insort(self._shape(wl).parked, (wl.queue_key, wl))
+        shape = self._shape(wl)
+        bisect.insort(shape.parked, (wl.queue_key, wl))
+        self._parked[wl.shape] = shape
         if self.preemptor is wl:
             self.preemptor = None
 
@@ -187,6 +190,7 @@ class PendingQueue:
         if shape.dormant:
             shape.parked = _merged(shape.parked, shape.dormant)
             shape.dormant = []
+            self._parked[wl.shape] = shape
         for other in physical:
             self.park(other)
         shape.reason = reason
@@ -196,7 +200,10 @@ class PendingQueue:
         """Capacity changed in the cohort tree: inadmissible workloads get another try."""
         self.requeues += 1
         moved = 0
-        for shape in self._shapes.values():
+        # Only shapes with inadmissible workloads (a shape emptied since is skipped); the heap
+        # orders by unique queue keys, so the order shapes are pushed in does not matter.
+        parked, self._parked = self._parked, {}
+        for shape in parked.values():
             if not shape.parked:
                 continue
             moved += len(shape.parked)

@@ -11,7 +11,8 @@ is pods × the per-pod request, in milli-units (memory: milli-bytes, as quantiti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+import copy
+from dataclasses import dataclass, field
 from enum import Enum
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -85,8 +86,11 @@ class AdmissionWorkload:
 
     def with_pods(self, pods: int) -> AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
-        requests = {resource: value // self.pods * pods for resource, value in self.requests.items()}
-        return replace(self, requests=requests, pods=pods)
+        reduced = copy.copy(self)  # as dataclasses.replace, without running __init__ again
+        reduced.requests = {resource: value // self.pods * pods for resource, value in self.requests.items()}
+        reduced.pods = pods
+        reduced.__dict__.pop("shape", None)  # the cached equivalence hash was the full count's
+        return reduced
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)

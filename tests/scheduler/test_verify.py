@@ -14,7 +14,6 @@ import pytest
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission import flavor_assignment, kueue
-from scheduler.admission.admitter import Admitter
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
@@ -46,8 +45,7 @@ GROUP_CHECKS = {
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
                     "preemption oracle answer reused per flavor-resource",
                     "victim search step ruled out by a running sum",
-                    "flavor assignment without the oracle on doomed flavors",
-                    "flavor assignment reused for the same requests"}
+                    "flavor assignment without the oracle on doomed flavors"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -107,8 +105,7 @@ BROKEN = {
         "victims planned on the view without lower priorities"),
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
-        # both caches stand on the versions: whichever reuse comes first stops the replay
-        "(nomination reused from the per-flavor-resource cache|flavor assignment reused for the same requests)"),
+        "nomination reused from the per-flavor-resource cache"),
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
@@ -127,21 +124,10 @@ BROKEN = {
     "flavor assignment skips the oracle on flavors that could preempt": (
         lambda mp: mp.setattr(flavor_assignment, "flavor_doomed", lambda *args, **kwargs: True),
         "flavor assignment without the oracle on doomed flavors"),
-    "flavor assignments are reused across GPU models": (
-        lambda mp: mp.setattr(Admitter, "_try_key", _without_models),
-        "flavor assignment reused for the same requests"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
 }
-
-
-_ORIGINAL_TRY_KEY = Admitter._try_key
-
-
-def _without_models(self, wl, node):
-    key = _ORIGINAL_TRY_KEY(self, wl, node)
-    return key[:2] + key[3:]
 
 
 def _built_but_not_kept(self):
