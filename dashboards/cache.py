@@ -17,6 +17,8 @@ import duckdb
 import streamlit as st
 
 from dashboards import data
+from dashboards.errors import DashboardError
+from pipeline.connect import is_older_layout_error, older_database_line
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -98,12 +100,17 @@ def query(
         raise ValueError(f"not a dashboard query: {name or function!r}")
     arguments = (tuple(args), tuple(sorted(kwargs.items())))
     try:
-        return _cached_query(name, db.path, db.mtime_ns, *arguments)
-    except duckdb.ConnectionException:
-        # The file was rebuilt and its old connection closed under this query: once more,
-        # on the new file.
-        fresh = DbRef.of(Path(db.path))
-        return _cached_query(name, fresh.path, fresh.mtime_ns, *arguments)
+        try:
+            return _cached_query(name, db.path, db.mtime_ns, *arguments)
+        except duckdb.ConnectionException:
+            # The file was rebuilt and its old connection closed under this query: once more,
+            # on the new file.
+            fresh = DbRef.of(Path(db.path))
+            return _cached_query(name, fresh.path, fresh.mtime_ns, *arguments)
+    except duckdb.Error as error:
+        if is_older_layout_error(error):  # a table or column an older build did not write: one line
+            raise DashboardError(older_database_line(db.path)) from None
+        raise
 
 
 def current() -> tuple[DbRef, data.Filters]:

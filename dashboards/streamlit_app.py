@@ -22,6 +22,8 @@ import streamlit as st  # noqa: E402
 
 from dashboards import cache, data  # noqa: E402
 from dashboards.errors import DashboardError  # noqa: E402
+from dashboards.text import markdown_text  # noqa: E402
+from pipeline.connect import older_database_line  # noqa: E402
 
 _PAGES_DIR = Path(__file__).resolve().parent / "app_pages"
 
@@ -38,7 +40,7 @@ def _db_from_command_line() -> Path | None:
 
 def _show_missing_db(message: str) -> None:
     st.title("gpu-finops")
-    st.error(message, icon=":material/error:")
+    st.error(markdown_text(message), icon=":material/error:")  # a path is text, never markup
     st.markdown(
         "Build a database first, then start the dashboard on it:\n\n"
         "```\ngpu-finops build RUN_DIR --prices prices.csv --db marts.duckdb\n"
@@ -130,6 +132,8 @@ def main() -> None:
     try:
         db_path = data.require_db(_db_from_command_line() or data.db_path_from_env())
         db = cache.DbRef.of(db_path)
+        if cache.query(db, data.marts_missing):  # an older build's, or a DuckDB file made elsewhere
+            raise DashboardError(older_database_line(db.path))
         filters = _sidebar_filters(db)
     except DashboardError as exc:
         _show_missing_db(str(exc))
@@ -141,7 +145,11 @@ def main() -> None:
     st.session_state[cache.DB_KEY] = db
     st.session_state[cache.FILTERS_KEY] = filters
     navigation = st.navigation(_pages_by_section())
-    navigation.run()
+    try:
+        navigation.run()
+    except DashboardError as exc:  # e.g. a column an older build did not write (cache.query)
+        st.error(markdown_text(str(exc)), icon=":material/error:")
+        st.stop()
 
 
 def _pages_by_section() -> dict[str, list]:

@@ -64,6 +64,18 @@ def older_database_problem(con: duckdb.DuckDBPyConnection, db: Path | str) -> st
     return None if row and row[0] == MARTS_VERSION else older_database_line(db)
 
 
+def missing_marts(con: duckdb.DuckDBPyConnection, among: tuple[str, ...] | None = None) -> list[str]:
+    """The mart tables of this version's layout (or of ``among``, the ones a reader needs)
+    that the database lacks: all of them for a DuckDB file made elsewhere. A reader that needs
+    them (the dashboard's pages) says `older_database_line` for a database that records no
+    layout and misses one."""
+    from pipeline.runner import MODELS  # the dbt-style models: which tables are marts
+
+    present = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
+    marts = [model.name for model in MODELS if model.layer == "marts"]
+    return sorted(name for name in (among or marts) if name not in present)
+
+
 def is_older_layout_error(error: BaseException) -> bool:
     """A query that names a table or column the database lacks: it was built by an older
     version (DuckDB's catalog error, or its binder error for a column it cannot find; a binder
@@ -71,4 +83,5 @@ def is_older_layout_error(error: BaseException) -> bool:
     if isinstance(error, duckdb.CatalogException):
         return True
     text = str(error)
-    return isinstance(error, duckdb.BinderException) and ("Referenced column" in text or "not found" in text)
+    return isinstance(error, duckdb.BinderException) and any(
+        words in text for words in ("Referenced column", "not found", "does not have a column named"))

@@ -147,6 +147,7 @@ async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int | 
         states = []
         wanted = min_charts if isinstance(min_charts, list) else [min_charts] * len(pages)
         for (url, screenshot), charts in zip(pages, wanted, strict=True):
+            await call("Page.navigate", url="about:blank")  # nothing of the previous page is read as this one's
             await call("Page.navigate", url=url)
             state = await _wait_drawn(call, charts)
             shot = await call("Page.captureScreenshot", format="png")
@@ -174,7 +175,10 @@ async def _wait_drawn(call, min_charts: int) -> dict:
         if state.get("traceback") or state.get("apiError") or state.get("exception"):
             break
         charts = state.get("charts", 0)
-        steady = steady + 1 if charts == last_charts and not state.get("running") else 0
+        # steady: the same charts, not running, and something drawn (a page of one message has
+        # no chart to wait for, but its text comes only once Streamlit's websocket is up)
+        drawn = bool(state.get("mainText", "").strip())
+        steady = steady + 1 if charts == last_charts and not state.get("running") and drawn else 0
         last_charts = charts
         if charts >= min_charts and steady >= 3:
             await asyncio.sleep(0.3)  # let the last canvas paint before the screenshot

@@ -34,6 +34,7 @@ from dashboards.data.core import (
     list_gpu_models,
     list_runs,
     list_tenants,
+    marts_missing,
     parse_seconds,
     parse_size,
     phase_window,
@@ -117,7 +118,7 @@ from dashboards.data.scenarios import (
 # The queries a page may run through dashboards.cache.query (each takes a connection first).
 QUERIES = frozenset({
     "advice_trials", "advice_teams", "daily_team_spend",
-    "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
+    "marts_missing", "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
     "headline_metrics", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
     "costliest_workloads", "partial_placement_workloads", "runs_compared", "runs_waits",
     "team_showback", "team_cost_over_time", "idle_by_cause_over_time", "idle_heatmap",
@@ -134,7 +135,7 @@ QUERIES = frozenset({
 
 __all__ = [
     "DB_ENV_VAR", "DEFAULT_PHASE", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT",
-    "ADVICE_TRIAL_COLUMNS", "TEAM_METRICS", "advice_teams", "advice_trials", "daily_team_spend",
+    "ADVICE_TRIAL_COLUMNS", "TEAM_METRICS", "advice_teams", "advice_trials", "daily_team_spend", "marts_missing",
     "PHASES", "QUERIES", "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS",
     "SqlLimits", "TIME_BUCKETS", "TRAINING_KINDS", "USAGE_CLASSES", "borrowed_by_team", "check_bucket",
     "cluster_queue_holdings", "commitment_pools", "connect_read_only", "eviction_losses",

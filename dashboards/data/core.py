@@ -26,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
-from pipeline.connect import older_database_problem
+from pipeline.connect import missing_marts, older_database_problem
 from pipeline.registry import USAGE_CLASS_NAMES
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
@@ -291,6 +291,18 @@ def usage_resource(con: duckdb.DuckDBPyConnection) -> str:
 # --------------------------------------------------------------------------------------------
 # Pickers
 # --------------------------------------------------------------------------------------------
+
+
+EVERY_PAGE_MARTS = ("dim_runs", "dim_nodes", "fct_workloads", "focus_cost_records")
+"""The marts the sidebar (every page) reads: without them the database is not one of ours, or
+an older build's. A page reading a mart an older build did not write says so itself
+(`dashboards.cache.query`), unless it has its own fallback (the Queues page)."""
+
+
+def marts_missing(con: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    """Marts every page reads that the database lacks: a DuckDB file made elsewhere, or one
+    an older version built (one without the recorded layout `connect_read_only` checks)."""
+    return tuple(missing_marts(con, EVERY_PAGE_MARTS))
 
 
 def list_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
