@@ -3,11 +3,26 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+# The compiled build (mypyc, in place): redone when a compiled module's source changes.
+HOT := $(shell sed -n 's/^    "\(scheduler\/.*\.py\)",$$/\1/p' tools/compile_hot.py)
+NATIVE_STAMP := $(VENV)/.compiled-stamp
+GOLDEN := $(VENV)/golden
 DEMO_OUT ?= demo-out
 
-.PHONY: install demo test fuzz bench lint docs clean
+.PHONY: install pure demo test test-builds fuzz bench lint docs clean
 
-install: $(STAMP)
+# The scheduler's hottest modules compiled with mypyc by default; without a C compiler (or
+# mypyc) a warning, and the pure Python tree, which stays the reference.
+install: $(NATIVE_STAMP)
+
+$(NATIVE_STAMP): $(STAMP) $(HOT) tools/compile_hot.py
+	$(PY) tools/compile_hot.py
+	@touch $(NATIVE_STAMP)
+
+# Back to the pure Python tree (`make install` compiles again).
+pure:
+	$(PY) tools/compile_hot.py --clean
+	@rm -f $(NATIVE_STAMP)
 
 # Re-installs when pyproject.toml changes; idempotent otherwise.
 $(STAMP): pyproject.toml
@@ -19,9 +34,24 @@ $(STAMP): pyproject.toml
 demo: install
 	$(VENV)/bin/gpu-finops demo --out $(DEMO_OUT)
 
-# The linters first (ruff, the import contracts, mypy): CI runs only this.
+# The linters first (ruff, the import contracts, mypy); the suite on the pure tree (its
+# broken-on-purpose tests patch classes that compiled code would not let them patch); then
+# both builds side by side.
 test: lint
+	$(PY) tools/compile_hot.py --clean
 	$(PY) -m pytest
+	$(MAKE) test-builds
+
+# The golden demo traces replayed under the pure tree and the compiled build, log hashes
+# compared; then `replay --verify` on the compiled build. Leaves the compiled build installed.
+test-builds:
+	@mkdir -p $(GOLDEN)
+	$(PY) tools/compile_hot.py --clean
+	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37,kube-default --json $(GOLDEN)/pure.json
+	$(PY) tools/compile_hot.py
+	@touch $(NATIVE_STAMP)
+	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37,kube-default --compare $(GOLDEN)/pure.json
+	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37 --verify --compare $(GOLDEN)/pure.json
 
 # The fuzz tests of tests/reliability with thousands of examples each (make test runs a
 # bounded, derandomised number): a long run, to leave going while doing something else.
@@ -31,8 +61,8 @@ fuzz: install
 bench: install
 	$(PY) -m benchmarks.run
 
-lint: install
-	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks
+lint: $(STAMP)
+	$(VENV)/bin/ruff check scheduler pipeline dashboards gpu_finops tests benchmarks tools
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
@@ -60,4 +90,5 @@ docs: install
 		--out docs/images/advice.png --size 1366x1400 --min-charts 2
 
 clean:
+	-$(PY) tools/compile_hot.py --clean
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

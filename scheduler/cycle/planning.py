@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from scheduler.cycle.context import CycleContext
+from scheduler.framework.profile import TieBreak
 from scheduler.framework.runtime import Diagnosis
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
@@ -46,20 +47,14 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
         mine = topology.domain_of(state, held, level, per_model=per_model)
         candidates = [d for d in candidates if d.value == mine]
-    best: tuple[Rank, Plan] | None = None
     fullest = Plan()  # the domain that came closest, for the pending message
-    if explain and (spec.topology_required or per_model):
-        # The message names the domain that came closest: every domain is tried.
-        for domain in candidates:
-            placed, diagnosis = place_in(ctx, run, needed, domain, explain)
-            if len(placed) >= needed:
-                rank = topology.placement_rank(state, domain, len(placed), run.request.milli)
-                if best is None or rank < best[0]:
-                    best = (rank, Plan(placed, diagnosis))
-            elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
-                fullest = Plan(placed, diagnosis)
+    if explain and (spec.topology_required or per_model) and ctx.profile.tie_break is TieBreak.RANDOM:
+        # The node draws depend on every domain being tried, as the message needs.
+        best, fullest = every_domain(ctx, run, needed, candidates, explain)
     else:
         best = best_domain(ctx, run, needed, candidates, explain)
+        if best is None and explain and (spec.topology_required or per_model):
+            fullest = closest_domain(ctx, run, needed, candidates)
     if best is not None:
         return best[1]
     if spec.topology_required:
@@ -105,6 +100,57 @@ def best_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: li
     if ctx.verifier:
         _verify_best_domain(ctx, ctx.verifier, run, needed, candidates, explain, best)
     return best
+
+
+def every_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                 explain: bool) -> tuple[tuple[Rank, Plan] | None, Plan]:
+    """Every domain tried (the plain way): the best-ranked where the group fits, and the
+    first, in candidate order, of those where most of its pods fit (for the message)."""
+    best: tuple[Rank, Plan] | None = None
+    fullest = Plan()
+    for domain in candidates:
+        placed, diagnosis = place_in(ctx, run, needed, domain, explain)
+        if len(placed) >= needed:
+            rank = topology.placement_rank(ctx.state, domain, len(placed), run.request.milli)
+            if best is None or rank < best[0]:
+                best = (rank, Plan(placed, diagnosis))
+        elif fullest.diagnosis is None or len(placed) > len(fullest.placed):
+            fullest = Plan(placed, diagnosis)
+    return best, fullest
+
+
+def closest_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain]) -> Plan:
+    """When no domain holds the group: the first domain, in candidate order, of those where
+    planning places the most pods, and its plan and diagnosis, as `every_domain` finds it.
+
+    Domains are tried by their bound on pods (`best_possible_rank`), most first, until no
+    untried domain can beat the most placed; then the first domain in candidate order that
+    could tie is looked for among those whose bound reaches it. Placing is greedy and
+    stops once `needed` is out of reach, so no domain places more than its bound."""
+    state, milli, pods = ctx.state, run.request.milli, len(run.pending)
+    bounds = [-topology.best_possible_rank(state, domain, pods, milli)[0] for domain in candidates]
+    counts: dict[int, int] = {}
+    most = 0
+    for index in sorted(range(len(candidates)), key=lambda i: (-bounds[i], i)):
+        if counts and bounds[index] <= most:
+            break
+        counts[index] = len(place_in(ctx, run, needed, candidates[index], explain=False)[0])
+        most = max(most, counts[index])
+    fullest = Plan()
+    for index, domain in enumerate(candidates):
+        if bounds[index] < most:
+            continue
+        count = counts.get(index)
+        if count is None:
+            count = len(place_in(ctx, run, needed, domain, explain=False)[0])
+        if count == most:
+            fullest = Plan(*place_in(ctx, run, needed, domain, explain=True))
+            break
+    if ctx.verifier:
+        walked = every_domain(ctx, run, needed, candidates, True)[1]
+        ctx.verifier.same(ctx.now, "closest topology domain from a bounded search",
+                          (fullest.placed, fullest.diagnosis), (walked.placed, walked.diagnosis), run.spec.workload_id)
+    return fullest
 
 
 def _verify_best_domain(ctx: CycleContext, verifier: Verifier, run: WorkloadRun, needed: int, candidates: list[topology.Domain],

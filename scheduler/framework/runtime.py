@@ -361,13 +361,14 @@ def feasible_nodes_to_find(percentage: float, nodes: int) -> int:
     if nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return nodes
     if percentage == 0:
-        percentage = max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+        percentage = float(max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND))  # exact: small integers
     return max(int(nodes * percentage // 100), MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def _answer(found: tuple[int | None, Diagnosis | None], explain: bool) -> tuple[object, ...]:
     """What two ways of finding a node must agree on: the node, and why none fits."""
-    node, diagnosis = found
+    node: int | None = found[0]
+    diagnosis = found[1]
     if node is not None or not explain or diagnosis is None:
         return (node,)
     return (node, diagnosis.message(), sorted(diagnosis.unresolvable))

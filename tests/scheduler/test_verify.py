@@ -181,3 +181,30 @@ def test_the_index_diagnosis_matches_a_scan_on_nodes_of_different_sizes(tmp_path
     messages = [r["message"] for r in pq.read_table(tmp_path / "run" / "events.parquet").to_pylist()
                 if r["workload_id"] == "wide" and r["event"] == "pending"]
     assert "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in messages
+
+
+def _racks_too_small(tmp_path):
+    """Four racks, the largest of two 8-GPU nodes; a gang of three 8-GPU pods that requires
+    one rack fits none: its message names the closest rack's two pods."""
+    nodes = [make_node("a1").rack("r1").obj(), make_node("a2").rack("r1").obj(),
+             make_node("b1").rack("r2").obj(), make_node("c1").rack("r3").obj(), make_node("d1").rack("r4").obj()]
+    jobs = [make_workload("wide").at(0).runs_for(100).pods(3).gpus(8).topology(required="rack").obj()]
+    trace, cluster, _ = kueue_files(tmp_path, nodes, jobs, [])
+    return trace, cluster
+
+
+def test_the_closest_domain_of_an_unplaceable_gang_is_found_by_a_bounded_search(tmp_path):
+    trace, cluster = _racks_too_small(tmp_path)
+    verifier = Verifier()
+    replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=42, verifier=verifier)
+    assert verifier.checks["closest topology domain from a bounded search"] > 0
+    messages = {r["message"] for r in pq.read_table(tmp_path / "run" / "events.parquet").to_pylist()
+                if r["workload_id"] == "wide" and r["event"] == "pending"}
+    assert any("the best of 4 racks fits 2" in m for m in messages), messages
+
+
+def test_a_closest_domain_search_that_stops_too_early_stops_the_verified_replay(tmp_path, monkeypatch):
+    trace, cluster = _racks_too_small(tmp_path)
+    monkeypatch.setattr(topology, "best_possible_rank", lambda state, domain, pods, milli: (0, 0, ""))
+    with pytest.raises(VerificationError, match="closest topology domain from a bounded search"):
+        replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=42, verifier=Verifier())
