@@ -1,4 +1,4 @@
-"""`make install`'s compile step (tools/compile_hot.py): without a C compiler it warns and
+"""`make compiled`'s compile step (tools/compile_hot.py): without a C compiler it warns and
 leaves the pure tree; its list of modules names files that exist and that mypy checks."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compile the replay's hottest scheduler modules with mypyc, in place (`make install`).
+"""Compile the replay's hottest scheduler modules with mypyc, in place (`make compiled`; opt-in).
 
     python tools/compile_hot.py           # compile HOT; without a C compiler: warn, stay pure
     python tools/compile_hot.py --clean   # remove every compiled module: the pure tree
@@ -7,7 +7,7 @@ The pure Python tree is the reference: a compiled module is the same source, and
 extension file it becomes sits beside its `.py`, where Python's importer prefers it, so an
 editable install picks it up. The modules are one mypyc group whose shared library is
 `scheduler/native__mypyc…so` (inside the package, so the editable install finds it too).
-Compiled files are never committed (`.gitignore`: `*.so`). `make test` replays the golden
+Compiled files are never committed (`.gitignore`: `*.so`). `make test-builds` replays the golden
 traces under both builds and compares the logs (`benchmarks/golden_logs.py --compare`).
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # The modules every placement attempt runs through (py-spy of the hidden 100k-pod replay):
 # the state and its indexes, the filter/score loop, the GPU and resource filters. A small
-# set keeps the compile (about 15 CPU s of mypyc and gcc) inside `make test`'s budget.
+# set keeps the compile to about 15 CPU s of mypyc and gcc.
 HOT = (
     "scheduler/usage_index.py",
     "scheduler/place_index.py",
