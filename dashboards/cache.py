@@ -58,6 +58,17 @@ def _connection(path: str, mtime_ns: int) -> duckdb.DuckDBPyConnection:
         return connection
 
 
+def close_connections() -> None:
+    """Close every cached connection (for a process that ran the app in-process, as tests do,
+    and then opens the same file with another configuration, which DuckDB refuses while one
+    is open)."""
+    with _open_lock:
+        for connection in _open_by_path.values():
+            connection.close()
+        _open_by_path.clear()
+    _connection.clear()
+
+
 def _cursor(path: str, mtime_ns: int) -> duckdb.DuckDBPyConnection:
     """A cursor of the shared connection. DuckDB refuses a second call on one connection while
     another thread's call runs (ResourceInUseException), cursor() included: one at a time."""

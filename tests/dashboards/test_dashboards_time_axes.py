@@ -88,6 +88,11 @@ def app(demo_db):
     try:
         yield AppTest.from_file(APP, default_timeout=180).run()
     finally:
+        # The runtime ran in this process: its cached read-only connection to the demo
+        # database must go, or a later test's connection of another configuration is refused.
+        from dashboards import cache
+
+        cache.close_connections()
         if before is None:
             os.environ.pop(DB_ENV_VAR, None)
         else:
