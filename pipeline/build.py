@@ -305,7 +305,9 @@ def _build(
         try:
             # Parallel aggregation adds floating-point numbers in a varying order, so a sum
             # can differ in its last bit between two builds; one thread makes rebuilding the
-            # same runs give identical content, which the accounting promises.
+            # same runs give identical content, which the accounting promises. One thread is
+            # not enough where a hash join feeds a sum (the order it hands rows on varies from
+            # build to build): those sums add in their values' own order, `sum(x order by x)`.
             con.execute("SET threads TO 1")
             # DuckDB holds up to 80 % of the machine's memory by default; a bound makes the
             # largest joins and sorts spill to the database's temporary folder instead, so a

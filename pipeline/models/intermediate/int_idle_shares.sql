@@ -18,6 +18,8 @@
 -- team as a whole (quota owners) or the platform. Every other share names the workload whose
 -- use (or wait) earned it, under every policy: allocation by label (fct_label_allocation) sums
 -- these rows by the workloads' labels.
+-- Sums add in their values' own order, sum(x order by x): a hash join hands rows on in an order
+-- that varies between builds, and floating-point addition is not associative (docs/performance.md).
 with lines as (
     select * from int_cost_lines
 ),
@@ -81,7 +83,7 @@ priced as (
 
 used as (
     select run_id, period_index, node, gpu_model, resource, workload_id,
-        sum(quantity) as quantity, sum(cost) as cost
+        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost
     from priced
     where workload_id is not null
     group by all
@@ -89,7 +91,7 @@ used as (
 
 idle as (
     select run_id, period_index, node, gpu_model, resource, idle_reason,
-        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
     from priced
     where workload_id is null
     group by all
@@ -99,8 +101,8 @@ idle as (
 cell_users as (
     select
         run_id, period_index, gpu_model, resource, workload_id,
-        sum(quantity) as quantity,
-        sum(cost) as cost
+        sum(quantity order by quantity) as quantity,
+        sum(cost order by cost) as cost
     from used
     group by all
 ),
@@ -117,7 +119,7 @@ cell_weights as (
 
 cell_idle as (
     select run_id, period_index, gpu_model, resource, idle_reason,
-        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
     from idle
     group by all
 ),
@@ -152,7 +154,7 @@ node_weights as (
 
 node_idle as (
     select run_id, period_index, node, gpu_model, resource,
-        sum(quantity) as quantity, sum(cost) as cost, sum(list_cost) as list_cost
+        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
     from idle
     group by all
 ),
@@ -178,7 +180,7 @@ node_shares as (
 -- cause: the owners of each cause -------------------------------------------------------------
 slack_owners as (
     -- fractional tenants of a node in a period, by their fractional GPU-hours
-    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, sum(u.gpu_hours) as weight
+    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, sum(u.gpu_hours order by u.gpu_hours) as weight
     from usage as u
     inner join workloads as w using (run_id, workload_id)
     where u.gpus < 1
@@ -194,6 +196,7 @@ barrier_owners as (
         b.tenant,
         b.workload_id,
         sum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
+            - greatest(b.start_s, k * r.charge_period_s)) / 3600.0 order by b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
             - greatest(b.start_s, k * r.charge_period_s)) / 3600.0) as weight
     from barrier as b
     inner join runs as r using (run_id),
@@ -224,7 +227,7 @@ queue_tenants as (
 quota_owners as (
     -- the quota of a model's flavor that its owners left unused in the period
     select q.run_id, q.period_index, f.gpu_model, t.tenant, cast(null as varchar) as workload_id,
-        sum(q.unused_nominal_gpu_hours * t.part) as weight
+        sum(q.unused_nominal_gpu_hours * t.part order by q.unused_nominal_gpu_hours * t.part) as weight
     from queue_usage as q
     inner join flavor_models as f using (run_id, flavor)
     inner join queue_tenants as t using (run_id, cluster_queue)
@@ -262,7 +265,7 @@ owned_cells as (
 cause_rest as (
     -- every other idle cause (and owned causes without owners there), cell by cell
     select i.run_id, i.period_index, i.gpu_model, i.resource,
-        sum(i.quantity) as quantity, sum(i.cost) as cost, sum(i.list_cost) as list_cost
+        sum(i.quantity order by i.quantity) as quantity, sum(i.cost order by i.cost) as cost, sum(i.list_cost order by i.list_cost) as list_cost
     from idle as i
     where i.idle_reason <> 'no_demand'
         and not exists (
@@ -306,23 +309,23 @@ cause_shares as (
 final as (
     select run_id, period_index, gpu_model, resource, 'separate' as idle_policy,
         '__idle__' as tenant, cast(null as varchar) as workload_id,
-        sum(quantity) as idle_quantity, sum(cost) as idle_cost, sum(list_cost) as idle_list_cost
+        sum(quantity order by quantity) as idle_quantity, sum(cost order by cost) as idle_cost, sum(list_cost order by list_cost) as idle_list_cost
     from idle
     group by all
     union all
     select s.run_id, s.period_index, s.gpu_model, s.resource, 'window',
-        coalesce(w.tenant, '__idle__'), s.workload_id, sum(s.quantity), sum(s.cost), sum(s.list_cost)
+        coalesce(w.tenant, '__idle__'), s.workload_id, sum(s.quantity order by s.quantity), sum(s.cost order by s.cost), sum(s.list_cost order by s.list_cost)
     from window_shares as s
     left join workloads as w using (run_id, workload_id)
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, sum(quantity),
-        sum(cost), sum(list_cost)
+    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, sum(quantity order by quantity),
+        sum(cost order by cost), sum(list_cost order by list_cost)
     from node_shares
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, sum(quantity),
-        sum(cost), sum(list_cost)
+    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, sum(quantity order by quantity),
+        sum(cost order by cost), sum(list_cost order by list_cost)
     from cause_shares
     group by all
 )

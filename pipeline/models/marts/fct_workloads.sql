@@ -8,6 +8,8 @@
 -- GPU-hours at the list price of the models they were demanded on. Demand, not spend.
 -- idle_share_cost: its share of idle capacity under the `window` rule (int_idle_shares);
 -- cost_with_idle = effective_cost + idle_share_cost.
+-- Sums add in their values' own order, sum(x order by x): a hash join hands rows on in an order
+-- that varies between builds, and floating-point addition is not associative (docs/performance.md).
 with workloads as (
     select * from stg_workloads
 ),
@@ -100,11 +102,11 @@ interval_facts as (
     select
         run_id,
         workload_id,
-        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'productive')
+        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'productive')
             as gpu_hours_productive,
-        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'gang_wait')
+        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'gang_wait')
             as gpu_hours_gang_wait,
-        sum(gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'lost_to_preemption')
+        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'lost_to_preemption')
             as gpu_hours_lost,
         -- a started pod that still waited for its gang: partial placement
         bool_or(usage_class = 'gang_wait' and start_s >= coalesce(started_s_of_holding, end_s))
@@ -121,13 +123,13 @@ cost_facts as (
     select
         x_RunId as run_id,
         x_Workload as workload_id,
-        sum(EffectiveCost) as effective_cost,
-        sum(ListCost) as list_cost,
-        sum(EffectiveCost) filter (where x_UsageClass = 'productive') as productive_cost,
-        sum(EffectiveCost) filter (where x_UsageClass = 'gang_wait') as gang_wait_cost,
-        sum(EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption') as preemption_waste_cost,
-        sum(EffectiveCost) filter (where x_Resource <> 'gpu') as cpu_memory_cost,
-        sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed) as gpu_hours_borrowed
+        sum(EffectiveCost order by EffectiveCost) as effective_cost,
+        sum(ListCost order by ListCost) as list_cost,
+        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'productive') as productive_cost,
+        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'gang_wait') as gang_wait_cost,
+        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption') as preemption_waste_cost,
+        sum(EffectiveCost order by EffectiveCost) filter (where x_Resource <> 'gpu') as cpu_memory_cost,
+        sum(PricingQuantity order by PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed) as gpu_hours_borrowed
     from records
     where x_Workload is not null
     group by all
@@ -140,13 +142,13 @@ attempt_facts as (
 ),
 
 wait_facts as (
-    select run_id, workload_id, sum(gpu_hours) as gpu_hours, sum(list_value) as list_value
+    select run_id, workload_id, sum(gpu_hours order by gpu_hours) as gpu_hours, sum(list_value order by list_value) as list_value
     from pending
     group by all
 ),
 
 idle_share_facts as (
-    select run_id, workload_id, sum(idle_cost) as idle_share_cost
+    select run_id, workload_id, sum(idle_cost order by idle_cost) as idle_share_cost
     from idle_shares
     group by all
 ),
