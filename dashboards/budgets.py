@@ -1,28 +1,33 @@
 """Budgets and burn: spend to date against each team's (and cost centre's) monthly budget, a
 forecast to the end of the month with its interval, and days whose spend or idle is anomalous
-for the team. Pure pandas over `dashboards.data.daily_team_spend`; no Streamlit.
+for the team or cost centre. Pure pandas over `dashboards.data.daily_team_spend` and
+`dashboards.data.daily_label_spend`; no Streamlit.
 
 Budgets file (CSV, or TOML with ``[[budget]]`` tables of the same keys)::
 
     team,cost_centre,month,budget_usd
     llm,research,2026-11,250000
     vision,research,2026-11,120000
-    ,research,2026-11,400000        # a cost centre's own budget: its teams summed
+    ,research,2026-11,400000        # a cost centre's own budget
 
-A row with a team budgets that team; the cost centre it names groups the team's spend into the
-centre's, and a row without a team budgets the centre. Month is ``YYYY-MM``.
+A row with a team budgets that team; a row without a team budgets the cost centre it names.
+Month is ``YYYY-MM``.
 
-- **Spend** is what the team is charged (`fct_chargeback`, idle policy ``window``: its usage
-  plus its share of the idle of the hours and GPU models it used), per UTC day.
+- **Spend** of a team is what it is charged (`fct_chargeback`, idle policy ``window``: its
+  usage plus its share of the idle of the hours and GPU models it used), per UTC day. A cost
+  centre's spend, where the workloads' pod labels carry one (label ``cost-center``, else
+  ``cost_center``, or the key given: `CentreSpend`), is what the workloads carrying that value
+  are charged, whatever their team (`fct_label_allocation`, the same policy); where no label
+  carries one, it is its teams summed, by the cost centre the file's team rows name.
 - **Forecast** to the end of the month: spend to date plus the days left times the mean daily
   spend so far; the interval is ± 1.96 standard deviations of a sum of that many days
   (the days' spend taken as independent draws of the days so far), the low end never below
   the spend to date. **Status**: ``over`` once spend to date passes the budget, ``trending
   over`` when the forecast does, else ``within``.
-- **Anomalies**: a day whose spend or idle share is far from the team's usual day: the modified
-  z-score 0.6745·(x − median)/MAD above 3.5 (Iglewicz and Hoaglin), with the mean absolute
-  deviation (× 1.2533) standing in when the MAD is 0; a team with fewer than 5 days is not
-  judged.
+- **Anomalies**: a day whose spend or idle share is far from the team's (or label cost
+  centre's) usual day: the modified z-score 0.6745·(x − median)/MAD above 3.5 (Iglewicz and
+  Hoaglin), with the mean absolute deviation (× 1.2533) standing in when the MAD is 0; one
+  with fewer than 5 days is not judged.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import csv
 import io
 import math
 import tomllib
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -41,13 +47,28 @@ import pandas as pd
 from dashboards.errors import DashboardError
 
 BUDGETS_ENV_VAR = "GPU_FINOPS_BUDGETS"  # the dashboard's budgets file (`dashboard --budgets`)
+COST_CENTRE_LABEL_ENV_VAR = "GPU_FINOPS_COST_CENTRE_LABEL"  # `dashboard --cost-centre-label KEY`
 BUDGET_COLUMNS = ("team", "cost_centre", "month", "budget_usd")
+BURN_COLUMNS = ("scope", "name", "month", "budget_usd", "spend_to_date", "days_elapsed", "days_in_month",
+                "forecast", "forecast_low", "forecast_high", "burn_pct", "status", "basis")
+ANOMALY_COLUMNS = ("scope", "name", "day", "spend", "idle_cost", "idle_share", "spend_z", "idle_z", "flag")
 Z_THRESHOLD = 3.5
 MIN_DAYS = 5
 
 
+@dataclass(frozen=True)
+class CentreSpend:
+    """Cost centres from a pod label: ``daily`` has cost_centre (the label's value), day, spend
+    and idle_cost (`dashboards.data.daily_label_spend`)."""
+
+    label_key: str
+    daily: pd.DataFrame
+
+
 def read_budgets(path: Path) -> pd.DataFrame:
-    """team, cost_centre, month (the first day), budget_usd; one clear error per bad row."""
+    """team, cost_centre, month (the first day), budget_usd; one clear error per bad row. The
+    index says where each row is in the file ("row 3", "budget[0]"), ``attrs["source"]`` the
+    file's name (for `check_cost_centres`)."""
     path = Path(path)
     if not path.is_file():
         raise DashboardError(f"{path.name}: file not found")
@@ -67,7 +88,7 @@ def read_budgets(path: Path) -> pd.DataFrame:
             raise DashboardError(f"{path.name}: missing column(s) {', '.join(missing)} "
                                  f"(columns: {', '.join(BUDGET_COLUMNS)})")
         numbered = [(f"row {i}", row) for i, row in enumerate(reader, start=2)]
-    records = []
+    records, places = [], []
     for where, row in numbered:
         if not isinstance(row, dict):
             raise DashboardError(f"{path.name}: {where}: must be a table")
@@ -88,34 +109,55 @@ def read_budgets(path: Path) -> pd.DataFrame:
             raise DashboardError(f"{path.name}: {where}, field 'budget_usd': a number >= 0, "
                                  f"got {row.get('budget_usd')!r}")
         records.append({"team": team, "cost_centre": centre, "month": first, "budget_usd": budget})
-    frame = pd.DataFrame(records, columns=list(BUDGET_COLUMNS))
+        places.append(where)
+    frame = pd.DataFrame(records, columns=list(BUDGET_COLUMNS), index=pd.Index(places, dtype=object))
     keys = frame.assign(who=frame["team"].fillna("centre:" + frame["cost_centre"].fillna("")))
     twice = keys[keys.duplicated(["who", "month"], keep=False)]
     if not twice.empty:
         raise DashboardError(f"{path.name}: {twice['who'].iloc[0]} has two budgets for {twice['month'].iloc[0]:%Y-%m}")
+    frame.attrs["source"] = path.name
     return frame
 
 
-def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date) -> pd.DataFrame:
+def check_cost_centres(budgets: pd.DataFrame, centres: CentreSpend, run_id: str) -> None:
+    """Refuse a cost centre's budget (a row without a team) naming a value of the label that no
+    charged workload of the run carries: a typo would otherwise burn nothing, silently."""
+    known = sorted(set(centres.daily["cost_centre"]))
+    for where, row in budgets[budgets["team"].isna()].iterrows():
+        if row["cost_centre"] not in known:
+            shown = ", ".join(known[:10]) + (", …" if len(known) > 10 else "") if known else "none"
+            raise DashboardError(f"{budgets.attrs.get('source', 'budgets')}: {where}, field 'cost_centre': no "
+                                 f"workload of run {run_id!r} carries the label {centres.label_key}="
+                                 f"{row['cost_centre']!r} (values: {shown})")
+
+
+def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: CentreSpend | None = None) -> pd.DataFrame:
     """Per budget row: spend to date (days up to ``as_of``), forecast and interval, status.
-    ``daily``: team, day, spend, idle_cost (`dashboards.data.daily_team_spend`)."""
-    columns = ["scope", "name", "month", "budget_usd", "spend_to_date", "days_elapsed", "days_in_month",
-               "forecast", "forecast_low", "forecast_high", "burn_pct", "status"]
+    ``daily``: team, day, spend, idle_cost (`dashboards.data.daily_team_spend`); ``centres``:
+    the cost centres' spend from a pod label, or None to sum a cost centre's teams (the team
+    rows' cost_centre). ``basis`` says which: ``team``, ``label:<key>`` or ``teams``."""
+    columns = list(BURN_COLUMNS)
     if budgets.empty:
         return pd.DataFrame(columns=columns)
     daily = daily.assign(day=pd.to_datetime(daily["day"]).dt.date)
-    centres = budgets.dropna(subset=["team", "cost_centre"]).drop_duplicates("team").set_index("team")["cost_centre"]
+    by_label = None if centres is None else \
+        centres.daily.assign(day=pd.to_datetime(centres.daily["day"]).dt.date)
+    mapping = budgets.dropna(subset=["team", "cost_centre"]).drop_duplicates("team").set_index("team")["cost_centre"]
     rows = []
     for budget in budgets.itertuples():
         month: date = budget.month
         days_in_month = calendar.monthrange(month.year, month.month)[1]
         last = min(as_of, date(month.year, month.month, days_in_month))
         if isinstance(budget.team, str):
-            scope, name, teams = "team", budget.team, [budget.team]
+            scope, name, basis = "team", budget.team, "team"
+            spent = daily[daily["team"] == budget.team]
+        elif by_label is not None and centres is not None:
+            scope, name, basis = "cost_centre", budget.cost_centre, f"label:{centres.label_key}"
+            spent = by_label[by_label["cost_centre"] == budget.cost_centre]
         else:
-            scope, name = "cost_centre", budget.cost_centre
-            teams = [t for t, c in centres.items() if c == budget.cost_centre]
-        spent = daily[daily["team"].isin(teams) & (daily["day"] >= month) & (daily["day"] <= last)]
+            scope, name, basis = "cost_centre", budget.cost_centre, "teams"
+            spent = daily[daily["team"].isin([t for t, c in mapping.items() if c == budget.cost_centre])]
+        spent = spent[(spent["day"] >= month) & (spent["day"] <= last)]
         per_day = spent.groupby("day")["spend"].sum()
         elapsed = max(0, (last - month).days + 1)
         values = per_day.reindex(pd.date_range(month, last).date, fill_value=0.0).to_numpy() if elapsed else np.array([])
@@ -131,7 +173,7 @@ def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date) -> pd.DataFram
                      "forecast": round(forecast, 2), "forecast_low": round(max(to_date, forecast - half), 2),
                      "forecast_high": round(forecast + half, 2),
                      "burn_pct": round(to_date / budget.budget_usd, 4) if budget.budget_usd else None,
-                     "status": status})
+                     "status": status, "basis": basis})
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -148,28 +190,35 @@ def modified_z(values: pd.Series) -> pd.Series:
     return values * 0.0
 
 
-def anomalies(daily: pd.DataFrame) -> pd.DataFrame:
-    """The team-days whose spend or idle share is anomalous for that team."""
-    columns = ["team", "day", "spend", "idle_cost", "idle_share", "spend_z", "idle_z", "flag"]
+def anomalies(daily: pd.DataFrame, centres: CentreSpend | None = None) -> pd.DataFrame:
+    """The team-days (scope ``team``) and, with ``centres``, the days of each value of the
+    cost-centre label (scope ``cost_centre``) whose spend or idle share is anomalous for it."""
+    groups = [("team", daily.rename(columns={"team": "name"}))]
+    if centres is not None:
+        groups.append(("cost_centre", centres.daily.rename(columns={"cost_centre": "name"})))
     found = []
-    for team, days in daily.groupby("team", sort=True):
-        if len(days) < MIN_DAYS:
-            continue
-        days = days.sort_values("day").assign(
-            idle_share=lambda d: (d["idle_cost"] / d["spend"].where(d["spend"] > 0)).fillna(0.0))
-        spend_z, idle_z = modified_z(days["spend"]), modified_z(days["idle_share"])
-        for row, sz, iz in zip(days.itertuples(), spend_z, idle_z, strict=True):
-            flags = [f"spend {'high' if sz > 0 else 'low'}" for _ in [0] if abs(sz) > Z_THRESHOLD]
-            flags += [f"idle {'high' if iz > 0 else 'low'}" for _ in [0] if abs(iz) > Z_THRESHOLD]
-            if flags:
-                found.append({"team": team, "day": row.day, "spend": round(row.spend, 2),
-                              "idle_cost": round(row.idle_cost, 2), "idle_share": round(row.idle_share, 4),
-                              "spend_z": round(float(sz), 2), "idle_z": round(float(iz), 2), "flag": ", ".join(flags)})
-    return pd.DataFrame(found, columns=columns)
+    for scope, frame in groups:
+        for name, days in frame.groupby("name", sort=True):
+            if len(days) < MIN_DAYS:
+                continue
+            days = days.sort_values("day").assign(
+                idle_share=lambda d: (d["idle_cost"] / d["spend"].where(d["spend"] > 0)).fillna(0.0))
+            spend_z, idle_z = modified_z(days["spend"]), modified_z(days["idle_share"])
+            for row, sz, iz in zip(days.itertuples(), spend_z, idle_z, strict=True):
+                flags = [f"spend {'high' if sz > 0 else 'low'}" for _ in [0] if abs(sz) > Z_THRESHOLD]
+                flags += [f"idle {'high' if iz > 0 else 'low'}" for _ in [0] if abs(iz) > Z_THRESHOLD]
+                if flags:
+                    found.append({"scope": scope, "name": name, "day": row.day, "spend": round(row.spend, 2),
+                                  "idle_cost": round(row.idle_cost, 2), "idle_share": round(row.idle_share, 4),
+                                  "spend_z": round(float(sz), 2), "idle_z": round(float(iz), 2),
+                                  "flag": ", ".join(flags)})
+    return pd.DataFrame(found, columns=list(ANOMALY_COLUMNS))
 
 
 def teams_to_name(burned: pd.DataFrame) -> tuple[list[str], list[str]]:
-    """(over budget, trending over): the names the scheduled report lists."""
-    over = burned.loc[burned["status"] == "over", "name"].tolist()
-    trending = burned.loc[burned["status"] == "trending over", "name"].tolist()
+    """(over budget, trending over): the names the scheduled report lists, a cost centre as
+    ``cost centre <name>``."""
+    named = burned["name"].where(burned["scope"] == "team", "cost centre " + burned["name"].astype(str))
+    over = named[burned["status"] == "over"].tolist()
+    trending = named[burned["status"] == "trending over"].tolist()
     return over, trending

@@ -163,7 +163,8 @@ def budget_burn_chart(burned: pd.DataFrame, width: int = DEFAULT_WIDTH) -> alt.T
     """Per budget (team or cost centre, month): spend to date as a bar coloured by status, the
     forecast's 95% interval as a rule with the forecast a tick, the budget a black tick.
     ``burned``: `dashboards.budgets.burn`."""
-    df = burned.assign(label=burned["name"] + " " + burned["month"])
+    centre = burned["scope"].eq("cost_centre").map({True: " (cost centre)", False: ""})
+    df = burned.assign(label=burned["name"].astype(str) + centre + " " + burned["month"].astype(str))
     y = alt.Y("label:N", title=None, sort=None)
     tooltip = [alt.Tooltip("label:N", title="budget"), alt.Tooltip("status:N"),
                alt.Tooltip("spend_to_date:Q", title="spend to date", format=MONEY),

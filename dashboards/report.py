@@ -149,30 +149,59 @@ def _advice_sections(con) -> list[_Section]:
     ]
 
 
-def budget_sections(con, run_id: str, budgets: Path, as_of: date) -> list[_Section]:
-    """Budgets and burn of every budgeted team and cost centre, and the anomalous team-days."""
+def budget_tables(con, run_id: str, budgets: Path, as_of: date,
+                  cost_centre_label: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame, str | None]:
+    """(burn, anomalies, the cost-centre label key or None) of a budgets file on ``run_id``.
+    ``cost_centre_label``: the pod label carrying the cost centres (default: cost-center, else
+    cost_center, where some workload carries one; else the file's team rows group the teams)."""
     from dashboards import budgets as budget_rules
 
+    book = budget_rules.read_budgets(budgets)
+    key = data.cost_centre_label(con, run_id, cost_centre_label)
+    centres = None if key is None else budget_rules.CentreSpend(key, data.daily_label_spend(con, run_id, key))
+    if centres is not None:
+        budget_rules.check_cost_centres(book, centres, run_id)
     daily = data.daily_team_spend(con, run_id)
-    burned = budget_rules.burn(daily, budget_rules.read_budgets(budgets), as_of)
+    return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres), key
+
+
+def budget_names(burned: pd.DataFrame) -> str:
+    """"over budget: a, cost centre x; trending over: b", or "" when every budget is on track."""
+    from dashboards import budgets as budget_rules
+
     over, trending = budget_rules.teams_to_name(burned)
-    named = "; ".join(part for part in (f"over budget: {', '.join(over)}" if over else "",
-                                        f"trending over: {', '.join(trending)}" if trending else "") if part)
+    return "; ".join(part for part in (f"over budget: {', '.join(over)}" if over else "",
+                                       f"trending over: {', '.join(trending)}" if trending else "") if part)
+
+
+def budget_sections(con, run_id: str, budgets: Path, as_of: date,
+                    cost_centre_label: str | None = None) -> list[_Section]:
+    """Budgets and burn of every budgeted team and cost centre, and the anomalous days of each
+    team and cost centre."""
+    from dashboards import budgets as budget_rules
+
+    burned, flagged, key = budget_tables(con, run_id, budgets, as_of, cost_centre_label)
+    centres = (f"a cost centre's spend is what the workloads carrying its value of the pod label {key} are "
+               "charged, whatever their team" if key else "a cost centre's spend is its teams' (the budgets "
+               "file's team rows)")
+    whose = "team's or cost centre's" if key else "team's"
     return [
         _Section("budget_burn", "Budgets and burn",
-                 f"Spend to {as_of} (what each team is charged, its idle share included) against its monthly "
-                 "budget, and a forecast to the end of the month with a 95% interval (mean daily spend so far; "
-                 f"docs/reports.md). {named or 'Every team is within budget.'}",
+                 f"Spend to {as_of} (what each team is charged, its idle share included; {centres}) against its "
+                 "monthly budget, and a forecast to the end of the month with a 95% interval (mean daily spend so "
+                 f"far; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
                  burned, finops_charts.budget_burn_chart),
         _Section("budget_anomalies", "Anomalous days",
-                 "Days whose spend or idle share is far from the team's usual day (modified z-score above "
-                 f"{budget_rules.Z_THRESHOLD}).", budget_rules.anomalies(daily)),
+                 f"Days whose spend or idle share is far from the {whose} usual day (modified z-score "
+                 f"above {budget_rules.Z_THRESHOLD}).", flagged),
     ]
 
 
-def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | None) -> tuple[list[str], list[str]]:
+def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | None,
+                  cost_centre_label: str | None = None) -> tuple[list[str], list[str]]:
     """(over budget, trending over) for a scheduled report's outcome line: the report's run
-    (default: the first), to ``as_of`` (default: the run's last day)."""
+    (default: the first), to ``as_of`` (default: the run's last day); cost centres as
+    ``cost centre <name>``."""
     from dashboards import budgets as budget_rules
 
     con = data.connect_read_only(data.require_db(db))
@@ -180,7 +209,7 @@ def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | Non
         run_id = run_id or str(data.list_runs(con)["run_id"].iloc[0])
         run_range = data.run_date_range(con, run_id)
         day = as_of or (run_range[1] if run_range else date.today())
-        burned = budget_rules.burn(data.daily_team_spend(con, run_id), budget_rules.read_budgets(budgets), day)
+        burned, _, _ = budget_tables(con, run_id, budgets, day, cost_centre_label)
     finally:
         con.close()
     return budget_rules.teams_to_name(burned)
@@ -205,7 +234,8 @@ def _label_section(con, filters: data.Filters, label_key: str) -> _Section:
 
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
              rank_by: str = data.DEFAULT_RANK_BY, budgets: Path | None = None,
-             label_key: str | None = None) -> tuple[dict[str, float], list[_Section], str]:
+             label_key: str | None = None,
+             cost_centre_label: str | None = None) -> tuple[dict[str, float], list[_Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -288,7 +318,8 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
         ]
         sections += _advice_sections(con)
         if budgets is not None:
-            sections += budget_sections(con, filters.run_id, budgets, filters.date_to or date.today())
+            sections += budget_sections(con, filters.run_id, budgets, filters.date_to or date.today(),
+                                        cost_centre_label)
     finally:
         con.close()
     for section in sections:  # once, for every format and chart: no control character survives
@@ -449,6 +480,7 @@ def write_report(
     phase: str | None = data.DEFAULT_PHASE,
     budgets: Path | None = None,
     group_by: str | None = None,
+    cost_centre_label: str | None = None,
 ) -> list[Path]:
     """Write the report for ``run_id`` (default: the latest run) and return the files written.
 
@@ -463,7 +495,9 @@ def write_report(
     database built before run phases has none and gets the whole run. ``budgets``: a budgets
     file (`dashboards.budgets`): sections budget_burn and budget_anomalies, to the window's end.
     ``group_by``: ``label:<key>`` adds the chargeback by that pod label (section
-    chargeback_by_label); ``team`` or None, the team sections only.
+    chargeback_by_label); ``team`` or None, the team sections only. ``cost_centre_label``: the
+    pod label whose values are the budgets' cost centres (default: cost-center, else
+    cost_center, where the run carries one).
     """
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -495,6 +529,10 @@ def write_report(
         label_key = data.GroupBy.parse(group_by).label_key if group_by else None
         if label_key is not None:
             data.check_label_key(con, run_id, label_key)
+        if cost_centre_label is not None:
+            if budgets is None:
+                raise DashboardError("--cost-centre-label needs --budgets (it names the budgets' cost centres)")
+            data.check_label_key(con, run_id, cost_centre_label)
     finally:
         con.close()
     if run_range is not None:
@@ -503,7 +541,7 @@ def write_report(
     filters = data.Filters(run_id, date_from, date_to, (team,) if team else ())
     if phase is not None and windows:
         filters = replace(filters, phase=phase, phase_window=data.phase_window(windows, phase))
-    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets, label_key)
+    metrics, sections, scope = _collect(db, filters, baseline, rank_by, budgets, label_key, cost_centre_label)
     generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
     # Render everything first, in memory: a failure here leaves nothing on disk.

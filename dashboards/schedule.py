@@ -11,6 +11,10 @@ A reports file lists reports, each with a cron expression (evaluated in UTC)::
     team = "ml-research"               # optional: one team; all teams when left out
     run_id = "prod"                    # optional: the latest run when left out
     formats = ["html", "md", "csv"]    # optional: default html, md, csv
+    budgets = "budgets.csv"            # optional: burn sections; the outcome names those over budget
+    cost_centre_label = "cost-center"  # optional: the pod label of the cost centres (default
+                                       # cost-center, else cost_center, where workloads carry one)
+    group_by = "label:cost-center"     # optional: the chargeback per value of a pod label too
 
 Each invocation (from cron or a systemd timer, docs/reports.md) finds, for every report, its
 latest fire time up to now. If that fire time is newer than the one recorded in the state file,
@@ -47,7 +51,8 @@ from scheduler.eventlog.writes import output_lock, write_file
 PERIODS = ("day", "week", "month", "run")
 DEFAULT_FORMATS = ("html", "md", "csv")
 STATE_VERSION = 1
-_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats", "budgets", "group_by"}
+_FIELDS = {"name", "cron", "db", "out", "period", "team", "run_id", "formats", "budgets", "group_by",
+           "cost_centre_label"}
 _PLACEHOLDERS = ("name", "from", "to", "fire")
 
 
@@ -66,6 +71,7 @@ class ScheduledReport:
     base: Path  # the reports file's folder: relative output folders land under it
     budgets: Path | None = None  # a budgets file: burn sections, and the teams over budget named
     group_by: str | None = None  # "label:KEY": the chargeback per value of a pod label too
+    cost_centre_label: str | None = None  # the pod label of the budgets' cost centres (default cost-center)
 
 
 @dataclass(frozen=True)
@@ -150,12 +156,17 @@ def _report(path: Path, index: int, entry: dict[str, Any]) -> ScheduledReport:
     db = Path(text("db") or "").expanduser()
     budgets = text("budgets", required=False)
     budget_path = Path(budgets).expanduser() if budgets else None
+    cost_centre_label = text("cost_centre_label", required=False)
+    if cost_centre_label is not None and budget_path is None:
+        raise DashboardError(f"{where}: field 'cost_centre_label' needs field 'budgets' (it names the budgets' "
+                             "cost centres)")
     return ScheduledReport(
         name=name, cron=cron, db=db if db.is_absolute() else base / db, out=out, period=period,
         team=text("team", required=False), run_id=text("run_id", required=False),
         formats=tuple(formats), base=base,
         budgets=None if budget_path is None else budget_path if budget_path.is_absolute() else base / budget_path,
         group_by=text("group_by", required=False),
+        cost_centre_label=cost_centre_label,
     )
 
 
@@ -266,7 +277,7 @@ def _publish(report: ScheduledReport, target: Path, fire_time: datetime,
         # the report's calendar window is the selection: no run phase narrows it
         write_report(report.db, staging, window[0], window[1], report.formats,
                      run_id=report.run_id, team=report.team, phase=None, budgets=report.budgets,
-                     group_by=report.group_by)
+                     group_by=report.group_by, cost_centre_label=report.cost_centre_label)
         with output_lock(target):
             _check_replaceable(target)  # again: files may have been put there meanwhile
             replace_folder(staging, target)  # a rerun after a lost state: the old folder or the new
@@ -280,7 +291,7 @@ def _budget_note(report: ScheduledReport, window: tuple[date | None, date | None
     """"; over budget: a, b; trending over: c" for the outcome line (empty without budgets)."""
     if report.budgets is None:
         return ""
-    over, trending = budget_status(report.db, report.run_id, report.budgets, window[1])
+    over, trending = budget_status(report.db, report.run_id, report.budgets, window[1], report.cost_centre_label)
     parts = [f"over budget: {', '.join(over)}" if over else "", f"trending over: {', '.join(trending)}" if trending else ""]
     return "".join(f"; {p}" for p in parts if p) or "; every budget on track"
 

@@ -89,12 +89,14 @@ def serve(
     allowed_hosts: tuple[str, ...] = (),
     limits: SqlLimits | None = None,
     budgets: Path | None = None,
+    cost_centre_label: str | None = None,
 ) -> subprocess.Popen | None:
     """Serve the dashboard on ``host:port`` over ``db``.
 
     ``allowed_hosts``: further names browsers may reach it by (see `dashboards.guard`);
     ``limits``: memory, temp space and timeout of its queries (default: the environment's);
-    ``budgets``: a budgets file for the Budgets page (`dashboards.budgets`).
+    ``budgets``: a budgets file for the Budgets page (`dashboards.budgets`), ``cost_centre_label``
+    the pod label of its cost centres (default: cost-center, else cost_center).
     With ``block`` (the CLI), wait until the server exits (Ctrl-C stops it) and return None;
     otherwise return the running process: the caller must terminate it.
     """
@@ -116,6 +118,12 @@ def serve(
 
         read_budgets(Path(budgets))  # a bad file fails here, with its row and field
         env[BUDGETS_ENV_VAR] = str(Path(budgets).resolve())
+    if cost_centre_label is not None:
+        from dashboards.budgets import COST_CENTRE_LABEL_ENV_VAR
+
+        if budgets is None:
+            raise DashboardError("--cost-centre-label needs --budgets (it names the budgets' cost centres)")
+        env[COST_CENTRE_LABEL_ENV_VAR] = cost_centre_label
     env.update((limits or SqlLimits.from_env()).environment())
     # The app imports `dashboards.*`; make the repository importable even when not installed.
     env["PYTHONPATH"] = os.pathsep.join(

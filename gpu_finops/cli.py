@@ -174,6 +174,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         phase=None if args.phase == "all" else args.phase,
         budgets=Path(args.budgets) if args.budgets else None,
         group_by=args.group_by,
+        cost_centre_label=args.cost_centre_label,
     )
     for path in paths:
         print(_shown(path))
@@ -222,7 +223,7 @@ def _cmd_dashboard(args: argparse.Namespace) -> int:
 
     serve(Path(args.db), port=args.port, host=args.host, block=True,
           allowed_hosts=tuple(args.allow_host or ()), limits=_sql_limits(args, "sql_"),
-          budgets=Path(args.budgets) if args.budgets else None)
+          budgets=Path(args.budgets) if args.budgets else None, cost_centre_label=args.cost_centre_label)
     return 0
 
 
@@ -414,6 +415,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "spend to date, forecast, anomalous days (docs/reports.md)")
     p.add_argument("--group-by", metavar="label:KEY", help="add the chargeback per value of a pod label "
                    "(e.g. label:cost-center; Unlabelled for workloads without it)")
+    p.add_argument("--cost-centre-label", metavar="KEY", help="with --budgets: the pod label whose values are the "
+                   "cost centres (default: cost-center, else cost_center, where workloads carry one; else the "
+                   "budgets file's team rows group the teams)")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
     p.add_argument("--db", required=True)
@@ -466,6 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="statement timeout of the SQL page (default 60)")
     p.add_argument("--budgets", metavar="P", help="budgets per team / cost centre per month (CSV or TOML) for "
                    "the Budgets page")
+    p.add_argument("--cost-centre-label", metavar="KEY", help="with --budgets: the pod label whose values are the "
+                   "cost centres (default: cost-center, else cost_center)")
 
     p = add("demo", _cmd_demo, "generate → replay → build → report → dashboard on bundled defaults")
     p.add_argument("--out", default="demo-out")

@@ -1,6 +1,8 @@
-"""Budgets: each team's (and cost centre's) spend to date against its monthly budget, the
-forecast to the end of the month with its interval, and the team-days of anomalous spend or
-idle. The budgets file comes from `gpu-finops dashboard --budgets P`."""
+"""Budgets: each team's and cost centre's spend to date against its monthly budget, the
+forecast to the end of the month with its interval, and the days of anomalous spend or idle.
+The budgets file comes from `gpu-finops dashboard --budgets P`; a cost centre's spend is what
+the workloads carrying its value of the pod label (`--cost-centre-label`, default cost-center,
+else cost_center) are charged, else its teams summed."""
 
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ if not path:
     st.stop()
 try:
     book = budgets.read_budgets(Path(path))
+    key = cache.query(db, data.cost_centre_label, filters.run_id,
+                      os.environ.get(budgets.COST_CENTRE_LABEL_ENV_VAR) or None)
+    centres = None if key is None else budgets.CentreSpend(key, cache.query(db, data.daily_label_spend,
+                                                                            filters.run_id, key))
+    if centres is not None:
+        budgets.check_cost_centres(book, centres, filters.run_id)
 except DashboardError as error:
     st.error(str(error), icon=":material/error:")
     st.stop()
@@ -30,18 +38,28 @@ as_of = filters.date_to or (run_range[1] if run_range else None)
 if as_of is None:
     st.info("This run has no charged days.")
     st.stop()
-burned = budgets.burn(daily, book, as_of)
+burned = budgets.burn(daily, book, as_of, centres)
 over, trending = budgets.teams_to_name(burned)
 left, right = st.columns(2)
 left.metric("Over budget", ", ".join(over) or "none")
 right.metric("Trending over", ", ".join(trending) or "none")
 st.caption(f"Spend to {as_of} (what each team is charged, its idle share included); the forecast adds the days "
            "left at the mean daily spend so far, with a 95% interval.")
-cache.chart(finops_charts.budget_burn_chart(burned))
+teams, centre_rows = burned[burned["scope"] == "team"], burned[burned["scope"] == "cost_centre"]
+if not teams.empty:
+    st.subheader("Teams")
+    cache.chart(finops_charts.budget_burn_chart(teams))
+if not centre_rows.empty:
+    st.subheader("Cost centres")
+    st.caption(f"A cost centre's spend: what the workloads whose pod label {key} carries its name are charged, "
+               "whatever their team." if key else
+               "A cost centre's spend: its teams' (the budgets file's team rows name their cost centre); no "
+               "workload carries a cost-center or cost_center label.")
+    cache.chart(finops_charts.budget_burn_chart(centre_rows))
 ui.table_with_csv(burned, "budget_burn.csv", key="budgets.burn.csv")
 st.subheader("Anomalous days")
-flagged = budgets.anomalies(daily)
+flagged = budgets.anomalies(daily, centres)
 if flagged.empty:
-    st.success("No team-day stands out from the team's usual spend and idle share.")
+    st.success("No day stands out from the team's (or cost centre's) usual spend and idle share.")
 else:
     ui.table_with_csv(flagged, "budget_anomalies.csv", key="budgets.anomalies.csv")

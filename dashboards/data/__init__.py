@@ -16,7 +16,13 @@ from dashboards.data.allocation import (
     label_showback,
     showback,
 )
-from dashboards.data.budgets import daily_team_spend
+from dashboards.data.budgets import (
+    COST_CENTRE_LABEL_KEYS,
+    cost_centre_label,
+    daily_label_spend,
+    daily_team_spend,
+    label_values,
+)
 from dashboards.data.core import (
     DB_ENV_VAR,
     DEFAULT_PHASE,
@@ -117,7 +123,7 @@ from dashboards.data.scenarios import (
 
 # The queries a page may run through dashboards.cache.query (each takes a connection first).
 QUERIES = frozenset({
-    "advice_trials", "advice_teams", "daily_team_spend",
+    "advice_trials", "advice_teams", "daily_team_spend", "daily_label_spend", "cost_centre_label", "label_values",
     "marts_missing", "list_runs", "run_date_range", "list_tenants", "list_gpu_models", "search_workloads",
     "headline_metrics", "spend_by_team", "usage_class_over_time", "idle_cost_by_cause",
     "costliest_workloads", "partial_placement_workloads", "runs_compared", "runs_waits",
@@ -136,6 +142,7 @@ QUERIES = frozenset({
 __all__ = [
     "DB_ENV_VAR", "DEFAULT_PHASE", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT",
     "ADVICE_TRIAL_COLUMNS", "TEAM_METRICS", "advice_teams", "advice_trials", "daily_team_spend", "marts_missing",
+    "COST_CENTRE_LABEL_KEYS", "cost_centre_label", "daily_label_spend", "label_values",
     "PHASES", "QUERIES", "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS",
     "SqlLimits", "TIME_BUCKETS", "TRAINING_KINDS", "USAGE_CLASSES", "borrowed_by_team", "check_bucket",
     "cluster_queue_holdings", "commitment_pools", "connect_read_only", "eviction_losses",

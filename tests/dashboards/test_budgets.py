@@ -12,7 +12,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dashboards.budgets import anomalies, burn, read_budgets
+from dashboards.budgets import CentreSpend, anomalies, burn, check_cost_centres, read_budgets, teams_to_name
 from dashboards.errors import DashboardError
 from gpu_finops.cli import main
 
@@ -49,6 +49,7 @@ def test_burn_forecast_interval_and_status(tmp_path):
     research = table.loc["research"]  # a + b: 1800 to date, 180 a day
     assert (research["scope"], research["spend_to_date"], research["forecast"], research["status"]) == \
         ("cost_centre", 1800.0, 5400.0, "trending over")
+    assert research["basis"] == "teams" and a["basis"] == "team"  # no label carries cost centres here
 
 
 def test_the_month_so_far_counts_days_without_spend_as_zero():
@@ -60,9 +61,9 @@ def test_the_month_so_far_counts_days_without_spend_as_zero():
 
 def test_anomalous_days_by_team():
     flagged = anomalies(_daily())
-    assert flagged[["team", "day", "flag"]].values.tolist() == [
-        ["a", date(2026, 11, 3), "idle high"],   # idle share 0.6 against 0.1 on the team's usual day
-        ["a", date(2026, 11, 7), "spend high"],  # 400 against a median of 100 (MAD 0: mean deviation)
+    assert flagged[["scope", "name", "day", "flag"]].values.tolist() == [
+        ["team", "a", date(2026, 11, 3), "idle high"],   # idle share 0.6 against 0.1 on the team's usual day
+        ["team", "a", date(2026, 11, 7), "spend high"],  # 400 against a median of 100 (MAD 0: mean deviation)
     ]
     assert anomalies(_daily()[_daily()["day"] < date(2026, 11, 5)]).empty  # four days: not judged
 
@@ -162,3 +163,29 @@ def test_the_budgets_page(built, monkeypatch):
     monkeypatch.delenv(BUDGETS_ENV_VAR)
     at = AppTest.from_file(app, default_timeout=60).run().switch_page("app_pages/budgets.py").run()
     assert "--budgets" in at.info[0].value
+
+
+def test_a_cost_centre_from_labels_is_its_workloads_spend_not_its_teams(tmp_path):
+    """With the cost centres' own daily spend (a pod label), a centre's budget burns that, not
+    the teams the file's rows map to it; its days are judged for anomalies like a team's."""
+    (tmp_path / "budgets.csv").write_text(BUDGETS)
+    book = read_budgets(tmp_path / "budgets.csv")
+    centre_days = [("research", date(2026, 11, d), 400.0 if d == 9 else 100.0, 10.0) for d in range(1, 11)]
+    centres = CentreSpend("cost-center", pd.DataFrame(centre_days, columns=["cost_centre", "day", "spend", "idle_cost"]))
+    research = burn(_daily(), book, date(2026, 11, 10), centres).set_index("name").loc["research"]
+    # 9 x 100 + 400 = 1300 (not a + b's 1800); mean 130: 1300 + 20 x 130 = 3900 <= 5000
+    assert (research["spend_to_date"], research["forecast"], research["status"], research["basis"]) == \
+        (1300.0, 3900.0, "within", "label:cost-center")
+    flagged = anomalies(_daily(), centres)
+    assert flagged.loc[flagged["scope"] == "cost_centre", ["name", "day", "flag"]].values.tolist() == [
+        ["research", date(2026, 11, 9), "spend high, idle low"]]  # idle share 10/400 against 0.1
+    check_cost_centres(book, centres, "r")  # research is a value of the label
+    with pytest.raises(DashboardError, match=r"^budgets.csv: row 5, field 'cost_centre': no workload of run 'r' "
+                                             r"carries the label cost-center='research' \(values: ops\)$"):
+        check_cost_centres(book, CentreSpend("cost-center", centres.daily.assign(cost_centre="ops")), "r")
+
+
+def test_the_names_of_cost_centres_over_budget_say_so():
+    burned = pd.DataFrame({"scope": ["team", "cost_centre", "cost_centre"], "name": ["a", "research", "ops"],
+                           "status": ["over", "over", "trending over"]})
+    assert teams_to_name(burned) == (["a", "cost centre research"], ["cost centre ops"])
