@@ -12,7 +12,14 @@ import duckdb
 import pandas as pd
 import pytest
 
-from dashboards.budgets import CentreSpend, anomalies, burn, check_cost_centres, read_budgets, teams_to_name
+from dashboards.budgets import (
+    CentreSpend,
+    anomalies,
+    burn,
+    check_cost_centres,
+    read_budgets,
+    teams_to_name,
+)
 from dashboards.errors import DashboardError
 from gpu_finops.cli import main
 
@@ -189,3 +196,114 @@ def test_the_names_of_cost_centres_over_budget_say_so():
     burned = pd.DataFrame({"scope": ["team", "cost_centre", "cost_centre"], "name": ["a", "research", "ops"],
                            "status": ["over", "over", "trending over"]})
     assert teams_to_name(burned) == (["a", "cost centre research"], ["cost centre ops"])
+
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """A replay of a labelled trace written here, from 2026-11-01 for 6 days on 8 A100s at list
+    $3/GPU-hour: team a's a0, a1 carry cost-center=cc-x and a2, a3 cc-y; team b's b0 carries
+    cc-y, u0 no label; on day 4 b's s0 (cc-y) holds 2 GPUs more. So 6 of 8 GPUs are busy (a GPU
+    charged 8/6 x 24 x 3 = $96 a day, $24 of it idle), on day 4 all 8 ($72 a day, no idle)."""
+    folder = tmp_path_factory.mktemp("labelled")
+    (folder / "cluster.csv").write_text("node,gpu_model,gpus\nn0,A100,8\n")
+    (folder / "prices.csv").write_text("gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour\nA100,3,2,1\n")
+    label = '"{""cost-center"":""%s""}"'
+    rows = ["workload_id,submit_time,duration_s,pods,gpus_per_pod,tenant,gpu_model,labels"]
+    rows += [f"a{i},0,518400,1,1,a,A100,{label % ('cc-x' if i < 2 else 'cc-y')}" for i in range(4)]
+    rows += [f"b0,0,518400,1,1,b,A100,{label % 'cc-y'}", "u0,0,518400,1,1,b,A100,",
+             f"s0,259200,86400,1,2,b,A100,{label % 'cc-y'}"]
+    (folder / "trace.csv").write_text("\n".join(rows) + "\n")
+    assert main(["replay", "--trace", str(folder / "trace.csv"), "--cluster", str(folder / "cluster.csv"),
+                 "--run-id", "r", "--start", "2026-11-01T00:00:00Z", "--out", str(folder / "run"), "-q"]) == 0
+    assert main(["build", str(folder / "run"), "--prices", str(folder / "prices.csv"), "--db",
+                 str(folder / "db.duckdb"), "-q"]) == 0
+    # cc-x is mapped to team a too: with the label, the mapping does not count
+    (folder / "budgets.csv").write_text("team,cost_centre,month,budget_usd\na,cc-x,2026-11,20000\n"
+                                        ",cc-x,2026-11,6000\n,cc-y,2026-11,8000\n")
+    return folder
+
+
+def test_cost_centre_burn_and_anomalies_from_the_label(labelled, tmp_path):
+    assert main(["report", "--db", str(labelled / "db.duckdb"), "--out", str(tmp_path / "report"), "--format", "csv,md",
+                 "--budgets", str(labelled / "budgets.csv"), "--phase", "all", "-q"]) == 0
+    table = pd.read_csv(tmp_path / "report" / "budget_burn.csv").set_index(["scope", "name"])
+    # cc-y: 3 GPUs x $96 a day, on day 4 5 x $72 = $360: 5 x 288 + 360 = $1,800 in 6 days (of 30),
+    # mean 300: forecast 1800 + 24 x 300 = $9,000 > 8,000. Sample sd: sqrt((5 x 12² + 60²) / 5) =
+    # sqrt(864); half-width 1.96 x sqrt(864) x sqrt(24) = 1.96 x 144 = 282.24.
+    y = table.loc[("cost_centre", "cc-y")]
+    assert (y["spend_to_date"], y["days_elapsed"], y["forecast"], y["forecast_low"], y["forecast_high"]) == \
+        (1800.0, 6, 9000.0, 8717.76, 9282.24)
+    assert (y["status"], y["basis"]) == ("trending over", "label:cost-center")
+    # cc-x: 2 x 96 a day, 2 x 72 on day 4: 5 x 192 + 144 = $1,104 (team a, mapped to it, is $2,208);
+    # mean 184: 1104 + 24 x 184 = $5,520 <= 6,000
+    x = table.loc[("cost_centre", "cc-x")]
+    assert (x["spend_to_date"], x["forecast"], x["status"]) == (1104.0, 5520.0, "within")
+    assert table.loc[("team", "a"), "spend_to_date"] == 2208.0
+    flagged = pd.read_csv(tmp_path / "report" / "budget_anomalies.csv")
+    centres = flagged[flagged["scope"] == "cost_centre"]
+    # day 4 against the usual day (MAD 0: mean absolute deviation): cc-y's $360 against $288, z =
+    # 72 / (1.2533 x 12) = 4.79; its idle share 0 against 0.25, z = -4.79; cc-x's $144 against $192
+    assert centres[["name", "day", "flag", "spend_z", "idle_z"]].values.tolist() == [
+        ["cc-x", "2026-11-04", "spend low, idle low", -4.79, -4.79],
+        ["cc-y", "2026-11-04", "spend high, idle low", 4.79, -4.79]]
+    assert "trending over: cost centre cc-y" in (tmp_path / "report" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(("budgets", "args", "message"), [
+    (",cc-z,2026-11,100\n", [], "budgets.csv: row 2, field 'cost_centre': no workload of run 'r' carries the label "
+                                "cost-center='cc-z' (values: cc-x, cc-y)"),
+    (",cc-x,2026-1x,100\n", [], "budgets.csv: row 2, field 'month': YYYY-MM, got '2026-1x'"),
+    (",cc-x,2026-11,100\n", ["--cost-centre-label", "cost_center"],
+     "no workload of run 'r' carries the label 'cost_center' (keys: cost-center)"),
+])
+def test_bad_cost_centre_budgets_stop_with_one_line(labelled, tmp_path, capsys, budgets, args, message):
+    (tmp_path / "budgets.csv").write_text("team,cost_centre,month,budget_usd\n" + budgets)
+    code = main(["report", "--db", str(labelled / "db.duckdb"), "--out", str(tmp_path / "report"), "--format", "csv",
+                 "--budgets", str(tmp_path / "budgets.csv"), "--phase", "all", "-q", *args])
+    error = capsys.readouterr().err
+    assert code != 0 and message in error and "Traceback" not in error, error
+    assert not (tmp_path / "report").exists()
+
+
+def test_the_scheduled_report_names_the_cost_centres_trending_over(labelled, tmp_path, capsys):
+    (tmp_path / "reports.toml").write_text(f"""
+[[report]]
+name = "daily"
+cron = "0 6 * * *"
+db = "{labelled / 'db.duckdb'}"
+out = "out/{{name}}"
+period = "day"
+budgets = "{labelled / 'budgets.csv'}"
+cost_centre_label = "cost-center"
+""")
+    # fired on the 7th: the report of the 6th, the month's burn to that day
+    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-11-07T07:00:00Z"]) == 0
+    assert "trending over: cost centre cc-y" in capsys.readouterr().out
+    burned = pd.read_csv(tmp_path / "out" / "daily" / "budget_burn.csv")
+    assert burned.loc[burned["name"] == "cc-y", "forecast"].tolist() == [9000.0]
+
+
+def test_the_budgets_page_shows_the_cost_centres(labelled, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.budgets import BUDGETS_ENV_VAR
+    from dashboards.data import DB_ENV_VAR
+
+    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
+    monkeypatch.setenv(DB_ENV_VAR, str(labelled / "db.duckdb"))
+    monkeypatch.setenv(BUDGETS_ENV_VAR, str(labelled / "budgets.csv"))
+    at = AppTest.from_file(app, default_timeout=60).run()
+    at = at.switch_page("app_pages/budgets.py").run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["Trending over"] == "cost centre cc-y"
+    assert [s.value for s in at.subheader][:2] == ["Teams", "Cost centres"]
+    assert len(at.get("vega_lite_chart")) == 2  # the teams' burn and the cost centres'
+
+
+def test_a_cost_centre_label_without_budgets_is_refused(tmp_path):
+    from dashboards.schedule import load_config
+
+    (tmp_path / "reports.toml").write_text('[[report]]\nname = "d"\ncron = "0 6 * * *"\ndb = "x.duckdb"\n'
+                                           'out = "out"\ncost_centre_label = "cost-center"\n')
+    with pytest.raises(DashboardError, match="report 'd': field 'cost_centre_label' needs field 'budgets'"):
+        load_config(tmp_path / "reports.toml")
