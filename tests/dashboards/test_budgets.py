@@ -1,6 +1,7 @@
 """Budgets and burn: spend to date, the forecast and its interval, status, and anomalous days,
-on daily figures written in the test (hand-computed) and on a replay built in the test
-(`report --budgets`, and a scheduled report naming the teams over budget)."""
+on daily figures written in the test (hand-computed) and on replays built in the test
+(`report --budgets`, and a scheduled report naming the teams over budget); on a labelled
+replay, the cost centres of the cost-center pod label (hand-computed spend, forecast, flags)."""
 
 from __future__ import annotations
 
