@@ -2,7 +2,8 @@
 
 generate (preset `demo`, seed 42) → replay under `gang-v1.37` (the main run, `run/`) and
 under `kube-default` (the no-gang baseline, `run-kube-default/`) → build both into one
-DuckDB file with a FOCUS export → validate → report → dashboard.
+DuckDB file with a FOCUS export → validate → report → dashboard, both with the demo's
+budgets (`presets/demo-budgets.csv`, copied to `inputs/budgets.csv`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from rich.console import Console
 from gpu_finops.progress import replay_progress
 
 DEMO_SEED = 42
+# Monthly budgets of the demo's teams and of the cost centres their `cost-center` pod label
+# names: illustrative figures, set so that the demo shows each status (within, trending over).
+DEMO_BUDGETS = Path(__file__).parent / "presets" / "demo-budgets.csv"
 
 
 def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -> int:
@@ -31,6 +35,8 @@ def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -
     inputs = out / "inputs"
     console.print(f"[bold]1/5[/] generating the demo preset → {inputs}")
     generate("demo", inputs, seed=DEMO_SEED)
+    budgets = inputs / "budgets.csv"
+    budgets.write_bytes(DEMO_BUDGETS.read_bytes())
     runs = []
     for profile, folder in (("gang-v1.37", "run"), ("kube-default", "run-kube-default")):
         console.print(f"[bold]2/5[/] replaying under {profile} → {out / folder}")
@@ -53,7 +59,7 @@ def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -
     for v in violations:
         console.print(f"[red]FAIL[/] {v.check}: {v.count} row(s); e.g. {v.example}")
     console.print(f"[bold]4/5[/] writing the report → {out / 'report'}")
-    write_report(db, out / "report", formats=("html", "md", "csv"))
+    write_report(db, out / "report", formats=("html", "md", "csv"), budgets=budgets)
     console.print(f"done in {time.monotonic() - began:.0f}s: {db}, {out / 'report' / 'index.html'}")
     if violations:
         return 1
@@ -61,5 +67,5 @@ def run_demo(out: Path, *, serve: bool, port: int = 8501, quiet: bool = False) -
         from dashboards.serve import serve as serve_dashboard
 
         console.print("[bold]5/5[/] serving the dashboard (Ctrl-C to stop)")
-        serve_dashboard(db, port=port, host="127.0.0.1", block=True)
+        serve_dashboard(db, port=port, host="127.0.0.1", block=True, budgets=budgets)
     return 0
