@@ -17,6 +17,10 @@ every group from its first flavor at every attempt.
 
 from __future__ import annotations
 
+import pytest
+
+from scheduler.admission.workloads import ScanProgress
+from tests.scheduler.admission_state import QuotaOnlyReplay
 from tests.scheduler.admission_story import kueue_rows
 from tests.scheduler.builders import (
     make_cluster_queue,
@@ -99,3 +103,39 @@ def test_with_flavors_still_to_try_the_workload_goes_back_to_the_heap(tmp_path):
     assert _admissions(rows) == [(0.0, "blocker", "tas-a100"), (10.0, "pending", "tas-h100")]
     assert [(r["time_s"], r["workload_id"], r["node"]) for r in rows if r["event"] == "started"] == [
         (0.0, "blocker", "n1"), (10.0, "pending", "n2")]
+
+
+def _admitter(gate: bool):
+    """The admitter of a layer whose ClusterQueue has one group of two flavors."""
+    objects = [make_configuration().feature_gate(GATE, gate).obj(), A100, H100,
+               make_cluster_queue("team-a").quota("a100", gpus=8).quota("h100", gpus=8).obj()]
+    return QuotaOnlyReplay(*objects).layer.admitter
+
+
+@pytest.mark.parametrize(("gate", "kept"), [
+    pytest.param(True, [True, True, False], id="gate on: kept in this and the next cycle, then dropped"),
+    pytest.param(False, [False, False, False], id="gate off: dropped once the generation moved"),
+])
+def test_the_progress_survives_a_generation_move_only_within_one_cycle_with_the_gate(gate, kept):
+    """scheduler.go lastAssignmentOutdated. Progress recorded in cycle 5 at generation 3 of
+    team-a; a workload of team-a then changes in the cache (generation 4). In the replay the
+    workload whose scan has flavors left is retried at once, so a move of the generation
+    between the two cycles comes from the cycle itself (an eviction in team-a by another
+    queue's preemptor, after the nomination): the rule is asked of the admitter directly."""
+    admitter = _admitter(gate)
+    admitter.generations["team-a"] = 3
+    scan = ScanProgress(((0, 0),), generation=3, cycle=5)
+    admitter.workloads_changed("team-a")
+    outdated = []
+    for cycle in (5, 6, 7):
+        admitter.cycle = cycle
+        outdated.append(admitter._scan_outdated(scan, "team-a"))
+    assert [not o for o in outdated] == kept
+    # Without a move of the generation the progress is never outdated, gate or not.
+    admitter.generations["team-a"] = 3
+    assert not admitter._scan_outdated(scan, "team-a")
+
+
+def test_the_gate_is_read_from_the_configuration():
+    assert _admitter(True).preserve_scan_progress and not _admitter(False).preserve_scan_progress
+    assert QuotaOnlyReplay(A100, make_cluster_queue("team-a").quota("a100", gpus=8).obj()).layer.admitter.preserve_scan_progress
