@@ -238,6 +238,7 @@ class Admitter:
         if inactive is not None:
             entry.assignment = Assignment(mode=Mode.NO_FIT)
             entry.reason, entry.message = PendingReason.SUSPENDED, inactive
+            entry.wl.scan = None  # not nominated: nothing to resume (and no chain of cycles)
             return
         wl = entry.wl
         if wl.scan is not None and self._scan_outdated(wl.scan, entry.node.name):
