@@ -27,7 +27,7 @@ ClusterQueue's order:
     keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
 
 The scan of a group starts at the flavor after the one the workload's previous attempt
-stopped at (`start`, from its LastAssignment: see `admitter.ScanProgress`) and records where
+stopped at (`start`, from its LastAssignment: `workloads.ScanProgress`) and records where
 it stopped (`Assignment.tried`, Kueue's TriedFlavorIdx: -1 once it looked at the last flavor).
 
 Not modelled: tolerations of the trace's own pods (they have none); the TAS placement itself
