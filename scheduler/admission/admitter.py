@@ -41,7 +41,7 @@ from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
 from scheduler.admission.tas_preemption import TopologyFit, topology_nomination
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
-from scheduler.admission.workloads import AdmissionWorkload, State
+from scheduler.admission.workloads import AdmissionWorkload, ScanProgress, State
 from scheduler.eventlog.schema import PendingReason
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
@@ -94,6 +94,7 @@ class Entry:
     transient: bool = False  # back to the heap even in BestEffortFIFO
     retry_now: bool = False  # another entry was admitted first: retried next cycle, no row
     equivalent_fail: bool = False  # shapes like it fail alike (NoFit, no preemption candidates)
+    start: tuple[int, ...] = ()  # where its flavor scan starts, per resource group (LastAssignment)
 
     # what the fair-sharing tournament reads (`fair_sharing_order.Contender`)
     @property
@@ -156,6 +157,11 @@ class Admitter:
         self.fair_sharing = config.configuration.fair_sharing
         self.preemptors_first = config.configuration.prioritize_preemptor_workloads
         self.partial_admission = config.configuration.partial_admission
+        self.preserve_scan_progress = config.configuration.preserve_scan_progress
+        # Kueue's schedulingCycle, and each ClusterQueue's AllocatableResourceGeneration
+        # (`workloads_changed`): what decides whether a workload's scan progress is outdated.
+        self.cycle = 0
+        self.generations: dict[str, int] = dict.fromkeys(config.cluster_queues, 0)
         self.shares = FairShares(tree)
         self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
         self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
@@ -178,6 +184,7 @@ class Admitter:
         entries = self._heads()
         if not entries:
             return False
+        self.cycle += 1
         # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
         snapshot = CycleSnapshot(self.tree, self.versions)
         try:
@@ -212,14 +219,32 @@ class Admitter:
                                      is_preemptor=pending_queue.preemptor is wl))
         return entries
 
+    def workloads_changed(self, cluster_queue: str) -> None:
+        """A workload holding quota in the ClusterQueue was updated or removed in Kueue's
+        cache (clusterqueue.go deleteWorkload, which addOrUpdateWorkload calls for a
+        workload it has: admission, eviction, PodsReady, release): its generation moves."""
+        self.generations[cluster_queue] = self.generations.get(cluster_queue, 0) + 1
+
+    def _scan_outdated(self, scan: ScanProgress, cluster_queue: str) -> bool:
+        """scheduler.go lastAssignmentOutdated. With FlavorFungibilityPreserveScanProgress the
+        progress of this or the previous cycle is kept whatever the generation did (the
+        workload's shape, part of its scheduling hash, never changes here)."""
+        if self.preserve_scan_progress and self.cycle - scan.cycle <= 1:
+            return False
+        return self.generations[cluster_queue] > scan.generation
+
     def _nominate(self, entry: Entry) -> None:
         inactive = self.tree.inactive.get(entry.node.name)
         if inactive is not None:
             entry.assignment = Assignment(mode=Mode.NO_FIT)
             entry.reason, entry.message = PendingReason.SUSPENDED, inactive
+            entry.wl.scan = None  # not nominated: nothing to resume (and no chain of cycles)
             return
         wl = entry.wl
-        key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None)
+        if wl.scan is not None and self._scan_outdated(wl.scan, entry.node.name):
+            wl.scan = None
+        entry.start = wl.scan.start() if wl.scan is not None else ()
+        key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
         reads = self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape)
         cached = self.nominations.get(key, reads)
         if cached is None:
@@ -228,46 +253,51 @@ class Admitter:
         elif self.check is not None:
             self.check.same(wl.name, cached, self._nomination(entry))
         entry.assignment, entry.targets = cached
+        # recordAssignment: the workload's LastAssignment is this nomination's LastState.
+        wl.scan = ScanProgress(tuple(sorted(entry.assignment.tried.items())), self.generations[entry.node.name],
+                               self.cycle)
 
     def _nomination(self, entry: Entry) -> tuple[Assignment, list[Target]]:
         """Flavor assignment, and preemption targets when it needs them (computed afresh);
         a job that neither fits nor can preempt whole is tried at smaller counts."""
-        wl, node = entry.wl, entry.node
-        nominated = self._try(wl, node)
+        wl, node, start = entry.wl, entry.node, entry.start
+        nominated = self._try(wl, node, start)
         if nominated[0].mode is not Mode.FIT and not nominated[1] and self.partial_admission and wl.min_count < wl.pods:
-            nominated = self._partial(wl, node) or nominated
+            nominated = self._partial(wl, node, start) or nominated
         return nominated
 
-    def _try(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]]:
-        """Flavor assignment, and the preemption targets when it needs them."""
+    def _try(self, wl: AdmissionWorkload, node: QuotaNode, start: tuple[int, ...] = ()) -> tuple[Assignment, list[Target]]:
+        """Flavor assignment (each group's scan from `start`), and the preemption targets when
+        it needs them."""
         spec = self.config.cluster_queues[node.name]
         fair_sharing = self.fair_sharing is not None
         assignment = assign_flavors(wl, node, spec, self.config.flavors, self.preemptor.simulate,
-                                    fair_sharing=fair_sharing, topologies=self.config.topologies)
+                                    fair_sharing=fair_sharing, topologies=self.config.topologies, start=start)
         if self.check is not None:  # the oracle asked about every resource, as Kueue does
             self.check.same_assignment(wl.name, assignment, assign_flavors(
                 wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=fair_sharing,
-                topologies=self.config.topologies, plain=True))
+                topologies=self.config.topologies, plain=True, start=start))
         targets = []
         if assignment.mode is Mode.PREEMPT:
             targets = self.preemptor.targets(wl, node, assignment.usage, assignment.frs_needing_preemption)
         return assignment, targets
 
-    def _partial(self, wl: AdmissionWorkload, node: QuotaNode) -> tuple[Assignment, list[Target]] | None:
+    def _partial(self, wl: AdmissionWorkload, node: QuotaNode,
+                 start: tuple[int, ...] = ()) -> tuple[Assignment, list[Target]] | None:
         """Partial admission (scheduler.go getInitialAssignments, podset_reducer.go Search):
         the largest pod count down to minCount that fits or can preempt, by binary search
         over the reduction (as Go's sort.Search: the first reduction that works). Fitting
         is monotone in the count, so minCount is tried first: when it cannot be admitted,
         no count can, and the search (log2 of the reduction more tries) is skipped."""
         delta = wl.pods - wl.min_count
-        smallest = self._try(wl.with_pods(wl.min_count), node)
+        smallest = self._try(wl.with_pods(wl.min_count), node, start)
         if smallest[0].mode is not Mode.FIT and not smallest[1]:
             return None
         low, high = 1, delta  # no reduction (the full count) failed; `delta` (minCount) works
         found: tuple[int, tuple[Assignment, list[Target]]] | None = (delta, smallest)
         while low < high:
             middle = (low + high) // 2
-            assignment, targets = self._try(wl.with_pods(wl.pods - middle), node)
+            assignment, targets = self._try(wl.with_pods(wl.pods - middle), node, start)
             if assignment.mode is Mode.FIT or targets:
                 found, high = (middle, (assignment, targets)), middle
             else:
@@ -317,10 +347,12 @@ class Admitter:
             victims = {t.workload.name: t.workload for t in entry.targets}
             if not preempted.keys().isdisjoint(victims):
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
+                self._skipped(wl)
                 return
             if not self._fits_without(node, assignment.usage, [*preempted.values(), *victims.values()]):
                 # Earlier entries of this cycle took what the victims would have left.
                 entry.message, entry.transient = NO_LONGER_FITS, True
+                self._skipped(wl)
                 return
             preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
@@ -329,6 +361,7 @@ class Admitter:
             for target in entry.targets:
                 if target.workload.state is State.ADMITTED:
                     self.port.evict(target.workload, wl, target.reason)
+            wl.scan = None  # markPreemptionOutcome: the next cycle reconsiders every flavor
             entry.reason = PendingReason.WAITING_FOR_PREEMPTED
             entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
             entry.transient = True
@@ -338,6 +371,7 @@ class Admitter:
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
+            self._skipped(wl)
             return
         topology_failure = self.port.place_topology(wl, assignment)
         if topology_failure is not None:  # TAS: no domain holds the pod set now
@@ -353,7 +387,14 @@ class Admitter:
             entry.reason, entry.message, entry.transient = PendingReason.WAITING_FOR_PODS_READY, BLOCKED_MESSAGE, True
             return
         self.port.admit(wl, assignment)
+        wl.scan = None  # admitted: a later requeue (eviction) scans from the first flavor
         entry.admitted = True
+
+    def _skipped(self, wl: AdmissionWorkload) -> None:
+        """scheduler.go markSkipped: another entry of the cycle took the capacity or the
+        targets; the scan progress is kept only with FlavorFungibilityPreserveScanProgress."""
+        if not self.preserve_scan_progress:
+            wl.scan = None
 
     def _fits_without(self, node: QuotaNode, usage: dict[FlavorResource, int], victims: list[AdmissionWorkload]) -> bool:
         """Kueue's fits (scheduler.go): does `usage` fit in `node` with `victims` gone, the
@@ -369,15 +410,19 @@ class Admitter:
     def _requeue(self, entry: Entry) -> bool:
         """Back into its queue; True when it went aside (the next head gets a turn)."""
         wl, pending_queue = entry.wl, entry.pending_queue
-        parked = pending_queue.requeue(wl, transient=entry.transient, requeues_at_pop=entry.requeues_at_pop)
+        # cluster_queue.go requeueIfNotPresent: with flavors still to try (PendingFlavors) it
+        # goes back to the heap, and Kueue's next cycle, right away, resumes its scan; each
+        # such retry starts further on, so the chain of cycles ends at the last flavor.
+        resumes = wl.scan is not None and wl.scan.pending_flavors
+        parked = pending_queue.requeue(wl, transient=entry.transient or resumes, requeues_at_pop=entry.requeues_at_pop)
         if entry.retry_now:
             # The next cycle (another entry was admitted, so there is one) says the real reason.
-            return parked
+            return parked or resumes
         self.port.say_pending(wl, entry.reason, entry.message)
         if parked and entry.equivalent_fail:
             for other in pending_queue.park_equivalents(wl, entry.reason.value):
                 self.port.say_pending(other, entry.reason, entry.message)
-        return parked and pending_queue.has_heads
+        return (parked and pending_queue.has_heads) or resumes
 
 
 def _quota_to_reserve(node: QuotaNode, assignment: Assignment) -> dict[FlavorResource, int]:

@@ -26,9 +26,12 @@ ClusterQueue's order:
     fungibility says to look further (whenCanBorrow, whenCanPreempt: TryNextFlavor), and
     keeps the preferred one (fit > reclaim > preempt, then lower borrowing, by default).
 
-Not modelled: tolerations of the trace's own pods (they have none), resuming the flavor scan where
-the last attempt stopped (FlavorFungibilityPreserveScanProgress); the TAS placement itself is
-`tas.py`'s.
+The scan of a group starts at the flavor after the one the workload's previous attempt
+stopped at (`start`, from its LastAssignment: `workloads.ScanProgress`) and records where
+it stopped (`Assignment.tried`, Kueue's TriedFlavorIdx: -1 once it looked at the last flavor).
+
+Not modelled: tolerations of the trace's own pods (they have none); the TAS placement itself
+is `tas.py`'s.
 """
 
 from __future__ import annotations
@@ -135,6 +138,14 @@ class Assignment:
     reasons: list[str] = field(default_factory=list)
     no_fit_reason: PendingReason | None = None
     pods: int | None = None  # partial admission: the reduced pod count (None: all of them)
+    # Kueue's LastState.LastTriedFlavorIdx: per resource group (index in the ClusterQueue)
+    # that got a flavor, the index the scan stopped at, or -1 when it reached the last flavor.
+    tried: dict[int, int] = field(default_factory=dict)
+
+    @property
+    def pending_flavors(self) -> bool:
+        """AssignmentClusterQueueState.PendingFlavors: some group has flavors left to try."""
+        return any(index != -1 for index in self.tried.values())
 
     @property
     def frs_needing_preemption(self) -> frozenset[FlavorResource]:
@@ -218,9 +229,12 @@ def assign_flavors(
     fair_sharing: bool,
     topologies: Mapping[str, Topology] = MappingProxyType({}),
     plain: bool = False,
+    start: tuple[int, ...] = (),
 ) -> Assignment:
     """`plain` (`replay --verify`): ask the oracle for every resource of a flavor that does
-    not exceed the queue's maximum, as Kueue does, instead of only where its answer counts."""
+    not exceed the queue's maximum, as Kueue does, instead of only where its answer counts.
+    `start`: per resource group, the first flavor index to try (Kueue's
+    LastAssignment.NextFlavorToTryForPodSetResource; a group past the tuple starts at 0)."""
     assignment = Assignment()
     tas = tas_flavors(spec, flavors)
     covered = {r for group in spec.resource_groups for r in group.covered_resources}
@@ -233,15 +247,18 @@ def assign_flavors(
         fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
     fungibility = spec.flavor_fungibility
-    for group in spec.resource_groups:
+    for group_index, group in enumerate(spec.resource_groups):
         requested = [r for r in group.covered_resources if r in wl.requests]
         if not requested:
             continue
         best: tuple[str, dict[str, Granular]] | None = None
         best_mode = WORST
         group_reasons: set[PendingReason] = set()
-        for flavor_quotas in group.flavors:
-            name = flavor_quotas.flavor
+        first = start[group_index] if group_index < len(start) else 0
+        attempted = -1
+        for flavor_index in range(first, len(group.flavors)):
+            attempted = flavor_index
+            name = group.flavors[flavor_index].flavor
             mismatch = None if tas is TasFlavors.NONE else topology_mismatch(
                 wl.run.original_spec, flavors[name], topologies, implied=tas is TasFlavors.ALL)
             if mismatch is not None:
@@ -293,6 +310,9 @@ def assign_flavors(
             # Per resource group the least severe alternative explains the wait.
             assignment.no_fit_reason = _more_severe(assignment.no_fit_reason, _least_severe(group_reasons))
             return assignment
+        # findFlavorForPodSets: TriedFlavorIdx of the chosen flavor's resources is where the
+        # scan stopped, -1 when it looked at the last flavor (the next scan starts over).
+        assignment.tried[group_index] = -1 if attempted == len(group.flavors) - 1 else attempted
         name, per_resource = best
         for resource, granular in per_resource.items():
             fr = (name, resource)

@@ -178,6 +178,7 @@ class KueueAdmission(PlacementOptionsOf):
         wl = self.workloads.get(run.spec.workload_id)
         if wl is not None and wl.state is State.ADMITTED:
             self.pods_ready_tracker.ready(wl)
+            self.admitter.workloads_changed(wl.cluster_queue or "")  # its PodsReady condition
 
     # -- queueing ------------------------------------------------------------------------
 
@@ -262,6 +263,7 @@ class KueueAdmission(PlacementOptionsOf):
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holders.add(node.name, wl)
+        self.admitter.workloads_changed(node.name)  # the admitted Workload's update reaches the cache
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         if flavor is not None:
@@ -277,6 +279,7 @@ class KueueAdmission(PlacementOptionsOf):
             return
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
+        self.admitter.workloads_changed(victim.cluster_queue or "")  # its Evicted condition
         self.commit(victim.usage)  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
@@ -292,6 +295,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.tree.remove(node, wl.usage)
         self.commit(wl.usage)
         self.holders.remove(node.name, wl)
+        self.admitter.workloads_changed(node.name)
         self.tas.release(wl.name)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
@@ -325,6 +329,7 @@ class KueueAdmission(PlacementOptionsOf):
         if wl.state is not State.ADMITTED:
             return
         self.timed_out.add(wl.name)
+        self.admitter.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
         self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
 
 

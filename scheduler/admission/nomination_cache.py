@@ -18,6 +18,10 @@ every queue be nominated again.
 
 Fair sharing compares dominant-resource shares over every flavor-resource of the cohort, so
 there every change invalidates every nomination (one version for the whole tree).
+
+A workload whose last scan stopped before a group's last flavor resumes after it (Kueue's
+LastAssignment): its nomination reads from there on, so the starting flavors are part of the
+key (the admitter's `_nominate`); the common start, every group from its first flavor, is ().
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ class _Cached(Generic[Value]):
 
 
 class NominationCache(Generic[Value]):
-    """Nominations by (ClusterQueue, shape[, queue-order timestamp]), each valid while the
+    """Nominations by (ClusterQueue, shape[, queue-order timestamp], starting flavors), each valid while the
     flavor-resources it could read keep their versions."""
 
     def __init__(self, specs: Mapping[str, ClusterQueue], flavors: Mapping[str, ResourceFlavor],
@@ -113,5 +117,5 @@ class NominationCheck:
 def _described(nomination: tuple[Assignment, list[Target]]) -> tuple[object, ...]:
     assignment, targets = nomination
     return (assignment.mode, assignment.flavors, assignment.usage, assignment.modes, assignment.borrow,
-            sorted(assignment.reasons), assignment.no_fit_reason, assignment.message(), assignment.pods,
+            sorted(assignment.reasons), assignment.no_fit_reason, assignment.message(), assignment.pods, assignment.tried,
             [(t.workload.name, t.reason) for t in targets])

@@ -235,6 +235,10 @@ class KueueConfiguration:
     prioritize_preemptor_workloads: bool = False
     # featureGates.PartialAdmission (beta, on by default): a pod set's minCount is honoured.
     partial_admission: bool = True
+    # featureGates.FlavorFungibilityPreserveScanProgress (beta in Kueue 0.20, on by default):
+    # a workload's flavor scan progress survives a ClusterQueue generation bump when it is
+    # from this or the previous cycle, and a skip ("no longer fits", overlapping targets).
+    preserve_scan_progress: bool = True
 
 
 # ------------------------------------------------------------------------ all of them

@@ -11,6 +11,8 @@ reference §4.3).
   was transient (skipped after another admission, or pending preemption) and otherwise moves
   it to the inadmissible set, so the next workload becomes the head. A requeue of the
   inadmissible set that happened after the pop sends it back to the heap too.
+  So does a head whose flavor scan has flavors still to try (PendingFlavors; the admitter
+  passes it as transient).
 - Scheduling-equivalence hashing: when a BestEffortFIFO head does not fit (or finds no
   preemption candidates), every heap workload of the same shape goes to the inadmissible set
   with it.

@@ -41,6 +41,30 @@ class State(Enum):
     UNMANAGED = "unmanaged"  # no queue name: Kueue leaves it alone
 
 
+@dataclass(frozen=True, slots=True)
+class ScanProgress:
+    """Kueue's AssignmentClusterQueueState of a workload's last nomination."""
+
+    tried: tuple[tuple[int, int], ...]  # (resource group index, LastTriedFlavorIdx), -1: the last one
+    generation: int  # the ClusterQueue's AllocatableResourceGeneration then
+    cycle: int  # the scheduling cycle that computed it
+
+    @property
+    def pending_flavors(self) -> bool:
+        """PendingFlavors: some group has flavors after the one its scan stopped at."""
+        return any(index != -1 for _, index in self.tried)
+
+    def start(self) -> tuple[int, ...]:
+        """NextFlavorToTryForPodSetResource per group: the index after the one tried (0 after
+        -1, or for a group without a recorded index); () when every group starts at 0."""
+        if not self.pending_flavors:
+            return ()
+        starts = [0] * (max(group for group, _ in self.tried) + 1)
+        for group, index in self.tried:
+            starts[group] = index + 1
+        return tuple(starts)
+
+
 @dataclass(eq=False)
 class AdmissionWorkload:
     run: WorkloadRun
@@ -71,6 +95,10 @@ class AdmissionWorkload:
     # Its pod set's topology request (required, preferred level) when the queues file uses
     # TAS, so that the trace's topology columns are Kueue's annotations: part of the shape.
     topology_request: tuple[str | None, str | None] | None = None
+    # Kueue's LastAssignment (workload.AssignmentClusterQueueState): where its last flavor
+    # scan stopped, per resource group, with the ClusterQueue generation and the scheduling
+    # cycle it was computed in; None: the next scan starts at every group's first flavor.
+    scan: ScanProgress | None = None
 
     @property
     def queue_key(self) -> tuple[int, float, int]:

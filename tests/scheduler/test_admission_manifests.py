@@ -156,6 +156,9 @@ def test_feature_gates_the_replay_models_are_read_and_others_are_warned_about():
     config = parse_queue_config(FLAVOR + v1beta2 + "featureGates: {PrioritizePreemptorWorkloads: true, "
                                 "PartialAdmission: false, TopologyAwareScheduling: true}\n")
     assert (config.configuration.prioritize_preemptor_workloads, config.configuration.partial_admission) == (True, False)
+    assert default.preserve_scan_progress
+    off = parse_queue_config(FLAVOR + v1beta2 + "featureGates: {FlavorFungibilityPreserveScanProgress: false}\n")
+    assert not off.configuration.preserve_scan_progress and not [w for w in off.warnings if "feature gate" in w]
     assert [w for w in config.warnings if "feature gate" in w] == [
         "queues.yaml: document 2: feature gate 'TopologyAwareScheduling' is not modelled; "
         "the replay runs as with its default",

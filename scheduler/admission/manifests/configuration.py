@@ -23,8 +23,9 @@ Defaults follow the API version, as Kueue's defaulting does
   [LessThanOrEqualToFinalShare, LessThanInitialShare].
 
 ``featureGates`` (a map of gate name to true/false, as the manager's ``--feature-gates``):
-``PrioritizePreemptorWorkloads`` (alpha in 0.20, default false) and ``PartialAdmission``
-(beta, default true) change what the replay decides and are honoured;
+``PrioritizePreemptorWorkloads`` (alpha in 0.20, default false), ``PartialAdmission``
+(beta, default true) and ``FlavorFungibilityPreserveScanProgress`` (beta in 0.20, default
+true) change what the replay decides and are honoured;
 ``DisableWaitForPodsReady`` is read with waitForPodsReady. Any other gate gets one warning
 line: the replay runs as with that gate at its default.
 
@@ -65,7 +66,8 @@ _QUIET_FIELDS = {
 }
 # Feature gates the replay honours (pkg/features/kube_features.go), with Kueue 0.20's defaults.
 MODELLED_GATES: Mapping[str, bool] = MappingProxyType(
-    {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False})
+    {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False,
+     "FlavorFungibilityPreserveScanProgress": True})
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -105,6 +107,7 @@ def read_configuration(reader: FieldReader, api_version: str, document: Mapping)
         fair_sharing=_fair_sharing(reader, document, v1beta1),
         prioritize_preemptor_workloads=gates["PrioritizePreemptorWorkloads"],
         partial_admission=gates["PartialAdmission"],
+        preserve_scan_progress=gates["FlavorFungibilityPreserveScanProgress"],
     )
 
 
