@@ -92,6 +92,8 @@ docs: install
 		--out docs/images/scenarios.png --size 1366x1000 --min-charts 3
 	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/advice/gpu-finops.duckdb --page advice \
 		--out docs/images/advice.png --size 1366x1400 --min-charts 2
+	$(PY) -m tests.make_screenshots --db $(DEMO_OUT)/gpu-finops.duckdb --page budgets \
+		--budgets $(DEMO_OUT)/inputs/budgets.csv --out docs/images/budgets.png --size 1366x1400 --min-charts 2
 
 clean:
 	-$(PY) tools/compile_hot.py --clean

@@ -163,9 +163,11 @@ def budget_burn_chart(burned: pd.DataFrame, width: int = DEFAULT_WIDTH) -> alt.T
     """Per budget (team or cost centre, month): spend to date as a bar coloured by status, the
     forecast's 95% interval as a rule with the forecast a tick, the budget a black tick.
     ``burned``: `dashboards.budgets.burn`."""
-    centre = burned["scope"].eq("cost_centre").map({True: " (cost centre)", False: ""})
+    # A chart of one scope (the Budgets page draws teams and cost centres apart) needs no tag.
+    mixed = burned["scope"].nunique() > 1
+    centre = burned["scope"].eq("cost_centre").map({True: " (cost centre)" if mixed else "", False: ""})
     df = burned.assign(label=burned["name"].astype(str) + centre + " " + burned["month"].astype(str))
-    y = alt.Y("label:N", title=None, sort=None)
+    y = alt.Y("label:N", title=None, sort=None, axis=alt.Axis(labelLimit=260))
     tooltip = [alt.Tooltip("label:N", title="budget"), alt.Tooltip("status:N"),
                alt.Tooltip("spend_to_date:Q", title="spend to date", format=MONEY),
                alt.Tooltip("forecast:Q", format=MONEY), alt.Tooltip("budget_usd:Q", title="budget", format=MONEY)]

@@ -27,6 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="PNG to write")
     parser.add_argument("--size", default="1366x1000", help="viewport WIDTHxHEIGHT")
     parser.add_argument("--min-charts", type=int, default=1)
+    parser.add_argument("--budgets", help="budgets file the dashboard reads (the Budgets page)")
     args = parser.parse_args(argv)
     chromium = _find_chromium()
     if chromium is None:
@@ -34,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     width, height = (int(v) for v in args.size.split("x"))
     port = _free_port()
-    server = serve(Path(args.db), port=port, host="127.0.0.1", block=False)
+    server = serve(Path(args.db), port=port, host="127.0.0.1", block=False,
+                   budgets=Path(args.budgets) if args.budgets else None)
     assert server is not None
     with tempfile.TemporaryDirectory(prefix="screenshot-") as folder:
         try:
