@@ -57,6 +57,8 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
     console = console or Console(file=sys.stderr, soft_wrap=True)
     if trials < 1 or batch < 1:
         raise InputError("--trials" if trials < 1 else "--batch", "must be >= 1")
+    if workers is not None and workers < 1:  # as `sweep --workers`: no pool of no processes
+        raise InputError("--workers", f"must be >= 1, got {workers}")
     for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
         if not Path(path).is_file():
             raise InputError(path, "file not found")

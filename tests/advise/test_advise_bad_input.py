@@ -39,6 +39,9 @@ def test_missing_price_book_and_bad_counts(tmp_path, capsys):
     files = unused_quota_case(tmp_path / "again")
     assert main(advise_args(files, tmp_path / "out2", "--trials", "0")) == 2
     assert "--trials" in capsys.readouterr().err
+    assert main(advise_args(files, tmp_path / "out3", "--workers", "0")) == 2
+    assert "--workers: must be >= 1, got 0" in capsys.readouterr().err
+    assert not (tmp_path / "out3").exists()
 
 
 def test_team_names_are_shown_and_written_safely(tmp_path, capsys):
