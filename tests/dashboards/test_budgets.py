@@ -95,6 +95,16 @@ def test_a_toml_budgets_file(tmp_path):
         {"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 3000.0}]
 
 
+def schedule_config(tmp_path, folder, name, cron, period, out, **extra):
+    """A one-report schedule TOML over ``folder``'s db.duckdb and budgets.csv; its path."""
+    lines = [f'{key} = "{value}"' for key, value in extra.items()]
+    config = tmp_path / "reports.toml"
+    config.write_text("\n".join([
+        "[[report]]", f'name = "{name}"', f'cron = "{cron}"', f'db = "{folder / "db.duckdb"}"', f'out = "{out}"',
+        f'period = "{period}"', f'budgets = "{folder / "budgets.csv"}"', *lines]) + "\n")
+    return config
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """A replay of a trace written here: team a holds 4 GPUs for 6 days, team b 1 GPU."""
@@ -126,31 +136,15 @@ def test_report_with_budgets(built, tmp_path):
 
 
 def test_the_scheduled_report_names_the_teams_over_budget(built, tmp_path):
-    (tmp_path / "reports.toml").write_text(f"""
-[[report]]
-name = "monthly"
-cron = "0 6 1 * *"
-db = "{built / 'db.duckdb'}"
-out = "out/{{name}}-{{from}}"
-period = "month"
-budgets = "{built / 'budgets.csv'}"
-""")
-    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-12-01T07:00:00Z"]) == 0
+    config = schedule_config(tmp_path, built, "monthly", "0 6 1 * *", "month", "out/{name}-{from}")
+    assert main(["schedule", "--config", str(config), "--now", "2026-12-01T07:00:00Z"]) == 0
     written = next((tmp_path / "out").iterdir())
     assert (written / "budget_burn.csv").is_file()
 
 
 def test_the_schedule_outcome_line(built, tmp_path, capsys):
-    (tmp_path / "reports.toml").write_text(f"""
-[[report]]
-name = "monthly"
-cron = "0 6 1 * *"
-db = "{built / 'db.duckdb'}"
-out = "out/{{name}}"
-period = "month"
-budgets = "{built / 'budgets.csv'}"
-""")
-    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-12-01T07:00:00Z"]) == 0
+    config = schedule_config(tmp_path, built, "monthly", "0 6 1 * *", "month", "out/{name}")
+    assert main(["schedule", "--config", str(config), "--now", "2026-12-01T07:00:00Z"]) == 0
     assert "over budget: a" in capsys.readouterr().out
 
 
@@ -267,18 +261,10 @@ def test_bad_cost_centre_budgets_stop_with_one_line(labelled, tmp_path, capsys, 
 
 
 def test_the_scheduled_report_names_the_cost_centres_trending_over(labelled, tmp_path, capsys):
-    (tmp_path / "reports.toml").write_text(f"""
-[[report]]
-name = "daily"
-cron = "0 6 * * *"
-db = "{labelled / 'db.duckdb'}"
-out = "out/{{name}}"
-period = "day"
-budgets = "{labelled / 'budgets.csv'}"
-cost_centre_label = "cost-center"
-""")
+    config = schedule_config(tmp_path, labelled, "daily", "0 6 * * *", "day", "out/{name}",
+                             cost_centre_label="cost-center")
     # fired on the 7th: the report of the 6th, the month's burn to that day
-    assert main(["schedule", "--config", str(tmp_path / "reports.toml"), "--now", "2026-11-07T07:00:00Z"]) == 0
+    assert main(["schedule", "--config", str(config), "--now", "2026-11-07T07:00:00Z"]) == 0
     assert "trending over: cost centre cc-y" in capsys.readouterr().out
     burned = pd.read_csv(tmp_path / "out" / "daily" / "budget_burn.csv")
     assert burned.loc[burned["name"] == "cc-y", "forecast"].tolist() == [9000.0]
