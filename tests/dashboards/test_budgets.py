@@ -95,6 +95,22 @@ def test_a_toml_budgets_file(tmp_path):
         {"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 3000.0}]
 
 
+def budgets_page(folder, monkeypatch, budgets=True):
+    """The Budgets page run in-process over ``folder``'s db.duckdb (and budgets.csv)."""
+    from streamlit.testing.v1 import AppTest
+
+    from dashboards.budgets import BUDGETS_ENV_VAR
+    from dashboards.data import DB_ENV_VAR
+
+    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
+    monkeypatch.setenv(DB_ENV_VAR, str(folder / "db.duckdb"))
+    if budgets:
+        monkeypatch.setenv(BUDGETS_ENV_VAR, str(folder / "budgets.csv"))
+    else:
+        monkeypatch.delenv(BUDGETS_ENV_VAR, raising=False)
+    return AppTest.from_file(app, default_timeout=60).run().switch_page("app_pages/budgets.py").run()
+
+
 def schedule_config(tmp_path, folder, name, cron, period, out, **extra):
     """A one-report schedule TOML over ``folder``'s db.duckdb and budgets.csv; its path."""
     lines = [f'{key} = "{value}"' for key, value in extra.items()]
@@ -149,21 +165,11 @@ def test_the_schedule_outcome_line(built, tmp_path, capsys):
 
 
 def test_the_budgets_page(built, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from dashboards.budgets import BUDGETS_ENV_VAR
-    from dashboards.data import DB_ENV_VAR
-
-    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
-    monkeypatch.setenv(DB_ENV_VAR, str(built / "db.duckdb"))
-    monkeypatch.setenv(BUDGETS_ENV_VAR, str(built / "budgets.csv"))
-    at = AppTest.from_file(app, default_timeout=60).run()
-    at = at.switch_page("app_pages/budgets.py").run()
+    at = budgets_page(built, monkeypatch)
     assert not at.exception, [e.message for e in at.exception]
     assert {m.label: m.value for m in at.metric}["Over budget"] == "a"
     assert len(at.get("vega_lite_chart")) == 1
-    monkeypatch.delenv(BUDGETS_ENV_VAR)
-    at = AppTest.from_file(app, default_timeout=60).run().switch_page("app_pages/budgets.py").run()
+    at = budgets_page(built, monkeypatch, budgets=False)
     assert "--budgets" in at.info[0].value
 
 
@@ -271,16 +277,7 @@ def test_the_scheduled_report_names_the_cost_centres_trending_over(labelled, tmp
 
 
 def test_the_budgets_page_shows_the_cost_centres(labelled, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
-    from dashboards.budgets import BUDGETS_ENV_VAR
-    from dashboards.data import DB_ENV_VAR
-
-    app = str(Path(__file__).resolve().parents[2] / "dashboards" / "streamlit_app.py")
-    monkeypatch.setenv(DB_ENV_VAR, str(labelled / "db.duckdb"))
-    monkeypatch.setenv(BUDGETS_ENV_VAR, str(labelled / "budgets.csv"))
-    at = AppTest.from_file(app, default_timeout=60).run()
-    at = at.switch_page("app_pages/budgets.py").run()
+    at = budgets_page(labelled, monkeypatch)
     assert not at.exception, [e.message for e in at.exception]
     assert {m.label: m.value for m in at.metric}["Trending over"] == "cost centre cc-y"
     assert [s.value for s in at.subheader][:2] == ["Teams", "Cost centres"]
