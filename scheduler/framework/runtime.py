@@ -1,8 +1,8 @@
 """The framework runtime: builds a profile's plugins and runs them at their points.
 
 `find_node` is the whole of a kube-scheduler pod attempt on a snapshot: filter every
-candidate node, score the feasible ones by the profile's weights, take the best (ties to
-the lowest node index). When nothing fits it returns a `Diagnosis`: how many nodes failed
+candidate node, score the feasible ones by the profile's weights, take the best (ties drawn
+by per-node keys, `tie_keys.py`, or to the lowest node index). When nothing fits it returns a `Diagnosis`: how many nodes failed
 for which reason, the raw material of every "why pending" message. `run_permit` and
 `run_post_filter` run the Permit and PostFilter plugins (interface.py has their contracts).
 """
@@ -29,6 +29,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
 from scheduler.framework.status import Code, Resource, Status
+from scheduler.framework.tie_keys import TieKeys, node_key
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
     NodeVictims,
@@ -72,9 +73,12 @@ class Diagnosis:
 
 
 class Framework:
-    def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None) -> None:
+    def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None,
+                 seed: int = 0) -> None:
         self.profile = profile
         self._rng = rng
+        self._keyed = profile.tie_break is TieBreak.RANDOM
+        self.ties = TieKeys(seed)  # the keyed draw among the best nodes (tie_break = random)
         self._next_start = 0  # where the next partial node search starts (percentage_of_nodes_to_score)
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
         registry = in_tree_registry()
@@ -106,14 +110,20 @@ class Framework:
     @contextmanager
     def unobserved(self) -> Iterator[None]:
         """Run plugins without the run noticing: the random generator and the position of
-        the partial node search are put back afterwards (`replay --verify`'s extra checks
-        must leave the replay exactly as it would be without them)."""
-        rng_state, next_start = self._rng.getstate(), self._next_start
+        the partial node search are put back afterwards, and so is the attempt the tie keys
+        are drawn for (`replay --verify`'s extra checks must leave the replay exactly as it
+        would be without them)."""
+        rng_state, next_start, attempt = self._rng.getstate(), self._next_start, self.ties.attempt
         try:
             yield
         finally:
             self._rng.setstate(rng_state)
             self._next_start = next_start
+            self.ties.attempt = attempt
+
+    def begin_attempt(self, workload: str, attempt: int, failures: int, now: float) -> None:
+        """A scheduling attempt begins: the node keys of its placements derive from it."""
+        self.ties.begin_attempt(workload, attempt, failures, now)
 
     # -- Permit ---------------------------------------------------------------------------
 
@@ -177,22 +187,28 @@ class Framework:
 
     @property
     def _index_order(self) -> str | None:
-        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin),
-        breaks ties by node order and scores every node: then the usage index finds the node
-        a full scan would."""
-        profile = self.profile
-        if profile.tie_break is not TieBreak.LOWEST_INDEX or profile.percentage_of_nodes_to_score is not None:
+        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin)
+        and scores every node: then the usage index finds the node a full scan would (with
+        keyed ties, by walking every feasible node of the best score)."""
+        if self.profile.percentage_of_nodes_to_score is not None:
             return None
         if len(self.scores) == 1:
             return getattr(self.scores[0][0], "index_order", None)
         return None
 
-    def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True) -> tuple[int | None, Diagnosis | None]:
+    def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True,
+                       base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """The node a full scan would choose, found by walking the usage index; when none
-        fits, the same diagnosis a full scan would give."""
+        fits, the same diagnosis a full scan would give.
+
+        A class's nodes come best score first; by node index, the first feasible one is
+        the class's best. With keyed ties every feasible node of the class's best score is
+        visited and the least key kept (scores only fall along the walk, so it stops at the
+        first feasible node scoring below the best)."""
         most = self._index_order == "most"
         plugin = self.scores[0][0]
-        best_node, best_score = None, -1.0
+        keyed = self._keyed
+        best_node, best_score, best_key = None, -1.0, 0
         visited_failures: list[tuple[int, Status]] = []
         excluded = state.excluded(request.selector)
         for usage in state.usage_index.classes_for(request.models):
@@ -202,6 +218,13 @@ class Framework:
                 failed = self._first_failure(state, request, node)
                 if failed is None:
                     score = plugin.score(state, request, node)
+                    if keyed:
+                        if score < best_score:
+                            break  # the rest of the class scores no better
+                        key = node_key(base, node)
+                        if score > best_score or key < best_key:
+                            best_node, best_score, best_key = node, score, key
+                        continue
                     if score > best_score or (score == best_score and best_node is not None and node < best_node):
                         best_node, best_score = node, score
                     break  # the first feasible node of a class is that class's best
@@ -224,37 +247,40 @@ class Framework:
 
     def find_node(
         self, state: ClusterState, request: PodRequest, nodes: list[int] | None = None,
-        explain: bool = True,
+        explain: bool = True, pod: tuple[str, int] | None = None,
     ) -> tuple[int | None, Diagnosis | None]:
         """The best feasible node, or None and (when `explain`) why no node fits.
 
         What-ifs that only need the answer pass explain=False: building the diagnosis
-        touches every node."""
+        touches every node. `pod` (workload, pod index): the pod being placed, whose keys
+        break ties among the best nodes under `tie_break = random`."""
+        base = self.ties.pod_base(pod) if self._keyed else 0
         if nodes is None and self._index_order is not None:
-            found = self._find_by_index(state, request, explain)
+            found = self._find_by_index(state, request, explain, base)
             if self.verifier:
-                scanned = self._scan(state, request, None)
+                scanned = self._scan(state, request, None, base)
                 self.verifier.same(None, "node chosen through the usage index", _answer(found, explain),
                                    _answer(scanned, explain))
             return found
-        return self._scan(state, request, nodes)
+        return self._scan(state, request, nodes, base)
 
-    def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None) -> tuple[int | None, Diagnosis | None]:
+    def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None,
+              base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """Filter the candidate nodes, score the feasible ones, keep the best (the plain way).
 
         With `percentage_of_nodes_to_score`, as kube-scheduler: nodes are filtered in
         cluster order from where the last search stopped, until enough are feasible; with
-        `tie_break = random`, the best-scoring nodes are drawn from uniformly (selectHost)."""
+        `tie_break = random`, of the best-scoring nodes the one of least key (`base`) wins,
+        a uniform draw (selectHost)."""
         if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
-            return self._scan_some(state, request)
+            return self._scan_some(state, request, base)
         if nodes is None:
             candidates = state.candidate_nodes(request.models, request.selector)
         else:
             excluded = state.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-        best_node, best_score = None, -1.0
-        best: list[int] = []
-        random_ties = self.profile.tie_break is TieBreak.RANDOM
+        best_node, best_score, best_key = None, -1.0, 0
+        keyed = self._keyed
         diagnosis: Diagnosis | None = None
         for node in candidates:
             failed = None
@@ -271,18 +297,21 @@ class Framework:
             score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
             if score > best_score:
                 best_node, best_score = node, score
-                best = [node]
-            elif random_ties and score == best_score:
-                best.append(node)
+                if keyed:
+                    best_key = node_key(base, node)
+            elif keyed and score == best_score:
+                key = node_key(base, node)
+                if key < best_key:
+                    best_node, best_key = node, key
         if best_node is not None:
-            return (self._rng.choice(best) if random_ties else best_node), None
+            return best_node, None
         diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
         if nodes is None:
             _count_non_candidates(state, request, diagnosis)
         return None, diagnosis
 
 
-    def _scan_some(self, state: ClusterState, request: PodRequest) -> tuple[int | None, Diagnosis | None]:
+    def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's findNodesThatPassFilters with numFeasibleNodesToFind: every node
         (a node of another GPU model fails NodeAffinity), from `_next_start`, until enough
         are feasible; then the best score among those."""
@@ -313,7 +342,7 @@ class Framework:
             return None, diagnosis
         top = max(score for score, _ in feasible)
         best = [node for score, node in feasible if score == top]
-        return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
+        return (min(best, key=lambda node: node_key(base, node)) if self._keyed else best[0]), None
 
 
 def _is_group_query(query: object, known: dict[type, bool]) -> bool:

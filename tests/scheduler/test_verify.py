@@ -29,6 +29,7 @@ from scheduler.verify import VerificationError, Verifier
 from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
+from tests.scheduler.scenario import lowest_index
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
@@ -88,8 +89,11 @@ BROKEN = {
     "a domain's running sum drifts": (
         lambda mp: mp.setattr(topology, "domain_free_milli", _wrap(topology.domain_free_milli, lambda v: v + 1)),
         "free GPUs of a topology domain from running sums"),
-    "the usage index walks nodes in the wrong order": (
+    "the usage index walks nodes in the wrong order": (  # keyed ties walk all of them: the order matters to the first
         lambda mp: mp.setattr(UsageClass, "in_order", lambda self, milli, most: _ORIGINAL_IN_ORDER(self, milli, not most)),
+        "node chosen through the usage index", lowest_index("gang-v1.37")),
+    "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
+        lambda mp: mp.setattr(UsageClass, "in_order", _one_node_per_level),
         "node chosen through the usage index"),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
@@ -130,6 +134,12 @@ BROKEN = {
 }
 
 
+def _one_node_per_level(self, milli, most):
+    fits = [used for used in self.levels if used <= self.capacity_milli - milli]
+    for used in (reversed(fits) if most else fits):
+        yield self.nodes_at[used][0]
+
+
 def _built_but_not_kept(self):
     if not self._free_milli:  # built at the first question, but the state is never told to keep it
         _ORIGINAL_BUILD(self)
@@ -147,10 +157,14 @@ def _wrap(function, change):
 
 @pytest.mark.parametrize("broken", list(BROKEN), ids=list(BROKEN))
 def test_a_shortcut_broken_on_purpose_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, broken):
-    breaking, want_kind = BROKEN[broken]
+    breaking, want_kind, *under = BROKEN[broken]
+    profile = under[0] if under else "gang-v1.37"
+    if "\n" in profile:
+        (tmp_path / "profile.toml").write_text(profile)
+        profile = str(tmp_path / "profile.toml")
     breaking(monkeypatch)
     with pytest.raises(VerificationError, match=want_kind):
-        _replay(small_demo, tmp_path / "run", "gang-v1.37", Verifier())
+        _replay(small_demo, tmp_path / "run", profile, Verifier())
     assert not (tmp_path / "run").exists()  # nothing half-written
 
 

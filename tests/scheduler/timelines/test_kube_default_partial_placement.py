@@ -13,12 +13,12 @@ def test_kube_default_places_pod_by_pod_and_holds_gpus_without_progress(tmp_path
         "kube-default",
     )
     assert story(rows, events=PLACEMENT) == [
-        (0.0, "started", "busy", 0, "n1"),
-        (10.0, "started", "gang", 0, "n2"),  # partial placement: 1 of 2 pods run, no progress
-        (400.0, "finished", "busy", 0, "n1"),
-        (400.0, "started", "gang", 1, "n1"),
-        (900.0, "finished", "gang", 0, "n2"),  # 500 s of work counted from the gang's completion
-        (900.0, "finished", "gang", 1, "n1"),
+        (0.0, "started", "busy", 0, "n2"),  # the two empty nodes tie: seed 1 draws n2
+        (10.0, "started", "gang", 0, "n1"),  # partial placement: 1 of 2 pods run, no progress
+        (400.0, "finished", "busy", 0, "n2"),
+        (400.0, "started", "gang", 1, "n2"),
+        (900.0, "finished", "gang", 0, "n1"),  # 500 s of work counted from the gang's completion
+        (900.0, "finished", "gang", 1, "n2"),
     ]
     reasons = [r["reason"] for r in rows if r["event"] == "pending" and r["workload_id"] == "gang"]
     assert "WaitingForGang" in reasons

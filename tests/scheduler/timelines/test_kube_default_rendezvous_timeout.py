@@ -14,7 +14,7 @@ def test_kube_default_rendezvous_timeout_releases_a_partial_gang(tmp_path):
     )
     gang = [s for s in story(rows, events=PLACEMENT) if s[2] == "gang"]
     assert gang[:3] == [
-        (10.0, "started", "gang", 0, "n2"),
-        (610.0, "timed_out", "gang", 0, "n2"),
+        (10.0, "started", "gang", 0, "n1"),  # busy drew n2 of the two empty nodes (seed 1)
+        (610.0, "timed_out", "gang", 0, "n1"),
         (610.0, "requeued", "gang", None, None),
     ]
