@@ -4,8 +4,10 @@ scanning the cluster.
 Nodes are grouped into classes of equal (GPU model, GPU count). Within a class the
 allocation-based scores (LeastAllocated, MostAllocated) order nodes exactly by used
 milli-GPUs, ties by node index; so the first node of a class, in that order, that passes
-every filter is the class's best. The best over the (few) classes is then chosen by the
-real score. The result is the node a full scan would pick.
+every filter is the class's best when ties go to the lowest index. Under the keyed draw the
+walk goes on through the nodes of that score and keeps the least key
+(`Framework._find_by_index`). The best over the (few) classes is then chosen by the real
+score. The result is the node a full scan would pick.
 """
 
 from __future__ import annotations
