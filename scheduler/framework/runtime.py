@@ -2,9 +2,10 @@
 
 `find_node` is the whole of a kube-scheduler pod attempt on a snapshot: filter every
 candidate node, score the feasible ones by the profile's weights, take the best (ties drawn
-by per-node keys, `tie_keys.py`, or to the lowest node index). When nothing fits it returns a `Diagnosis`: how many nodes failed
-for which reason, the raw material of every "why pending" message. `run_permit` and
-`run_post_filter` run the Permit and PostFilter plugins (interface.py has their contracts).
+by per-node keys, `tie_keys.py`, or to the lowest node index). When nothing fits it
+returns a `Diagnosis`: how many nodes failed for which reason, the raw material of every
+"why pending" message. `run_permit` and `run_post_filter` run the Permit and PostFilter
+plugins (interface.py has their contracts).
 """
 
 from __future__ import annotations
