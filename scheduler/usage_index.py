@@ -41,10 +41,16 @@ class UsageClass:
 
     def in_order(self, milli: int, most_allocated: bool) -> Iterator[int]:
         """Nodes that have at least `milli` unused milli-GPUs, best first."""
+        for bucket in self.levels_in_order(milli, most_allocated):
+            yield from bucket
+
+    def levels_in_order(self, milli: int, most_allocated: bool) -> Iterator[list[int]]:
+        """The nodes of each used level that leaves room for `milli`, best level first (the
+        nodes of one level score alike)."""
         top = bisect_right(self.levels, self.capacity_milli - milli)  # levels that can fit
         levels = reversed(self.levels[:top]) if most_allocated else iter(self.levels[:top])
         for used in levels:
-            yield from self.nodes_at[used]
+            yield self.nodes_at[used]
 
 
 class UsageIndex:

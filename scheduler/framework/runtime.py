@@ -30,7 +30,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
 from scheduler.framework.status import Code, Resource, Status
-from scheduler.framework.tie_keys import TieKeys, node_key
+from scheduler.framework.tie_keys import KEY_MULT, MASK, TieKeys
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
     NodeVictims,
@@ -203,13 +203,14 @@ class Framework:
         fits, the same diagnosis a full scan would give.
 
         A class's nodes come best score first; by node index, the first feasible one is
-        the class's best. With keyed ties every feasible node of the class's best score is
-        visited and the least key kept (scores only fall along the walk, so it stops at the
-        first feasible node scoring below the best)."""
+        the class's best. With keyed ties the nodes of one used level (they score alike) are
+        tried in key order, the first feasible one is the level's least key, and the walk
+        goes on while a level can still score as well as the best."""
+        if self._keyed:
+            return self._find_by_index_keyed(state, request, explain, base)
         most = self._index_order == "most"
         plugin = self.scores[0][0]
-        keyed = self._keyed
-        best_node, best_score, best_key = None, -1.0, 0
+        best_node, best_score = None, -1.0
         visited_failures: list[tuple[int, Status]] = []
         excluded = state.excluded(request.selector)
         for usage in state.usage_index.classes_for(request.models):
@@ -219,13 +220,6 @@ class Framework:
                 failed = self._first_failure(state, request, node)
                 if failed is None:
                     score = plugin.score(state, request, node)
-                    if keyed:
-                        if score < best_score:
-                            break  # the rest of the class scores no better
-                        key = node_key(base, node)
-                        if score > best_score or key < best_key:
-                            best_node, best_score, best_key = node, score, key
-                        continue
                     if score > best_score or (score == best_score and best_node is not None and node < best_node):
                         best_node, best_score = node, score
                     break  # the first feasible node of a class is that class's best
@@ -233,6 +227,67 @@ class Framework:
         if best_node is not None or not explain:
             return best_node, None
         return None, _index_diagnosis(state, request, visited_failures)
+
+    def _find_by_index_keyed(self, state: ClusterState, request: PodRequest, explain: bool,
+                             base: int) -> tuple[int | None, Diagnosis | None]:
+        """`_find_by_index` under keyed ties: the classes best first level first, each
+        level's least-key feasible node, while a level can still score as well as the best."""
+        most = self._index_order == "most"
+        plugin = self.scores[0][0]
+        salts = self.ties.salts(len(state.nodes))
+        best_node, best_score, best_key = None, -1.0, 0
+        visited_failures: list[tuple[int, Status]] = []
+        excluded = state.excluded(request.selector)
+        heads: list[tuple[float, int, list[int], Iterator[list[int]]]] = []
+        for usage in state.usage_index.classes_for(request.models):
+            levels = usage.levels_in_order(request.milli, most)
+            first = next(levels, None)
+            if first is not None:
+                heads.append((plugin.score(state, request, first[0]), len(heads), first, levels))
+        heads.sort(key=lambda head: -head[0])
+        for score, _, first, levels in heads:
+            if score < best_score:
+                break  # this class, and every one after it, scores lower
+            level: list[int] | None = first
+            while level is not None:
+                if level is not first:
+                    score = plugin.score(state, request, level[0])
+                    if score < best_score:
+                        break  # the class's later levels score lower still
+                found = self._least_feasible(state, request, level, base, salts, excluded, visited_failures)
+                if found is not None:
+                    key, node = found
+                    if score > best_score or key < best_key:
+                        best_node, best_score, best_key = node, score, key
+                level = next(levels, None)
+        if best_node is not None or not explain:
+            return best_node, None
+        return None, _index_diagnosis(state, request, visited_failures)
+
+    def _least_feasible(self, state: ClusterState, request: PodRequest, level: list[int], base: int,
+                        salts: list[int], excluded: Mapping[int, str],
+                        visited_failures: list[tuple[int, Status]]) -> tuple[int, int] | None:
+        """(key, node) of the level's feasible node of least key, or None (each node that
+        failed a filter recorded): the least key first, the rest in key order only when it
+        does not fit."""
+        def key(node: int) -> int:
+            return ((base ^ salts[node]) * KEY_MULT) & MASK
+
+        node = min(level, key=key) if len(level) > 1 else level[0]
+        if not (excluded and node in excluded):
+            failed = self._first_failure(state, request, node)
+            if failed is None:
+                return key(node), node
+            visited_failures.append((node, failed))
+        first = node
+        for node in sorted(level, key=key):
+            if node == first or (excluded and node in excluded):
+                continue  # NodeAffinity / TaintToleration: not a candidate
+            failed = self._first_failure(state, request, node)
+            if failed is None:
+                return key(node), node
+            visited_failures.append((node, failed))
+        return None
 
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
         for plugin in self.filters:
@@ -282,6 +337,7 @@ class Framework:
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
         best_node, best_score, best_key = None, -1.0, 0
         keyed = self._keyed
+        salts = self.ties.salts(len(state.nodes)) if keyed else []
         diagnosis: Diagnosis | None = None
         for node in candidates:
             failed = None
@@ -299,9 +355,9 @@ class Framework:
             if score > best_score:
                 best_node, best_score = node, score
                 if keyed:
-                    best_key = node_key(base, node)
+                    best_key = ((base ^ salts[node]) * KEY_MULT) & MASK
             elif keyed and score == best_score:
-                key = node_key(base, node)
+                key = ((base ^ salts[node]) * KEY_MULT) & MASK
                 if key < best_key:
                     best_node, best_key = node, key
         if best_node is not None:
@@ -343,7 +399,7 @@ class Framework:
             return None, diagnosis
         top = max(score for score, _ in feasible)
         best = [node for score, node in feasible if score == top]
-        return (min(best, key=lambda node: node_key(base, node)) if self._keyed else best[0]), None
+        return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
 
 
 def _is_group_query(query: object, known: dict[type, bool]) -> bool:

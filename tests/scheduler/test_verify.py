@@ -81,6 +81,7 @@ def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_d
 
 
 _ORIGINAL_IN_ORDER = UsageClass.in_order
+_ORIGINAL_LEVELS_IN_ORDER = UsageClass.levels_in_order
 
 BROKEN = {
     "the held-GPU index miscounts": (
@@ -93,7 +94,7 @@ BROKEN = {
         lambda mp: mp.setattr(UsageClass, "in_order", lambda self, milli, most: _ORIGINAL_IN_ORDER(self, milli, not most)),
         "node chosen through the usage index", lowest_index("gang-v1.37")),
     "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
-        lambda mp: mp.setattr(UsageClass, "in_order", _one_node_per_level),
+        lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
         "node chosen through the usage index"),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
@@ -135,9 +136,8 @@ BROKEN = {
 
 
 def _one_node_per_level(self, milli, most):
-    fits = [used for used in self.levels if used <= self.capacity_milli - milli]
-    for used in (reversed(fits) if most else fits):
-        yield self.nodes_at[used][0]
+    for level in _ORIGINAL_LEVELS_IN_ORDER(self, milli, most):
+        yield level[:1]
 
 
 def _built_but_not_kept(self):

@@ -80,7 +80,7 @@ LOSS_SCENARIO = [
 
 
 def test_victims_can_be_chosen_by_the_cheapest_loss(tmp_path):
-    rows = replay_rows(tmp_path, [node("n1"), node("n2")], LOSS_SCENARIO, CHEAPEST_LOSS_PROFILE)
+    rows = replay_rows(tmp_path, [node("n1"), node("n2")], LOSS_SCENARIO, lowest_index(CHEAPEST_LOSS_PROFILE))
     assert [r["workload_id"] for r in rows if r["event"] == "preempted"] == ["old"]
 
 
