@@ -8,13 +8,14 @@ with the smallest key wins. A key is `(base ^ salt[node]) * KEY_MULT mod 2**64`:
 mixes the attempt and the pod, `salt` the seed and the node, both by splitmix64, and the
 multiplication (a bijection) carries every bit into the high ones that decide the order,
 so the least key falls on each of k nodes with chance 1/k (`test_select_host_ties.py`
-counts it); it is cheap, as the usage-index walk keys every node of a tied level. The keys are independent and uniform, so each of the best
-nodes is chosen with equal chance; and since a key depends on nothing scanned before, a
-fast path (the usage index, a bounded topology-domain search, deferred reprieves) and its
-plain twin pick the same node from the same best set, whatever order they visit nodes in.
+counts it); it is cheap, as the usage-index walk keys every node of a tied level. Since a
+key depends on nothing scanned before, a fast path (the usage index, a bounded
+topology-domain search, deferred reprieves) and its plain twin pick the same node from the
+same best set, whatever order they visit nodes in.
 
-The hash is splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
-generators", 2014), on integers only: Python's `hash()` of a string is salted per process.
+splitmix64: Steele, Lea and Flood, "Fast splittable pseudorandom number generators" (2014);
+it runs on integers only (Python's `hash()` of a string is salted per process), workload
+ids enter through blake2b.
 """
 
 from __future__ import annotations
