@@ -119,6 +119,7 @@ class Dispatcher:
             # The state the attempt saw: an attempt may itself give GPUs back (a rejected
             # gang's reservations), and a shape parked after that would miss them.
             version = self._version_of(shape)
+            ctx.framework.begin_attempt(run.spec.workload_id, run.attempt, run.failures, now)
             outcome = attempt(ctx, run, key[1])
             if outcome is Outcome.PLACED:
                 queue.placed(key)

@@ -58,7 +58,7 @@ class Replay:
         self.env = Environment()
         self.profile = profile
         self.state = ClusterState(cluster)
-        self.framework = Framework(profile, random.Random(seed), verifier=verifier)
+        self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
         self.emitter = EventEmitter(writer, self.env, self.state.nodes)
         self.holdings = HoldingIndex(self.state)
         self.runs: dict[str, WorkloadRun] = {}

@@ -4,8 +4,10 @@ scanning the cluster.
 Nodes are grouped into classes of equal (GPU model, GPU count). Within a class the
 allocation-based scores (LeastAllocated, MostAllocated) order nodes exactly by used
 milli-GPUs, ties by node index; so the first node of a class, in that order, that passes
-every filter is the class's best. The best over the (few) classes is then chosen by the
-real score. The result is the node a full scan would pick.
+every filter is the class's best when ties go to the lowest index. Under the keyed draw the
+walk goes on through the nodes of that score and keeps the least key
+(`Framework._find_by_index`). The best over the (few) classes is then chosen by the real
+score. The result is the node a full scan would pick.
 """
 
 from __future__ import annotations
@@ -39,10 +41,16 @@ class UsageClass:
 
     def in_order(self, milli: int, most_allocated: bool) -> Iterator[int]:
         """Nodes that have at least `milli` unused milli-GPUs, best first."""
+        for bucket in self.levels_in_order(milli, most_allocated):
+            yield from bucket
+
+    def levels_in_order(self, milli: int, most_allocated: bool) -> Iterator[list[int]]:
+        """The nodes of each used level that leaves room for `milli`, best level first (the
+        nodes of one level score alike)."""
         top = bisect_right(self.levels, self.capacity_milli - milli)  # levels that can fit
         levels = reversed(self.levels[:top]) if most_allocated else iter(self.levels[:top])
         for used in levels:
-            yield from self.nodes_at[used]
+            yield self.nodes_at[used]
 
 
 class UsageIndex:

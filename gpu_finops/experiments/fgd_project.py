@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from gpu_finops.experiments.fgd_report import PodSamples, PolicyResult, discrete_report
 from gpu_finops.experiments.fgd_workload import Arrival
 from scheduler.framework.interface import Unit
-from scheduler.framework.profile import Profile
+from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster
 from scheduler.model.workload import MILLI
@@ -67,7 +67,9 @@ def policy_profile(policy: str, workload: TargetWorkload) -> Profile:
                 for t, p in workload.types
             ]
         }
-    return Profile(name=f"fgd-experiment-{policy}", unit=Unit.POD, scores=((plugin, 1.0),), plugin_args=args)
+    # The candidates come in the artifact's order (or its weighted random one): the first best wins.
+    return Profile(name=f"fgd-experiment-{policy}", unit=Unit.POD, scores=((plugin, 1.0),), plugin_args=args,
+                   tie_break=TieBreak.LOWEST_INDEX)
 
 
 # --------------------------------------------------------------------------- placement

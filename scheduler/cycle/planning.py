@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from scheduler.cycle.context import CycleContext
-from scheduler.framework.profile import TieBreak
 from scheduler.framework.runtime import Diagnosis
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
@@ -48,13 +47,9 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
         mine = topology.domain_of(state, held, level, per_model=per_model)
         candidates = [d for d in candidates if d.value == mine]
     fullest = Plan()  # the domain that came closest, for the pending message
-    if explain and (spec.topology_required or per_model) and ctx.profile.tie_break is TieBreak.RANDOM:
-        # The node draws depend on every domain being tried, as the message needs.
-        best, fullest = every_domain(ctx, run, needed, candidates, explain)
-    else:
-        best = best_domain(ctx, run, needed, candidates, explain)
-        if best is None and explain and (spec.topology_required or per_model):
-            fullest = closest_domain(ctx, run, needed, candidates)
+    best = best_domain(ctx, run, needed, candidates, explain)
+    if best is None and explain and (spec.topology_required or per_model):
+        fullest = closest_domain(ctx, run, needed, candidates)
     if best is not None:
         return best[1]
     if spec.topology_required:
@@ -196,7 +191,7 @@ def place_group(
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None)
+            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None, (wid, pod))
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))

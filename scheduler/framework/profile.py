@@ -40,7 +40,7 @@ class TieBreak(StrEnum):
     """Which of the best-scoring nodes a pod gets."""
 
     LOWEST_INDEX = "lowest_index"  # the first in the cluster file: reproducible by eye
-    RANDOM = "random"  # kube-scheduler's selectHost: uniform among them (the replay's seeded generator)
+    RANDOM = "random"  # kube-scheduler's selectHost: uniform among them (seeded per-node keys, tie_keys.py)
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ class Profile:
     group_device_claim: bool = False
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
-    tie_break: TieBreak = TieBreak.LOWEST_INDEX
+    tie_break: TieBreak = TieBreak.RANDOM  # kube-scheduler's selectHost
     # kube-scheduler stops filtering once it found this share of the nodes feasible
     # (percentageOfNodesToScore; 0: upstream's adaptive default, 50 % − nodes/125, at least
     # 5 % and 100 nodes), starting where the last pod's search stopped. None: every node.

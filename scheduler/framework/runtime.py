@@ -1,10 +1,11 @@
 """The framework runtime: builds a profile's plugins and runs them at their points.
 
 `find_node` is the whole of a kube-scheduler pod attempt on a snapshot: filter every
-candidate node, score the feasible ones by the profile's weights, take the best (ties to
-the lowest node index). When nothing fits it returns a `Diagnosis`: how many nodes failed
-for which reason, the raw material of every "why pending" message. `run_permit` and
-`run_post_filter` run the Permit and PostFilter plugins (interface.py has their contracts).
+candidate node, score the feasible ones by the profile's weights, take the best (ties drawn
+by per-node keys, `tie_keys.py`, or to the lowest node index). When nothing fits it
+returns a `Diagnosis`: how many nodes failed for which reason, the raw material of every
+"why pending" message. `run_permit` and `run_post_filter` run the Permit and PostFilter
+plugins (interface.py has their contracts).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from scheduler.framework.interface import (
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
 from scheduler.framework.status import Code, Resource, Status
+from scheduler.framework.tie_keys import KEY_MULT, MASK, TieKeys
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
     NodeVictims,
@@ -72,9 +74,12 @@ class Diagnosis:
 
 
 class Framework:
-    def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None) -> None:
+    def __init__(self, profile: Profile, rng: random.Random, *, verifier: Verifier | None = None,
+                 seed: int = 0) -> None:
         self.profile = profile
         self._rng = rng
+        self._keyed = profile.tie_break is TieBreak.RANDOM
+        self.ties = TieKeys(seed)  # the keyed draw among the best nodes (tie_break = random)
         self._next_start = 0  # where the next partial node search starts (percentage_of_nodes_to_score)
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
         registry = in_tree_registry()
@@ -106,14 +111,20 @@ class Framework:
     @contextmanager
     def unobserved(self) -> Iterator[None]:
         """Run plugins without the run noticing: the random generator and the position of
-        the partial node search are put back afterwards (`replay --verify`'s extra checks
-        must leave the replay exactly as it would be without them)."""
-        rng_state, next_start = self._rng.getstate(), self._next_start
+        the partial node search are put back afterwards, and so is the attempt the tie keys
+        are drawn for (`replay --verify`'s extra checks must leave the replay exactly as it
+        would be without them)."""
+        rng_state, next_start, attempt = self._rng.getstate(), self._next_start, self.ties.attempt
         try:
             yield
         finally:
             self._rng.setstate(rng_state)
             self._next_start = next_start
+            self.ties.attempt = attempt
+
+    def begin_attempt(self, workload: str, attempt: int, failures: int, now: float) -> None:
+        """A scheduling attempt begins: the node keys of its placements derive from it."""
+        self.ties.begin_attempt(workload, attempt, failures, now)
 
     # -- Permit ---------------------------------------------------------------------------
 
@@ -177,19 +188,26 @@ class Framework:
 
     @property
     def _index_order(self) -> str | None:
-        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin),
-        breaks ties by node order and scores every node: then the usage index finds the node
-        a full scan would."""
-        profile = self.profile
-        if profile.tie_break is not TieBreak.LOWEST_INDEX or profile.percentage_of_nodes_to_score is not None:
+        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin)
+        and scores every node: then the usage index finds the node a full scan would (with
+        keyed ties, by walking every feasible node of the best score)."""
+        if self.profile.percentage_of_nodes_to_score is not None:
             return None
         if len(self.scores) == 1:
             return getattr(self.scores[0][0], "index_order", None)
         return None
 
-    def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True) -> tuple[int | None, Diagnosis | None]:
+    def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True,
+                       base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """The node a full scan would choose, found by walking the usage index; when none
-        fits, the same diagnosis a full scan would give."""
+        fits, the same diagnosis a full scan would give.
+
+        A class's nodes come best score first; by node index, the first feasible one is
+        the class's best. With keyed ties the nodes of one used level (they score alike) are
+        tried in key order, the first feasible one is the level's least key, and the walk
+        goes on while a level can still score as well as the best."""
+        if self._keyed:
+            return self._find_by_index_keyed(state, request, explain, base)
         most = self._index_order == "most"
         plugin = self.scores[0][0]
         best_node, best_score = None, -1.0
@@ -210,6 +228,67 @@ class Framework:
             return best_node, None
         return None, _index_diagnosis(state, request, visited_failures)
 
+    def _find_by_index_keyed(self, state: ClusterState, request: PodRequest, explain: bool,
+                             base: int) -> tuple[int | None, Diagnosis | None]:
+        """`_find_by_index` under keyed ties: the classes best first level first, each
+        level's least-key feasible node, while a level can still score as well as the best."""
+        most = self._index_order == "most"
+        plugin = self.scores[0][0]
+        salts = self.ties.salts(len(state.nodes))
+        best_node, best_score, best_key = None, -1.0, 0
+        visited_failures: list[tuple[int, Status]] = []
+        excluded = state.excluded(request.selector)
+        heads: list[tuple[float, int, list[int], Iterator[list[int]]]] = []
+        for usage in state.usage_index.classes_for(request.models):
+            levels = usage.levels_in_order(request.milli, most)
+            first = next(levels, None)
+            if first is not None:
+                heads.append((plugin.score(state, request, first[0]), len(heads), first, levels))
+        heads.sort(key=lambda head: -head[0])
+        for score, _, first, levels in heads:
+            if score < best_score:
+                break  # this class, and every one after it, scores lower
+            level: list[int] | None = first
+            while level is not None:
+                if level is not first:
+                    score = plugin.score(state, request, level[0])
+                    if score < best_score:
+                        break  # the class's later levels score lower still
+                found = self._least_feasible(state, request, level, base, salts, excluded, visited_failures)
+                if found is not None:
+                    key, node = found
+                    if score > best_score or key < best_key:
+                        best_node, best_score, best_key = node, score, key
+                level = next(levels, None)
+        if best_node is not None or not explain:
+            return best_node, None
+        return None, _index_diagnosis(state, request, visited_failures)
+
+    def _least_feasible(self, state: ClusterState, request: PodRequest, level: list[int], base: int,
+                        salts: list[int], excluded: Mapping[int, str],
+                        visited_failures: list[tuple[int, Status]]) -> tuple[int, int] | None:
+        """(key, node) of the level's feasible node of least key, or None (each node that
+        failed a filter recorded): the least key first, the rest in key order only when it
+        does not fit."""
+        def key(node: int) -> int:
+            return ((base ^ salts[node]) * KEY_MULT) & MASK
+
+        node = min(level, key=key) if len(level) > 1 else level[0]
+        if not (excluded and node in excluded):
+            failed = self._first_failure(state, request, node)
+            if failed is None:
+                return key(node), node
+            visited_failures.append((node, failed))
+        first = node
+        for node in sorted(level, key=key):
+            if node == first or (excluded and node in excluded):
+                continue  # NodeAffinity / TaintToleration: not a candidate
+            failed = self._first_failure(state, request, node)
+            if failed is None:
+                return key(node), node
+            visited_failures.append((node, failed))
+        return None
+
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
         for plugin in self.filters:
             status = plugin.filter(state, request, node)
@@ -224,37 +303,41 @@ class Framework:
 
     def find_node(
         self, state: ClusterState, request: PodRequest, nodes: list[int] | None = None,
-        explain: bool = True,
+        explain: bool = True, pod: tuple[str, int] | None = None,
     ) -> tuple[int | None, Diagnosis | None]:
         """The best feasible node, or None and (when `explain`) why no node fits.
 
         What-ifs that only need the answer pass explain=False: building the diagnosis
-        touches every node."""
+        touches every node. `pod` (workload, pod index): the pod being placed, whose keys
+        break ties among the best nodes under `tie_break = random`."""
+        base = self.ties.pod_base(pod) if self._keyed else 0
         if nodes is None and self._index_order is not None:
-            found = self._find_by_index(state, request, explain)
+            found = self._find_by_index(state, request, explain, base)
             if self.verifier:
-                scanned = self._scan(state, request, None)
+                scanned = self._scan(state, request, None, base)
                 self.verifier.same(None, "node chosen through the usage index", _answer(found, explain),
                                    _answer(scanned, explain))
             return found
-        return self._scan(state, request, nodes)
+        return self._scan(state, request, nodes, base)
 
-    def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None) -> tuple[int | None, Diagnosis | None]:
+    def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None,
+              base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """Filter the candidate nodes, score the feasible ones, keep the best (the plain way).
 
         With `percentage_of_nodes_to_score`, as kube-scheduler: nodes are filtered in
         cluster order from where the last search stopped, until enough are feasible; with
-        `tie_break = random`, the best-scoring nodes are drawn from uniformly (selectHost)."""
+        `tie_break = random`, of the best-scoring nodes the one of least key (`base`) wins,
+        a uniform draw (selectHost)."""
         if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
-            return self._scan_some(state, request)
+            return self._scan_some(state, request, base)
         if nodes is None:
             candidates = state.candidate_nodes(request.models, request.selector)
         else:
             excluded = state.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-        best_node, best_score = None, -1.0
-        best: list[int] = []
-        random_ties = self.profile.tie_break is TieBreak.RANDOM
+        best_node, best_score, best_key = None, -1.0, 0
+        keyed = self._keyed
+        salts = self.ties.salts(len(state.nodes)) if keyed else []
         diagnosis: Diagnosis | None = None
         for node in candidates:
             failed = None
@@ -271,18 +354,21 @@ class Framework:
             score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
             if score > best_score:
                 best_node, best_score = node, score
-                best = [node]
-            elif random_ties and score == best_score:
-                best.append(node)
+                if keyed:
+                    best_key = ((base ^ salts[node]) * KEY_MULT) & MASK
+            elif keyed and score == best_score:
+                key = ((base ^ salts[node]) * KEY_MULT) & MASK
+                if key < best_key:
+                    best_node, best_key = node, key
         if best_node is not None:
-            return (self._rng.choice(best) if random_ties else best_node), None
+            return best_node, None
         diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
         if nodes is None:
             _count_non_candidates(state, request, diagnosis)
         return None, diagnosis
 
 
-    def _scan_some(self, state: ClusterState, request: PodRequest) -> tuple[int | None, Diagnosis | None]:
+    def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's findNodesThatPassFilters with numFeasibleNodesToFind: every node
         (a node of another GPU model fails NodeAffinity), from `_next_start`, until enough
         are feasible; then the best score among those."""
@@ -313,7 +399,7 @@ class Framework:
             return None, diagnosis
         top = max(score for score, _ in feasible)
         best = [node for score, node in feasible if score == top]
-        return (self._rng.choice(best) if self.profile.tie_break is TieBreak.RANDOM else best[0]), None
+        return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
 
 
 def _is_group_query(query: object, known: dict[type, bool]) -> bool:

@@ -37,8 +37,13 @@ def kueue_files(tmp_path: Path, nodes: list[Node], workloads: list[Workload],
 
 def kueue_rows(tmp_path: Path, nodes: list[Node], workloads: list[Workload], objects: list[dict[str, Any]],
                profile: str = "gang-v1.37") -> list[dict[str, Any]]:
+    """`profile` is a shipped name or a TOML text (written to a file for the replay)."""
     trace, cluster, manifests = kueue_files(tmp_path, nodes, workloads, objects)
     out = tmp_path / f"run-{profile}"
+    if "\n" in profile:
+        (tmp_path / "profile.toml").write_text(profile)
+        profile = str(tmp_path / "profile.toml")
+        out = tmp_path / "run-profile"
     replay(trace, cluster, out, profile=profile, seed=1, queues=manifests)
     return pq.read_table(out / "events.parquet").to_pylist()
 

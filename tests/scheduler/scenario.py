@@ -8,11 +8,13 @@ story: these nodes, these workloads, this profile → exactly these events.
 from __future__ import annotations
 
 import csv
+import re
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
+import scheduler
 from scheduler.commands import replay
 
 NODE_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category",
@@ -46,6 +48,19 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> 
         writer.writeheader()
         writer.writerows(rows)
     return path
+
+
+def lowest_index(profile: str) -> str:
+    """`profile` (a shipped name or a TOML text) with ties among the best nodes to the lowest
+    node index instead of the seeded draw: for stories whose nodes follow the cluster file's
+    order (the shipped profiles draw, as kube-scheduler's selectHost)."""
+    text = profile if "\n" in profile else (Path(scheduler.__file__).parent / "profiles" / f"{profile}.toml").read_text()
+    pin = 'tie_break = "lowest_index"'
+    if re.search(r"^tie_break\s*=", text, flags=re.M):
+        return re.sub(r"^tie_break\s*=.*$", pin, text, flags=re.M)
+    if "[behaviour]\n" in text:
+        return text.replace("[behaviour]\n", f"[behaviour]\n{pin}\n", 1)
+    return f"{text}\n[behaviour]\n{pin}\n"
 
 
 def replay_rows(tmp_path: Path, nodes: list[dict[str, Any]], workloads: list[dict[str, Any]],

@@ -15,6 +15,7 @@ import pytest
 
 from tests.scheduler.admission_story import kueue_rows, pending_reasons, timeline
 from tests.scheduler.builders import make_cluster_queue, make_flavor, make_node, make_workload
+from tests.scheduler.scenario import lowest_index
 
 SPOT = {"cloud.google.com/gke-spot": "true"}
 ADMISSION = ("admitted",)
@@ -41,7 +42,7 @@ def test_a_workload_admitted_under_a_spot_flavor_runs_only_on_spot_nodes(tmp_pat
         make_cluster_queue("team-a").quota("spot", gpus=24).obj(),
     ]
     jobs = [_job("j1", 0, 1000).obj(), _job("j2", 1, 2000).obj(), _job("j3", 2, 500).obj()]
-    rows = kueue_rows(tmp_path, nodes, jobs, manifests)
+    rows = kueue_rows(tmp_path, nodes, jobs, manifests, lowest_index("gang-v1.37"))  # s1 before s2
 
     assert timeline(rows, *ADMISSION) == [
         (0.0, "admitted", "j1", None), (1.0, "admitted", "j2", None), (2.0, "admitted", "j3", None),

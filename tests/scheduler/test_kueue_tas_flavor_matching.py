@@ -22,6 +22,7 @@ from tests.scheduler.builders import (
     make_topology,
     make_workload,
 )
+from tests.scheduler.scenario import lowest_index
 
 POOL = "cloud.google.com/gke-nodepool"
 TOPOLOGY = make_topology("racks").levels("gpu-finops/rack", "kubernetes.io/hostname").obj()
@@ -50,7 +51,7 @@ def test_a_topology_pod_set_skips_a_flavor_without_a_topology_and_a_plain_one_sk
                make_cluster_queue("plain-first").quota("plain", gpus=16).quota("tas", gpus=16).obj(),
                make_cluster_queue("tas-first").quota("tas", gpus=16).quota("plain", gpus=16).obj()]
     rows = kueue_rows(tmp_path, NODES, [_job("rack-job", "plain-first", rack="rack"), _job("plain-job", "tas-first")],
-                      objects)
+                      objects, lowest_index("gang-v1.37"))  # the first node of the flavor's
     assert _admitted(rows) == {"rack-job": "tas", "plain-job": "plain"}
     assert _started_on(rows, "rack-job") == ["t1"]
     assert _started_on(rows, "plain-job") == ["p1"]

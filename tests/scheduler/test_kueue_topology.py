@@ -23,6 +23,7 @@ from tests.scheduler.builders import (
     make_workload,
     manifests_yaml,
 )
+from tests.scheduler.scenario import lowest_index
 
 TOPOLOGY = make_topology("default").levels("gpu-finops/block", "gpu-finops/rack", "kubernetes.io/hostname").obj()
 TAS = make_flavor("tas").gpu_model("A100").topology("default").obj()
@@ -43,7 +44,8 @@ def _nodes_of(rows, workload):
 
 
 def _rows(tmp_path, jobs):
-    return kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, make_cluster_queue("team-a").quota("tas", gpus=64).obj()])
+    return kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, make_cluster_queue("team-a").quota("tas", gpus=64).obj()],
+                      lowest_index("gang-v1.37"))  # the pods of a rack go to its nodes in file order
 
 
 def test_required_rack_takes_the_best_fitting_rack_and_a_pod_set_that_fits_the_empty_topology_waits_for_quota(tmp_path):

@@ -29,6 +29,7 @@ from scheduler.verify import VerificationError, Verifier
 from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
+from tests.scheduler.scenario import lowest_index
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
@@ -80,6 +81,7 @@ def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_d
 
 
 _ORIGINAL_IN_ORDER = UsageClass.in_order
+_ORIGINAL_LEVELS_IN_ORDER = UsageClass.levels_in_order
 
 BROKEN = {
     "the held-GPU index miscounts": (
@@ -88,8 +90,11 @@ BROKEN = {
     "a domain's running sum drifts": (
         lambda mp: mp.setattr(topology, "domain_free_milli", _wrap(topology.domain_free_milli, lambda v: v + 1)),
         "free GPUs of a topology domain from running sums"),
-    "the usage index walks nodes in the wrong order": (
+    "the usage index walks nodes in the wrong order": (  # keyed ties walk all of them: the order matters to the first
         lambda mp: mp.setattr(UsageClass, "in_order", lambda self, milli, most: _ORIGINAL_IN_ORDER(self, milli, not most)),
+        "node chosen through the usage index", lowest_index("gang-v1.37")),
+    "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
+        lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
         "node chosen through the usage index"),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
@@ -130,6 +135,11 @@ BROKEN = {
 }
 
 
+def _one_node_per_level(self, milli, most):
+    for level in _ORIGINAL_LEVELS_IN_ORDER(self, milli, most):
+        yield level[:1]
+
+
 def _built_but_not_kept(self):
     if not self._free_milli:  # built at the first question, but the state is never told to keep it
         _ORIGINAL_BUILD(self)
@@ -147,10 +157,14 @@ def _wrap(function, change):
 
 @pytest.mark.parametrize("broken", list(BROKEN), ids=list(BROKEN))
 def test_a_shortcut_broken_on_purpose_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, broken):
-    breaking, want_kind = BROKEN[broken]
+    breaking, want_kind, *under = BROKEN[broken]
+    profile = under[0] if under else "gang-v1.37"
+    if "\n" in profile:
+        (tmp_path / "profile.toml").write_text(profile)
+        profile = str(tmp_path / "profile.toml")
     breaking(monkeypatch)
     with pytest.raises(VerificationError, match=want_kind):
-        _replay(small_demo, tmp_path / "run", "gang-v1.37", Verifier())
+        _replay(small_demo, tmp_path / "run", profile, Verifier())
     assert not (tmp_path / "run").exists()  # nothing half-written
 
 

@@ -1,7 +1,7 @@
 """Mutable min_count (elastic): shrinking a blocked group's quorum lets it start at once,
 without disturbing anything that runs."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
 
 
 def test_an_elastic_shrink_lets_a_blocked_group_start(tmp_path):
@@ -9,7 +9,7 @@ def test_an_elastic_shrink_lets_a_blocked_group_start(tmp_path):
         tmp_path,
         [node("n1"), node("n2")],
         [job("busy", 0, 5000), job("elastic", 10, 600, pods=2)],
-        "gang-v1.37",
+        lowest_index("gang-v1.37"),
         resizes=[("elastic", 100, 1)],
     )
     elastic = story(rows, events=("started", "finished", "resized"))
@@ -27,7 +27,7 @@ def test_an_elastic_shrink_lets_a_blocked_group_start(tmp_path):
 
 def test_a_shrink_does_not_disturb_a_running_group(tmp_path):
     rows = replay_rows(
-        tmp_path, [node("n1"), node("n2")], [job("running", 0, 600, pods=2)], "gang-v1.37",
+        tmp_path, [node("n1"), node("n2")], [job("running", 0, 600, pods=2)], lowest_index("gang-v1.37"),
         resizes=[("running", 100, 1)],
     )
     assert [r["event"] for r in rows if r["event"] in ("preempted", "timed_out", "requeued")] == []

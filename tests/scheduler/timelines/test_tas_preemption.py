@@ -22,11 +22,16 @@ from tests.scheduler.builders import (
     make_topology,
     make_workload,
 )
+from tests.scheduler.scenario import lowest_index
 
 TOPOLOGY = make_topology("default").levels("gpu-finops/rack", "kubernetes.io/hostname").obj()
 TAS = make_flavor("tas").gpu_model("A100").topology("default").obj()
 NODES = [make_node("n1").rack("r1").obj(), make_node("n2").rack("r1").obj(),
          make_node("n3").rack("r2").obj(), make_node("n4").rack("r2").obj()]
+
+
+# Which pod lands on which node of a rack follows the cluster file's order.
+PROFILE = lowest_index("gang-v1.37")
 
 
 def _job(name, at, pods, priority, runs_for=10_000):
@@ -51,7 +56,7 @@ def test_a_rack_bound_job_preempts_the_lower_priority_job_whose_rack_it_then_tak
     grace), high is admitted at 130 s and runs on r2; low-a runs on, low-b comes back when
     high is done."""
     jobs = [_job("low-a", 0, 1, 0), _job("low-b", 10, 2, 0), _job("high", 100, 2, 10, runs_for=500)]
-    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue()])
+    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue()], PROFILE)
 
     assert timeline(rows, "admitted") == [
         (0.0, "admitted", "low-a", None), (10.0, "admitted", "low-b", None), (130.0, "admitted", "high", None),
@@ -70,7 +75,7 @@ def test_under_fair_sharing_the_victim_search_asks_the_topology_too(tmp_path):
     included: with fair sharing on, the story of the first test ends alike (low-b preempted,
     high on r2)."""
     jobs = [_job("low-a", 0, 1, 0), _job("low-b", 10, 2, 0), _job("high", 100, 2, 10, runs_for=500)]
-    rows = kueue_rows(tmp_path, NODES, jobs, [make_configuration().fair_sharing().obj(), TOPOLOGY, TAS, _queue()])
+    rows = kueue_rows(tmp_path, NODES, jobs, [make_configuration().fair_sharing().obj(), TOPOLOGY, TAS, _queue()], PROFILE)
     assert sorted({r["workload_id"] for r in rows if r["event"] == "preempted"}) == ["low-b"]
     assert _nodes_of(rows, "high") == ["n3", "n4"]
 
@@ -84,7 +89,7 @@ def test_the_victim_search_gives_back_a_victim_the_topology_does_not_need(tmp_pa
     low-b is preempted, and high runs on r2."""
     jobs = [_job("low-a", 0, 1, 0), _job("low-b", 10, 2, 0), _job("low-d", 20, 1, 0),
             _job("high", 100, 2, 10, runs_for=500)]
-    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue()])
+    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue()], PROFILE)
     assert {w: _nodes_of(rows, w) for w in ("low-a", "low-b", "low-d")} == {
         "low-a": ["n1"], "low-b": ["n3", "n4"], "low-d": ["n2"]}
     assert sorted({r["workload_id"] for r in rows if r["event"] == "preempted"}) == ["low-b"]
@@ -98,7 +103,7 @@ def test_without_candidates_it_waits_for_quota_and_when_even_the_empty_topology_
     fit even the empty topology: NoFit with TopologyPlacementFailed."""
     jobs = [_job("low-a", 0, 1, 0), _job("low-b", 10, 2, 0), _job("high", 100, 2, 10, runs_for=500),
             _job("huge", 100, 3, 10, runs_for=500)]
-    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue(within="Never")])
+    rows = kueue_rows(tmp_path, NODES, jobs, [TOPOLOGY, TAS, _queue(within="Never")], PROFILE)
     assert not [r for r in rows if r["event"] == "preempted"]
     assert pending_reasons(rows, "high")[0][1:] == (
         "WaitingForQuota", 'couldn\'t assign flavors to pod set main: topology "default" allows to fit only 1 out of 2 '
@@ -120,7 +125,7 @@ def test_a_preemptor_without_targets_holds_its_empty_topology_domain_for_the_res
     queues = [make_cluster_queue(name).quota("tas", gpus=64).obj() for name in ("team-a", "team-b")]
     jobs = [_job("x1", 0, 1, 20), _job("x2", 0, 2, 20), _job("high", 100, 2, 10, runs_for=500),
             make_workload("low").queue("team-b").at(100).runs_for(500).gpus(8).topology(required="rack").obj()]
-    rows = kueue_rows(tmp_path, nodes, jobs, [TOPOLOGY, TAS, *queues])
+    rows = kueue_rows(tmp_path, nodes, jobs, [TOPOLOGY, TAS, *queues], PROFILE)
     assert (_nodes_of(rows, "x1"), _nodes_of(rows, "x2")) == (["n1"], ["n3", "n4"])
     assert _nodes_of(rows, "low") == ["n5"]
     assert pending_reasons(rows, "high")[0][1] == "WaitingForQuota"

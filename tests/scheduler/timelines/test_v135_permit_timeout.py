@@ -1,6 +1,6 @@
 """v1.35: reservations wait at the Permit barrier and are all released at exactly t + 300 s."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
 
 PLACEMENT = ("started", "reserved", "finished", "timed_out", "preempted", "requeued")
 
@@ -10,7 +10,7 @@ def test_gang_v135_permit_timeout_releases_reservations_at_exactly_300s(tmp_path
         tmp_path,
         [node("n1"), node("n2")],
         [job("busy", 0, 5000), job("gang", 10, 500, pods=2)],
-        "gang-v1.35",
+        lowest_index("gang-v1.35"),
     )
     gang = [s for s in story(rows, events=PLACEMENT) if s[2] == "gang"]
     assert gang[:3] == [

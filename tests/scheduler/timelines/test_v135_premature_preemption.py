@@ -1,7 +1,7 @@
 """v1.35 preempts per pod, so it can evict victims for a gang that then times out anyway;
 coscheduling rejects the group as soon as too much of it is unassigned."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
 
 CLUSTER = [node("n1"), node("n2"), node("n3")]
 WORKLOADS = [
@@ -12,7 +12,7 @@ WORKLOADS = [
 
 
 def test_v135_evicts_a_victim_for_a_gang_that_then_times_out(tmp_path):
-    rows = replay_rows(tmp_path, CLUSTER, WORKLOADS, "gang-v1.35")
+    rows = replay_rows(tmp_path, CLUSTER, WORKLOADS, lowest_index("gang-v1.35"))
     events = story(rows, events=("reserved", "preempted", "timed_out", "requeued"))
     assert events[:6] == [
         (10.0, "reserved", "gang", 0, "n3"),

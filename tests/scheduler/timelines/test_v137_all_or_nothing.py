@@ -1,6 +1,6 @@
 """A v1.37 pod group starts whole or not at all."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
 
 PLACEMENT = ("started", "reserved", "finished", "timed_out", "preempted", "requeued")
 
@@ -11,7 +11,7 @@ def test_gang_v137_places_the_whole_group_or_nothing(tmp_path):
         tmp_path,
         [node("n1"), node("n2")],
         [job("busy", 0, 1000), job("gang", 10, 500, pods=2)],
-        "gang-v1.37",
+        lowest_index("gang-v1.37"),
     )
     assert story(rows, events=PLACEMENT) == [
         (0.0, "started", "busy", 0, "n1"),
