@@ -270,30 +270,16 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise InputError("--workers", f"must be >= 1, got {args.workers}")
 
+    from gpu_finops.interrupts import terminate_as_interrupt
+
     console = Console(file=sys.stderr, soft_wrap=True, emoji=False)
-    with _terminate_as_interrupt():  # SIGTERM (kill, a CI timeout) stops the workers as Ctrl-C does
+    with terminate_as_interrupt():  # SIGTERM (kill, a CI timeout) stops the workers as Ctrl-C does
         report = run_sweep(Path(args.spec), Path(args.out), executor=args.executor, address=args.address,
                            workers=args.workers, quiet=args.quiet, console=console,
                            scenario_timeout_s=scenario_timeout_of(args))
     # A table piped to a file or a CI log is read whole: not cut to the 80 columns of no terminal.
     print_report(report, Console(soft_wrap=True, emoji=False, width=None if sys.stdout.isatty() else 200))
     return EXIT_VIOLATIONS if report.failed else 0
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt for the block: the same clean stop as Ctrl-C (workers
-    terminated, no state left `.running`, one line, exit 130)."""
-    import signal
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _cmd_import(args: argparse.Namespace) -> int:

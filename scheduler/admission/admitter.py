@@ -38,10 +38,11 @@ from scheduler.admission.preemption.common import (
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
 from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree
+from scheduler.admission.scan_progress import ScanProgressRules
 from scheduler.admission.tas_preemption import TopologyFit, topology_nomination
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.wait_for_pods_ready import BLOCKED_MESSAGE
-from scheduler.admission.workloads import AdmissionWorkload, ScanProgress, State
+from scheduler.admission.workloads import AdmissionWorkload, State
 from scheduler.eventlog.schema import PendingReason
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
@@ -157,11 +158,7 @@ class Admitter:
         self.fair_sharing = config.configuration.fair_sharing
         self.preemptors_first = config.configuration.prioritize_preemptor_workloads
         self.partial_admission = config.configuration.partial_admission
-        self.preserve_scan_progress = config.configuration.preserve_scan_progress
-        # Kueue's schedulingCycle, and each ClusterQueue's AllocatableResourceGeneration
-        # (`workloads_changed`): what decides whether a workload's scan progress is outdated.
-        self.cycle = 0
-        self.generations: dict[str, int] = dict.fromkeys(config.cluster_queues, 0)
+        self.scan = ScanProgressRules(config.cluster_queues, config.configuration.preserve_scan_progress)
         self.shares = FairShares(tree)
         self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
         self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
@@ -184,7 +181,7 @@ class Admitter:
         entries = self._heads()
         if not entries:
             return False
-        self.cycle += 1
+        self.scan.next_cycle()
         # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
         snapshot = CycleSnapshot(self.tree, self.versions)
         try:
@@ -219,20 +216,6 @@ class Admitter:
                                      is_preemptor=pending_queue.preemptor is wl))
         return entries
 
-    def workloads_changed(self, cluster_queue: str) -> None:
-        """A workload holding quota in the ClusterQueue was updated or removed in Kueue's
-        cache (clusterqueue.go deleteWorkload, which addOrUpdateWorkload calls for a
-        workload it has: admission, eviction, PodsReady, release): its generation moves."""
-        self.generations[cluster_queue] = self.generations.get(cluster_queue, 0) + 1
-
-    def _scan_outdated(self, scan: ScanProgress, cluster_queue: str) -> bool:
-        """scheduler.go lastAssignmentOutdated. With FlavorFungibilityPreserveScanProgress the
-        progress of this or the previous cycle is kept whatever the generation did (the
-        workload's shape, part of its scheduling hash, never changes here)."""
-        if self.preserve_scan_progress and self.cycle - scan.cycle <= 1:
-            return False
-        return self.generations[cluster_queue] > scan.generation
-
     def _nominate(self, entry: Entry) -> None:
         inactive = self.tree.inactive.get(entry.node.name)
         if inactive is not None:
@@ -241,9 +224,7 @@ class Admitter:
             entry.wl.scan = None  # not nominated: nothing to resume (and no chain of cycles)
             return
         wl = entry.wl
-        if wl.scan is not None and self._scan_outdated(wl.scan, entry.node.name):
-            wl.scan = None
-        entry.start = wl.scan.start() if wl.scan is not None else ()
+        entry.start = self.scan.start_of(wl, entry.node.name)
         key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
         reads = self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape)
         cached = self.nominations.get(key, reads)
@@ -253,9 +234,7 @@ class Admitter:
         elif self.check is not None:
             self.check.same(wl.name, cached, self._nomination(entry))
         entry.assignment, entry.targets = cached
-        # recordAssignment: the workload's LastAssignment is this nomination's LastState.
-        wl.scan = ScanProgress(tuple(sorted(entry.assignment.tried.items())), self.generations[entry.node.name],
-                               self.cycle)
+        self.scan.record(wl, entry.assignment, entry.node.name)
 
     def _nomination(self, entry: Entry) -> tuple[Assignment, list[Target]]:
         """Flavor assignment, and preemption targets when it needs them (computed afresh);
@@ -347,12 +326,12 @@ class Admitter:
             victims = {t.workload.name: t.workload for t in entry.targets}
             if not preempted.keys().isdisjoint(victims):
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
-                self._skipped(wl)
+                self.scan.skipped(wl)
                 return
             if not self._fits_without(node, assignment.usage, [*preempted.values(), *victims.values()]):
                 # Earlier entries of this cycle took what the victims would have left.
                 entry.message, entry.transient = NO_LONGER_FITS, True
-                self._skipped(wl)
+                self.scan.skipped(wl)
                 return
             preempted.update(victims)
             snapshot.reserve(node, assignment.usage)
@@ -371,7 +350,7 @@ class Admitter:
             return
         if any(v > max(0, node.available(fr)) for fr, v in assignment.usage.items()):
             entry.message, entry.transient, entry.retry_now = NO_LONGER_FITS, True, True
-            self._skipped(wl)
+            self.scan.skipped(wl)
             return
         topology_failure = self.port.place_topology(wl, assignment)
         if topology_failure is not None:  # TAS: no domain holds the pod set now
@@ -389,12 +368,6 @@ class Admitter:
         self.port.admit(wl, assignment)
         wl.scan = None  # admitted: a later requeue (eviction) scans from the first flavor
         entry.admitted = True
-
-    def _skipped(self, wl: AdmissionWorkload) -> None:
-        """scheduler.go markSkipped: another entry of the cycle took the capacity or the
-        targets; the scan progress is kept only with FlavorFungibilityPreserveScanProgress."""
-        if not self.preserve_scan_progress:
-            wl.scan = None
 
     def _fits_without(self, node: QuotaNode, usage: dict[FlavorResource, int], victims: list[AdmissionWorkload]) -> bool:
         """Kueue's fits (scheduler.go): does `usage` fit in `node` with `victims` gone, the

@@ -178,7 +178,7 @@ class KueueAdmission(PlacementOptionsOf):
         wl = self.workloads.get(run.spec.workload_id)
         if wl is not None and wl.state is State.ADMITTED:
             self.pods_ready_tracker.ready(wl)
-            self.admitter.workloads_changed(wl.cluster_queue or "")  # its PodsReady condition
+            self.admitter.scan.workloads_changed(wl.cluster_queue or "")  # its PodsReady condition
 
     # -- queueing ------------------------------------------------------------------------
 
@@ -226,14 +226,7 @@ class KueueAdmission(PlacementOptionsOf):
         if self.admitter.run_cycle():
             self.request_cycle()
         else:
-            self._explain_unevaluated()
-
-    def _explain_unevaluated(self) -> None:
-        """Workloads still waiting their turn say so, with their place in the queue."""
-        for wl in list(self.unexplained.values()):
-            if wl.state is State.QUEUED and not wl.explained:
-                self.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
-        self.unexplained.clear()
+            _explain_unevaluated(self)
 
     # -- the admitter's AdmissionPort ---------------------------------------------------------
 
@@ -263,7 +256,7 @@ class KueueAdmission(PlacementOptionsOf):
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holders.add(node.name, wl)
-        self.admitter.workloads_changed(node.name)  # the admitted Workload's update reaches the cache
+        self.admitter.scan.workloads_changed(node.name)  # the admitted Workload's update reaches the cache
         self.pods_ready_tracker.admitted(wl)
         flavor = assignment.gpu_flavor
         if flavor is not None:
@@ -279,7 +272,7 @@ class KueueAdmission(PlacementOptionsOf):
             return
         self.preempting.add(victim.name)
         self.holders.mark_evicting(victim)
-        self.admitter.workloads_changed(victim.cluster_queue or "")  # its Evicted condition
+        self.admitter.scan.workloads_changed(victim.cluster_queue or "")  # its Evicted condition
         self.commit(victim.usage)  # an evicted holder is a different preemption candidate
         message = (
             f"Preempted to accommodate a workload (UID: {preemptor.name}, JobUID: {preemptor.name}) due to "
@@ -295,7 +288,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.tree.remove(node, wl.usage)
         self.commit(wl.usage)
         self.holders.remove(node.name, wl)
-        self.admitter.workloads_changed(node.name)
+        self.admitter.scan.workloads_changed(node.name)
         self.tas.release(wl.name)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
@@ -329,8 +322,16 @@ class KueueAdmission(PlacementOptionsOf):
         if wl.state is not State.ADMITTED:
             return
         self.timed_out.add(wl.name)
-        self.admitter.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
+        self.admitter.scan.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
         self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def _explain_unevaluated(admission: KueueAdmission) -> None:
+    """Workloads still waiting their turn say so, with their place in the queue."""
+    for wl in list(admission.unexplained.values()):
+        if wl.state is State.QUEUED and not wl.explained:
+            admission.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
+    admission.unexplained.clear()
 
 
 def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVerifier:

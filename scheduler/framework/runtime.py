@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
+from scheduler.framework import index_walk
 from scheduler.framework.interface import (
     FilterPlugin,
     GroupPostFilterPlugin,
@@ -199,102 +200,20 @@ class Framework:
 
     def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True,
                        base: int = 0) -> tuple[int | None, Diagnosis | None]:
-        """The node a full scan would choose, found by walking the usage index; when none
-        fits, the same diagnosis a full scan would give.
-
-        A class's nodes come best score first; by node index, the first feasible one is
-        the class's best. With keyed ties the nodes of one used level (they score alike) are
-        tried in key order, the first feasible one is the level's least key, and the walk
-        goes on while a level can still score as well as the best."""
+        """The node a full scan would choose, found by walking the usage index
+        (`index_walk.py`); when none fits, the same diagnosis a full scan would give."""
+        most, plugin = self._index_order == "most", self.scores[0][0]
         if self._keyed:
-            return self._find_by_index_keyed(state, request, explain, base)
-        most = self._index_order == "most"
-        plugin = self.scores[0][0]
-        best_node, best_score = None, -1.0
-        visited_failures: list[tuple[int, Status]] = []
-        excluded = state.excluded(request.selector)
-        for usage in state.usage_index.classes_for(request.models):
-            for node in usage.in_order(request.milli, most):
-                if excluded and node in excluded:
-                    continue  # NodeAffinity / TaintToleration: not a candidate
-                failed = self._first_failure(state, request, node)
-                if failed is None:
-                    score = plugin.score(state, request, node)
-                    if score > best_score or (score == best_score and best_node is not None and node < best_node):
-                        best_node, best_score = node, score
-                    break  # the first feasible node of a class is that class's best
-                visited_failures.append((node, failed))
-        if best_node is not None or not explain:
-            return best_node, None
-        return None, _index_diagnosis(state, request, visited_failures)
-
-    def _find_by_index_keyed(self, state: ClusterState, request: PodRequest, explain: bool,
-                             base: int) -> tuple[int | None, Diagnosis | None]:
-        """`_find_by_index` under keyed ties: the classes best first level first, each
-        level's least-key feasible node, while a level can still score as well as the best."""
-        most = self._index_order == "most"
-        plugin = self.scores[0][0]
-        salts = self.ties.salts(len(state.nodes))
-        best_node, best_score, best_key = None, -1.0, 0
-        visited_failures: list[tuple[int, Status]] = []
-        excluded = state.excluded(request.selector)
-        heads: list[tuple[float, int, list[int], Iterator[list[int]]]] = []
-        for usage in state.usage_index.classes_for(request.models):
-            levels = usage.levels_in_order(request.milli, most)
-            first = next(levels, None)
-            if first is not None:
-                heads.append((plugin.score(state, request, first[0]), len(heads), first, levels))
-        heads.sort(key=lambda head: -head[0])
-        for score, _, first, levels in heads:
-            if score < best_score:
-                break  # this class, and every one after it, scores lower
-            level: list[int] | None = first
-            while level is not None:
-                if level is not first:
-                    score = plugin.score(state, request, level[0])
-                    if score < best_score:
-                        break  # the class's later levels score lower still
-                found = self._least_feasible(state, request, level, base, salts, excluded, visited_failures)
-                if found is not None:
-                    key, node = found
-                    if score > best_score or key < best_key:
-                        best_node, best_score, best_key = node, score, key
-                level = next(levels, None)
-        if best_node is not None or not explain:
-            return best_node, None
-        return None, _index_diagnosis(state, request, visited_failures)
-
-    def _least_feasible(self, state: ClusterState, request: PodRequest, level: list[int], base: int,
-                        salts: list[int], excluded: Mapping[int, str],
-                        visited_failures: list[tuple[int, Status]]) -> tuple[int, int] | None:
-        """(key, node) of the level's feasible node of least key, or None (each node that
-        failed a filter recorded): the least key first, the rest in key order only when it
-        does not fit."""
-        def key(node: int) -> int:
-            return ((base ^ salts[node]) * KEY_MULT) & MASK
-
-        node = min(level, key=key) if len(level) > 1 else level[0]
-        if not (excluded and node in excluded):
-            failed = self._first_failure(state, request, node)
-            if failed is None:
-                return key(node), node
-            visited_failures.append((node, failed))
-        first = node
-        for node in sorted(level, key=key):
-            if node == first or (excluded and node in excluded):
-                continue  # NodeAffinity / TaintToleration: not a candidate
-            failed = self._first_failure(state, request, node)
-            if failed is None:
-                return key(node), node
-            visited_failures.append((node, failed))
-        return None
+            salts = self.ties.salts(len(state.nodes))
+            node, failures = index_walk.keyed(state, request, self.filters, plugin, most, base, salts)
+        else:
+            node, failures = index_walk.by_node_index(state, request, self.filters, plugin, most)
+        if node is not None or not explain:
+            return node, None
+        return None, _index_diagnosis(state, request, failures)
 
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
-        for plugin in self.filters:
-            status = plugin.filter(state, request, node)
-            if not status.ok:
-                return status
-        return None
+        return index_walk.first_failure(self.filters, state, request, node)
 
     def feasible(self, state: ClusterState, request: PodRequest, node: int) -> bool:
         if node in state.excluded(request.selector):

@@ -121,21 +121,21 @@ def test_the_progress_survives_a_generation_move_only_within_one_cycle_with_the_
     team-a; a workload of team-a then changes in the cache (generation 4). In the replay the
     workload whose scan has flavors left is retried at once, so a move of the generation
     between the two cycles comes from the cycle itself (an eviction in team-a by another
-    queue's preemptor, after the nomination): the rule is asked of the admitter directly."""
-    admitter = _admitter(gate)
-    admitter.generations["team-a"] = 3
+    queue's preemptor, after the nomination): the rule is asked of the admitter's `ScanProgressRules` directly."""
+    rules = _admitter(gate).scan
+    rules.generations["team-a"] = 3
     scan = ScanProgress(((0, 0),), generation=3, cycle=5)
-    admitter.workloads_changed("team-a")
+    rules.workloads_changed("team-a")
     outdated = []
     for cycle in (5, 6, 7):
-        admitter.cycle = cycle
-        outdated.append(admitter._scan_outdated(scan, "team-a"))
+        rules.cycle = cycle
+        outdated.append(rules.outdated(scan, "team-a"))
     assert [not o for o in outdated] == kept
     # Without a move of the generation the progress is never outdated, gate or not.
-    admitter.generations["team-a"] = 3
-    assert not admitter._scan_outdated(scan, "team-a")
+    rules.generations["team-a"] = 3
+    assert not rules.outdated(scan, "team-a")
 
 
 def test_the_gate_is_read_from_the_configuration():
-    assert _admitter(True).preserve_scan_progress and not _admitter(False).preserve_scan_progress
-    assert QuotaOnlyReplay(A100, make_cluster_queue("team-a").quota("a100", gpus=8).obj()).layer.admitter.preserve_scan_progress
+    assert _admitter(True).scan.preserve and not _admitter(False).scan.preserve
+    assert QuotaOnlyReplay(A100, make_cluster_queue("team-a").quota("a100", gpus=8).obj()).layer.admitter.scan.preserve
