@@ -31,6 +31,8 @@ HOT = (
     "scheduler/state.py",
     "scheduler/level_views.py",
     "scheduler/framework/runtime.py",
+    "scheduler/framework/index_walk.py",
+    "scheduler/framework/tie_keys.py",
     "scheduler/plugins/gpu_fit.py",
 )
 GROUP = "scheduler.native"
