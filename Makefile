@@ -3,29 +3,28 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# The compiled build (mypyc, in place): redone when a compiled module's source changes.
-HOT := $(shell sed -n 's/^    "\(scheduler\/.*\.py\)",$$/\1/p' tools/compile_hot.py)
+# The compiled build (mypyc, in place): redone when a scheduler source changes.
+SCHEDULER_SOURCES := $(shell find scheduler -name '*.py')
 NATIVE_STAMP := $(VENV)/.compiled-stamp
-GOLDEN := $(VENV)/golden
 DEMO_OUT ?= demo-out
 
-.PHONY: install compiled pure demo test test-builds fuzz bench lint docs clean
+.PHONY: install compiled pure demo test fuzz bench lint docs clean
 
-# The pure Python tree by default: compiling the 7 hottest modules measured no gain
-# (docs/performance.md, "The compiled build"), so it is opt-in until the state is integers.
-install: $(STAMP)
+# The packages, then the scheduler compiled with mypyc (tools/compile_scheduler.py, a few
+# minutes on two cores): without a C compiler or mypyc a warning, and the pure Python tree,
+# which stays the reference. A scheduler source edited after compiling runs pure (with a
+# warning) until this compiles again; GPU_FINOPS_PURE=1 asks for the pure tree.
+install: $(NATIVE_STAMP)
 
-# The scheduler's hottest modules compiled with mypyc in place; without a C compiler (or
-# mypyc) a warning, and the pure Python tree, which stays the reference.
 compiled: $(NATIVE_STAMP)
 
-$(NATIVE_STAMP): $(STAMP) $(HOT) tools/compile_hot.py
-	$(PY) tools/compile_hot.py
+$(NATIVE_STAMP): $(STAMP) $(SCHEDULER_SOURCES) tools/compile_scheduler.py
+	$(PY) tools/compile_scheduler.py
 	@touch $(NATIVE_STAMP)
 
-# Back to the pure Python tree (`make compiled` compiles again).
+# Removes the compiled modules: the pure Python tree until `make install` compiles again.
 pure:
-	$(PY) tools/compile_hot.py --clean
+	$(PY) tools/compile_scheduler.py --clean
 	@rm -f $(NATIVE_STAMP)
 
 # Re-installs when pyproject.toml changes; idempotent otherwise.
@@ -38,24 +37,13 @@ $(STAMP): pyproject.toml
 demo: install
 	$(VENV)/bin/gpu-finops demo --out $(DEMO_OUT)
 
-# The linters first (ruff, the import contracts, mypy); the suite on the pure tree (its
-# broken-on-purpose tests patch classes that compiled code would not let them patch).
-# `make test-builds` compares the compiled build with it (minutes more: not in the budget).
-test: lint
-	$(PY) tools/compile_hot.py --clean
-	@rm -f $(NATIVE_STAMP)
+# The linters first (ruff, the import contracts, mypy), then the suite. Its own process
+# imports the pure tree (tests/conftest.py: the broken-on-purpose tests patch classes that
+# compiled code would not let them patch); the commands it runs as processes use the
+# compiled build, and tests/test_compiled_build.py replays the golden demo traces under
+# both builds, compares the logs byte for byte and runs `replay --verify` compiled.
+test: lint $(NATIVE_STAMP)
 	$(PY) -m pytest
-
-# The golden demo traces replayed under the pure tree and the compiled build, log hashes
-# compared; then `replay --verify` on the compiled build. Leaves the compiled build installed.
-test-builds:
-	@mkdir -p $(GOLDEN)
-	$(PY) tools/compile_hot.py --clean
-	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37,kube-default --json $(GOLDEN)/pure.json
-	$(PY) tools/compile_hot.py
-	@touch $(NATIVE_STAMP)
-	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37,kube-default --compare $(GOLDEN)/pure.json
-	$(PY) -m benchmarks.golden_logs --only demo --profiles gang-v1.37 --verify --compare $(GOLDEN)/pure.json
 
 # The fuzz tests of tests/reliability with thousands of examples each (make test runs a
 # bounded, derandomised number): a long run, to leave going while doing something else.
@@ -96,5 +84,5 @@ docs: install
 		--budgets $(DEMO_OUT)/inputs/budgets.csv --out docs/images/budgets.png --size 1366x1400 --min-charts 2
 
 clean:
-	-$(PY) tools/compile_hot.py --clean
+	-$(PY) tools/compile_scheduler.py --clean
 	rm -rf $(VENV) $(DEMO_OUT) .pytest_cache .ruff_cache .mypy_cache .hypothesis

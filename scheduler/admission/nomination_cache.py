@@ -27,7 +27,6 @@ key (the admitter's `_nominate`); the common start, every group from its first f
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from scheduler.admission.flavor_assignment import Assignment, flavor_accepts
@@ -42,10 +41,13 @@ _MOST_ENTRIES = 100_000  # with the queue-order timestamp in the key, one entry 
 Value = TypeVar("Value")
 
 
-@dataclass(slots=True)
 class _Cached(Generic[Value]):
-    stamp: tuple[int, ...]
-    value: Value
+    # A plain class: mypyc compiles no generic dataclass with slots.
+    __slots__ = ("stamp", "value")
+
+    def __init__(self, stamp: tuple[int, ...], value: Value) -> None:
+        self.stamp = stamp
+        self.value = value
 
 
 class NominationCache(Generic[Value]):

@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 from scheduler.admission.objects import GPU_RESOURCE
@@ -99,25 +98,31 @@ class AdmissionWorkload:
     # scan stopped, per resource group, with the ClusterQueue generation and the scheduling
     # cycle it was computed in; None: the next scan starts at every group's first flavor.
     scan: ScanProgress | None = None
+    # The scheduling-equivalence hash once computed (`shape`): a plain field, not a cached
+    # property, so that the compiled build (a native class, no instance dict) keeps it too.
+    _shape: tuple[object, ...] | None = None
 
     @property
     def queue_key(self) -> tuple[int, float, int]:
         """Kueue's heap order: priority desc, queue-order timestamp asc, then a stable id."""
         return (-self.priority, self.queue_timestamp_s, self.seq)
 
-    @cached_property
+    @property
     def shape(self) -> tuple[object, ...]:
         """Scheduling-equivalence hash: workloads equal here get the same assignment (none of
         its parts changes once the workload is tracked, so it is computed once)."""
-        return (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods, self.min_count,
-                self.topology_request)
+        shape = self._shape
+        if shape is None:
+            shape = self._shape = (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods,
+                                   self.min_count, self.topology_request)
+        return shape
 
     def with_pods(self, pods: int) -> AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
         reduced = copy.copy(self)  # as dataclasses.replace, without running __init__ again
         reduced.requests = {resource: value // self.pods * pods for resource, value in self.requests.items()}
         reduced.pods = pods
-        reduced.__dict__.pop("shape", None)  # the cached equivalence hash was the full count's
+        reduced._shape = None  # the cached equivalence hash was the full count's
         return reduced
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:

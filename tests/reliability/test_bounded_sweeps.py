@@ -76,9 +76,9 @@ def test_sigterm_stops_the_workers_as_ctrl_c_does_and_leaves_nothing_running(tmp
 
     from tests.reliability.processes import cli_command, environment
 
-    trace = tmp_path / "heavy.csv"
+    trace = tmp_path / "heavy.csv"  # long enough, compiled, to be stopped while it replays
     trace.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\n"
-                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(20_000)))
+                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(400_000)))
     cluster = tmp_path / "cluster.csv"
     cluster.write_text("node,gpu_model,gpus\n" + "".join(f"n{i},A100,8\n" for i in range(4)))
     prices = tmp_path / "prices.csv"
@@ -111,9 +111,9 @@ def test_sigterm_stops_the_workers_as_ctrl_c_does_and_leaves_nothing_running(tmp
 def test_a_scenario_over_its_time_limit_is_stopped_and_recorded_as_timed_out_and_the_others_are_built(tmp_path):
     import json
 
-    heavy = tmp_path / "heavy.csv"  # replays for minutes: it never ends within the limit
+    heavy = tmp_path / "heavy.csv"  # a million rows replay for a minute or more, compiled: never within the limit
     heavy.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\n"
-                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(40_000)))
+                     + "".join(f"w{i},{i * 5},3600,1,1\n" for i in range(1_000_000)))
     light = tmp_path / "light.csv"
     light.write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,600,1,1\nw2,60,600,2,2\n")
     cluster = tmp_path / "cluster.csv"

@@ -1,0 +1,117 @@
+"""Which build of the scheduler a process runs: the compiled one, or the pure Python tree.
+
+`make install` compiles the scheduler's modules with mypyc (`tools/compile_scheduler.py`);
+each extension file sits beside its `.py`, where Python's importer prefers it. The pure
+tree stays the reference, and this module decides, once per process when `scheduler` is
+first imported, whether the compiled modules may be used:
+
+- ``GPU_FINOPS_PURE=1`` asks for the pure tree (how CI replays the golden traces under both
+  builds and compares them);
+- the compiled modules are used only while every source they were compiled from is
+  unchanged (the manifest the compile step writes: size, mtime and sha256 per source). A
+  source edited since, or extension files without a manifest, would run stale code: the
+  process uses the pure tree instead and says so in one line on stderr.
+
+The pure tree is imported by a finder placed first on `sys.meta_path` that loads every
+`scheduler.*` module from its `.py` file; it changes nothing but where the modules of this
+one package are read from. This module and the packages' `__init__` files are never
+compiled (they choose the build).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+PACKAGE = "scheduler"
+PURE_ENV = "GPU_FINOPS_PURE"
+MANIFEST = "compiled.json"  # beside this file; written by tools/compile_scheduler.py, ignored by git
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+class SourcesFirst(importlib.abc.MetaPathFinder):
+    """Finds every `scheduler.*` module in its `.py` file, never in an extension file."""
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if not fullname.startswith(PACKAGE + ".") or path is None:
+            return None
+        name = fullname.rpartition(".")[2]
+        for entry in path:
+            package = Path(entry, name, "__init__.py")
+            if package.is_file():
+                return importlib.util.spec_from_file_location(fullname, package,
+                                                              submodule_search_locations=[str(package.parent)])
+            module = Path(entry, name + ".py")
+            if module.is_file():
+                return importlib.util.spec_from_file_location(fullname, module)
+        return None
+
+
+def use_sources() -> None:
+    """Import the pure tree from now on (scheduler modules already imported stay as they are)."""
+    if not any(isinstance(finder, SourcesFirst) for finder in sys.meta_path):
+        sys.meta_path.insert(0, SourcesFirst())
+
+
+def extension_files(package_dir: Path = PACKAGE_DIR) -> list[Path]:
+    """The compiled modules' files under the package (any Python version's)."""
+    return sorted({p for suffix in importlib.machinery.EXTENSION_SUFFIXES for p in package_dir.rglob(f"*{suffix}")})
+
+
+def source_record(path: Path) -> dict[str, object]:
+    """What the manifest keeps of one source: size and mtime (cheap to compare) and sha256
+    (decides when they differ, as after a checkout that rewrote the same text)."""
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str] | None:
+    """None when no module is compiled; else the compiled sources changed since (relative to
+    the package's parent), `[MANIFEST]` when the manifest is missing or unreadable."""
+    if not extension_files(package_dir):
+        return None
+    try:
+        manifest = json.loads((package_dir / MANIFEST).read_text(encoding="utf-8"))
+        sources: dict[str, dict[str, object]] = manifest["sources"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [MANIFEST]
+    stale = []
+    for relative, recorded in sources.items():
+        path = package_dir.parent / relative
+        try:
+            stat = path.stat()
+            if stat.st_size == recorded["size"] and stat.st_mtime_ns == recorded["mtime_ns"]:
+                continue
+            if hashlib.sha256(path.read_bytes()).hexdigest() == recorded["sha256"]:
+                continue
+        except OSError:
+            pass
+        stale.append(relative)
+    return stale
+
+
+def choose_build() -> str:
+    """"compiled", "pure" (asked for, or nothing compiled) or "pure (stale)"; installs the
+    sources-first finder unless the compiled modules are used."""
+    if os.environ.get(PURE_ENV, "").strip() not in ("", "0"):
+        use_sources()
+        return "pure"
+    stale = stale_sources()
+    if stale is None:
+        return "pure"
+    if stale:
+        use_sources()
+        shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
+        print(f"gpu-finops: the compiled scheduler is older than its sources ({shown}); running the pure "
+              "Python tree (`make install` compiles it again)", file=sys.stderr)
+        return "pure (stale)"
+    return "compiled"
