@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
 from scheduler.framework.status import Status
-from scheduler.framework.tie_keys import KEY_MULT, MASK
+from scheduler.framework.tie_keys import SaltTable
 from scheduler.state import ClusterState, PodRequest
 
 Failures = list[tuple[int, Status]]
@@ -53,7 +53,7 @@ def by_node_index(state: ClusterState, request: PodRequest, filters: Sequence[Fi
 
 
 def keyed(state: ClusterState, request: PodRequest, filters: Sequence[FilterPlugin], plugin: ScorePlugin,
-          most: bool, base: int, salts: list[int]) -> tuple[int | None, Failures]:
+          most: bool, base: int, salts: SaltTable) -> tuple[int | None, Failures]:
     """The best feasible node of least key (`base`, `salts`: `TieKeys`): the classes best
     first level first, each level's least-key feasible node, while a level can still score
     as well as the best; and the nodes that failed."""
@@ -86,25 +86,22 @@ def keyed(state: ClusterState, request: PodRequest, filters: Sequence[FilterPlug
 
 
 def _least_feasible(state: ClusterState, request: PodRequest, filters: Sequence[FilterPlugin], level: list[int],
-                    base: int, salts: list[int], excluded: Mapping[int, str],
+                    base: int, salts: SaltTable, excluded: Mapping[int, str],
                     failures: Failures) -> tuple[int, int] | None:
     """(key, node) of the level's feasible node of least key, or None (each node that failed
     a filter recorded): the least key first, the rest in key order only when it does not fit."""
-    def key(node: int) -> int:
-        return ((base ^ salts[node]) * KEY_MULT) & MASK
-
-    node = min(level, key=key) if len(level) > 1 else level[0]
+    key, node = salts.least(base, level) if len(level) > 1 else (salts.key(base, level[0]), level[0])
     if not (excluded and node in excluded):
         failed = first_failure(filters, state, request, node)
         if failed is None:
-            return key(node), node
+            return key, node
         failures.append((node, failed))
     first = node
-    for node in sorted(level, key=key):
+    for node in salts.in_key_order(base, level):
         if node == first or (excluded and node in excluded):
             continue  # NodeAffinity / TaintToleration: not a candidate
         failed = first_failure(filters, state, request, node)
         if failed is None:
-            return key(node), node
+            return salts.key(base, node), node
         failures.append((node, failed))
     return None

@@ -204,8 +204,8 @@ class Framework:
         (`index_walk.py`); when none fits, the same diagnosis a full scan would give."""
         most, plugin = self._index_order == "most", self.scores[0][0]
         if self._keyed:
-            salts = self.ties.salts(len(state.nodes))
-            node, failures = index_walk.keyed(state, request, self.filters, plugin, most, base, salts)
+            table = self.ties.table(len(state.nodes))
+            node, failures = index_walk.keyed(state, request, self.filters, plugin, most, base, table)
         else:
             node, failures = index_walk.by_node_index(state, request, self.filters, plugin, most)
         if node is not None or not explain:

@@ -21,12 +21,18 @@ ids enter through blake2b.
 from __future__ import annotations
 
 import struct
+from collections.abc import Sequence
 from hashlib import blake2b
+
+import numpy as np
 
 MASK = (1 << 64) - 1
 GOLDEN = 0x9E3779B97F4A7C15  # splitmix64's increment
 KEY_MULT = 0xD1342543DE82EF95  # an odd 64-bit multiplier (Steele and Vigna, 2021)
 SALT = 0x5A17  # separates the node salts from the attempt hashes
+# From this many nodes a level's keys are computed as one array (numpy's uint64 arithmetic
+# wraps mod 2**64, as the mask does): the same keys, without a Python big integer per node.
+ARRAY_LEVEL = 16
 
 
 def mix(z: int) -> int:
@@ -62,6 +68,7 @@ class TieKeys:
         self.attempt = self._seed  # before any attempt (a what-if outside the cycle)
         self._names: dict[str, int] = {}
         self._salts: list[int] = []
+        self._table: SaltTable | None = None
 
     def salts(self, nodes: int) -> list[int]:
         """Each node's salt, for nodes 0 … `nodes` − 1 at least (made once, kept)."""
@@ -69,6 +76,13 @@ class TieKeys:
         if len(salts) < nodes:
             salts.extend(combine(self._seed ^ SALT, node) for node in range(len(salts), nodes))
         return salts
+
+    def table(self, nodes: int) -> SaltTable:
+        """The salts of nodes 0 … `nodes` − 1 at least, as a list and as an array."""
+        table = self._table
+        if table is None or len(table.salts) < nodes:
+            table = self._table = SaltTable(self.salts(nodes))
+        return table
 
     def key(self, base: int, node: int) -> int:
         """The key of `node` for the placement whose base is `base` (`pod_base`)."""
@@ -92,3 +106,34 @@ class TieKeys:
         if pod is None:
             return self.attempt
         return combine(combine(self.attempt, self._name(pod[0])), pod[1])
+
+
+class SaltTable:
+    """Node salts as a list (one node's key) and as an array (the keys of a whole level)."""
+
+    def __init__(self, salts: list[int]) -> None:
+        self.salts = list(salts)
+        self.array = np.array(self.salts, dtype=np.uint64)
+
+    def key(self, base: int, node: int) -> int:
+        return ((base ^ self.salts[node]) * KEY_MULT) & MASK
+
+    def keys(self, base: int, nodes: Sequence[int]) -> np.ndarray:
+        """The keys of `nodes` for `base`, as an array of uint64 (each equal to `key`)."""
+        return (self.array[np.asarray(nodes, dtype=np.intp)] ^ np.uint64(base)) * np.uint64(KEY_MULT)
+
+    def least(self, base: int, nodes: Sequence[int]) -> tuple[int, int]:
+        """(key, node) of least key among `nodes` (not empty). Keys of distinct nodes differ
+        (distinct salts, a bijection), so the least is unique whichever way it is found."""
+        if len(nodes) < ARRAY_LEVEL:
+            node = min(nodes, key=lambda n: ((base ^ self.salts[n]) * KEY_MULT) & MASK)
+            return self.key(base, node), node
+        keys = self.keys(base, nodes)
+        index = int(keys.argmin())
+        return int(keys[index]), nodes[index]
+
+    def in_key_order(self, base: int, nodes: Sequence[int]) -> list[int]:
+        """`nodes` sorted by key."""
+        if len(nodes) < ARRAY_LEVEL:
+            return sorted(nodes, key=lambda n: ((base ^ self.salts[n]) * KEY_MULT) & MASK)
+        return [nodes[i] for i in self.keys(base, nodes).argsort().tolist()]

@@ -58,3 +58,24 @@ def test_the_keyed_draw_is_uniform_over_the_best_nodes_and_ignores_the_scan_orde
         assert first == min(reversed(nodes), key=lambda n: ties.key(base, n))
         wins[first] += 1
     assert set(wins) == {3, 7, 11, 19} and all(850 < count < 1150 for count in wins.values()), wins
+
+
+def test_a_levels_keys_as_one_array_are_the_keys_one_by_one():
+    """`SaltTable` computes a large level's keys as a uint64 array; its least node, its key
+    and its key order are those of the plain big-integer keys, on both sides of the size
+    where it switches (`ARRAY_LEVEL`)."""
+    import random
+
+    from scheduler.framework.tie_keys import ARRAY_LEVEL, TieKeys
+
+    ties = TieKeys(42)
+    table = ties.table(500)
+    draw = random.Random(3)
+    for size in (2, ARRAY_LEVEL - 1, ARRAY_LEVEL, 40, 500):
+        for _ in range(50):
+            level = draw.sample(range(500), size)
+            base = ties.pod_base((f"w{draw.randrange(10**6)}", draw.randrange(8)))
+            plain = sorted(level, key=lambda n: ties.key(base, n))
+            assert table.least(base, level) == (ties.key(base, plain[0]), plain[0])
+            assert table.in_key_order(base, level) == plain
+            assert [int(k) for k in table.keys(base, level)] == [ties.key(base, n) for n in level]
