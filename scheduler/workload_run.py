@@ -73,14 +73,17 @@ class WorkloadRun:
         """Place the pods on nodes of `gpu_models` only that `selector` admits (None: as
         the trace asks, anywhere). `topology_assigned`: Kueue's TAS chose the domain (it is
         in the selector), so the placement plugin's own topology constraint is dropped."""
+        original, pods = self.original_spec, self.spec.pods  # a partial admission's count stays
         if gpu_models is None:
-            self.spec = replace(self.original_spec, pods=self.spec.pods)  # a partial admission's count stays
+            self.spec = original if pods == original.pods else replace(original, pods=pods)
             self.request = self.original_request
         else:
-            self.spec = replace(self.original_spec, gpu_models=gpu_models, pods=self.spec.pods)
             if topology_assigned:
-                self.spec = replace(self.spec, topology_required=None, topology_preferred=None)
-            self.request = replace(self.original_request, models=gpu_models, selector=selector)
+                self.spec = replace(original, gpu_models=gpu_models, pods=pods, topology_required=None,
+                                    topology_preferred=None)
+            else:
+                self.spec = replace(original, gpu_models=gpu_models, pods=pods)
+            self.request = self.original_request.with_models(gpu_models, selector)
 
     def admitted_pods(self, pods: int | None) -> bool:
         """Run `pods` pods (Kueue's partial admission; None: the trace's count). True when

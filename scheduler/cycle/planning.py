@@ -10,7 +10,7 @@ its level (zone, block, rack), and a profile that shares one device claim per gr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from scheduler.cycle.context import CycleContext
 from scheduler.framework.runtime import Diagnosis
@@ -184,7 +184,7 @@ def place_group(
     `nodes` restricts the candidates (one topology domain), `models` the GPU models."""
     state, framework = ctx.state, ctx.framework
     wid = run.spec.workload_id
-    request = run.request if models is None else replace(run.request, models=models)
+    request = run.request if models is None else run.request.with_models(models)
     pods = sorted(run.pending)
     placed: list[tuple[int, int]] = []
     first_failure: Diagnosis | None = None

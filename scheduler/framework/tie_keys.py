@@ -69,6 +69,10 @@ class TieKeys:
         self._names: dict[str, int] = {}
         self._salts: list[int] = []
         self._table: SaltTable | None = None
+        # Pod bases of one attempt (an attempt plans the same pods several times: per domain,
+        # without victims, again after preemption); dropped when the attempt changes.
+        self._bases: dict[tuple[str, int], int] = {}
+        self._bases_attempt = self.attempt
 
     def salts(self, nodes: int) -> list[int]:
         """Each node's salt, for nodes 0 … `nodes` − 1 at least (made once, kept)."""
@@ -105,7 +109,13 @@ class TieKeys:
         None: a pod of no particular identity (a what-if that only asks whether one fits)."""
         if pod is None:
             return self.attempt
-        return combine(combine(self.attempt, self._name(pod[0])), pod[1])
+        if self._bases_attempt != self.attempt:
+            self._bases.clear()
+            self._bases_attempt = self.attempt
+        base = self._bases.get(pod)
+        if base is None:
+            base = self._bases[pod] = combine(combine(self.attempt, self._name(pod[0])), pod[1])
+        return base
 
 
 class SaltTable:

@@ -22,12 +22,15 @@ from scheduler.framework.interface import GroupRejection
 from scheduler.framework.status import Code, Status
 from scheduler.plugins import names
 
+_OUT_OF_REACH = Status.unschedulable(names.GANG_PERMIT, "min_count out of reach")
+_WAIT = Status(Code.WAIT, (), names.GANG_PERMIT)
+
 
 def placement_feasible(min_count: int, scheduled: int, remaining: int) -> Status:
     if scheduled + remaining < min_count:
-        return Status.unschedulable(names.GANG_PERMIT, "min_count out of reach")
+        return _OUT_OF_REACH
     if scheduled < min_count:
-        return Status(Code.WAIT, (), names.GANG_PERMIT)
+        return _WAIT
     return Status.success()
 
 
