@@ -23,27 +23,39 @@ Place = tuple[str, str, str]  # (level, label value, GPU model)
 
 
 class PlaceIndex:
+    """The sums by place id (`place_id`: a place's index among the cluster's places, fixed
+    for the replay): flat lists, so that keeping them costs a few list updates per change."""
+
     def __init__(self, nodes: tuple[Node, ...], whole_free: list[int], used: list[int]) -> None:
         # The state's own per-node lists (read, never written here): what a late build sums.
         self._nodes = nodes
         self._whole_free = whole_free
         self._used = used
         self.kept = False  # True once a question was asked: the state then reports every change
+        self._built = False
+        self._ids: dict[Place, int] = {}
+        places_of: list[tuple[int, ...]] = []
+        for node in nodes:
+            places = ((level, value, node.gpu_model) for level in PLACE_LEVELS
+                      if (value := node.label(level)) is not None)
+            places_of.append(tuple(self._ids.setdefault(place, len(self._ids)) for place in places))
+        self._places_of = places_of
         # Free milli-GPUs per place: a domain's free GPUs without summing its nodes.
-        self._free_milli: dict[Place, int] = {}
+        self._free_milli: list[int] = [0] * len(self._ids)
         # ... and how many of its nodes have k whole GPUs free (k → count): how many pods of
         # g whole GPUs each it could hold at most (Σ count[k] · k // g).
-        self._whole_free_nodes: dict[Place, dict[int, int]] = {}
-        self._places_of: list[tuple[Place, ...]] = [
-            tuple((level, value, node.gpu_model) for level in PLACE_LEVELS if (value := node.label(level)) is not None)
-            for node in nodes]
+        self._whole_free_nodes: list[dict[int, int]] = [{} for _ in self._ids]
 
-    def free_milli(self, place: Place) -> int:
+    def place_id(self, place: Place) -> int | None:
+        """The place's id, None when no node of the cluster is in it."""
+        return self._ids.get(place)
+
+    def free_milli(self, place: int) -> int:
         if not self.kept:
             self._build()
         return self._free_milli[place]
 
-    def whole_free_nodes(self, place: Place) -> dict[int, int]:
+    def whole_free_nodes(self, place: int) -> dict[int, int]:
         """k → how many of the place's nodes have k whole GPUs free (read only)."""
         if not self.kept:
             self._build()
@@ -54,15 +66,17 @@ class PlaceIndex:
             free = self._nodes[index].gpus * MILLI - self._used[index]
             whole = self._whole_free[index]
             for place in places:
-                self._free_milli[place] = self._free_milli.get(place, 0) + free
-                counts = self._whole_free_nodes.setdefault(place, {})
+                self._free_milli[place] += free
+                counts = self._whole_free_nodes[place]
                 counts[whole] = counts.get(whole, 0) + 1
+        self._built = True
         self.kept = True
 
     def milli_taken(self, node: int, milli: int) -> None:
         """`milli` GPUs of `node` were taken (negative: given back). Only once `kept`."""
+        free = self._free_milli
         for place in self._places_of[node]:
-            self._free_milli[place] -= milli
+            free[place] -= milli
 
     def whole_free_moved(self, node: int, before: int, after: int) -> None:
         """`node` went from `before` whole free GPUs to `after`. Only once `kept`."""

@@ -27,6 +27,9 @@ class Domain:
     # Its free GPUs are summed over its nodes: a node selector left out some nodes of its
     # place, so the state's running sums per (level, label, model) would count too many.
     by_nodes: bool = False
+    # The ids of its places, one per model (`PlaceIndex.place_id`), when its level is one the
+    # state keeps running sums for and `by_nodes` is False; empty otherwise.
+    places: tuple[int, ...] = ()
 
 
 def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False,
@@ -65,11 +68,15 @@ def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, pe
     level_name = level or "gpu_model"
     if level is None and per_model and restricted:
         level_name = "gpu_models"  # one model's admitted nodes: not the whole model, a node list
-    return [
-        Domain(level_name, value, nodes, labels[value], tuple(sorted({state.nodes[n].gpu_model for n in nodes})),
-               by_nodes=restricted)
-        for value, nodes in sorted(by_value.items())
-    ]
+    domains = []
+    for value, nodes in sorted(by_value.items()):
+        models_of = tuple(sorted({state.nodes[n].gpu_model for n in nodes}))
+        places: tuple[int, ...] = ()
+        if level_name in PLACE_LEVELS and models_of and not restricted:
+            ids = [state.places.place_id((level_name, labels[value], model)) for model in models_of]
+            places = tuple(i for i in ids if i is not None)
+        domains.append(Domain(level_name, value, nodes, labels[value], models_of, by_nodes=restricted, places=places))
+    return domains
 
 
 def domain_of(state: ClusterState, nodes: list[int], level: str | None, *, per_model: bool = False) -> str | None:
@@ -88,8 +95,8 @@ def domain_free_milli(state: ClusterState, domain: Domain) -> int:
         return sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
     if domain.level == "gpu_model":
         return state.free_milli_by_model[domain.value]
-    if domain.level in PLACE_LEVELS and domain.models:
-        return sum(state.places.free_milli((domain.level, domain.label, model)) for model in domain.models)
+    if domain.places:
+        return sum(state.places.free_milli(place) for place in domain.places)
     return sum(state.nodes[n].gpus * 1000 - state.used_milli(n) for n in domain.nodes)
 
 
@@ -104,9 +111,9 @@ def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_m
     GPUs hold), leaving at least that much free. A placement that reaches the bound has
     exactly this rank; one that places fewer ranks worse."""
     most = pods if request_milli <= 0 else min(pods, domain_free_milli(state, domain) // request_milli)
-    if request_milli % 1000 == 0 and most > 0 and domain.level in PLACE_LEVELS and domain.models and not domain.by_nodes:
+    if request_milli % 1000 == 0 and most > 0 and domain.places:
         # Whole GPUs: each pod takes that many whole free GPUs of one node.
         whole = request_milli // 1000
-        most = min(most, sum(count * (k // whole) for model in domain.models
-                             for k, count in state.places.whole_free_nodes((domain.level, domain.label, model)).items()))
+        most = min(most, sum(count * (k // whole) for place in domain.places
+                             for k, count in state.places.whole_free_nodes(place).items()))
     return placement_rank(state, domain, most, request_milli)

@@ -141,7 +141,7 @@ def _one_node_per_level(self, milli, most):
 
 
 def _built_but_not_kept(self):
-    if not self._free_milli:  # built at the first question, but the state is never told to keep it
+    if not self._built:  # built at the first question, but the state is never told to keep it
         _ORIGINAL_BUILD(self)
     self.kept = False
 
