@@ -39,7 +39,8 @@ class Holders:
         self.by_queue[queue][wl.name] = wl
         key = order_key(wl)
         for fr, value in wl.usage.items():
-            bisect.insort(self._sorted[queue].setdefault(fr, []), (key, wl), key=lambda item: item[0])
+            # Entries compare by their keys alone: `seq` makes a key unique to its workload.
+            bisect.insort(self._sorted[queue].setdefault(fr, []), (key, wl))
             by_priority = self._totals[queue].setdefault(fr, {})
             by_priority[wl.priority] = by_priority.get(wl.priority, 0) + value
 
@@ -51,7 +52,7 @@ class Holders:
         for fr, value in wl.usage.items():
             self._totals[queue][fr][wl.priority] -= value
             entries = self._sorted[queue].get(fr, [])
-            index = bisect.bisect_left(entries, key, key=lambda item: item[0])
+            index = bisect.bisect_left(entries, (key,))  # (key,) sorts just before (key, wl)
             if index < len(entries) and entries[index][1] is wl:
                 del entries[index]
 
@@ -67,7 +68,9 @@ class Holders:
         """Holders of `queue` using any of `frs`, not being evicted, in candidate order;
         stops at `below_priority` (exclusive) when given."""
         lists = [self._sorted[queue].get(fr, []) for fr in frs]
-        stream = lists[0] if len(lists) == 1 else heapq.merge(*lists, key=lambda item: item[0])
+        # One workload in several lists is one object with one key: merge's own tie-break
+        # (the list's order) decides between its entries, never the workload.
+        stream = lists[0] if len(lists) == 1 else heapq.merge(*lists)
         seen: set[str] = set()
         for key, wl in stream:
             if below_priority is not None and key[0] >= below_priority:
