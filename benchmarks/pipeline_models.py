@@ -1,8 +1,8 @@
 """Time every SQL model and audit of a pipeline build (wall and CPU seconds), slowest first.
 
 Builds the given run directories exactly as `pipeline.build.build` does, with `run_model`
-wrapped in a timer, so the figures are those of a real build. CPU seconds are the steadier
-measure on a shared machine (the build runs one DuckDB thread).
+wrapped in a timer, so the figures are those of a real build. CPU seconds (every DuckDB
+thread) are the steadier measure on a shared machine.
 
     .venv/bin/python -m benchmarks.pipeline_models RUN_DIR [RUN_DIR ...] --prices PRICES --db DB
 """

@@ -303,12 +303,9 @@ def _build(
             why = "it is a SQLite database, not a DuckDB one" if sqlite else str(exc).splitlines()[0]
             raise PipelineError(f"{db}: cannot update it: {why}") from None
         try:
-            # Parallel aggregation adds floating-point numbers in a varying order, so a sum
-            # can differ in its last bit between two builds; one thread makes rebuilding the
-            # same runs give identical content, which the accounting promises. One thread is
-            # not enough where a hash join feeds a sum (the order it hands rows on varies from
-            # build to build): those sums add in their values' own order, `sum(x order by x)`.
-            con.execute("SET threads TO 1")
+            # Every model runs on every core: sums of doubles are exact (`xsum`, models/macros.sql:
+            # fixed-point integers, the same in any order), so the content does not depend on
+            # the number of threads or the order a join hands rows on (docs/performance.md).
             # DuckDB holds up to 80 % of the machine's memory by default; a bound makes the
             # largest joins and sorts spill to the database's temporary folder instead, so a
             # month of a 10,000-GPU cluster builds within BUILD_MEMORY_LIMIT plus Python's own.
@@ -332,10 +329,6 @@ def _build(
                         progress.advance(task)
                 if progress is not None and task is not None:
                     progress.update(task, description="audits")
-                # Every table is written: what follows only reads them (the audits, the row
-                # counts, the export in a total order) or stores them as they are (the
-                # checkpoint), so it may use every core without changing a bit of the content.
-                con.execute("reset threads")
                 failures = run_audits(con)
                 if progress is not None and task is not None:
                     progress.advance(task)

@@ -57,7 +57,7 @@ def build_models(run_dirs: list[Path], prices: Path, tables: Iterable[str],
     price_rows = read_price_book(Path(prices), models_in_use, _nodes_needing(runs))
     con = connect(":memory:", read_only=False)
     try:
-        con.execute("SET threads TO 1")  # as the build: sums in one order, the same last bit
+        con.execute("SET threads TO 1")  # trials build side by side (advise); exact sums: the build's content
         con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
         _create_raw_tables(con)
         _load_runs(con, runs, price_rows, charge_period_s)

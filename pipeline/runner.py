@@ -23,11 +23,6 @@ AUDITS_DIR = Path(__file__).parent / "audits"
 class Model:
     name: str
     layer: str  # staging | intermediate | marts
-    # Runs on every core. Only for a model whose every value is computed row by row (no sum
-    # over rows, whose floating-point result would depend on the order threads add in) and
-    # whose ORDER BY is a total order: its content and row order are then the same on any
-    # number of threads. Every other model runs on the build's one thread.
-    parallel: bool = False
 
     @property
     def path(self) -> Path:
@@ -85,8 +80,8 @@ MODELS: tuple[Model, ...] = (
     Model("int_preemptions", "intermediate"),
     Model("dim_runs", "marts"),
     Model("dim_nodes", "marts"),
-    Model("fct_pod_intervals", "marts", parallel=True),
-    Model("fct_workload_timeline", "marts", parallel=True),
+    Model("fct_pod_intervals", "marts"),
+    Model("fct_workload_timeline", "marts"),
     Model("focus_cost_records", "marts"),
     Model("fct_usage_hourly", "marts"),
     Model("fct_workloads", "marts"),
@@ -129,13 +124,6 @@ def run_model(
     if columns is not None:
         projection = ", ".join(f'"{name}"' for name in columns)
         body = f"select {projection} from (\n{body}\n)"
-    if model.parallel:
-        con.execute("reset threads")
-        try:
-            _materialize(con, model, body, constants, columns)
-        finally:
-            con.execute("set threads to 1")
-        return
     _materialize(con, model, body, constants, columns)
 
 

@@ -16,10 +16,13 @@ import pytest
 from gpu_finops.cli import main
 from pipeline.validate import validate_db
 
-FIRST_USAGE_ROW = "rowid = (select min(rowid) from focus_cost_records where ChargeCategory = 'Usage')"
-FIRST_PRODUCTIVE_ROW = (
-    "rowid = (select min(rowid) from focus_cost_records where x_UsageClass = 'productive')"
-)
+# The build writes on every core, so a table's physical row order is not fixed: the row a test
+# breaks is the first in an order of its content.
+_FIRST = ("(select rowid from focus_cost_records where {} order by x_RunId, ChargePeriodStart, x_Node, "
+          "x_Resource, x_Workload, x_UsageClass, x_UsageSubClass, x_IdleReason, x_Borrowed, x_PreemptedBy "
+          "limit 1)")
+FIRST_USAGE_ROW = "rowid = " + _FIRST.format("ChargeCategory = 'Usage'")
+FIRST_PRODUCTIVE_ROW = "rowid = " + _FIRST.format("x_UsageClass = 'productive'")
 
 
 def broken_copy(source, tmp_path, statement):

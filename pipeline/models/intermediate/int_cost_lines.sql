@@ -30,10 +30,10 @@ node_prices as (
 allocated as (
     select
         run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, preemptor,
-        sum(gpu_hours) filter (where gpus > 0) as gpu,
-        sum(gpu_hours * borrowed_share) filter (where gpus > 0) as gpu_borrowed,
-        sum(cpu_core_hours) filter (where cpu_cores > 0) as cpu,
-        sum(memory_gib_hours) filter (where memory_gib > 0) as memory
+        xsum(case when gpus > 0 then gpu_hours end) as gpu,
+        xsum(case when gpus > 0 then gpu_hours * borrowed_share end) as gpu_borrowed,
+        xsum(case when cpu_cores > 0 then cpu_core_hours end) as cpu,
+        xsum(case when memory_gib > 0 then memory_gib_hours end) as memory
     from usage
     group by all
 ),

@@ -63,7 +63,7 @@ fit_shares as (
         least(pods, fit_pods) * gpus_per_pod as fit_gpus,
         -- what it could run at once: the most its pods fit on one model
         max(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as capped_gpus,
-        sum(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as all_fit_gpus
+        xsum(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as all_fit_gpus
     from model_fits
     where fit_pods >= min_pods
 ),
@@ -74,7 +74,7 @@ per_period as (
         p.workload_id,
         p.tenant,
         k as period_index,
-        sum(least(p.end_s, (k + 1) * r.charge_period_s, r.horizon_s)
+        xsum(least(p.end_s, (k + 1) * r.charge_period_s, r.horizon_s)
             - greatest(p.start_s, k * r.charge_period_s)) / 3600.0 as pending_hours
     from pending as p
     inner join runs as r using (run_id),
@@ -102,7 +102,7 @@ capacity_capped as (
         c.*,
         m.model_gpus * (least((c.period_index + 1) * r.charge_period_s, r.horizon_s)
             - c.period_index * r.charge_period_s) / 3600.0 as model_gpu_hours,
-        sum(c.fit_gpu_hours) over (partition by c.run_id, c.period_index, c.gpu_model) as model_demand
+        xsum(c.fit_gpu_hours) over (partition by c.run_id, c.period_index, c.gpu_model) as model_demand
     from fit_capped as c
     inner join model_capacity as m using (run_id, gpu_model)
     inner join runs as r using (run_id)

@@ -51,12 +51,12 @@ node_levels as (
         n.gpu_model,
         c.time_s,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        greatest(n.gpus - round(sum(c.taken_delta) over (
+        greatest(n.gpus - round(xsum(c.taken_delta) over (
             partition by c.run_id, c.node order by c.time_s
             rows between unbounded preceding and current row
         ), 9), 0) as free_gpus
     from (
-        select run_id, node, time_s, sum(taken_delta) as taken_delta from node_changes group by all
+        select run_id, node, time_s, xsum(taken_delta) as taken_delta from node_changes group by all
     ) as c
     inner join nodes as n using (run_id, node)
     where n.gpu_model is not null
