@@ -45,13 +45,22 @@ shapes as (
     where gpus_per_pod > 0
 ),
 
+node_shapes as (
+    -- the nodes of a model by their GPU count: a model's nodes are mostly alike, so a workload
+    -- meets a few rows here instead of every node
+    select run_id, gpu_model, gpus, count(*) as nodes
+    from nodes
+    where gpu_model is not null
+    group by all
+),
+
 model_fits as (
     -- pods of the workload's size each accepted model's nodes hold when empty
     select s.run_id, s.workload_id, am.gpu_model, s.demand_gpus, s.gpus_per_pod, s.min_pods, s.pods,
-        sum(cast(floor(n.gpus / s.gpus_per_pod + 1e-9) as bigint)) as fit_pods
+        sum(n.nodes * cast(floor(n.gpus / s.gpus_per_pod + 1e-9) as bigint)) as fit_pods
     from shapes as s
     inner join accepted_models as am using (run_id, workload_id)
-    inner join nodes as n on n.run_id = s.run_id and n.gpu_model = am.gpu_model
+    inner join node_shapes as n on n.run_id = s.run_id and n.gpu_model = am.gpu_model
     group by all
 ),
 
