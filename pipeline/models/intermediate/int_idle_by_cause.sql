@@ -226,7 +226,9 @@ placement_sets as (
     select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_1) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
+    -- a model with no GPUs left adds nothing to a set's free GPUs: its rows are left out
     inner join after_barrier as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_1 > 0
     where s.cause = 'placement'
     group by s.run_id, s.time_s, s.gpu_models
 ),
@@ -254,6 +256,7 @@ admitted_latency_sets as (
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_placement as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_2 > 0
     where s.cause = 'latency_admitted'
     group by s.run_id, s.time_s, s.gpu_models
 ),
@@ -292,6 +295,8 @@ quota_members as (
     inner join set_members as m using (run_id, gpu_models)
     inner join after_admitted_latency as f
         on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        -- where no GPUs are left a set has nothing available: no row
+        and f.free_3 > 0
     -- the fit level in force at this step (every change of it is a point of the grid)
     asof left join quota_fit as q
         on q.run_id = s.run_id and q.gpu_model = m.gpu_model and q.gpus_per_pod = s.gpus_per_pod
@@ -332,6 +337,7 @@ latency_sets as (
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_4 > 0
     where s.cause = 'latency'
     group by s.run_id, s.time_s, s.gpu_models
 ),
