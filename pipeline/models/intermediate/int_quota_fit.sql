@@ -63,14 +63,20 @@ node_levels as (
 ),
 
 node_fits as (
+    -- each node level with the one before it (null at the node's first), so that a pod size's
+    -- change of fit is computed on the level's row, without a window over every node × size
     select
         l.run_id,
         l.node,
         l.gpu_model,
         s.gpus_per_pod,
         l.time_s,
-        cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods
-    from node_levels as l
+        cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods,
+        cast(floor(l.previous_free_gpus / s.gpus_per_pod + 1e-9) as bigint) as previous_fit_pods
+    from (
+        select *, lag(free_gpus) over (partition by run_id, node order by time_s) as previous_free_gpus
+        from node_levels
+    ) as l
     inner join pod_sizes as s using (run_id)
 ),
 
@@ -80,9 +86,7 @@ fit_deltas as (
         gpu_model,
         gpus_per_pod,
         time_s,
-        fit_pods - coalesce(lag(fit_pods) over (
-            partition by run_id, node, gpus_per_pod order by time_s
-        ), 0) as fit_delta
+        fit_pods - coalesce(previous_fit_pods, 0) as fit_delta
     from node_fits
 ),
 
