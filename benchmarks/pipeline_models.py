@@ -24,9 +24,9 @@ def timed_build(run_dirs: list[Path], prices: Path, db: Path) -> tuple[dict[str,
     """(model -> (wall s, CPU s)), and the build's totals."""
     timings: dict[str, tuple[float, float]] = {}
 
-    def timed(con, model, columns=None, constants=None):
+    def timed(con, model, columns=None, virtual=None):
         wall, cpu = time.perf_counter(), time.process_time()
-        run_model(con, model, columns, constants)
+        run_model(con, model, columns, virtual)
         timings[model.name] = (time.perf_counter() - wall, time.process_time() - cpu)
 
     def timed_audits(con):

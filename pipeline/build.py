@@ -34,7 +34,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from pipeline.connect import BUILD_TABLE, MARTS_VERSION, connect
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import CONSTANT_COLUMNS, REGISTRY, focus_version, table_columns
+from pipeline.focus.columns import REGISTRY, focus_version, table_columns, virtual_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
 from pipeline.target import BuildTarget
@@ -322,7 +322,7 @@ def _build(
                     if progress is not None and task is not None:
                         progress.update(task, description=model.name)
                     if model.name == FOCUS_TABLE:
-                        run_model(con, model, focus_names, CONSTANT_COLUMNS)
+                        run_model(con, model, focus_names, virtual_columns(focus_split))
                     else:
                         run_model(con, model)
                     if progress is not None and task is not None:

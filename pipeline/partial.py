@@ -27,7 +27,7 @@ from pipeline.build import (
 )
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import CONSTANT_COLUMNS, table_columns
+from pipeline.focus.columns import table_columns, virtual_columns
 from pipeline.inputs import read_price_book, read_run_dir
 from pipeline.runner import MODELS, Model, create_macros, run_model
 
@@ -65,7 +65,7 @@ def build_models(run_dirs: list[Path], prices: Path, tables: Iterable[str],
         focus_names = [column.name for column in table_columns(False)]
         for model in models_for(tables):
             if model.name == FOCUS_TABLE:
-                run_model(con, model, focus_names, CONSTANT_COLUMNS)
+                run_model(con, model, focus_names, virtual_columns(False))
             else:
                 run_model(con, model)
     except BaseException:
