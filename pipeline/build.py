@@ -13,6 +13,7 @@ layout applies to all of them.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import os
@@ -205,6 +206,17 @@ def _temp_sibling(path: Path, suffix: str) -> Path:
     return path.parent / f".{path.name}.{suffix}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def _without_tables(run: RunInputs) -> RunInputs:
+    """`run` without its tables (its identity, start and horizon stay)."""
+    return dataclasses.replace(
+        run,
+        events=run.events.schema.empty_table(),
+        workloads=run.workloads.schema.empty_table(),
+        cluster=run.cluster.schema.empty_table(),
+        cluster_queues=run.cluster_queues.schema.empty_table(),
+    )
+
+
 def _remove(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path, ignore_errors=True)
@@ -312,6 +324,10 @@ def _build(
             con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
+            # The runs' tables are in the database now: their Arrow copies go (a month of a
+            # 10,000-GPU cluster's events is half a GiB), so they do not add to the models' peak.
+            runs = [_without_tables(run) for run in runs]
+            pa.default_memory_pool().release_unused()
             create_macros(con, focus_split=focus_split)
             focus_names = [column.name for column in table_columns(focus_split)]
             with _progress(show_progress) as progress:
