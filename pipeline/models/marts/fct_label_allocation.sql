@@ -14,7 +14,9 @@
 -- are not applied here.
 with records as (
     select * from focus_cost_records
-    where ChargeCategory = 'Usage' and x_UsageClass <> 'idle'
+    -- the Usage rows: ChargeCategory is derived from x_UsageClass (a virtual column),
+    -- the stored column filters at the scan
+    where x_UsageClass <> 'commitment_purchase' and x_UsageClass <> 'idle'
 ),
 
 shares as (
