@@ -229,7 +229,6 @@ import json, sys, time
 import duckdb
 events, db = sys.argv[1], sys.argv[2]
 con = duckdb.connect(db)
-con.execute("set threads to 1")  # as the build
 began = time.perf_counter()
 # The least a build with hourly records must do: pair each pod start with its end, cut the
 # interval at hour boundaries and write one row per pod-hour into a table in a file.

@@ -1,8 +1,8 @@
 """Time every SQL model and audit of a pipeline build (wall and CPU seconds), slowest first.
 
 Builds the given run directories exactly as `pipeline.build.build` does, with `run_model`
-wrapped in a timer, so the figures are those of a real build. CPU seconds are the steadier
-measure on a shared machine (the build runs one DuckDB thread).
+wrapped in a timer, so the figures are those of a real build. CPU seconds (every DuckDB
+thread) are the steadier measure on a shared machine.
 
     .venv/bin/python -m benchmarks.pipeline_models RUN_DIR [RUN_DIR ...] --prices PRICES --db DB
 """
@@ -24,9 +24,9 @@ def timed_build(run_dirs: list[Path], prices: Path, db: Path) -> tuple[dict[str,
     """(model -> (wall s, CPU s)), and the build's totals."""
     timings: dict[str, tuple[float, float]] = {}
 
-    def timed(con, model, columns=None, constants=None):
+    def timed(con, model, columns=None, virtual=None):
         wall, cpu = time.perf_counter(), time.process_time()
-        run_model(con, model, columns, constants)
+        run_model(con, model, columns, virtual)
         timings[model.name] = (time.perf_counter() - wall, time.process_time() - cpu)
 
     def timed_audits(con):

@@ -13,6 +13,7 @@ layout applies to all of them.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import json
 import os
@@ -34,7 +35,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from pipeline.connect import BUILD_TABLE, MARTS_VERSION, connect
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import CONSTANT_COLUMNS, REGISTRY, focus_version, table_columns
+from pipeline.focus.columns import REGISTRY, focus_version, table_columns, virtual_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
 from pipeline.runner import MODELS, audit_paths, create_macros, run_model
 from pipeline.target import BuildTarget
@@ -205,6 +206,17 @@ def _temp_sibling(path: Path, suffix: str) -> Path:
     return path.parent / f".{path.name}.{suffix}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def _without_tables(run: RunInputs) -> RunInputs:
+    """`run` without its tables (its identity, start and horizon stay)."""
+    return dataclasses.replace(
+        run,
+        events=run.events.schema.empty_table(),
+        workloads=run.workloads.schema.empty_table(),
+        cluster=run.cluster.schema.empty_table(),
+        cluster_queues=run.cluster_queues.schema.empty_table(),
+    )
+
+
 def _remove(path: Path) -> None:
     if path.is_dir():
         shutil.rmtree(path, ignore_errors=True)
@@ -303,18 +315,19 @@ def _build(
             why = "it is a SQLite database, not a DuckDB one" if sqlite else str(exc).splitlines()[0]
             raise PipelineError(f"{db}: cannot update it: {why}") from None
         try:
-            # Parallel aggregation adds floating-point numbers in a varying order, so a sum
-            # can differ in its last bit between two builds; one thread makes rebuilding the
-            # same runs give identical content, which the accounting promises. One thread is
-            # not enough where a hash join feeds a sum (the order it hands rows on varies from
-            # build to build): those sums add in their values' own order, `sum(x order by x)`.
-            con.execute("SET threads TO 1")
+            # Every model runs on every core: sums of doubles are exact (`xsum`, models/macros.sql:
+            # fixed-point integers, the same in any order), so the content does not depend on
+            # the number of threads or the order a join hands rows on (docs/performance.md).
             # DuckDB holds up to 80 % of the machine's memory by default; a bound makes the
             # largest joins and sorts spill to the database's temporary folder instead, so a
             # month of a 10,000-GPU cluster builds within BUILD_MEMORY_LIMIT plus Python's own.
             con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
+            # The runs' tables are in the database now: their Arrow copies go (a month of a
+            # 10,000-GPU cluster's events is half a GiB), so they do not add to the models' peak.
+            runs = [_without_tables(run) for run in runs]
+            pa.default_memory_pool().release_unused()
             create_macros(con, focus_split=focus_split)
             focus_names = [column.name for column in table_columns(focus_split)]
             with _progress(show_progress) as progress:
@@ -325,17 +338,13 @@ def _build(
                     if progress is not None and task is not None:
                         progress.update(task, description=model.name)
                     if model.name == FOCUS_TABLE:
-                        run_model(con, model, focus_names, CONSTANT_COLUMNS)
+                        run_model(con, model, focus_names, virtual_columns(focus_split))
                     else:
                         run_model(con, model)
                     if progress is not None and task is not None:
                         progress.advance(task)
                 if progress is not None and task is not None:
                     progress.update(task, description="audits")
-                # Every table is written: what follows only reads them (the audits, the row
-                # counts, the export in a total order) or stores them as they are (the
-                # checkpoint), so it may use every core without changing a bit of the content.
-                con.execute("reset threads")
                 failures = run_audits(con)
                 if progress is not None and task is not None:
                     progress.advance(task)

@@ -27,7 +27,7 @@ from pipeline.build import (
 )
 from pipeline.connect import connect
 from pipeline.errors import PipelineError
-from pipeline.focus.columns import CONSTANT_COLUMNS, table_columns
+from pipeline.focus.columns import table_columns, virtual_columns
 from pipeline.inputs import read_price_book, read_run_dir
 from pipeline.runner import MODELS, Model, create_macros, run_model
 
@@ -57,7 +57,7 @@ def build_models(run_dirs: list[Path], prices: Path, tables: Iterable[str],
     price_rows = read_price_book(Path(prices), models_in_use, _nodes_needing(runs))
     con = connect(":memory:", read_only=False)
     try:
-        con.execute("SET threads TO 1")  # as the build: sums in one order, the same last bit
+        con.execute("SET threads TO 1")  # trials build side by side (advise); exact sums: the build's content
         con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
         _create_raw_tables(con)
         _load_runs(con, runs, price_rows, charge_period_s)
@@ -65,7 +65,7 @@ def build_models(run_dirs: list[Path], prices: Path, tables: Iterable[str],
         focus_names = [column.name for column in table_columns(False)]
         for model in models_for(tables):
             if model.name == FOCUS_TABLE:
-                run_model(con, model, focus_names, CONSTANT_COLUMNS)
+                run_model(con, model, focus_names, virtual_columns(False))
             else:
                 run_model(con, model)
     except BaseException:

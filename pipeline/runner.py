@@ -23,11 +23,6 @@ AUDITS_DIR = Path(__file__).parent / "audits"
 class Model:
     name: str
     layer: str  # staging | intermediate | marts
-    # Runs on every core. Only for a model whose every value is computed row by row (no sum
-    # over rows, whose floating-point result would depend on the order threads add in) and
-    # whose ORDER BY is a total order: its content and row order are then the same on any
-    # number of threads. Every other model runs on the build's one thread.
-    parallel: bool = False
 
     @property
     def path(self) -> Path:
@@ -85,8 +80,8 @@ MODELS: tuple[Model, ...] = (
     Model("int_preemptions", "intermediate"),
     Model("dim_runs", "marts"),
     Model("dim_nodes", "marts"),
-    Model("fct_pod_intervals", "marts", parallel=True),
-    Model("fct_workload_timeline", "marts", parallel=True),
+    Model("fct_pod_intervals", "marts"),
+    Model("fct_workload_timeline", "marts"),
     Model("focus_cost_records", "marts"),
     Model("fct_usage_hourly", "marts"),
     Model("fct_workloads", "marts"),
@@ -118,49 +113,42 @@ def run_model(
     con: duckdb.DuckDBPyConnection,
     model: Model,
     columns: list[str] | None = None,
-    constants: dict[str, str | None] | None = None,
+    virtual: dict[str, str] | None = None,
 ) -> None:
     """Materialize `model`; `columns` keeps only those output columns, in that order.
 
-    `constants` (column -> its one value) are stored as virtual generated columns: the table
-    reads them like any other, but no row carries them.
+    `virtual` (column -> SQL over the table's stored columns: a literal, or an expression) are
+    stored as virtual generated columns: the table reads them like any other, but no row
+    carries them.
     """
     body = model.sql()
     if columns is not None:
         projection = ", ".join(f'"{name}"' for name in columns)
         body = f"select {projection} from (\n{body}\n)"
-    if model.parallel:
-        con.execute("reset threads")
-        try:
-            _materialize(con, model, body, constants, columns)
-        finally:
-            con.execute("set threads to 1")
-        return
-    _materialize(con, model, body, constants, columns)
+    _materialize(con, model, body, virtual, columns)
 
 
 def _materialize(
     con: duckdb.DuckDBPyConnection,
     model: Model,
     body: str,
-    constants: dict[str, str | None] | None,
+    virtual: dict[str, str] | None,
     columns: list[str] | None,
 ) -> None:
-    virtual = {name: value for name, value in (constants or {}).items() if columns is None or name in columns}
-    if not virtual or model.materialization != "table":
+    kept = {name: sql for name, sql in (virtual or {}).items() if columns is None or name in columns}
+    if not kept or model.materialization != "table":
         con.execute(f"create or replace {model.materialization} {model.name} as\n{body}")
         return
     # the column types of the query, from its plan (nothing runs)
     described = con.execute(f"describe {body}").fetchall()
     definitions = []
     for name, column_type, *_ in described:
-        if name in virtual:
-            value = virtual[name]
-            literal = "null" if value is None else "'" + value.replace("'", "''") + "'"
-            definitions.append(f'"{name}" {column_type} generated always as (cast({literal} as {column_type})) virtual')
+        if name in kept:
+            definitions.append(
+                f'"{name}" {column_type} generated always as (cast(({kept[name]}) as {column_type})) virtual')
         else:
             definitions.append(f'"{name}" {column_type}')
-    stored = ", ".join(f'"{name}"' for name, *_ in described if name not in virtual)
+    stored = ", ".join(f'"{name}"' for name, *_ in described if name not in kept)
     con.execute(f"create or replace table {model.name} ({', '.join(definitions)})")
     con.execute(f"insert into {model.name} by name select {stored} from (\n{body}\n)")
 

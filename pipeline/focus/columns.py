@@ -195,6 +195,64 @@ CONSTANT_COLUMNS: dict[str, str | None] = {
 }
 
 
+_PURCHASE = "x_UsageClass = 'commitment_purchase'"
+# Columns whose value on every row follows from the row's stored columns (the SQL model
+# computes each from the same inputs: the row's run, node, resource, charge period, usage
+# class, tenant and commitment). Stored as virtual generated columns too: every reader sees
+# them as before, no row stores them. A test checks each against the model's own values.
+_DERIVED_BOTH: dict[str, str] = {
+    "BilledCost": f"case when {_PURCHASE} then ContractedCost when CommitmentDiscountId is null then EffectiveCost "
+                  "else 0.0 end",
+    "BillingPeriodEnd": "date_trunc('month', ChargePeriodStart) + interval 1 month",
+    "BillingPeriodStart": "date_trunc('month', ChargePeriodStart)",
+    "ChargeCategory": f"case when {_PURCHASE} then 'Purchase' else 'Usage' end",
+    "ChargeFrequency": f"case when {_PURCHASE} then 'Recurring' else 'Usage-Based' end",
+    "CommitmentDiscountCategory": "case when CommitmentDiscountId is not null then 'Usage' end",
+    "CommitmentDiscountQuantity": "case when CommitmentDiscountId is not null then PricingQuantity end",
+    "CommitmentDiscountType": "case when CommitmentDiscountId is not null then 'Committed Capacity' end",
+    "CommitmentDiscountUnit": "case when CommitmentDiscountId is not null then PricingUnit end",
+    "ConsumedQuantity": f"case when {_PURCHASE} or CommitmentDiscountStatus = 'Unused' then null "
+                        "when x_UsageClass = 'idle' then 0.0 else PricingQuantity end",
+    "ConsumedUnit": f"case when {_PURCHASE} or CommitmentDiscountStatus = 'Unused' then null else PricingUnit end",
+    "InvoiceId": "'INV-' || x_RunId || '-' || strftime(ChargePeriodStart, '%Y-%m')",
+    "PricingCurrencyContractedUnitPrice": "ContractedUnitPrice",
+    "PricingCurrencyEffectiveCost": "EffectiveCost",
+    "PricingCurrencyListUnitPrice": "ListUnitPrice",
+    "ResourceId": f"case when {_PURCHASE} then CommitmentDiscountId else 'k8s://' || x_RunId || '/node/' || x_Node end",
+    "ResourceType": f"case when {_PURCHASE} then 'Commitment' when x_GpuModel is null then 'CPU Node' "
+                    "else 'GPU Node' end",
+    "SkuMeter": f"case when {_PURCHASE} then (case x_Resource when 'gpu' then 'GPU Commitment' "
+                "when 'cpu' then 'CPU Commitment' else 'Memory Commitment' end) "
+                "else (case x_Resource when 'gpu' then 'GPU Usage' when 'cpu' then 'CPU Usage' "
+                "else 'Memory Usage' end) end",
+}
+_DERIVED_ROWS: dict[str, str] = {  # FOCUS 1.2 rows: a team's namespace is the sub-account
+    "SubAccountId": f"case when not {_PURCHASE} then 'k8s://' || x_RunId || '/namespace/' || x_Tenant end",
+    "SubAccountName": f"case when not {_PURCHASE} then x_Tenant end",
+    "SubAccountType": f"case when not {_PURCHASE} then 'Kubernetes Namespace' end",
+}
+_DERIVED_SPLIT: dict[str, str] = {  # FOCUS 1.3 split: the cluster is, workloads are allocated parts
+    "SubAccountId": f"case when not {_PURCHASE} then 'k8s://' || x_RunId || '/cluster' end",
+    "SubAccountName": f"case when not {_PURCHASE} then x_RunId end",
+    "SubAccountType": f"case when not {_PURCHASE} then 'Kubernetes Cluster' end",
+    "AllocatedMethodId": f"case when not {_PURCHASE} then x_Resource || '-request-hours' end",
+    "AllocatedResourceId": "case when x_Workload is not null then 'k8s://' || x_RunId || '/workload/' || x_Workload end",
+    "AllocatedResourceName": "x_Workload",
+}
+
+
+def derived_columns(split: bool) -> dict[str, str]:
+    """Column -> its SQL expression over the stored columns, in a layout."""
+    return {**_DERIVED_BOTH, **(_DERIVED_SPLIT if split else _DERIVED_ROWS)}
+
+
+def virtual_columns(split: bool) -> dict[str, str]:
+    """Every column the FOCUS table does not store, as SQL over the stored ones: the constants
+    (literals) and the derived columns."""
+    literals = {name: "null" if value is None else "'" + value.replace("'", "''") + "'"
+                for name, value in CONSTANT_COLUMNS.items()}
+    return {**literals, **derived_columns(split)}
+
 def focus_version(split: bool) -> str:
     return "1.3" if split else "1.2"
 

@@ -1,5 +1,14 @@
 -- Temporary macros shared by the models; created on every build connection (never stored).
 
+-- Exact sums (docs/performance.md, "Build"). Each value is rounded once to a fixed point of
+-- 10⁻¹⁸ (DECIMAL(38, 18): a 128-bit integer, up to 10²⁰ in magnitude) and the integers are
+-- added, so a sum is the same whatever order its rows arrive in: on any number of threads,
+-- after any join. A sum of doubles is not (floating-point addition is not associative), which
+-- kept the build on one thread. The result is the exact sum rounded once to a double. Sums of
+-- integers (pods, counts, whole GPUs) stay plain `sum`.
+create or replace temp macro xsum(x) as cast(sum(cast(x as decimal(38, 18))) as double);
+create or replace temp macro xavg(x) as cast(avg(cast(x as decimal(38, 18))) as double);
+
 -- Simulated seconds since the run start -> TIMESTAMP (UTC), rounded to the microsecond.
 create or replace temp macro ts_at(start_ts, seconds) as
     start_ts + to_microseconds(cast(round(seconds * 1000000) as bigint));

@@ -269,3 +269,35 @@ def test_constant_columns_hold_the_models_own_values(layout, built, built_split,
             assert computed == stored == [(CONSTANT_COLUMNS[name],)], name
     finally:
         connection.close()
+
+
+@pytest.mark.parametrize("layout", ["1.2", "1.3"])
+def test_derived_columns_hold_the_models_own_values(layout, built, built_split, tmp_path):
+    """The columns derived from a row's stored columns (virtual generated columns, never
+    written) read what the SQL model computes, row for row, in both layouts."""
+    import shutil
+
+    from pipeline.focus.columns import derived_columns, table_columns, virtual_columns
+    from pipeline.runner import MODELS, create_macros
+
+    split = layout == "1.3"
+    db = tmp_path / "copy.duckdb"
+    shutil.copy((built_split if split else built).db, db)
+    connection = duckdb.connect(str(db))
+    try:
+        create_macros(connection, focus_split=split)
+        body = next(m for m in MODELS if m.name == "focus_cost_records").sql()
+        present = [c.name for c in table_columns(split)]
+        stored = ", ".join(f'"{name}"' for name in present if name not in virtual_columns(split))
+        derived = [name for name in derived_columns(split) if name in present]
+        assert len(derived) >= (24 if split else 21)
+        rows = connection.execute("select count(*) from focus_cost_records").fetchone()[0]
+        assert rows > 100
+        for name in derived:
+            model_rows = f'select {stored}, "{name}" from ({body})'
+            table_rows = f'select {stored}, "{name}" from focus_cost_records'
+            differing = [connection.execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
+                         for a, b in ((model_rows, table_rows), (table_rows, model_rows))]
+            assert differing == [0, 0], name
+    finally:
+        connection.close()

@@ -48,7 +48,7 @@ final as (
         date_trunc('month', charge_period_start) as billing_period_start,
         min(charge_period_start) as charge_period_start,
         max(charge_period_end) as charge_period_end,
-        sum(quantity) as committed_quantity
+        xsum(quantity) as committed_quantity
     from committed_periods
     group by run_id, sku_id, date_trunc('month', charge_period_start)
 )

@@ -30,10 +30,10 @@ node_prices as (
 allocated as (
     select
         run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, preemptor,
-        sum(gpu_hours) filter (where gpus > 0) as gpu,
-        sum(gpu_hours * borrowed_share) filter (where gpus > 0) as gpu_borrowed,
-        sum(cpu_core_hours) filter (where cpu_cores > 0) as cpu,
-        sum(memory_gib_hours) filter (where memory_gib > 0) as memory
+        xsum(case when gpus > 0 then gpu_hours end) as gpu,
+        xsum(case when gpus > 0 then gpu_hours * borrowed_share end) as gpu_borrowed,
+        xsum(case when cpu_cores > 0 then cpu_core_hours end) as cpu,
+        xsum(case when memory_gib > 0 then memory_gib_hours end) as memory
     from usage
     group by all
 ),
@@ -58,27 +58,33 @@ allocated_lines as (
     from allocated where memory > 0
 ),
 
+productive_gpu_lines as (
+    -- the productive GPU lines with their workload's utilisation, read once for the three parts
+    select l.*, w.gpu_utilization
+    from allocated_lines as l
+    left join workloads as w using (run_id, workload_id)
+    where l.resource = 'gpu' and l.usage_class = 'productive'
+),
+
 subclassed_lines as (
     select l.*, cast(null as varchar) as usage_subclass, cast(null as double) as active_fraction
     from allocated_lines as l
     where not (l.resource = 'gpu' and l.usage_class = 'productive')
     union all
-    select l.*, 'unmeasured', null
-    from allocated_lines as l
-    left join workloads as w using (run_id, workload_id)
-    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization is null
+    select l.* exclude (gpu_utilization), 'unmeasured', null
+    from productive_gpu_lines as l
+    where l.gpu_utilization is null
     union all
-    select l.* replace (l.quantity * w.gpu_utilization as quantity), 'active', w.gpu_utilization
-    from allocated_lines as l
-    inner join workloads as w using (run_id, workload_id)
-    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization > 0
+    select l.* exclude (gpu_utilization) replace (l.quantity * l.gpu_utilization as quantity), 'active',
+        l.gpu_utilization
+    from productive_gpu_lines as l
+    where l.gpu_utilization > 0
     union all
     -- the remainder, not quantity × (1 − fraction): the two parts add up to the line exactly
-    select l.* replace (l.quantity - l.quantity * w.gpu_utilization as quantity), 'allocated_idle',
-        w.gpu_utilization
-    from allocated_lines as l
-    inner join workloads as w using (run_id, workload_id)
-    where l.resource = 'gpu' and l.usage_class = 'productive' and w.gpu_utilization < 1
+    select l.* exclude (gpu_utilization) replace (l.quantity - l.quantity * l.gpu_utilization as quantity),
+        'allocated_idle', l.gpu_utilization
+    from productive_gpu_lines as l
+    where l.gpu_utilization < 1
 ),
 
 idle_lines as (

@@ -80,7 +80,7 @@ held_models as (
         h.workload_id,
         h.attempt,
         n.gpu_model,
-        sum(h.gpus) / sum(sum(h.gpus)) over (partition by h.run_id, h.workload_id, h.attempt) as share
+        xsum(h.gpus) / xsum(xsum(h.gpus)) over (partition by h.run_id, h.workload_id, h.attempt) as share
     from holdings as h
     inner join nodes as n using (run_id, node)
     where n.gpu_model is not null

@@ -58,7 +58,7 @@ queued as (
         a.flavor,
         q.borrowed_gpu_hours,
         -- GPU-hours the queue's flagged (borrowing) attempts held in the period
-        sum(case when c.borrowed then c.gpus * c.held_s / 3600.0 else 0.0 end) over (
+        xsum(case when c.borrowed then c.gpus * c.held_s / 3600.0 else 0.0 end) over (
             partition by c.run_id, a.cluster_queue, coalesce(a.flavor, ''), c.period_index
         ) as borrowing_held_gpu_hours
     from clipped as c

@@ -122,8 +122,8 @@ grid as (
 ),
 
 model_points as (
-    select run_id, gpu_model, time_s, sum(held_delta) as held_delta, sum(slack_delta) as slack_delta,
-        sum(barrier_delta) as barrier_delta
+    select run_id, gpu_model, time_s, xsum(held_delta) as held_delta, xsum(slack_delta) as slack_delta,
+        xsum(barrier_delta) as barrier_delta
     from model_changes
     group by all
 ),
@@ -137,11 +137,11 @@ model_steps as (
         lead(g.time_s) over w as next_time_s,
         mc.model_gpus,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        round(sum(coalesce(p.held_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+        round(xsum(coalesce(p.held_delta, 0)) over (w rows between unbounded preceding and current row), 9)
             as held_gpus,
-        round(sum(coalesce(p.slack_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+        round(xsum(coalesce(p.slack_delta, 0)) over (w rows between unbounded preceding and current row), 9)
             as slack_gpus,
-        round(sum(coalesce(p.barrier_delta, 0)) over (w rows between unbounded preceding and current row), 9)
+        round(xsum(coalesce(p.barrier_delta, 0)) over (w rows between unbounded preceding and current row), 9)
             as barrier_gpus
     from grid as g
     inner join model_capacity as mc using (run_id)
@@ -181,12 +181,12 @@ set_levels as (
             gpus_per_pod,
             min_pods,
             time_s,
-            round(sum(delta) over (
+            round(xsum(delta) over (
                 partition by run_id, cause, gpu_models, gpus_per_pod, min_pods order by time_s
                 rows between unbounded preceding and current row
             ), 9) as gpus
         from (
-            select run_id, cause, gpu_models, gpus_per_pod, min_pods, time_s, sum(delta) as delta
+            select run_id, cause, gpu_models, gpus_per_pod, min_pods, time_s, xsum(delta) as delta
             from set_changes
             group by all
         )
@@ -223,17 +223,19 @@ after_barrier as (
 ),
 
 placement_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_1) as set_free
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_1) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
+    -- a model with no GPUs left adds nothing to a set's free GPUs: its rows are left out
     inner join after_barrier as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_1 > 0
     where s.cause = 'placement'
     group by s.run_id, s.time_s, s.gpu_models
 ),
 
 placement_pull as (
     -- per model: Σ over the waiting sets it belongs to of their GPUs ÷ their free GPUs
-    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from placement_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -250,16 +252,17 @@ after_placement as (
 ),
 
 admitted_latency_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_2) as set_free
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_2) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_placement as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_2 > 0
     where s.cause = 'latency_admitted'
     group by s.run_id, s.time_s, s.gpu_models
 ),
 
 admitted_latency_pull as (
-    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from admitted_latency_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -292,6 +295,8 @@ quota_members as (
     inner join set_members as m using (run_id, gpu_models)
     inner join after_admitted_latency as f
         on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        -- where no GPUs are left a set has nothing available: no row
+        and f.free_3 > 0
     -- the fit level in force at this step (every change of it is a point of the grid)
     asof left join quota_fit as q
         on q.run_id = s.run_id and q.gpu_model = m.gpu_model and q.gpus_per_pod = s.gpus_per_pod
@@ -306,13 +311,13 @@ quota_sets as (
     select
         *,
         case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end as available,
-        sum(case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end)
+        xsum(case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end)
             over (partition by run_id, time_s, gpu_models, gpus_per_pod, min_pods) as set_available
     from quota_members
 ),
 
 quota_pull as (
-    select run_id, time_s, gpu_model, sum(available * least(1, gpus / set_available)) as claim
+    select run_id, time_s, gpu_model, xsum(available * least(1, gpus / set_available)) as claim
     from quota_sets
     where set_available > 0
     group by all
@@ -328,16 +333,17 @@ after_quota as (
 ),
 
 latency_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, sum(f.free_4) as set_free
+    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_4) as set_free
     from set_steps as s
     inner join set_members as m using (run_id, gpu_models)
     inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
+        and f.free_4 > 0
     where s.cause = 'latency'
     group by s.run_id, s.time_s, s.gpu_models
 ),
 
 latency_pull as (
-    select q.run_id, q.time_s, m.gpu_model, sum(q.gpus / q.set_free) as pull
+    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from latency_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -361,16 +367,16 @@ model_causes as (
         run_id,
         gpu_model,
         cast(floor(time_s / charge_period_s) as bigint) as period_index,
-        sum(barrier_claim * (next_time_s - time_s) / 3600.0) as gang_barrier_gpu_hours,
-        sum(quota_claim * (next_time_s - time_s) / 3600.0) as quota_gpu_hours,
-        sum(placement_claim * (next_time_s - time_s) / 3600.0) as fragmentation_gpu_hours,
-        sum(latency_claim * (next_time_s - time_s) / 3600.0) as latency_gpu_hours
+        xsum(barrier_claim * (next_time_s - time_s) / 3600.0) as gang_barrier_gpu_hours,
+        xsum(quota_claim * (next_time_s - time_s) / 3600.0) as quota_gpu_hours,
+        xsum(placement_claim * (next_time_s - time_s) / 3600.0) as fragmentation_gpu_hours,
+        xsum(latency_claim * (next_time_s - time_s) / 3600.0) as latency_gpu_hours
     from claimed
     group by all
 ),
 
 node_slack as (
-    select run_id, node, period_index, sum(slack_gpus * (end_s - start_s) / 3600.0) as slack_gpu_hours
+    select run_id, node, period_index, xsum(slack_gpus * (end_s - start_s) / 3600.0) as slack_gpu_hours
     from slack
     group by all
 ),
@@ -388,7 +394,7 @@ node_shares as (
     select
         n.*,
         n.idle_gpu_hours - n.slack_gpu_hours as rest_gpu_hours,
-        sum(n.idle_gpu_hours - n.slack_gpu_hours) over (
+        xsum(n.idle_gpu_hours - n.slack_gpu_hours) over (
             partition by n.run_id, n.gpu_model, n.period_index
         ) as model_rest_gpu_hours,
         coalesce(m.gang_barrier_gpu_hours, 0) as model_gang_barrier,

@@ -18,8 +18,8 @@
 -- team as a whole (quota owners) or the platform. Every other share names the workload whose
 -- use (or wait) earned it, under every policy: allocation by label (fct_label_allocation) sums
 -- these rows by the workloads' labels.
--- Sums add in their values' own order, sum(x order by x): a hash join hands rows on in an order
--- that varies between builds, and floating-point addition is not associative (docs/performance.md).
+-- Sums are exact (xsum, models/macros.sql): a hash join hands rows on in an order that varies
+-- between builds and threads, and floating-point addition is not associative (docs/performance.md).
 with lines as (
     select * from int_cost_lines
 ),
@@ -83,7 +83,7 @@ priced as (
 
 used as (
     select run_id, period_index, node, gpu_model, resource, workload_id,
-        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost
+        xsum(quantity) as quantity, xsum(cost) as cost
     from priced
     where workload_id is not null
     group by all
@@ -91,7 +91,7 @@ used as (
 
 idle as (
     select run_id, period_index, node, gpu_model, resource, idle_reason,
-        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
+        xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
     from priced
     where workload_id is null
     group by all
@@ -101,8 +101,8 @@ idle as (
 cell_users as (
     select
         run_id, period_index, gpu_model, resource, workload_id,
-        sum(quantity order by quantity) as quantity,
-        sum(cost order by cost) as cost
+        xsum(quantity) as quantity,
+        xsum(cost) as cost
     from used
     group by all
 ),
@@ -111,15 +111,15 @@ cell_weights as (
     select
         *,
         -- by cost (OpenCost's weighted idle); by quantity where the cell's usage cost nothing
-        case when sum(cost) over cell > 0 then cost / sum(cost) over cell
-            else quantity / sum(quantity) over cell end as weight
+        case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
+            else quantity / xsum(quantity) over cell end as weight
     from cell_users
     window cell as (partition by run_id, period_index, gpu_model, resource)
 ),
 
 cell_idle as (
     select run_id, period_index, gpu_model, resource, idle_reason,
-        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
+        xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
     from idle
     group by all
 ),
@@ -146,15 +146,15 @@ window_shares as (
 node_weights as (
     select
         *,
-        case when sum(cost) over cell > 0 then cost / sum(cost) over cell
-            else quantity / sum(quantity) over cell end as weight
+        case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
+            else quantity / xsum(quantity) over cell end as weight
     from used
     window cell as (partition by run_id, period_index, node, resource)
 ),
 
 node_idle as (
     select run_id, period_index, node, gpu_model, resource,
-        sum(quantity order by quantity) as quantity, sum(cost order by cost) as cost, sum(list_cost order by list_cost) as list_cost
+        xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
     from idle
     group by all
 ),
@@ -180,7 +180,7 @@ node_shares as (
 -- cause: the owners of each cause -------------------------------------------------------------
 slack_owners as (
     -- fractional tenants of a node in a period, by their fractional GPU-hours
-    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, sum(u.gpu_hours order by u.gpu_hours) as weight
+    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, xsum(u.gpu_hours) as weight
     from usage as u
     inner join workloads as w using (run_id, workload_id)
     where u.gpus < 1
@@ -195,8 +195,7 @@ barrier_owners as (
         b.gpu_model,
         b.tenant,
         b.workload_id,
-        sum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
-            - greatest(b.start_s, k * r.charge_period_s)) / 3600.0 order by b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
+        xsum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
             - greatest(b.start_s, k * r.charge_period_s)) / 3600.0) as weight
     from barrier as b
     inner join runs as r using (run_id),
@@ -209,7 +208,8 @@ barrier_owners as (
 
 flavor_models as (
     -- the GPU model each Kueue flavor stands for: where its admitted pods ran (most GPU-hours)
-    select a.run_id, a.flavor, arg_max(n.gpu_model, h.gpus * (h.end_s - h.hold_start_s)) as gpu_model
+    -- (ties between models go to the greater name: the same on any number of threads)
+    select a.run_id, a.flavor, arg_max(n.gpu_model, (h.gpus * (h.end_s - h.hold_start_s), n.gpu_model)) as gpu_model
     from admissions as a
     inner join holdings as h using (run_id, workload_id, attempt)
     inner join nodes as n using (run_id, node)
@@ -227,7 +227,7 @@ queue_tenants as (
 quota_owners as (
     -- the quota of a model's flavor that its owners left unused in the period
     select q.run_id, q.period_index, f.gpu_model, t.tenant, cast(null as varchar) as workload_id,
-        sum(q.unused_nominal_gpu_hours * t.part order by q.unused_nominal_gpu_hours * t.part) as weight
+        xsum(q.unused_nominal_gpu_hours * t.part) as weight
     from queue_usage as q
     inner join flavor_models as f using (run_id, flavor)
     inner join queue_tenants as t using (run_id, cluster_queue)
@@ -237,21 +237,21 @@ quota_owners as (
 
 owned as (
     select 'shared_device_slack' as idle_reason, i.run_id, i.period_index, i.node, i.gpu_model,
-        i.resource, o.tenant, o.workload_id, o.weight / sum(o.weight) over cell as weight
+        i.resource, o.tenant, o.workload_id, o.weight / xsum(o.weight) over cell as weight
     from idle as i
     inner join slack_owners as o using (run_id, period_index, node)
     where i.idle_reason = 'shared_device_slack' and o.weight > 0
     window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
     union all
     select 'gang_barrier', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.workload_id, o.weight / sum(o.weight) over cell
+        o.workload_id, o.weight / xsum(o.weight) over cell
     from idle as i
     inner join barrier_owners as o using (run_id, period_index, gpu_model)
     where i.idle_reason = 'gang_barrier' and o.weight > 0
     window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
     union all
     select 'quota', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.workload_id, o.weight / sum(o.weight) over cell
+        o.workload_id, o.weight / xsum(o.weight) over cell
     from idle as i
     inner join quota_owners as o using (run_id, period_index, gpu_model)
     where i.idle_reason = 'quota' and o.weight > 0
@@ -265,7 +265,7 @@ owned_cells as (
 cause_rest as (
     -- every other idle cause (and owned causes without owners there), cell by cell
     select i.run_id, i.period_index, i.gpu_model, i.resource,
-        sum(i.quantity order by i.quantity) as quantity, sum(i.cost order by i.cost) as cost, sum(i.list_cost order by i.list_cost) as list_cost
+        xsum(i.quantity) as quantity, xsum(i.cost) as cost, xsum(i.list_cost) as list_cost
     from idle as i
     where i.idle_reason <> 'no_demand'
         and not exists (
@@ -309,23 +309,23 @@ cause_shares as (
 final as (
     select run_id, period_index, gpu_model, resource, 'separate' as idle_policy,
         '__idle__' as tenant, cast(null as varchar) as workload_id,
-        sum(quantity order by quantity) as idle_quantity, sum(cost order by cost) as idle_cost, sum(list_cost order by list_cost) as idle_list_cost
+        xsum(quantity) as idle_quantity, xsum(cost) as idle_cost, xsum(list_cost) as idle_list_cost
     from idle
     group by all
     union all
     select s.run_id, s.period_index, s.gpu_model, s.resource, 'window',
-        coalesce(w.tenant, '__idle__'), s.workload_id, sum(s.quantity order by s.quantity), sum(s.cost order by s.cost), sum(s.list_cost order by s.list_cost)
+        coalesce(w.tenant, '__idle__'), s.workload_id, xsum(s.quantity), xsum(s.cost), xsum(s.list_cost)
     from window_shares as s
     left join workloads as w using (run_id, workload_id)
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, sum(quantity order by quantity),
-        sum(cost order by cost), sum(list_cost order by list_cost)
+    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, xsum(quantity),
+        xsum(cost), xsum(list_cost)
     from node_shares
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, sum(quantity order by quantity),
-        sum(cost order by cost), sum(list_cost order by list_cost)
+    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, xsum(quantity),
+        xsum(cost), xsum(list_cost)
     from cause_shares
     group by all
 )

@@ -41,9 +41,9 @@ held as (
         run_id,
         node,
         period_index,
-        sum(gpu_hours) as held_gpu_hours,
-        sum(cpu_core_hours) as held_cpu_core_hours,
-        sum(memory_gib_hours) as held_memory_gib_hours
+        xsum(gpu_hours) as held_gpu_hours,
+        xsum(cpu_core_hours) as held_cpu_core_hours,
+        xsum(memory_gib_hours) as held_memory_gib_hours
     from usage
     group by all
 ),

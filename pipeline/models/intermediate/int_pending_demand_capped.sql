@@ -45,13 +45,22 @@ shapes as (
     where gpus_per_pod > 0
 ),
 
+node_shapes as (
+    -- the nodes of a model by their GPU count: a model's nodes are mostly alike, so a workload
+    -- meets a few rows here instead of every node
+    select run_id, gpu_model, gpus, count(*) as nodes
+    from nodes
+    where gpu_model is not null
+    group by all
+),
+
 model_fits as (
     -- pods of the workload's size each accepted model's nodes hold when empty
     select s.run_id, s.workload_id, am.gpu_model, s.demand_gpus, s.gpus_per_pod, s.min_pods, s.pods,
-        sum(cast(floor(n.gpus / s.gpus_per_pod + 1e-9) as bigint)) as fit_pods
+        sum(n.nodes * cast(floor(n.gpus / s.gpus_per_pod + 1e-9) as bigint)) as fit_pods
     from shapes as s
     inner join accepted_models as am using (run_id, workload_id)
-    inner join nodes as n on n.run_id = s.run_id and n.gpu_model = am.gpu_model
+    inner join node_shapes as n on n.run_id = s.run_id and n.gpu_model = am.gpu_model
     group by all
 ),
 
@@ -63,7 +72,7 @@ fit_shares as (
         least(pods, fit_pods) * gpus_per_pod as fit_gpus,
         -- what it could run at once: the most its pods fit on one model
         max(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as capped_gpus,
-        sum(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as all_fit_gpus
+        xsum(least(pods, fit_pods) * gpus_per_pod) over (partition by run_id, workload_id) as all_fit_gpus
     from model_fits
     where fit_pods >= min_pods
 ),
@@ -74,7 +83,7 @@ per_period as (
         p.workload_id,
         p.tenant,
         k as period_index,
-        sum(least(p.end_s, (k + 1) * r.charge_period_s, r.horizon_s)
+        xsum(least(p.end_s, (k + 1) * r.charge_period_s, r.horizon_s)
             - greatest(p.start_s, k * r.charge_period_s)) / 3600.0 as pending_hours
     from pending as p
     inner join runs as r using (run_id),
@@ -102,7 +111,7 @@ capacity_capped as (
         c.*,
         m.model_gpus * (least((c.period_index + 1) * r.charge_period_s, r.horizon_s)
             - c.period_index * r.charge_period_s) / 3600.0 as model_gpu_hours,
-        sum(c.fit_gpu_hours) over (partition by c.run_id, c.period_index, c.gpu_model) as model_demand
+        xsum(c.fit_gpu_hours) over (partition by c.run_id, c.period_index, c.gpu_model) as model_demand
     from fit_capped as c
     inner join model_capacity as m using (run_id, gpu_model)
     inner join runs as r using (run_id)

@@ -24,9 +24,9 @@ quotas as (
         cluster_queue,
         flavor,
         any_value(cohort) as cohort,
-        sum(nominal_quota) as nominal_quota,
-        sum(borrowing_limit) as borrowing_limit,
-        sum(lending_limit) as lending_limit
+        xsum(nominal_quota) as nominal_quota,
+        xsum(borrowing_limit) as borrowing_limit,
+        xsum(lending_limit) as lending_limit
     from queues
     group by all
 ),
@@ -58,8 +58,8 @@ changes as (
 ),
 
 change_points as (
-    select run_id, cluster_queue, flavor, time_s, sum(admitted_delta) as admitted_delta,
-        sum(borrowing_delta) as borrowing_delta, sum(admissions) as admissions
+    select run_id, cluster_queue, flavor, time_s, xsum(admitted_delta) as admitted_delta,
+        xsum(borrowing_delta) as borrowing_delta, sum(admissions) as admissions
     from changes
     group by all
 ),
@@ -68,9 +68,9 @@ steps as (
     select
         *,
         lead(time_s) over w as next_time_s,
-        round(sum(admitted_delta) over (w rows between unbounded preceding and current row), 9)
+        round(xsum(admitted_delta) over (w rows between unbounded preceding and current row), 9)
             as admitted_gpus,
-        round(sum(borrowing_delta) over (w rows between unbounded preceding and current row), 9)
+        round(xsum(borrowing_delta) over (w rows between unbounded preceding and current row), 9)
             as borrowing_gpus
     from change_points
     window w as (partition by run_id, cluster_queue, flavor order by time_s)
@@ -86,15 +86,15 @@ final as (
         any_value(q.nominal_quota) as nominal_quota,
         any_value(q.borrowing_limit) as borrowing_limit,
         any_value(q.lending_limit) as lending_limit,
-        sum(s.admitted_gpus * (s.next_time_s - s.time_s)) / 3600.0 as admitted_gpu_hours,
+        xsum(s.admitted_gpus * (s.next_time_s - s.time_s)) / 3600.0 as admitted_gpu_hours,
         -- no quota known (no cluster_queues.parquet): borrowing cannot be told, null
-        sum(case when q.nominal_quota is not null
+        xsum(case when q.nominal_quota is not null
             then greatest(s.admitted_gpus - q.nominal_quota, 0) * (s.next_time_s - s.time_s) end)
             / 3600.0 as borrowed_gpu_hours,
-        sum(case when q.nominal_quota is not null
+        xsum(case when q.nominal_quota is not null
             then greatest(q.nominal_quota - s.admitted_gpus, 0) * (s.next_time_s - s.time_s) end)
             / 3600.0 as unused_nominal_gpu_hours,
-        sum(s.borrowing_gpus * (s.next_time_s - s.time_s)) / 3600.0 as borrowing_admitted_gpu_hours,
+        xsum(s.borrowing_gpus * (s.next_time_s - s.time_s)) / 3600.0 as borrowing_admitted_gpu_hours,
         sum(s.admissions) as admissions
     from steps as s
     inner join runs as r using (run_id)

@@ -51,26 +51,32 @@ node_levels as (
         n.gpu_model,
         c.time_s,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        greatest(n.gpus - round(sum(c.taken_delta) over (
+        greatest(n.gpus - round(xsum(c.taken_delta) over (
             partition by c.run_id, c.node order by c.time_s
             rows between unbounded preceding and current row
         ), 9), 0) as free_gpus
     from (
-        select run_id, node, time_s, sum(taken_delta) as taken_delta from node_changes group by all
+        select run_id, node, time_s, xsum(taken_delta) as taken_delta from node_changes group by all
     ) as c
     inner join nodes as n using (run_id, node)
     where n.gpu_model is not null
 ),
 
 node_fits as (
+    -- each node level with the one before it (null at the node's first), so that a pod size's
+    -- change of fit is computed on the level's row, without a window over every node × size
     select
         l.run_id,
         l.node,
         l.gpu_model,
         s.gpus_per_pod,
         l.time_s,
-        cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods
-    from node_levels as l
+        cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods,
+        cast(floor(l.previous_free_gpus / s.gpus_per_pod + 1e-9) as bigint) as previous_fit_pods
+    from (
+        select *, lag(free_gpus) over (partition by run_id, node order by time_s) as previous_free_gpus
+        from node_levels
+    ) as l
     inner join pod_sizes as s using (run_id)
 ),
 
@@ -80,9 +86,7 @@ fit_deltas as (
         gpu_model,
         gpus_per_pod,
         time_s,
-        fit_pods - coalesce(lag(fit_pods) over (
-            partition by run_id, node, gpus_per_pod order by time_s
-        ), 0) as fit_delta
+        fit_pods - coalesce(previous_fit_pods, 0) as fit_delta
     from node_fits
 ),
 

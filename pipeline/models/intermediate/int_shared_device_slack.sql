@@ -39,7 +39,7 @@ changes as (
 ),
 
 change_points as (
-    select run_id, node, time_s, sum(fractional_delta) as fractional_delta, sum(held_delta) as held_delta
+    select run_id, node, time_s, xsum(fractional_delta) as fractional_delta, xsum(held_delta) as held_delta
     from changes
     group by all
 ),
@@ -51,8 +51,8 @@ steps as (
         time_s,
         lead(time_s) over (partition by run_id, node order by time_s) as next_time_s,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        round(sum(fractional_delta) over w, 9) as fractional_gpus,
-        round(sum(held_delta) over w, 9) as held_gpus
+        round(xsum(fractional_delta) over w, 9) as fractional_gpus,
+        round(xsum(held_delta) over w, 9) as held_gpus
     from change_points
     window w as (partition by run_id, node order by time_s rows between unbounded preceding and current row)
 ),

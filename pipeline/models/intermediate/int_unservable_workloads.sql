@@ -44,7 +44,7 @@ facts as (
 
 flavor_totals as (
     -- what every queue of the run owns of a flavor: no queue can ever hold more
-    select run_id, flavor, sum(nominal_quota) as flavor_nominal
+    select run_id, flavor, xsum(nominal_quota) as flavor_nominal
     from queues
     group by all
 ),

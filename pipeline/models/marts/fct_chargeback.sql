@@ -8,8 +8,8 @@
 -- ClusterQueue (Kueue's reclaim within the cohort; another team where no queue is known) moves
 -- to the preemptor's team: − on the victim's row, + on the reclaimer's; add it to charged_cost.
 -- gpu_model is the node's (null for CPU-only nodes).
--- Sums add in their values' own order, sum(x order by x): a hash join hands rows on in an order
--- that varies between builds, and floating-point addition is not associative (docs/performance.md).
+-- Sums are exact (xsum, models/macros.sql): a hash join hands rows on in an order that varies
+-- between builds and threads, and floating-point addition is not associative (docs/performance.md).
 with records as (
     select * from focus_cost_records
     where ChargeCategory = 'Usage'
@@ -54,18 +54,17 @@ usage as (
         coalesce(x_GpuModel, '') as gpu_model,
         x_Resource as resource,
         x_Tenant as tenant,
-        coalesce(sum(PricingQuantity order by PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours,
-        coalesce(sum(PricingQuantity order by PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass = 'productive'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' then PricingQuantity end), 0) as gpu_hours,
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'productive' then PricingQuantity end), 0)
             as productive_gpu_hours,
-        coalesce(sum(PricingQuantity order by PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass = 'gang_wait'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'gang_wait' then PricingQuantity end), 0)
             as gang_wait_gpu_hours,
-        coalesce(sum(PricingQuantity order by PricingQuantity) filter (
-            where x_Resource = 'gpu' and x_UsageClass = 'lost_to_preemption'), 0) as lost_gpu_hours,
-        sum(EffectiveCost order by EffectiveCost) as usage_cost,
-        sum(ListCost order by ListCost) as list_cost,
-        coalesce(sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'productive'), 0) as productive_cost,
-        coalesce(sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'gang_wait'), 0) as gang_wait_cost,
-        coalesce(sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'lost_to_preemption' then PricingQuantity end), 0) as lost_gpu_hours,
+        xsum(EffectiveCost) as usage_cost,
+        xsum(ListCost) as list_cost,
+        coalesce(xsum(case when x_UsageClass = 'productive' then EffectiveCost end), 0) as productive_cost,
+        coalesce(xsum(case when x_UsageClass = 'gang_wait' then EffectiveCost end), 0) as gang_wait_cost,
+        coalesce(xsum(case when x_UsageClass = 'lost_to_preemption' then EffectiveCost end), 0)
             as preemption_waste_cost
     from records
     where x_UsageClass <> 'idle'
@@ -82,7 +81,7 @@ reclaimed as (
         r.x_Resource as resource,
         r.x_Tenant as victim_tenant,
         r.x_PreemptedByTenant as reclaimer_tenant,
-        sum(r.EffectiveCost order by r.EffectiveCost) as cost
+        xsum(r.EffectiveCost) as cost
     from records as r
     inner join preemptions as p
         on p.run_id = r.x_RunId and p.workload_id = r.x_Workload and p.preemptor = r.x_PreemptedBy
@@ -107,9 +106,9 @@ idle_rows as (
         s.resource,
         s.idle_policy,
         s.tenant,
-        sum(s.idle_quantity order by s.idle_quantity) as idle_share_quantity,
-        sum(s.idle_cost order by s.idle_cost) as idle_share_cost,
-        sum(s.idle_list_cost order by s.idle_list_cost) as idle_share_list_cost
+        xsum(s.idle_quantity) as idle_share_quantity,
+        xsum(s.idle_cost) as idle_share_cost,
+        xsum(s.idle_list_cost) as idle_share_list_cost
     from shares as s
     inner join period_info as pi using (run_id, period_index)
     group by all
@@ -133,23 +132,23 @@ final as (
         c.resource,
         c.idle_policy,
         c.tenant,
-        coalesce(sum(c.gpu_hours order by c.gpu_hours), 0) as gpu_hours,
-        coalesce(sum(c.productive_gpu_hours order by c.productive_gpu_hours), 0) as productive_gpu_hours,
-        coalesce(sum(c.gang_wait_gpu_hours order by c.gang_wait_gpu_hours), 0) as gang_wait_gpu_hours,
-        coalesce(sum(c.lost_gpu_hours order by c.lost_gpu_hours), 0) as lost_gpu_hours,
-        coalesce(sum(c.usage_cost order by c.usage_cost), 0) as usage_cost,
-        coalesce(sum(c.list_cost order by c.list_cost), 0) as list_cost,
-        coalesce(sum(c.productive_cost order by c.productive_cost), 0) as productive_cost,
-        coalesce(sum(c.gang_wait_cost order by c.gang_wait_cost), 0) as gang_wait_cost,
-        coalesce(sum(c.preemption_waste_cost order by c.preemption_waste_cost), 0) as preemption_waste_cost,
+        coalesce(xsum(c.gpu_hours), 0) as gpu_hours,
+        coalesce(xsum(c.productive_gpu_hours), 0) as productive_gpu_hours,
+        coalesce(xsum(c.gang_wait_gpu_hours), 0) as gang_wait_gpu_hours,
+        coalesce(xsum(c.lost_gpu_hours), 0) as lost_gpu_hours,
+        coalesce(xsum(c.usage_cost), 0) as usage_cost,
+        coalesce(xsum(c.list_cost), 0) as list_cost,
+        coalesce(xsum(c.productive_cost), 0) as productive_cost,
+        coalesce(xsum(c.gang_wait_cost), 0) as gang_wait_cost,
+        coalesce(xsum(c.preemption_waste_cost), 0) as preemption_waste_cost,
         -- GPU-hours of idle capacity carried (GPU rows; CPU and memory in idle_share_quantity)
-        case when c.resource = 'gpu' then coalesce(sum(c.idle_share_quantity order by c.idle_share_quantity), 0) else 0.0 end
+        case when c.resource = 'gpu' then coalesce(xsum(c.idle_share_quantity), 0) else 0.0 end
             as idle_share_gpu_hours,
-        coalesce(sum(c.idle_share_quantity order by c.idle_share_quantity), 0) as idle_share_quantity,
-        coalesce(sum(c.idle_share_cost order by c.idle_share_cost), 0) as idle_share_cost,
-        coalesce(sum(c.idle_share_list_cost order by c.idle_share_list_cost), 0) as idle_share_list_cost,
-        coalesce(sum(c.usage_cost order by c.usage_cost), 0) + coalesce(sum(c.idle_share_cost order by c.idle_share_cost), 0) as charged_cost,
-        coalesce(sum(c.reclaim_adjustment_cost order by c.reclaim_adjustment_cost), 0) as reclaim_adjustment_cost
+        coalesce(xsum(c.idle_share_quantity), 0) as idle_share_quantity,
+        coalesce(xsum(c.idle_share_cost), 0) as idle_share_cost,
+        coalesce(xsum(c.idle_share_list_cost), 0) as idle_share_list_cost,
+        coalesce(xsum(c.usage_cost), 0) + coalesce(xsum(c.idle_share_cost), 0) as charged_cost,
+        coalesce(xsum(c.reclaim_adjustment_cost), 0) as reclaim_adjustment_cost
     from combined as c
     inner join period_info as pi
         on pi.run_id = c.run_id and pi.charge_period_start = c.charge_period_start

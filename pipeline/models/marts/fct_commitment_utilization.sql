@@ -21,13 +21,11 @@ per_period as (
         SkuId as sku_id,
         BillingPeriodStart as billing_period_start,
         ChargePeriodStart as charge_period_start,
-        coalesce(sum(PricingQuantity) filter (where CommitmentDiscountStatus = 'Used'), 0) as used,
-        coalesce(sum(PricingQuantity) filter (where CommitmentDiscountStatus = 'Unused'), 0) as unused,
-        coalesce(sum(PricingQuantity) filter (
-            where PricingCategory = 'Standard' and x_UsageClass <> 'idle'), 0) as on_demand,
-        coalesce(sum(PricingQuantity) filter (where PricingCategory = 'Standard'), 0) as on_demand_capacity,
-        coalesce(sum(PricingQuantity) filter (
-            where PricingCategory = 'Dynamic' and x_UsageClass <> 'idle'), 0) as spot,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Used' then PricingQuantity end), 0) as used,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Unused' then PricingQuantity end), 0) as unused,
+        coalesce(xsum(case when PricingCategory = 'Standard' and x_UsageClass <> 'idle' then PricingQuantity end), 0) as on_demand,
+        coalesce(xsum(case when PricingCategory = 'Standard' then PricingQuantity end), 0) as on_demand_capacity,
+        coalesce(xsum(case when PricingCategory = 'Dynamic' and x_UsageClass <> 'idle' then PricingQuantity end), 0) as spot,
         any_value(ListUnitPrice) filter (where PricingCategory = 'Standard') as on_demand_list_price
     from records
     where ChargeCategory = 'Usage'
@@ -39,11 +37,11 @@ coverage as (
         run_id,
         sku_id,
         billing_period_start,
-        sum(on_demand) as on_demand_quantity,
-        sum(on_demand_capacity) as on_demand_capacity_quantity,
-        sum(spot) as spot_quantity,
-        sum(least(unused, on_demand)) as coverable_on_demand_quantity,
-        coalesce(sum(least(unused, on_demand) * on_demand_list_price), 0) as coverable_on_demand_cost
+        xsum(on_demand) as on_demand_quantity,
+        xsum(on_demand_capacity) as on_demand_capacity_quantity,
+        xsum(spot) as spot_quantity,
+        xsum(least(unused, on_demand)) as coverable_on_demand_quantity,
+        coalesce(xsum(least(unused, on_demand) * on_demand_list_price), 0) as coverable_on_demand_cost
     from per_period
     group by all
 ),
@@ -57,13 +55,13 @@ pools as (
         any_value(x_GpuModel) as gpu_model,
         any_value(x_Resource) as resource,
         any_value(CommitmentDiscountUnit) as unit,
-        coalesce(sum(PricingQuantity) filter (where ChargeCategory = 'Purchase'), 0) as committed_quantity,
-        coalesce(sum(PricingQuantity) filter (where CommitmentDiscountStatus = 'Used'), 0) as used_quantity,
-        coalesce(sum(PricingQuantity) filter (where CommitmentDiscountStatus = 'Unused'), 0)
+        coalesce(xsum(case when ChargeCategory = 'Purchase' then PricingQuantity end), 0) as committed_quantity,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Used' then PricingQuantity end), 0) as used_quantity,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Unused' then PricingQuantity end), 0)
             as unused_quantity,
-        coalesce(sum(BilledCost) filter (where ChargeCategory = 'Purchase'), 0) as commitment_cost,
-        coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Used'), 0) as used_cost,
-        coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Unused'), 0) as unused_cost
+        coalesce(xsum(case when ChargeCategory = 'Purchase' then BilledCost end), 0) as commitment_cost,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Used' then EffectiveCost end), 0) as used_cost,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Unused' then EffectiveCost end), 0) as unused_cost
     from records
     where CommitmentDiscountId is not null
     group by x_RunId, CommitmentDiscountId, BillingPeriodStart

@@ -33,8 +33,9 @@ evicted as (
         workload_id,
         attempt,
         min(end_s) as evicted_s,
-        arg_min(end_event, end_s) as end_event,
-        arg_min(preemptor, end_s) filter (where preemptor is not null) as preemptor,
+        -- pods evicted at the same moment: the first release row decides (a total order)
+        arg_min(end_event, (end_s, released_seq)) as end_event,
+        arg_min(preemptor, (end_s, released_seq)) filter (where preemptor is not null) as preemptor,
         count(*) as pods_evicted
     from holdings
     where end_event in ('preempted', 'timed_out')
@@ -46,8 +47,8 @@ lost as (
         u.run_id,
         u.workload_id,
         u.attempt,
-        sum(u.gpu_hours) as lost_gpu_hours,
-        sum(case u_price.resource
+        xsum(u.gpu_hours) as lost_gpu_hours,
+        xsum(case u_price.resource
             when 'gpu' then u.gpu_hours
             when 'cpu' then u.cpu_core_hours
             else u.memory_gib_hours

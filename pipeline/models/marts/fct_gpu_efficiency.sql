@@ -24,20 +24,20 @@ final as (
         r.x_GpuModel as gpu_model,
         count(distinct r.x_Workload) as workloads,
         count(distinct r.x_Workload) filter (where r.x_UsageSubClass <> 'unmeasured') as measured_workloads,
-        sum(r.PricingQuantity) as allocated_gpu_hours,
-        coalesce(sum(r.PricingQuantity) filter (where r.x_UsageSubClass = 'active'), 0) as active_gpu_hours,
-        coalesce(sum(r.PricingQuantity) filter (where r.x_UsageSubClass = 'allocated_idle'), 0)
+        xsum(r.PricingQuantity) as allocated_gpu_hours,
+        coalesce(xsum(case when r.x_UsageSubClass = 'active' then r.PricingQuantity end), 0) as active_gpu_hours,
+        coalesce(xsum(case when r.x_UsageSubClass = 'allocated_idle' then r.PricingQuantity end), 0)
             as allocated_idle_gpu_hours,
-        coalesce(sum(r.PricingQuantity) filter (where r.x_UsageSubClass = 'unmeasured'), 0) as unmeasured_gpu_hours,
+        coalesce(xsum(case when r.x_UsageSubClass = 'unmeasured' then r.PricingQuantity end), 0) as unmeasured_gpu_hours,
         -- of the GPU-hours whose utilisation is known, the share the engines were active
-        sum(r.PricingQuantity) filter (where r.x_UsageSubClass = 'active')
-            / nullif(sum(r.PricingQuantity) filter (where r.x_UsageSubClass <> 'unmeasured'), 0)
+        xsum(case when r.x_UsageSubClass = 'active' then r.PricingQuantity end)
+            / nullif(xsum(case when r.x_UsageSubClass <> 'unmeasured' then r.PricingQuantity end), 0)
             as efficiency,
-        sum(r.EffectiveCost) as allocated_cost,
-        coalesce(sum(r.EffectiveCost) filter (where r.x_UsageSubClass = 'active'), 0) as active_cost,
-        coalesce(sum(r.EffectiveCost) filter (where r.x_UsageSubClass = 'allocated_idle'), 0) as allocated_idle_cost,
-        coalesce(sum(r.EffectiveCost) filter (where r.x_UsageSubClass = 'unmeasured'), 0) as unmeasured_cost,
-        coalesce(sum(r.ListCost) filter (where r.x_UsageSubClass = 'allocated_idle'), 0) as allocated_idle_list_cost
+        xsum(r.EffectiveCost) as allocated_cost,
+        coalesce(xsum(case when r.x_UsageSubClass = 'active' then r.EffectiveCost end), 0) as active_cost,
+        coalesce(xsum(case when r.x_UsageSubClass = 'allocated_idle' then r.EffectiveCost end), 0) as allocated_idle_cost,
+        coalesce(xsum(case when r.x_UsageSubClass = 'unmeasured' then r.EffectiveCost end), 0) as unmeasured_cost,
+        coalesce(xsum(case when r.x_UsageSubClass = 'allocated_idle' then r.ListCost end), 0) as allocated_idle_list_cost
     from records as r
     inner join workloads as w on w.run_id = r.x_RunId and w.workload_id = r.x_Workload
     group by all

@@ -14,7 +14,9 @@
 -- are not applied here.
 with records as (
     select * from focus_cost_records
-    where ChargeCategory = 'Usage' and x_UsageClass <> 'idle'
+    -- the Usage rows: ChargeCategory is derived from x_UsageClass (a virtual column),
+    -- the stored column filters at the scan
+    where x_UsageClass <> 'commitment_purchase' and x_UsageClass <> 'idle'
 ),
 
 shares as (
@@ -70,10 +72,10 @@ usage as (
         coalesce(x_GpuModel, '') as gpu_model,
         x_Resource as resource,
         x_Workload as workload_id,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours,
-        sum(PricingQuantity) as quantity,
-        sum(EffectiveCost) as usage_cost,
-        sum(ListCost) as list_cost
+        coalesce(xsum(case when x_Resource = 'gpu' then PricingQuantity end), 0) as gpu_hours,
+        xsum(PricingQuantity) as quantity,
+        xsum(EffectiveCost) as usage_cost,
+        xsum(ListCost) as list_cost
     from records
     group by all
 ),
@@ -86,7 +88,7 @@ shares_at as (
 
 team_use as (
     select u.run_id, u.charge_period_start, u.gpu_model, u.resource, a.label_key, a.tenant, a.allocation,
-        sum(u.usage_cost) as cost, sum(u.quantity) as quantity
+        xsum(u.usage_cost) as cost, xsum(u.quantity) as quantity
     from usage as u
     inner join workload_allocations as a using (run_id, workload_id)
     group by all
@@ -97,8 +99,8 @@ team_weights as (
     -- cost of the cell (by quantity where that cost nothing), as the window policy weighs
     select
         *,
-        case when sum(cost) over team > 0 then cost / sum(cost) over team
-            when sum(quantity) over team > 0 then quantity / sum(quantity) over team
+        case when xsum(cost) over team > 0 then cost / xsum(cost) over team
+            when xsum(quantity) over team > 0 then quantity / xsum(quantity) over team
             else 0 end as weight
     from team_use
     window team as (partition by run_id, charge_period_start, gpu_model, resource, label_key, tenant)
@@ -165,14 +167,14 @@ final as (
         c.label_key,
         c.allocation,
         c.tenant,
-        sum(c.gpu_hours) as gpu_hours,
-        sum(c.usage_cost) as usage_cost,
-        sum(c.list_cost) as list_cost,
-        case when c.resource = 'gpu' then sum(c.idle_share_quantity) else 0.0 end as idle_share_gpu_hours,
-        sum(c.idle_share_quantity) as idle_share_quantity,
-        sum(c.idle_share_cost) as idle_share_cost,
-        sum(c.idle_share_list_cost) as idle_share_list_cost,
-        sum(c.usage_cost) + sum(c.idle_share_cost) as charged_cost
+        xsum(c.gpu_hours) as gpu_hours,
+        xsum(c.usage_cost) as usage_cost,
+        xsum(c.list_cost) as list_cost,
+        case when c.resource = 'gpu' then xsum(c.idle_share_quantity) else 0.0 end as idle_share_gpu_hours,
+        xsum(c.idle_share_quantity) as idle_share_quantity,
+        xsum(c.idle_share_cost) as idle_share_cost,
+        xsum(c.idle_share_list_cost) as idle_share_list_cost,
+        xsum(c.usage_cost) + xsum(c.idle_share_cost) as charged_cost
     from combined as c
     inner join period_info as pi
         on pi.run_id = c.run_id and pi.charge_period_start = c.charge_period_start

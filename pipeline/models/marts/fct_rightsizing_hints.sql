@@ -16,9 +16,9 @@ records as (
 
 productive as (
     select x_RunId as run_id, x_Workload as workload_id,
-        sum(PricingQuantity) as allocated_gpu_hours,
-        sum(EffectiveCost) as allocated_cost,
-        coalesce(sum(EffectiveCost) filter (where x_UsageSubClass = 'allocated_idle'), 0) as allocated_idle_cost
+        xsum(PricingQuantity) as allocated_gpu_hours,
+        xsum(EffectiveCost) as allocated_cost,
+        coalesce(xsum(case when x_UsageSubClass = 'allocated_idle' then EffectiveCost end), 0) as allocated_idle_cost
     from records
     group by all
 ),

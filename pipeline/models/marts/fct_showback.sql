@@ -15,20 +15,20 @@ final as (
         billing_period_start,
         billing_period_start + interval 1 month as billing_period_end,
         tenant,
-        sum(gpu_hours) filter (where idle_policy = 'separate')
-            + sum(idle_share_gpu_hours) filter (where idle_policy = 'separate') as gpu_hours,
-        sum(list_cost) filter (where idle_policy = 'separate')
-            + sum(idle_share_list_cost) filter (where idle_policy = 'separate') as list_cost,
-        sum(productive_cost) filter (where idle_policy = 'separate') as productive_cost,
-        sum(gang_wait_cost) filter (where idle_policy = 'separate') as gang_wait_cost,
-        sum(preemption_waste_cost) filter (where idle_policy = 'separate') as preemption_waste_cost,
-        sum(charged_cost) filter (where idle_policy = 'separate') as cost_idle_separate,
-        coalesce(sum(idle_share_cost) filter (where idle_policy = 'window' and tenant <> '__idle__'), 0)
+        xsum(case when idle_policy = 'separate' then gpu_hours end)
+            + xsum(case when idle_policy = 'separate' then idle_share_gpu_hours end) as gpu_hours,
+        xsum(case when idle_policy = 'separate' then list_cost end)
+            + xsum(case when idle_policy = 'separate' then idle_share_list_cost end) as list_cost,
+        xsum(case when idle_policy = 'separate' then productive_cost end) as productive_cost,
+        xsum(case when idle_policy = 'separate' then gang_wait_cost end) as gang_wait_cost,
+        xsum(case when idle_policy = 'separate' then preemption_waste_cost end) as preemption_waste_cost,
+        xsum(case when idle_policy = 'separate' then charged_cost end) as cost_idle_separate,
+        coalesce(xsum(case when idle_policy = 'window' and tenant <> '__idle__' then idle_share_cost end), 0)
             as idle_share,
-        sum(charged_cost) filter (where idle_policy = 'window') as cost_idle_shared,
-        sum(charged_cost) filter (where idle_policy = 'node') as cost_idle_by_node,
-        sum(charged_cost) filter (where idle_policy = 'cause') as cost_idle_by_cause,
-        sum(reclaim_adjustment_cost) filter (where idle_policy = 'separate') as reclaim_adjustment_cost
+        xsum(case when idle_policy = 'window' then charged_cost end) as cost_idle_shared,
+        xsum(case when idle_policy = 'node' then charged_cost end) as cost_idle_by_node,
+        xsum(case when idle_policy = 'cause' then charged_cost end) as cost_idle_by_cause,
+        xsum(case when idle_policy = 'separate' then reclaim_adjustment_cost end) as reclaim_adjustment_cost
     from chargeback
     group by run_id, billing_period_start, tenant
     order by run_id, billing_period_start, tenant

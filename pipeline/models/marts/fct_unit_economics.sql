@@ -41,31 +41,27 @@ totals as (
     select
         x_RunId as run_id,
         BillingPeriodStart as billing_period_start,
-        sum(EffectiveCost) as total_cost,
-        sum(ListCost) as total_list_cost,
-        sum(ContractedCost) as total_contracted_cost,
-        sum(EffectiveCost) filter (where x_Resource = 'gpu') as gpu_cost,
-        sum(PricingQuantity) filter (where x_Resource = 'gpu') as capacity_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass <> 'idle'), 0)
+        xsum(EffectiveCost) as total_cost,
+        xsum(ListCost) as total_list_cost,
+        xsum(ContractedCost) as total_contracted_cost,
+        xsum(case when x_Resource = 'gpu' then EffectiveCost end) as gpu_cost,
+        xsum(case when x_Resource = 'gpu' then PricingQuantity end) as capacity_gpu_hours,
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass <> 'idle' then PricingQuantity end), 0)
             as allocated_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass = 'productive'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'productive' then PricingQuantity end), 0)
             as productive_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass = 'gang_wait'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'gang_wait' then PricingQuantity end), 0)
             as gang_wait_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (
-            where x_Resource = 'gpu' and x_UsageClass = 'lost_to_preemption'), 0) as lost_gpu_hours,
-        coalesce(sum(EffectiveCost) filter (where x_UsageClass = 'gang_wait'), 0) as gang_wait_cost,
-        coalesce(sum(EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption'), 0) as lost_cost,
-        coalesce(sum(PricingQuantity) filter (
-            where x_Resource = 'gpu' and x_UsageClass <> 'idle' and PricingCategory = 'Dynamic'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass = 'lost_to_preemption' then PricingQuantity end), 0) as lost_gpu_hours,
+        coalesce(xsum(case when x_UsageClass = 'gang_wait' then EffectiveCost end), 0) as gang_wait_cost,
+        coalesce(xsum(case when x_UsageClass = 'lost_to_preemption' then EffectiveCost end), 0) as lost_cost,
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass <> 'idle' and PricingCategory = 'Dynamic' then PricingQuantity end), 0)
             as spot_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (
-            where x_Resource = 'gpu' and CommitmentDiscountStatus = 'Used'), 0) as committed_used_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (
-            where x_Resource = 'gpu' and CommitmentDiscountId is not null), 0) as committed_gpu_hours,
-        coalesce(sum(EffectiveCost) filter (where CommitmentDiscountStatus = 'Unused'), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and CommitmentDiscountStatus = 'Used' then PricingQuantity end), 0) as committed_used_gpu_hours,
+        coalesce(xsum(case when x_Resource = 'gpu' and CommitmentDiscountId is not null then PricingQuantity end), 0) as committed_gpu_hours,
+        coalesce(xsum(case when CommitmentDiscountStatus = 'Unused' then EffectiveCost end), 0)
             as unused_commitment_cost,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed), 0)
+        coalesce(xsum(case when x_Resource = 'gpu' and x_Borrowed then PricingQuantity end), 0)
             as borrowed_gpu_hours
     from records
     group by all
@@ -78,8 +74,8 @@ idle_kinds as (
         x_RunId as run_id,
         BillingPeriodStart as billing_period_start,
         case when PricingCategory = 'Committed' then 'sunk' else 'avoidable' end as kind,
-        sum(EffectiveCost) as cost,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours
+        xsum(EffectiveCost) as cost,
+        coalesce(xsum(case when x_Resource = 'gpu' then PricingQuantity end), 0) as gpu_hours
     from records
     where x_UsageClass = 'idle'
     group by all
@@ -90,8 +86,8 @@ phase_totals as (
         x_RunId as run_id,
         BillingPeriodStart as billing_period_start,
         x_Phase as phase,
-        sum(PricingQuantity) filter (where x_Resource = 'gpu') as capacity_gpu_hours,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu' and x_UsageClass <> 'idle'), 0)
+        xsum(case when x_Resource = 'gpu' then PricingQuantity end) as capacity_gpu_hours,
+        coalesce(xsum(case when x_Resource = 'gpu' and x_UsageClass <> 'idle' then PricingQuantity end), 0)
             as allocated_gpu_hours
     from records
     group by all
@@ -109,7 +105,7 @@ training_runs as (
 
 eviction_losses as (
     select run_id, date_trunc('month', evicted_ts) as billing_period_start,
-        count(*) as evictions, avg(lost_cost) as lost_cost, avg(lost_gpu_hours) as lost_gpu_hours
+        count(*) as evictions, xavg(lost_cost) as lost_cost, xavg(lost_gpu_hours) as lost_gpu_hours
     from evictions
     group by all
 ),
@@ -120,8 +116,8 @@ pending_demand as (
     select
         p.run_id,
         date_trunc('month', ts_at(r.start_ts, p.period_index * r.charge_period_s)) as billing_period_start,
-        sum(p.gpu_hours) as gpu_hours,
-        sum(p.list_value) as list_value
+        xsum(p.gpu_hours) as gpu_hours,
+        xsum(p.list_value) as list_value
     from pending as p
     inner join runs as r using (run_id)
     group by all
@@ -129,25 +125,25 @@ pending_demand as (
 
 unservable_asked as (
     select run_id, date_trunc('month', submit_ts) as billing_period_start,
-        count(*) as workloads, sum(asked_gpu_hours) as asked_gpu_hours,
-        sum(waited_gpu_hours) as waited_gpu_hours
+        count(*) as workloads, xsum(asked_gpu_hours) as asked_gpu_hours,
+        xsum(waited_gpu_hours) as waited_gpu_hours
     from unservable
     group by all
 ),
 
 coverage as (
     select run_id, billing_period_start,
-        sum(committed_quantity) filter (where resource = 'gpu') as committed,
-        sum(eligible_quantity) filter (where resource = 'gpu') as eligible,
-        sum(coverable_on_demand_quantity) filter (where resource = 'gpu') as coverable,
-        sum(coverable_on_demand_cost) as coverable_cost
+        xsum(case when resource = 'gpu' then committed_quantity end) as committed,
+        xsum(case when resource = 'gpu' then eligible_quantity end) as eligible,
+        xsum(case when resource = 'gpu' then coverable_on_demand_quantity end) as coverable,
+        xsum(coverable_on_demand_cost) as coverable_cost
     from commitment_pools
     group by all
 ),
 
 workload_costs as (
     select x_RunId as run_id, BillingPeriodStart as billing_period_start, x_Workload as workload_id,
-        sum(EffectiveCost) as cost
+        xsum(EffectiveCost) as cost
     from records
     where x_Workload is not null
     group by all
@@ -158,8 +154,8 @@ idle_by_cause as (
         x_RunId as run_id,
         BillingPeriodStart as billing_period_start,
         x_IdleReason as idle_reason,
-        sum(EffectiveCost) as cost,
-        coalesce(sum(PricingQuantity) filter (where x_Resource = 'gpu'), 0) as gpu_hours
+        xsum(EffectiveCost) as cost,
+        coalesce(xsum(case when x_Resource = 'gpu' then PricingQuantity end), 0) as gpu_hours
     from records
     where x_UsageClass = 'idle'
     group by all
@@ -290,22 +286,22 @@ metrics as (
     from idle_by_cause
     where idle_reason <> 'unallocated'
     union all
-    select run_id, billing_period_start, 'cost_per_workload', 'all', avg(cost), 'USD'
+    select run_id, billing_period_start, 'cost_per_workload', 'all', xavg(cost), 'USD'
     from workload_costs
     group by all
     union all
-    select c.run_id, c.billing_period_start, 'cost_per_workload', 'kind:' || w.kind, avg(c.cost), 'USD'
+    select c.run_id, c.billing_period_start, 'cost_per_workload', 'kind:' || w.kind, xavg(c.cost), 'USD'
     from workload_costs as c
     inner join workloads as w using (run_id, workload_id)
     group by all
     union all
     -- with its share of idle capacity, per month of submission
-    select run_id, billing_period_start, 'cost_per_training_run', 'all', avg(cost_with_idle), 'USD'
+    select run_id, billing_period_start, 'cost_per_training_run', 'all', xavg(cost_with_idle), 'USD'
     from training_runs
     group by all
     union all
     select run_id, billing_period_start, 'cost_per_training_run', 'outcome:' || outcome,
-        avg(cost_with_idle), 'USD'
+        xavg(cost_with_idle), 'USD'
     from training_runs
     group by all
     union all

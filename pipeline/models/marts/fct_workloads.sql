@@ -8,8 +8,8 @@
 -- GPU-hours at the list price of the models they were demanded on. Demand, not spend.
 -- idle_share_cost: its share of idle capacity under the `window` rule (int_idle_shares);
 -- cost_with_idle = effective_cost + idle_share_cost.
--- Sums add in their values' own order, sum(x order by x): a hash join hands rows on in an order
--- that varies between builds, and floating-point addition is not associative (docs/performance.md).
+-- Sums are exact (xsum, models/macros.sql): a hash join hands rows on in an order that varies
+-- between builds and threads, and floating-point addition is not associative (docs/performance.md).
 with workloads as (
     select * from stg_workloads
 ),
@@ -102,11 +102,11 @@ interval_facts as (
     select
         run_id,
         workload_id,
-        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'productive')
+        xsum(case when usage_class = 'productive' then gpus * (end_s - start_s) / 3600.0 end)
             as gpu_hours_productive,
-        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'gang_wait')
+        xsum(case when usage_class = 'gang_wait' then gpus * (end_s - start_s) / 3600.0 end)
             as gpu_hours_gang_wait,
-        sum(gpus * (end_s - start_s) / 3600.0 order by gpus * (end_s - start_s) / 3600.0) filter (where usage_class = 'lost_to_preemption')
+        xsum(case when usage_class = 'lost_to_preemption' then gpus * (end_s - start_s) / 3600.0 end)
             as gpu_hours_lost,
         -- a started pod that still waited for its gang: partial placement
         bool_or(usage_class = 'gang_wait' and start_s >= coalesce(started_s_of_holding, end_s))
@@ -123,13 +123,13 @@ cost_facts as (
     select
         x_RunId as run_id,
         x_Workload as workload_id,
-        sum(EffectiveCost order by EffectiveCost) as effective_cost,
-        sum(ListCost order by ListCost) as list_cost,
-        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'productive') as productive_cost,
-        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'gang_wait') as gang_wait_cost,
-        sum(EffectiveCost order by EffectiveCost) filter (where x_UsageClass = 'lost_to_preemption') as preemption_waste_cost,
-        sum(EffectiveCost order by EffectiveCost) filter (where x_Resource <> 'gpu') as cpu_memory_cost,
-        sum(PricingQuantity order by PricingQuantity) filter (where x_Resource = 'gpu' and x_Borrowed) as gpu_hours_borrowed
+        xsum(EffectiveCost) as effective_cost,
+        xsum(ListCost) as list_cost,
+        xsum(case when x_UsageClass = 'productive' then EffectiveCost end) as productive_cost,
+        xsum(case when x_UsageClass = 'gang_wait' then EffectiveCost end) as gang_wait_cost,
+        xsum(case when x_UsageClass = 'lost_to_preemption' then EffectiveCost end) as preemption_waste_cost,
+        xsum(case when x_Resource <> 'gpu' then EffectiveCost end) as cpu_memory_cost,
+        xsum(case when x_Resource = 'gpu' and x_Borrowed then PricingQuantity end) as gpu_hours_borrowed
     from records
     where x_Workload is not null
     group by all
@@ -142,13 +142,13 @@ attempt_facts as (
 ),
 
 wait_facts as (
-    select run_id, workload_id, sum(gpu_hours order by gpu_hours) as gpu_hours, sum(list_value order by list_value) as list_value
+    select run_id, workload_id, xsum(gpu_hours) as gpu_hours, xsum(list_value) as list_value
     from pending
     group by all
 ),
 
 idle_share_facts as (
-    select run_id, workload_id, sum(idle_cost order by idle_cost) as idle_share_cost
+    select run_id, workload_id, xsum(idle_cost) as idle_share_cost
     from idle_shares
     group by all
 ),

@@ -201,7 +201,7 @@ usage_costed as (
         effective_unit_price * quantity as effective_cost,
         -- the origin charge of a split: the node-period of this resource (a Committed node's
         -- is two charges, its Used and its Unused part)
-        sum(quantity) over (
+        xsum(quantity) over (
             partition by run_id, period_index, node, resource, commitment_status
         ) as origin_quantity
     from usage_lines
