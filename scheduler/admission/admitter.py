@@ -115,6 +115,17 @@ class Entry:
         return self.wl.queue_timestamp_s
 
 
+@dataclass(frozen=True)
+class CycleResult:
+    """What one admission cycle did, for the loop that runs the next (`KueueAdmission`)."""
+
+    admitted: bool  # some head was admitted (Kueue's KeepGoing; otherwise SlowDown)
+    progressed: bool  # another cycle can do more
+
+
+_NO_CYCLE = CycleResult(False, False)
+
+
 class CycleSnapshot:
     """Step 2: the live tree serves as the cycle's snapshot. Quota reserved for the cycle
     only (a preemptor waiting for its victims, a head holding what is free for itself) is
@@ -174,13 +185,14 @@ class Admitter:
             for cq in config.cluster_queues.values()
         )
 
-    def run_cycle(self) -> bool:
-        """One cycle; True when another cycle at the same instant can do more: something was
-        admitted, or a BestEffortFIFO head moved aside so that the next one gets its turn."""
+    def run_cycle(self) -> CycleResult:
+        """One cycle: whether it admitted something, and whether another cycle can do more
+        (something was admitted, or a BestEffortFIFO head moved aside so that the next one
+        gets its turn)."""
         # 1. Heads: one per ClusterQueue.
         entries = self._heads()
         if not entries:
-            return False
+            return _NO_CYCLE
         self.scan.next_cycle()
         # 2. Snapshot: the live tree; reservations made for this cycle only are undone below.
         snapshot = CycleSnapshot(self.tree, self.versions)
@@ -197,13 +209,13 @@ class Admitter:
             if self.topology is not None:
                 self.topology.end_cycle()
         # 6. Requeue and explain.
-        progressed = False
+        admitted = progressed = False
         for entry in entries:
             if entry.admitted:
-                progressed = True
+                admitted = progressed = True
             elif entry.wl.state is State.QUEUED:
                 progressed |= self._requeue(entry)
-        return progressed
+        return CycleResult(admitted, progressed)
 
     def _heads(self) -> list[Entry]:
         entries = []
