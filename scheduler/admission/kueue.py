@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from scheduler.admission.admitter import Admitter
+from scheduler.admission.admitter import Admitter, CycleResult
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCheck
@@ -85,6 +85,22 @@ def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_G
     return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s, verifier=verifier)
 
 
+class CyclePacing:
+    """When the admission cycle after this one runs (scheduler.go schedule(): KeepGoing
+    after an admission, else SlowDown), bounded as `SAME_INSTANT_SLOW_CYCLES` says."""
+
+    def __init__(self) -> None:
+        self.slow_in_a_row = 0  # cycles in a row that admitted nothing and asked for another
+
+    def next_cycle_in(self, cycle: CycleResult) -> float | None:
+        """Seconds until the next cycle (0: the same instant), None when none is asked for."""
+        if not cycle.progressed:
+            self.slow_in_a_row = 0
+            return None
+        self.slow_in_a_row = 0 if cycle.admitted else self.slow_in_a_row + 1
+        return CYCLE_BACKOFF_MAX_S if self.slow_in_a_row > SAME_INSTANT_SLOW_CYCLES else 0.0
+
+
 class KueueAdmission(PlacementOptionsOf):
     """Kueue's controllers and cache for one replay: workloads' life cycle, queues, quota
     and who holds it. One admission cycle is the `Admitter`'s; it acts through this class's
@@ -112,7 +128,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
         self.admitter.topology = _topology_fit(self) if self.uses_tas else None
         self._cycle_at: float | None = None
-        self._slow_cycles = 0  # cycles in a row that admitted nothing and asked for another
+        self.pacing = CyclePacing()
         self._requeue_roots: set[int] = set()
 
     @property
@@ -143,9 +159,9 @@ class KueueAdmission(PlacementOptionsOf):
             return
         if wl.state is State.BACKOFF:
             self.replay.pending(run, PendingReason.PODS_READY_TIMEOUT, self.pods_ready_tracker.backoff_message(wl))
-            self.env.at(wl.requeue_at_s, Phase.ADMIT, lambda: self._backoff_finished(wl))
+            self.env.at(wl.requeue_at_s, Phase.ADMIT, lambda: _backoff_finished(self, wl))
             return
-        self._enqueue(wl)
+        self.enqueue(wl)
 
     def release(self, run: WorkloadRun) -> None:
         wl = self.workloads.get(run.spec.workload_id)
@@ -206,17 +222,13 @@ class KueueAdmission(PlacementOptionsOf):
         self.workloads[wl.name] = wl
         return wl
 
-    def _enqueue(self, wl: AdmissionWorkload) -> None:
+    def enqueue(self, wl: AdmissionWorkload) -> None:
         wl.state = State.QUEUED
         wl.queued_s = self.now
         wl.explained = False
         self.queues[wl.cluster_queue or ""].push(wl)
         self.unexplained[wl.name] = wl
         self.request_cycle()
-
-    def _backoff_finished(self, wl: AdmissionWorkload) -> None:
-        if wl.state is State.BACKOFF:
-            self._enqueue(wl)
 
     def queue_of(self, wl: AdmissionWorkload) -> PendingQueue:
         return self.queues[wl.cluster_queue or ""]
@@ -236,14 +248,10 @@ class KueueAdmission(PlacementOptionsOf):
     def _cycle(self) -> None:
         if self._cycle_at == self.now:  # a later, paced cycle stays due
             self._cycle_at = None
-        cycle = self.admitter.run_cycle()
-        if not cycle.progressed:
-            self._slow_cycles = 0
+        if (delay := self.pacing.next_cycle_in(self.admitter.run_cycle())) is None:
             _explain_unevaluated(self)
-            return
-        self._slow_cycles = 0 if cycle.admitted else self._slow_cycles + 1
-        # scheduler.go schedule(): KeepGoing after an admission, else SlowDown (see the bound)
-        self.request_cycle(self.now + CYCLE_BACKOFF_MAX_S if self._slow_cycles > SAME_INSTANT_SLOW_CYCLES else None)
+        else:
+            self.request_cycle(self.now + delay)
 
     # -- the admitter's AdmissionPort ---------------------------------------------------------
 
@@ -317,7 +325,7 @@ class KueueAdmission(PlacementOptionsOf):
         wl.state = State.QUEUED
         if wl.resubmitted:
             wl.resubmitted = False
-            self._enqueue(wl)
+            self.enqueue(wl)
 
     def _schedule_requeue(self, node: QuotaNode) -> None:
         """Batch the inadmissible requeue of the cohort tree, as Kueue does (1 s)."""
@@ -341,6 +349,11 @@ class KueueAdmission(PlacementOptionsOf):
         self.timed_out.add(wl.name)
         self.admitter.scan.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
         self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def _backoff_finished(kueue: KueueAdmission, wl: AdmissionWorkload) -> None:
+    if wl.state is State.BACKOFF:  # queued again once its PodsReady backoff is over
+        kueue.enqueue(wl)
 
 
 def _explain_unevaluated(admission: KueueAdmission) -> None:
