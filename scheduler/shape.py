@@ -11,25 +11,45 @@ shapes and everything else drawn at random fail alike on random cluster states.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from scheduler.framework.interface import Unit
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.workload_run import GROUP, WorkloadRun
 
 
-@dataclass(frozen=True, slots=True)
 class GpuShape:
-    unit: Unit
-    milli: int  # milli-GPUs per pod
-    models: tuple[str, ...]  # accepted GPU models (empty: any)
-    priority: int  # decides preemption
-    needed: int = 1  # pods that must fit in this attempt (pod groups)
-    pending: int = 1  # pods left to place (pod groups)
-    topology_required: str | None = None
-    topology_preferred: str | None = None
-    parent_group: str | None = None  # CompositePodGroup
-    selector: NodeSelector = NO_SELECTOR  # nodeLabels and tolerations (a Kueue flavor, a TAS domain)
+    """A value (equal fields, equal shapes) and a dict key whose hash is computed once: the
+    queue files and finds every entity by its shape."""
+
+    __slots__ = ("unit", "milli", "models", "priority", "needed", "pending", "topology_required",
+                 "topology_preferred", "parent_group", "selector", "_key", "_hash")
+
+    def __init__(self, unit: Unit, milli: int, models: tuple[str, ...], priority: int, needed: int = 1,
+                 pending: int = 1, topology_required: str | None = None, topology_preferred: str | None = None,
+                 parent_group: str | None = None, selector: NodeSelector = NO_SELECTOR) -> None:
+        self.unit = unit
+        self.milli = milli  # milli-GPUs per pod
+        self.models = models  # accepted GPU models (empty: any)
+        self.priority = priority  # decides preemption
+        self.needed = needed  # pods that must fit in this attempt (pod groups)
+        self.pending = pending  # pods left to place (pod groups)
+        self.topology_required = topology_required
+        self.topology_preferred = topology_preferred
+        self.parent_group = parent_group  # CompositePodGroup
+        self.selector = selector  # nodeLabels and tolerations (a Kueue flavor, a TAS domain)
+        self._key = (unit, milli, models, priority, needed, pending, topology_required, topology_preferred,
+                     parent_group, selector)
+        self._hash = hash(self._key)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, GpuShape) and self._hash == other._hash and self._key == other._key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        fields = ("unit", "milli", "models", "priority", "needed", "pending", "topology_required",
+                  "topology_preferred", "parent_group", "selector")
+        return "GpuShape(" + ", ".join(f"{name}={value!r}" for name, value in zip(fields, self._key, strict=True)) + ")"
 
     @staticmethod
     def of(run: WorkloadRun, pod: int) -> GpuShape:

@@ -88,6 +88,8 @@ class NodeSelector:
     @staticmethod
     def of(labels: dict[str, str] | tuple[tuple[str, str], ...] = (), tolerations: tuple[Toleration, ...] = ()) -> NodeSelector:
         pairs = labels.items() if isinstance(labels, dict) else labels
+        if not pairs and not tolerations:
+            return NO_SELECTOR  # the one empty selector: placement's fast paths compare by identity
         return NodeSelector(tuple(sorted(pairs)), tuple(sorted(set(tolerations))))
 
     def with_labels(self, labels: dict[str, str]) -> NodeSelector:
