@@ -322,6 +322,11 @@ def _build(
             # largest joins and sorts spill to the database's temporary folder instead, so a
             # month of a 10,000-GPU cluster builds within BUILD_MEMORY_LIMIT plus Python's own.
             con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
+            # A table's content is the contract, not its physical row order (readers order their
+            # queries, the export sorts): without keeping the query's order, DuckDB writes a
+            # table on every core (the FOCUS table's 6.7 M rows at bench-1m: 17 -> 9 s of wall
+            # on two cores, the same CPU) and holds less while it does. An ORDER BY still orders.
+            con.execute("SET preserve_insertion_order = false")
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
             # The runs' tables are in the database now: their Arrow copies go (a month of a

@@ -39,52 +39,54 @@ allocated as (
 ),
 
 allocated_lines as (
-    select run_id, period_index, period_start_s, period_end_s, node, 'gpu' as resource, workload_id,
-        usage_class, cast(null as varchar) as idle_reason, preemptor, false as borrowed,
-        gpu - coalesce(gpu_borrowed, 0) as quantity
-    -- what borrowing leaves below 1e-12 GPU-hours is float noise
-    from allocated where gpu - coalesce(gpu_borrowed, 0) > (case when gpu_borrowed > 0 then 1e-12 else 0 end)
-    union all
-    select run_id, period_index, period_start_s, period_end_s, node, 'gpu', workload_id,
-        usage_class, null, preemptor, true, gpu_borrowed
-    from allocated where gpu_borrowed > 1e-12
-    union all
-    select run_id, period_index, period_start_s, period_end_s, node, 'cpu', workload_id,
-        usage_class, null, preemptor, false, cpu
-    from allocated where cpu > 0
-    union all
-    select run_id, period_index, period_start_s, period_end_s, node, 'memory', workload_id,
-        usage_class, null, preemptor, false, memory
-    from allocated where memory > 0
-),
-
-productive_gpu_lines as (
-    -- the productive GPU lines with their workload's utilisation, read once for the three parts
-    select l.*, w.gpu_utilization
-    from allocated_lines as l
-    left join workloads as w using (run_id, workload_id)
-    where l.resource = 'gpu' and l.usage_class = 'productive'
-),
-
-subclassed_lines as (
-    select l.*, cast(null as varchar) as usage_subclass, cast(null as double) as active_fraction
-    from allocated_lines as l
-    where not (l.resource = 'gpu' and l.usage_class = 'productive')
-    union all
-    select l.* exclude (gpu_utilization), 'unmeasured', null
-    from productive_gpu_lines as l
-    where l.gpu_utilization is null
-    union all
-    select l.* exclude (gpu_utilization) replace (l.quantity * l.gpu_utilization as quantity), 'active',
-        l.gpu_utilization
-    from productive_gpu_lines as l
-    where l.gpu_utilization > 0
-    union all
-    -- the remainder, not quantity × (1 − fraction): the two parts add up to the line exactly
-    select l.* exclude (gpu_utilization) replace (l.quantity - l.quantity * l.gpu_utilization as quantity),
-        'allocated_idle', l.gpu_utilization
-    from productive_gpu_lines as l
-    where l.gpu_utilization < 1
+    -- each workload's lines, made in one pass (no intermediate is read twice): a GPU line below
+    -- its ClusterQueue's nominal quota and one above it (borrowed), a CPU line, a memory line,
+    -- each where it is not empty; a productive GPU line is split by the workload's utilisation
+    -- into `active` (quantity × fraction) and `allocated_idle` (the remainder, not
+    -- quantity × (1 − fraction): the two parts add up to the line exactly), or is one
+    -- `unmeasured` line when the utilisation is unknown
+    select
+        a.run_id, a.period_index, a.period_start_s, a.period_end_s, a.node, l.resource, a.workload_id,
+        a.usage_class, cast(null as varchar) as idle_reason, a.preemptor, l.borrowed, l.quantity,
+        l.usage_subclass, l.active_fraction
+    from (
+        select
+            a.*,
+            -- what borrowing leaves below 1e-12 GPU-hours is float noise
+            case when a.gpu - coalesce(a.gpu_borrowed, 0) > (case when a.gpu_borrowed > 0 then 1e-12 else 0 end)
+                then a.gpu - coalesce(a.gpu_borrowed, 0) end as gpu_own,
+            case when a.gpu_borrowed > 1e-12 then a.gpu_borrowed end as gpu_lent,
+            w.gpu_utilization as u
+        from allocated as a
+        left join workloads as w on a.usage_class = 'productive' and w.run_id = a.run_id
+            and w.workload_id = a.workload_id
+    ) as a,
+    unnest(flatten(
+        -- [(resource, borrowed, quantity)] of the non-empty lines, then the sub-class parts
+        list_transform(
+            list_filter([
+                {'resource': 'gpu', 'borrowed': false, 'quantity': a.gpu_own},
+                {'resource': 'gpu', 'borrowed': true, 'quantity': a.gpu_lent},
+                {'resource': 'cpu', 'borrowed': false, 'quantity': case when a.cpu > 0 then a.cpu end},
+                {'resource': 'memory', 'borrowed': false, 'quantity': case when a.memory > 0 then a.memory end}
+            ], lambda x: x.quantity is not null),
+            lambda x: case when x.resource = 'gpu' and a.usage_class = 'productive' then
+                list_filter([
+                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity,
+                        'usage_subclass': 'unmeasured', 'active_fraction': cast(null as double),
+                        'keep': a.u is null},
+                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity * a.u,
+                        'usage_subclass': 'active', 'active_fraction': a.u, 'keep': a.u > 0},
+                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity - x.quantity * a.u,
+                        'usage_subclass': 'allocated_idle', 'active_fraction': a.u, 'keep': a.u < 1}
+                ], lambda y: y.keep)
+            else
+                [{'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity,
+                    'usage_subclass': cast(null as varchar), 'active_fraction': cast(null as double),
+                    'keep': true}]
+            end
+        )
+    )) as t(l)
 ),
 
 idle_lines as (
@@ -106,7 +108,7 @@ idle_lines as (
 
 final as (
     select l.*
-    from subclassed_lines as l
+    from allocated_lines as l
     inner join node_prices as p using (run_id, node, resource)
     union all
     -- a remainder below 1e-12 units is float noise, not idle capacity

@@ -41,7 +41,8 @@ exploded as (
     inner join workloads as w using (run_id, workload_id)
 ),
 
-clipped as (
+clipped as not materialized (
+    -- (read twice, computed twice: the second reading keeps the borrowing attempts alone)
     select
         *,
         period_index * charge_period_s as period_start_s,
@@ -51,22 +52,33 @@ clipped as (
     from exploded
 ),
 
+borrowing_held as (
+    -- GPU-hours the queue's flagged (borrowing) attempts held in the period; the other
+    -- attempts add nothing to the sum (a queue and period without any: 0)
+    select c.run_id, a.cluster_queue, coalesce(a.flavor, '') as flavor, c.period_index,
+        xsum(c.gpus * c.held_s / 3600.0) as borrowing_held_gpu_hours
+    from clipped as c
+    left join admissions as a using (run_id, workload_id, attempt)
+    where c.borrowed
+    group by all
+),
+
 queued as (
     select
         c.*,
         a.cluster_queue,
         a.flavor,
         q.borrowed_gpu_hours,
-        -- GPU-hours the queue's flagged (borrowing) attempts held in the period
-        xsum(case when c.borrowed then c.gpus * c.held_s / 3600.0 else 0.0 end) over (
-            partition by c.run_id, a.cluster_queue, coalesce(a.flavor, ''), c.period_index
-        ) as borrowing_held_gpu_hours
+        coalesce(b.borrowing_held_gpu_hours, 0.0) as borrowing_held_gpu_hours
     from clipped as c
     left join admissions as a using (run_id, workload_id, attempt)
     left join queue_usage as q
         on q.run_id = c.run_id and q.cluster_queue = a.cluster_queue
         -- an admission without a flavor (a hand-made log) has its own null-flavor row
         and coalesce(q.flavor, '') = coalesce(a.flavor, '') and q.period_index = c.period_index
+    left join borrowing_held as b
+        on b.run_id = c.run_id and b.cluster_queue is not distinct from a.cluster_queue
+        and b.flavor = coalesce(a.flavor, '') and b.period_index = c.period_index
 ),
 
 shared as (

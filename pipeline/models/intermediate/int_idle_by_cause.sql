@@ -128,36 +128,45 @@ model_points as (
     group by all
 ),
 
-model_steps as (
-    -- every model at every step of the run's grid
+model_levels as (
+    -- what each model holds from each of its change points on (running sums over the change
+    -- points alone: the grid's other points add nothing)
     select
-        g.run_id,
-        mc.gpu_model,
-        g.time_s,
-        lead(g.time_s) over w as next_time_s,
-        mc.model_gpus,
+        run_id,
+        gpu_model,
+        time_s,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
-        round(xsum(coalesce(p.held_delta, 0)) over (w rows between unbounded preceding and current row), 9)
-            as held_gpus,
-        round(xsum(coalesce(p.slack_delta, 0)) over (w rows between unbounded preceding and current row), 9)
-            as slack_gpus,
-        round(xsum(coalesce(p.barrier_delta, 0)) over (w rows between unbounded preceding and current row), 9)
-            as barrier_gpus
-    from grid as g
-    inner join model_capacity as mc using (run_id)
-    left join model_points as p using (run_id, gpu_model, time_s)
-    window w as (partition by g.run_id, mc.gpu_model order by g.time_s)
-),
-
-set_keys as (
-    select distinct run_id, cause, gpu_models from set_changes
+        round(xsum(held_delta) over w, 9) as held_gpus,
+        round(xsum(slack_delta) over w, 9) as slack_gpus,
+        round(xsum(barrier_delta) over w, 9) as barrier_gpus
+    from model_points
+    window w as (partition by run_id, gpu_model order by time_s rows between unbounded preceding and current row)
 ),
 
 grid_steps as (
     -- the grid's points numbered in time order
-    select run_id, time_s, row_number() over (partition by run_id order by time_s) as step,
+    select run_id, time_s, row_number() over w as step, lead(time_s) over w as next_time_s,
         count(*) over (partition by run_id) as steps
     from grid
+    window w as (partition by run_id order by time_s)
+),
+
+model_steps as (
+    -- every model at every step of the run's grid: the levels of its last change point
+    select
+        g.run_id,
+        mc.gpu_model,
+        g.time_s,
+        g.step,
+        g.next_time_s,
+        mc.model_gpus,
+        coalesce(l.held_gpus, 0) as held_gpus,
+        coalesce(l.slack_gpus, 0) as slack_gpus,
+        coalesce(l.barrier_gpus, 0) as barrier_gpus
+    from grid_steps as g
+    inner join model_capacity as mc using (run_id)
+    asof left join model_levels as l
+        on l.run_id = g.run_id and l.gpu_model = mc.gpu_model and l.time_s <= g.time_s
 ),
 
 set_levels as (
@@ -194,23 +203,23 @@ set_levels as (
     inner join grid_steps as g using (run_id, time_s)
 ),
 
-set_steps as (
-    -- each waiting set's GPUs at every step of the grid where it waits: its level at its last
-    -- change point (a running sum over the change points alone; the steps in between add
-    -- nothing, so this is the sum over every step without writing a row per set and step)
-    select s.run_id, g.time_s, s.cause, s.gpu_models, s.gpus_per_pod, s.min_pods, s.gpus
-    from (
-        select run_id, cause, gpu_models, gpus_per_pod, min_pods, gpus, unnest(range(step, next_step)) as step
-        from set_levels
-        where gpus > 0
-    ) as s
-    inner join grid_steps as g using (run_id, step)
-),
-
 set_members as (
     select run_id, gpu_models, unnest(string_split(gpu_models, '|')) as gpu_model
-    from (select distinct run_id, gpu_models from set_keys)
+    from (select distinct run_id, gpu_models from set_changes)
 ),
+
+level_members as (
+    -- each waiting level (steps step to next_step − 1) on each model of its set
+    select l.*, m.gpu_model
+    from set_levels as l
+    inner join set_members as m using (run_id, gpu_models)
+    where l.gpus > 0
+),
+
+-- A set meets a model only at the steps where that model has GPUs left after the causes before
+-- (the others add nothing). Each cause numbers those steps per model (ord) and takes, for each
+-- waiting level, the numbers of the steps inside it: rows only where a level meets free GPUs,
+-- never a row per waiting step.
 
 after_barrier as (
     select
@@ -222,20 +231,41 @@ after_barrier as (
     from model_steps
 ),
 
+placement_free as (
+    -- every step of a model; ord counts its steps up to this one with GPUs left
+    select run_id, gpu_model, step, free_1 as free,
+        cast(sum(cast(free_1 > 0 as integer)) over (
+            partition by run_id, gpu_model order by step rows between unbounded preceding and current row
+        ) as bigint) as ord
+    from after_barrier as f
+    -- only the models a waiting level of this cause is on
+    where exists (select 1 from level_members as l where l.cause = 'placement' and l.run_id = f.run_id
+        and l.gpu_model = f.gpu_model)
+),
+
+placement_steps as (
+    select l.run_id, l.gpu_models, l.gpus, l.gpu_model, f.step, f.free
+    from (
+        select l.*, unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+        from level_members as l
+        inner join placement_free as b on b.run_id = l.run_id and b.gpu_model = l.gpu_model and b.step = l.step
+        inner join placement_free as e
+            on e.run_id = l.run_id and e.gpu_model = l.gpu_model and e.step = l.next_step - 1
+        where l.cause = 'placement'
+    ) as l
+    inner join placement_free as f using (run_id, gpu_model, ord)
+    where f.free > 0
+),
+
 placement_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_1) as set_free
-    from set_steps as s
-    inner join set_members as m using (run_id, gpu_models)
-    -- a model with no GPUs left adds nothing to a set's free GPUs: its rows are left out
-    inner join after_barrier as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
-        and f.free_1 > 0
-    where s.cause = 'placement'
-    group by s.run_id, s.time_s, s.gpu_models
+    select run_id, step, gpu_models, any_value(gpus) as gpus, xsum(free) as set_free
+    from placement_steps
+    group by run_id, step, gpu_models
 ),
 
 placement_pull as (
     -- per model: Σ over the waiting sets it belongs to of their GPUs ÷ their free GPUs
-    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
+    select q.run_id, q.step, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from placement_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -248,21 +278,43 @@ after_placement as (
         least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as placement_claim,
         f.free_1 - least(f.free_1, f.free_1 * coalesce(p.pull, 0)) as free_2
     from after_barrier as f
-    left join placement_pull as p using (run_id, gpu_model, time_s)
+    left join placement_pull as p using (run_id, gpu_model, step)
+),
+
+admitted_latency_free as (
+    -- every step of a model; ord counts its steps up to this one with GPUs left
+    select run_id, gpu_model, step, free_2 as free,
+        cast(sum(cast(free_2 > 0 as integer)) over (
+            partition by run_id, gpu_model order by step rows between unbounded preceding and current row
+        ) as bigint) as ord
+    from after_placement as f
+    -- only the models a waiting level of this cause is on
+    where exists (select 1 from level_members as l where l.cause = 'latency_admitted' and l.run_id = f.run_id
+        and l.gpu_model = f.gpu_model)
+),
+
+admitted_latency_steps as (
+    select l.run_id, l.gpu_models, l.gpus, l.gpu_model, f.step, f.free
+    from (
+        select l.*, unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+        from level_members as l
+        inner join admitted_latency_free as b on b.run_id = l.run_id and b.gpu_model = l.gpu_model and b.step = l.step
+        inner join admitted_latency_free as e
+            on e.run_id = l.run_id and e.gpu_model = l.gpu_model and e.step = l.next_step - 1
+        where l.cause = 'latency_admitted'
+    ) as l
+    inner join admitted_latency_free as f using (run_id, gpu_model, ord)
+    where f.free > 0
 ),
 
 admitted_latency_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_2) as set_free
-    from set_steps as s
-    inner join set_members as m using (run_id, gpu_models)
-    inner join after_placement as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
-        and f.free_2 > 0
-    where s.cause = 'latency_admitted'
-    group by s.run_id, s.time_s, s.gpu_models
+    select run_id, step, gpu_models, any_value(gpus) as gpus, xsum(free) as set_free
+    from admitted_latency_steps
+    group by run_id, step, gpu_models
 ),
 
 admitted_latency_pull as (
-    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
+    select q.run_id, q.step, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from admitted_latency_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -275,33 +327,51 @@ after_admitted_latency as (
         least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as admitted_latency_claim,
         f.free_2 - least(f.free_2, f.free_2 * coalesce(p.pull, 0)) as free_3
     from after_placement as f
-    left join admitted_latency_pull as p using (run_id, gpu_model, time_s)
+    left join admitted_latency_pull as p using (run_id, gpu_model, step)
+),
+
+quota_free as (
+    -- every step of a model; ord counts its steps up to this one with GPUs left
+    select run_id, gpu_model, step, time_s, free_3 as free,
+        cast(sum(cast(free_3 > 0 as integer)) over (
+            partition by run_id, gpu_model order by step rows between unbounded preceding and current row
+        ) as bigint) as ord
+    from after_admitted_latency as f
+    -- only the models a waiting level of this cause is on
+    where exists (select 1 from level_members as l where l.cause = 'quota' and l.run_id = f.run_id
+        and l.gpu_model = f.gpu_model)
 ),
 
 quota_members as (
-    -- each quota set on each model it accepts: the GPUs left there, and the GPUs its pods fit
-    -- (int_quota_fit: pods of its size on that model's nodes at this step)
+    -- each quota set on each model it accepts where GPUs are left: the GPUs left there, and the
+    -- GPUs its pods fit (int_quota_fit: pods of its size on that model's nodes at this step)
     select
         s.run_id,
-        s.time_s,
+        s.step,
         s.gpu_models,
         s.gpus_per_pod,
         s.min_pods,
         s.gpus,
-        m.gpu_model,
-        f.free_3,
+        s.gpu_model,
+        s.free as free_3,
         coalesce(q.fit_pods, 0) as fit_pods
-    from set_steps as s
-    inner join set_members as m using (run_id, gpu_models)
-    inner join after_admitted_latency as f
-        on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
-        -- where no GPUs are left a set has nothing available: no row
-        and f.free_3 > 0
+    from (
+        select l.run_id, l.gpu_models, l.gpus_per_pod, l.min_pods, l.gpus, l.gpu_model, f.step, f.time_s, f.free
+        from (
+            select l.*, unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+            from level_members as l
+            inner join quota_free as b on b.run_id = l.run_id and b.gpu_model = l.gpu_model and b.step = l.step
+            inner join quota_free as e
+                on e.run_id = l.run_id and e.gpu_model = l.gpu_model and e.step = l.next_step - 1
+            where l.cause = 'quota'
+        ) as l
+        inner join quota_free as f using (run_id, gpu_model, ord)
+        where f.free > 0
+    ) as s
     -- the fit level in force at this step (every change of it is a point of the grid)
     asof left join quota_fit as q
-        on q.run_id = s.run_id and q.gpu_model = m.gpu_model and q.gpus_per_pod = s.gpus_per_pod
+        on q.run_id = s.run_id and q.gpu_model = s.gpu_model and q.gpus_per_pod = s.gpus_per_pod
         and q.start_s <= s.time_s
-    where s.cause = 'quota'
 ),
 
 quota_sets as (
@@ -312,12 +382,12 @@ quota_sets as (
         *,
         case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end as available,
         xsum(case when fit_pods >= min_pods then least(free_3, fit_pods * gpus_per_pod) else 0 end)
-            over (partition by run_id, time_s, gpu_models, gpus_per_pod, min_pods) as set_available
+            over (partition by run_id, step, gpu_models, gpus_per_pod, min_pods) as set_available
     from quota_members
 ),
 
 quota_pull as (
-    select run_id, time_s, gpu_model, xsum(available * least(1, gpus / set_available)) as claim
+    select run_id, step, gpu_model, xsum(available * least(1, gpus / set_available)) as claim
     from quota_sets
     where set_available > 0
     group by all
@@ -329,21 +399,43 @@ after_quota as (
         least(f.free_3, coalesce(p.claim, 0)) as quota_claim,
         f.free_3 - least(f.free_3, coalesce(p.claim, 0)) as free_4
     from after_admitted_latency as f
-    left join quota_pull as p using (run_id, gpu_model, time_s)
+    left join quota_pull as p using (run_id, gpu_model, step)
+),
+
+latency_free as (
+    -- every step of a model; ord counts its steps up to this one with GPUs left
+    select run_id, gpu_model, step, free_4 as free,
+        cast(sum(cast(free_4 > 0 as integer)) over (
+            partition by run_id, gpu_model order by step rows between unbounded preceding and current row
+        ) as bigint) as ord
+    from after_quota as f
+    -- only the models a waiting level of this cause is on
+    where exists (select 1 from level_members as l where l.cause = 'latency' and l.run_id = f.run_id
+        and l.gpu_model = f.gpu_model)
+),
+
+latency_steps as (
+    select l.run_id, l.gpu_models, l.gpus, l.gpu_model, f.step, f.free
+    from (
+        select l.*, unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+        from level_members as l
+        inner join latency_free as b on b.run_id = l.run_id and b.gpu_model = l.gpu_model and b.step = l.step
+        inner join latency_free as e
+            on e.run_id = l.run_id and e.gpu_model = l.gpu_model and e.step = l.next_step - 1
+        where l.cause = 'latency'
+    ) as l
+    inner join latency_free as f using (run_id, gpu_model, ord)
+    where f.free > 0
 ),
 
 latency_sets as (
-    select s.run_id, s.time_s, s.gpu_models, any_value(s.gpus) as gpus, xsum(f.free_4) as set_free
-    from set_steps as s
-    inner join set_members as m using (run_id, gpu_models)
-    inner join after_quota as f on f.run_id = s.run_id and f.gpu_model = m.gpu_model and f.time_s = s.time_s
-        and f.free_4 > 0
-    where s.cause = 'latency'
-    group by s.run_id, s.time_s, s.gpu_models
+    select run_id, step, gpu_models, any_value(gpus) as gpus, xsum(free) as set_free
+    from latency_steps
+    group by run_id, step, gpu_models
 ),
 
 latency_pull as (
-    select q.run_id, q.time_s, m.gpu_model, xsum(q.gpus / q.set_free) as pull
+    select q.run_id, q.step, m.gpu_model, xsum(q.gpus / q.set_free) as pull
     from latency_sets as q
     inner join set_members as m using (run_id, gpu_models)
     where q.set_free > 0
@@ -358,7 +450,7 @@ claimed as (
         r.horizon_s
     from after_quota as f
     inner join runs as r using (run_id)
-    left join latency_pull as p using (run_id, gpu_model, time_s)
+    left join latency_pull as p using (run_id, gpu_model, step)
     where f.next_time_s is not null and f.time_s < r.horizon_s
 ),
 
@@ -390,19 +482,27 @@ node_idle as (
     left join node_slack as ns using (run_id, node, period_index)
 ),
 
+model_rest as (
+    select run_id, gpu_model, period_index, xsum(idle_gpu_hours - slack_gpu_hours) as model_rest_gpu_hours
+    from node_idle
+    group by all
+),
+
 node_shares as (
     select
         n.*,
         n.idle_gpu_hours - n.slack_gpu_hours as rest_gpu_hours,
-        xsum(n.idle_gpu_hours - n.slack_gpu_hours) over (
-            partition by n.run_id, n.gpu_model, n.period_index
-        ) as model_rest_gpu_hours,
+        r.model_rest_gpu_hours,
         coalesce(m.gang_barrier_gpu_hours, 0) as model_gang_barrier,
         coalesce(m.quota_gpu_hours, 0) as model_quota,
         coalesce(m.fragmentation_gpu_hours, 0) as model_fragmentation,
         coalesce(m.latency_gpu_hours, 0) as model_latency
     from node_idle as n
-    left join model_causes as m using (run_id, gpu_model, period_index)
+    -- (CPU-only nodes have no model: their group is the null one)
+    inner join model_rest as r on r.run_id = n.run_id and r.gpu_model is not distinct from n.gpu_model
+        and r.period_index = n.period_index
+    left join model_causes as m on m.run_id = n.run_id and m.gpu_model = n.gpu_model
+        and m.period_index = n.period_index
 ),
 
 split_barrier as (

@@ -20,16 +20,42 @@
 -- these rows by the workloads' labels.
 -- Sums are exact (xsum, models/macros.sql): a hash join hands rows on in an order that varies
 -- between builds and threads, and floating-point addition is not associative (docs/performance.md).
+-- The joins, windows and groups run on integer keys (a priced node resource, a GPU model × resource,
+-- a node, a model, a workload: numbered below); the names are joined back once, to the result.
 with lines as (
     select * from int_cost_lines
 ),
 
 node_prices as (
-    select * from int_node_prices
+    -- pkey: a priced resource of a node; ckey: a GPU model × resource (a `window` cell's key
+    -- without its period); mkey: a GPU model; nkey: a node
+    select
+        *,
+        coalesce(gpu_model, '') as model,
+        row_number() over (order by run_id, node, resource) as pkey,
+        dense_rank() over (order by run_id, coalesce(gpu_model, ''), resource) as ckey,
+        dense_rank() over (order by run_id, coalesce(gpu_model, '')) as mkey,
+        dense_rank() over (order by run_id, node) as nkey
+    from int_node_prices
+),
+
+cells as (
+    select distinct ckey, run_id, model as gpu_model, resource from node_prices
+),
+
+node_keys as (
+    select distinct run_id, node, nkey from node_prices
+),
+
+model_keys as (
+    select distinct run_id, model as gpu_model, mkey from node_prices
 ),
 
 workloads as (
-    select * from stg_workloads
+    -- wkey: a workload. A used line's workload is one of the run's (an unknown one would leave
+    -- the `node` policy short and fail the chargeback_balances audit)
+    select *, row_number() over (order by run_id, workload_id) as wkey
+    from stg_workloads
 ),
 
 barrier as (
@@ -65,44 +91,29 @@ runs as (
     select * from stg_runs
 ),
 
-priced as (
-    select
-        l.run_id,
-        l.period_index,
-        l.node,
-        coalesce(p.gpu_model, '') as gpu_model,
-        l.resource,
-        l.workload_id,
-        l.idle_reason,
-        l.quantity,
-        p.effective_unit_price * l.quantity as cost,
-        p.list_unit_price * l.quantity as list_cost
+used as (
+    select l.period_index, p.pkey, p.ckey, w.wkey,
+        xsum(l.quantity) as quantity, xsum(p.effective_unit_price * l.quantity) as cost
     from lines as l
     inner join node_prices as p using (run_id, node, resource)
-),
-
-used as (
-    select run_id, period_index, node, gpu_model, resource, workload_id,
-        xsum(quantity) as quantity, xsum(cost) as cost
-    from priced
-    where workload_id is not null
-    group by all
+    inner join workloads as w using (run_id, workload_id)
+    where l.workload_id is not null
+    group by l.period_index, p.pkey, p.ckey, w.wkey
 ),
 
 idle as (
-    select run_id, period_index, node, gpu_model, resource, idle_reason,
-        xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
-    from priced
-    where workload_id is null
-    group by all
+    select l.period_index, p.pkey, p.ckey, p.nkey, p.mkey, l.idle_reason,
+        xsum(l.quantity) as quantity, xsum(p.effective_unit_price * l.quantity) as cost,
+        xsum(p.list_unit_price * l.quantity) as list_cost
+    from lines as l
+    inner join node_prices as p using (run_id, node, resource)
+    where l.workload_id is null
+    group by l.period_index, p.pkey, p.ckey, p.nkey, p.mkey, l.idle_reason
 ),
 
 -- window: per charge period × GPU model × resource -------------------------------------------
 cell_users as (
-    select
-        run_id, period_index, gpu_model, resource, workload_id,
-        xsum(quantity) as quantity,
-        xsum(cost) as cost
+    select period_index, ckey, wkey, xsum(quantity) as quantity, xsum(cost) as cost
     from used
     group by all
 ),
@@ -114,31 +125,28 @@ cell_weights as (
         case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
             else quantity / xsum(quantity) over cell end as weight
     from cell_users
-    window cell as (partition by run_id, period_index, gpu_model, resource)
+    window cell as (partition by period_index, ckey)
 ),
 
 cell_idle as (
-    select run_id, period_index, gpu_model, resource, idle_reason,
+    select period_index, ckey, idle_reason,
         xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
     from idle
     group by all
 ),
 
 window_shares as (
-    select i.run_id, i.period_index, i.gpu_model, i.resource, i.idle_reason,
-        u.workload_id, i.quantity * u.weight as quantity, i.cost * u.weight as cost,
+    select i.period_index, i.ckey, u.wkey, i.quantity * u.weight as quantity, i.cost * u.weight as cost,
         i.list_cost * u.weight as list_cost
     from cell_idle as i
-    inner join cell_weights as u using (run_id, period_index, gpu_model, resource)
+    inner join cell_weights as u using (period_index, ckey)
     where u.weight > 0
     union all
-    select i.run_id, i.period_index, i.gpu_model, i.resource, i.idle_reason,
-        null, i.quantity, i.cost, i.list_cost
+    select i.period_index, i.ckey, null, i.quantity, i.cost, i.list_cost
     from cell_idle as i
     where not exists (
         select 1 from cell_weights as u
-        where u.run_id = i.run_id and u.period_index = i.period_index
-            and u.gpu_model = i.gpu_model and u.resource = i.resource and u.weight > 0
+        where u.period_index = i.period_index and u.ckey = i.ckey and u.weight > 0
     )
 ),
 
@@ -149,40 +157,38 @@ node_weights as (
         case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
             else quantity / xsum(quantity) over cell end as weight
     from used
-    window cell as (partition by run_id, period_index, node, resource)
+    window cell as (partition by period_index, pkey)
 ),
 
 node_idle as (
-    select run_id, period_index, node, gpu_model, resource,
+    select period_index, pkey, ckey,
         xsum(quantity) as quantity, xsum(cost) as cost, xsum(list_cost) as list_cost
     from idle
     group by all
 ),
 
 node_shares as (
-    select i.run_id, i.period_index, i.gpu_model, i.resource, w.tenant, u.workload_id,
+    select i.period_index, i.ckey, cast(null as varchar) as team, u.wkey,
         i.quantity * u.weight as quantity, i.cost * u.weight as cost, i.list_cost * u.weight as list_cost
     from node_idle as i
-    inner join node_weights as u using (run_id, period_index, node, resource)
-    inner join workloads as w using (run_id, workload_id)
+    inner join node_weights as u using (period_index, pkey)
     where u.weight > 0
     union all
-    select i.run_id, i.period_index, i.gpu_model, i.resource, '__idle__', null, i.quantity, i.cost,
-        i.list_cost
+    select i.period_index, i.ckey, '__idle__', null, i.quantity, i.cost, i.list_cost
     from node_idle as i
     where not exists (
         select 1 from node_weights as u
-        where u.run_id = i.run_id and u.period_index = i.period_index and u.node = i.node
-            and u.resource = i.resource and u.weight > 0
+        where u.period_index = i.period_index and u.pkey = i.pkey and u.weight > 0
     )
 ),
 
 -- cause: the owners of each cause -------------------------------------------------------------
 slack_owners as (
     -- fractional tenants of a node in a period, by their fractional GPU-hours
-    select u.run_id, u.period_index, u.node, w.tenant, u.workload_id, xsum(u.gpu_hours) as weight
+    select u.period_index, n.nkey, w.wkey, xsum(u.gpu_hours) as weight
     from usage as u
     inner join workloads as w using (run_id, workload_id)
+    inner join node_keys as n using (run_id, node)
     where u.gpus < 1
     group by all
 ),
@@ -190,15 +196,15 @@ slack_owners as (
 barrier_owners as (
     -- the gangs waiting at the barrier on a model in a period, by their missing GPU-hours
     select
-        b.run_id,
         k as period_index,
-        b.gpu_model,
-        b.tenant,
-        b.workload_id,
+        m.mkey,
+        w.wkey,
         xsum(b.missing_gpus * (least(b.end_s, (k + 1) * r.charge_period_s)
             - greatest(b.start_s, k * r.charge_period_s)) / 3600.0) as weight
     from barrier as b
-    inner join runs as r using (run_id),
+    inner join runs as r using (run_id)
+    inner join workloads as w using (run_id, workload_id)
+    inner join model_keys as m on m.run_id = b.run_id and m.gpu_model = b.gpu_model,
         unnest(range(
             cast(floor(b.start_s / r.charge_period_s) as bigint),
             cast(ceil(b.end_s / r.charge_period_s) as bigint)
@@ -226,108 +232,106 @@ queue_tenants as (
 
 quota_owners as (
     -- the quota of a model's flavor that its owners left unused in the period
-    select q.run_id, q.period_index, f.gpu_model, t.tenant, cast(null as varchar) as workload_id,
-        xsum(q.unused_nominal_gpu_hours * t.part) as weight
+    select q.period_index, m.mkey, t.tenant as team, xsum(q.unused_nominal_gpu_hours * t.part) as weight
     from queue_usage as q
     inner join flavor_models as f using (run_id, flavor)
+    inner join model_keys as m using (run_id, gpu_model)
     inner join queue_tenants as t using (run_id, cluster_queue)
     where q.unused_nominal_gpu_hours > 0
     group by all
 ),
 
 owned as (
-    select 'shared_device_slack' as idle_reason, i.run_id, i.period_index, i.node, i.gpu_model,
-        i.resource, o.tenant, o.workload_id, o.weight / xsum(o.weight) over cell as weight
+    select 'shared_device_slack' as idle_reason, i.period_index, i.pkey, i.ckey,
+        cast(null as varchar) as team, o.wkey, o.weight / xsum(o.weight) over cell as weight
     from idle as i
-    inner join slack_owners as o using (run_id, period_index, node)
+    inner join slack_owners as o using (period_index, nkey)
     where i.idle_reason = 'shared_device_slack' and o.weight > 0
-    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+    window cell as (partition by i.period_index, i.pkey)
     union all
-    select 'gang_barrier', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.workload_id, o.weight / xsum(o.weight) over cell
+    select 'gang_barrier', i.period_index, i.pkey, i.ckey, null, o.wkey, o.weight / xsum(o.weight) over cell
     from idle as i
-    inner join barrier_owners as o using (run_id, period_index, gpu_model)
+    inner join barrier_owners as o using (period_index, mkey)
     where i.idle_reason = 'gang_barrier' and o.weight > 0
-    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+    window cell as (partition by i.period_index, i.pkey)
     union all
-    select 'quota', i.run_id, i.period_index, i.node, i.gpu_model, i.resource, o.tenant,
-        o.workload_id, o.weight / xsum(o.weight) over cell
+    select 'quota', i.period_index, i.pkey, i.ckey, o.team, null, o.weight / xsum(o.weight) over cell
     from idle as i
-    inner join quota_owners as o using (run_id, period_index, gpu_model)
+    inner join quota_owners as o using (period_index, mkey)
     where i.idle_reason = 'quota' and o.weight > 0
-    window cell as (partition by i.run_id, i.period_index, i.node, i.resource, i.idle_reason)
+    window cell as (partition by i.period_index, i.pkey)
 ),
 
 owned_cells as (
-    select distinct run_id, period_index, node, resource, idle_reason from owned
+    select distinct period_index, pkey, idle_reason from owned
 ),
 
 cause_rest as (
     -- every other idle cause (and owned causes without owners there), cell by cell
-    select i.run_id, i.period_index, i.gpu_model, i.resource,
+    select i.period_index, i.ckey,
         xsum(i.quantity) as quantity, xsum(i.cost) as cost, xsum(i.list_cost) as list_cost
     from idle as i
     where i.idle_reason <> 'no_demand'
         and not exists (
             select 1 from owned_cells as o
-            where o.run_id = i.run_id and o.period_index = i.period_index and o.node = i.node
-                and o.resource = i.resource and o.idle_reason = i.idle_reason
+            where o.period_index = i.period_index and o.pkey = i.pkey and o.idle_reason = i.idle_reason
         )
     group by all
 ),
 
 cause_shares as (
     -- owned causes to their owners
-    select o.run_id, o.period_index, o.gpu_model, o.resource, o.tenant, o.workload_id,
+    select o.period_index, o.ckey, o.team, o.wkey,
         i.quantity * o.weight as quantity, i.cost * o.weight as cost, i.list_cost * o.weight as list_cost
     from owned as o
-    inner join idle as i using (run_id, period_index, node, resource, idle_reason)
+    inner join idle as i using (period_index, pkey, idle_reason)
     union all
     -- no demand: the platform
-    select run_id, period_index, gpu_model, resource, '__idle__', null, quantity, cost, list_cost
+    select period_index, ckey, '__idle__', null, quantity, cost, list_cost
     from idle
     where idle_reason = 'no_demand'
     union all
     -- the rest as `window`
-    select r.run_id, r.period_index, r.gpu_model, r.resource, w.tenant, u.workload_id,
-        r.quantity * u.weight, r.cost * u.weight, r.list_cost * u.weight
+    select r.period_index, r.ckey, null, u.wkey, r.quantity * u.weight, r.cost * u.weight, r.list_cost * u.weight
     from cause_rest as r
-    inner join cell_weights as u using (run_id, period_index, gpu_model, resource)
-    inner join workloads as w using (run_id, workload_id)
+    inner join cell_weights as u using (period_index, ckey)
     where u.weight > 0
     union all
-    select r.run_id, r.period_index, r.gpu_model, r.resource, '__idle__', null, r.quantity, r.cost,
-        r.list_cost
+    select r.period_index, r.ckey, '__idle__', null, r.quantity, r.cost, r.list_cost
     from cause_rest as r
     where not exists (
         select 1 from cell_weights as u
-        where u.run_id = r.run_id and u.period_index = r.period_index
-            and u.gpu_model = r.gpu_model and u.resource = r.resource and u.weight > 0
+        where u.period_index = r.period_index and u.ckey = r.ckey and u.weight > 0
     )
 ),
 
-final as (
-    select run_id, period_index, gpu_model, resource, 'separate' as idle_policy,
-        '__idle__' as tenant, cast(null as varchar) as workload_id,
+shares as (
+    -- team: the recipient where no workload earned the share (the platform, a quota owner); a
+    -- workload's shares go to its tenant (`window`: the platform if it has none)
+    select period_index, ckey, 'separate' as idle_policy, '__idle__' as team, cast(null as bigint) as wkey,
         xsum(quantity) as idle_quantity, xsum(cost) as idle_cost, xsum(list_cost) as idle_list_cost
     from idle
     group by all
     union all
-    select s.run_id, s.period_index, s.gpu_model, s.resource, 'window',
-        coalesce(w.tenant, '__idle__'), s.workload_id, xsum(s.quantity), xsum(s.cost), xsum(s.list_cost)
-    from window_shares as s
-    left join workloads as w using (run_id, workload_id)
+    select period_index, ckey, 'window', '__idle__', wkey, xsum(quantity), xsum(cost), xsum(list_cost)
+    from window_shares
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'node', tenant, workload_id, xsum(quantity),
-        xsum(cost), xsum(list_cost)
+    select period_index, ckey, 'node', team, wkey, xsum(quantity), xsum(cost), xsum(list_cost)
     from node_shares
     group by all
     union all
-    select run_id, period_index, gpu_model, resource, 'cause', tenant, workload_id, xsum(quantity),
-        xsum(cost), xsum(list_cost)
+    select period_index, ckey, 'cause', team, wkey, xsum(quantity), xsum(cost), xsum(list_cost)
     from cause_shares
     group by all
+),
+
+final as (
+    select c.run_id, s.period_index, c.gpu_model, c.resource, s.idle_policy,
+        coalesce(w.tenant, s.team) as tenant, w.workload_id, s.idle_quantity, s.idle_cost, s.idle_list_cost
+    from shares as s
+    inner join cells as c using (ckey)
+    left join workloads as w using (wkey)
 )
 
 select * from final

@@ -57,6 +57,11 @@ label_keys as (
     where labels is not null
 ),
 
+label_runs as (
+    -- a run whose workloads carry no label has no rows here: its usage and shares are not read
+    select distinct run_id from label_keys
+),
+
 workload_allocations as (
     -- every workload under every key of its run: its value, or unallocated
     select w.run_id, w.workload_id, w.tenant, k.label_key,
@@ -77,6 +82,7 @@ usage as (
         xsum(EffectiveCost) as usage_cost,
         xsum(ListCost) as list_cost
     from records
+    where x_RunId in (select run_id from label_runs)
     group by all
 ),
 
@@ -84,6 +90,7 @@ shares_at as (
     select s.*, pi.charge_period_start
     from shares as s
     inner join period_info as pi using (run_id, period_index)
+    where s.run_id in (select run_id from label_runs)
 ),
 
 team_use as (
