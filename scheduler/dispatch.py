@@ -26,7 +26,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.queue import SchedulingQueue
 from scheduler.shape import GpuShape
 from scheduler.sim import Environment, Phase
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
 from scheduler.verify import Verifier
 from scheduler.workload_run import GROUP, WorkloadRun
 

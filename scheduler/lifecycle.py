@@ -26,9 +26,9 @@ from scheduler.emitter import EventEmitter
 from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
-from scheduler.holding_index import HoldingIndex
 from scheduler.sim import Environment, Phase
-from scheduler.state import ClusterState, gpus_held
+from scheduler.state.cluster_state import ClusterState, gpus_held
+from scheduler.state.holding_index import HoldingIndex
 from scheduler.workload_run import WorkloadRun
 
 if TYPE_CHECKING:

@@ -30,12 +30,12 @@ from scheduler.emitter import EventEmitter
 from scheduler.eventlog.writer import EventLogWriter
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
-from scheduler.holding_index import HoldingIndex
 from scheduler.lifecycle import AdmissionLayer, Lifecycle
 from scheduler.model import Cluster, Workload
 from scheduler.quiescence import Quiescence
 from scheduler.sim import Environment, Phase
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
+from scheduler.state.holding_index import HoldingIndex
 from scheduler.verify import Verifier
 from scheduler.workload_run import WorkloadRun
 

@@ -13,7 +13,7 @@ from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.sim import Handle
-from scheduler.state import PodRequest
+from scheduler.state.cluster_state import PodRequest
 
 GROUP = -1  # the pod_index of a queue key that stands for a whole pod group
 

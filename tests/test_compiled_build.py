@@ -109,7 +109,7 @@ def _python(pure: bool) -> tuple[list[str], dict[str, str]]:
 
 def _loaded_from(pure: bool) -> str:
     _, env = _python(pure)
-    done = subprocess.run([sys.executable, "-c", "import scheduler.state as s; print(s.__file__)"],
+    done = subprocess.run([sys.executable, "-c", "import scheduler.state.cluster_state as s; print(s.__file__)"],
                           capture_output=True, text=True, env=env, check=True, cwd=REPO)
     return done.stdout.strip()
 
@@ -121,7 +121,7 @@ def test_the_compiled_build_is_current_and_the_pure_switch_works():
     assert stale is not None, "no compiled scheduler: `make install` compiles it"
     assert not stale, f"the compiled scheduler is older than {stale[:3]}: `make install` compiles it again"
     assert not _loaded_from(pure=False).endswith(".py")
-    assert _loaded_from(pure=True).endswith("scheduler/state.py")
+    assert _loaded_from(pure=True).endswith("scheduler/state/cluster_state.py")
 
 
 @pytest.fixture(scope="module")

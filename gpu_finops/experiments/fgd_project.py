@@ -39,7 +39,7 @@ from scheduler.model.workload import MILLI
 from scheduler.plugins import names
 from scheduler.plugins.fgd import FragmentationMeasure, TargetWorkload
 from scheduler.plugins.packing import node_classes
-from scheduler.state import ClusterState, Holding, PodRequest, free_shares
+from scheduler.state.cluster_state import ClusterState, Holding, PodRequest, free_shares
 
 POLICIES: dict[str, str] = {
     "Random": names.RANDOM_SCORE,

@@ -44,7 +44,7 @@ import numpy as np
 from scheduler.model import Cluster
 from scheduler.model.workload import MILLI
 from scheduler.plugins.fgd import TaskType
-from scheduler.state import PodRequest
+from scheduler.state.cluster_state import PodRequest
 
 MAX_SCORE = 100
 MAX_SPEC_CPU = 128_000  # pkg/type/open-gpu-share/utils/const.go MaxSpecCpu

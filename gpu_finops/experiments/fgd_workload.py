@@ -30,7 +30,7 @@ from functools import cmp_to_key
 
 from scheduler.model.workload import MILLI
 from scheduler.plugins.fgd import TargetWorkload, TaskType
-from scheduler.state import PodRequest
+from scheduler.state.cluster_state import PodRequest
 from scheduler.trace.openb import OpenbPod
 
 DEFAULT_POPULARITY_PCT = 95  # generate_config_and_run.py --pod-popularity-threshold

@@ -15,10 +15,10 @@ from typing import Protocol
 from scheduler.emitter import EventEmitter
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
-from scheduler.holding_index import HoldingIndex
-from scheduler.level_views import LevelViews
 from scheduler.sim import Environment
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
+from scheduler.state.holding_index import HoldingIndex
+from scheduler.state.level_views import LevelViews
 from scheduler.verify import Verifier
 from scheduler.workload_run import WorkloadRun
 

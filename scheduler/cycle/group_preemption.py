@@ -7,10 +7,10 @@ evicts them. Shortcuts keep this cheap on a large cluster, each exact and checke
 
 - "could preemption help at all?": free GPUs plus every lower-priority GPU of an accepted
   model must cover the request, read from `ClusterState.held_below`, then the virtual free
-  counts per node (`scheduler/virtual_free.py`);
+  counts per node (`scheduler/state/virtual_free.py`);
 - a preemption that found nothing is not retried until `HoldingIndex.version` changes;
 - the preemptor is planned on the view of the cluster without lower-priority pods
-  (`scheduler/level_views.py`) and reprieves are decided on the plan's nodes
+  (`scheduler/state/level_views.py`) and reprieves are decided on the plan's nodes
   (`victim_plans.ViewPlan`), instead of taking every potential victim off the state.
 """
 
@@ -25,8 +25,8 @@ from scheduler.cycle.planning import plan_group
 from scheduler.cycle.victim_plans import Assignment, RemovalPlan, ViewPlan
 from scheduler.eventlog.schema import last_checkpoint_s
 from scheduler.framework.victims import RunningGroup
-from scheduler.level_views import LevelViews
-from scheduler.state import ClusterState, Holding, PodKey
+from scheduler.state.cluster_state import ClusterState, Holding, PodKey
+from scheduler.state.level_views import LevelViews
 from scheduler.workload_run import GROUP, WorkloadRun
 
 Planner = Callable[[], Assignment | None]  # a what-if plan on the current state, or None
@@ -185,7 +185,7 @@ def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> b
 def _enough_pods_could_fit(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     """Necessary for the search to find victims: with every lower-priority pod gone, the
     nodes of accepted models have room for `needed` pods by their free milli-GPUs alone
-    (Σ ⌊virtual free ÷ request⌋, `scheduler/virtual_free.py`). Settles most failed
+    (Σ ⌊virtual free ÷ request⌋, `scheduler/state/virtual_free.py`). Settles most failed
     attempts on a saturated cluster without taking anything off the state."""
     milli = run.request.milli
     if milli <= 0:

@@ -18,7 +18,7 @@ from scheduler.cycle.context import CycleContext
 from scheduler.cycle.outcome import Outcome, failure_of
 from scheduler.eventlog.schema import PendingReason
 from scheduler.framework.runtime import Diagnosis
-from scheduler.state import ClusterState, PodKey
+from scheduler.state.cluster_state import ClusterState, PodKey
 from scheduler.workload_run import WorkloadRun
 
 
@@ -156,7 +156,7 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: D
 
 def _search(ctx: CycleContext, run: WorkloadRun, diagnosis: Diagnosis | None) -> PodVictimSearch:
     unresolvable = diagnosis.unresolvable if diagnosis else set()
-    nodes = [n for n in ctx.state.candidate_nodes(run.request.models, run.request.selector) if n not in unresolvable]
+    nodes = [n for n in ctx.state.candidates.candidate_nodes(run.request.models, run.request.selector) if n not in unresolvable]
     return PodVictimSearch(ctx, run, nodes)
 
 

@@ -9,7 +9,7 @@ search and compares victims and plans):
   state, the preemptor planned, reprieves put back (those off the plan's nodes only once a
   later check reads the state), and the journal rolled back. Its cost is every holding of
   every potential victim, twice, on every search.
-- `ViewPlan`: the plan is made on the level's view (`scheduler/level_views.py`), the
+- `ViewPlan`: the plan is made on the level's view (`scheduler/state/level_views.py`), the
   cluster as it is with every pod below the preemptor's priority gone, so nothing is taken
   off. The view holds lower-priority pods that are already terminating (no one's victims,
   still on their nodes) only for the search. A reprieve is decided on the plan's nodes
@@ -32,7 +32,7 @@ from typing import Protocol
 
 from scheduler.framework.runtime import Framework
 from scheduler.framework.victims import RunningGroup
-from scheduler.state import ClusterState, Holding, PodKey
+from scheduler.state.cluster_state import ClusterState, Holding, PodKey
 from scheduler.workload_run import WorkloadRun
 
 Assignment = list[tuple[WorkloadRun, int, int]]  # (run, pod, node) in placement order

@@ -1,7 +1,7 @@
 """The usage-index walk: the node a full scan of the cluster would choose, found without
 scanning it, when a profile scores by GPU allocation alone (`Framework._index_order`).
 
-The usage index (`scheduler/usage_index.py`) hands each class's nodes best score first, in
+The usage index (`scheduler/state/usage_index.py`) hands each class's nodes best score first, in
 levels of equal use. Without keyed ties the first feasible node of a class is the class's
 best (the lowest index among its best). With keyed ties (`tie_keys.py`) the nodes of one
 level score alike, so they are tried in key order: the level's first feasible node is its
@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
 from scheduler.framework.status import Status
 from scheduler.framework.tie_keys import SaltTable
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 
 Failures = list[tuple[int, Status]]
 
@@ -37,7 +37,7 @@ def by_node_index(state: ClusterState, request: PodRequest, filters: Sequence[Fi
     """The best feasible node with ties to the lowest index, and the nodes that failed."""
     best_node, best_score = None, -1.0
     failures: Failures = []
-    excluded = state.excluded(request.selector)
+    excluded = state.candidates.excluded(request.selector)
     for usage in state.usage_index.classes_for(request.models):
         for node in usage.in_order(request.milli, most):
             if excluded and node in excluded:
@@ -59,7 +59,7 @@ def keyed(state: ClusterState, request: PodRequest, filters: Sequence[FilterPlug
     as well as the best; and the nodes that failed."""
     best_node, best_score, best_key = None, -1.0, 0
     failures: Failures = []
-    excluded = state.excluded(request.selector)
+    excluded = state.candidates.excluded(request.selector)
     heads: list[tuple[float, int, list[int], Iterator[list[int]]]] = []
     for usage in state.usage_index.classes_for(request.models):
         levels = usage.levels_in_order(request.milli, most)

@@ -24,7 +24,7 @@ from scheduler.framework.victims import (
     PodPreemptionQuery,
     RunningGroup,
 )
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 
 
 class Unit(StrEnum):

@@ -38,7 +38,7 @@ from scheduler.framework.victims import (
     PodPreemptionQuery,
     RunningGroup,
 )
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
 T = TypeVar("T")
@@ -216,7 +216,7 @@ class Framework:
         return index_walk.first_failure(self.filters, state, request, node)
 
     def feasible(self, state: ClusterState, request: PodRequest, node: int) -> bool:
-        if node in state.excluded(request.selector):
+        if node in state.candidates.excluded(request.selector):
             return False
         return all(f.filter(state, request, node).ok for f in self.filters)
 
@@ -250,9 +250,9 @@ class Framework:
         if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
             return self._scan_some(state, request, base)
         if nodes is None:
-            candidates = state.candidate_nodes(request.models, request.selector)
+            candidates = state.candidates.candidate_nodes(request.models, request.selector)
         else:
-            excluded = state.excluded(request.selector)
+            excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
         best_node, best_score, best_key = None, -1.0, 0
         keyed = self._keyed
@@ -295,7 +295,7 @@ class Framework:
         wanted = feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score or 0.0, count)
         feasible: list[tuple[float, int]] = []
         diagnosis = Diagnosis(total_nodes=count)
-        excluded = state.excluded(request.selector)
+        excluded = state.candidates.excluded(request.selector)
         processed = 0
         for i in range(count):
             if len(feasible) >= wanted:
@@ -339,12 +339,12 @@ def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures:
     for node, failed in visited_failures:
         diagnosis.failed(node, failed)
     visited = {node for node, _ in visited_failures}
-    candidates = state.candidate_nodes(request.models, request.selector)
+    candidates = state.candidates.candidate_nodes(request.models, request.selector)
     unvisited = len(candidates) - len(visited.intersection(candidates))
     if unvisited:  # counted, not walked: this runs for every pod that fits nowhere
         diagnosis.reasons[INSUFFICIENT_GPU] += unvisited
         diagnosis.short_of.add(Resource.GPU)
-    if request.milli > state.fewest_gpus * 1000:  # only then can a node be too small for the pod
+    if request.milli > state.candidates.fewest_gpus * 1000:  # only then can a node be too small for the pod
         for node in candidates:
             if node not in visited and request.milli > state.nodes[node].gpus * 1000:
                 diagnosis.unresolvable.add(node)
@@ -354,10 +354,10 @@ def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures:
 
 def _count_non_candidates(state: ClusterState, request: PodRequest, diagnosis: Diagnosis) -> None:
     """Nodes no filter ran on: other GPU models, and nodes the pod's selector rules out."""
-    mismatched = len(state.nodes) - len(state.model_nodes(request.models))
+    mismatched = len(state.nodes) - len(state.candidates.model_nodes(request.models))
     if mismatched:
         diagnosis.reasons[MODEL_MISMATCH] += mismatched
-    for reason, count in state.excluded_reasons(request.models, request.selector).items():
+    for reason, count in state.candidates.excluded_reasons(request.models, request.selector).items():
         diagnosis.reasons[reason] += count
 
 

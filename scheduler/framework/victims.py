@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from scheduler.state import ClusterState, Holding, PodKey
+from scheduler.state.cluster_state import ClusterState, Holding, PodKey
 
 
 @dataclass(frozen=True, slots=True)

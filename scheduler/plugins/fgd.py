@@ -39,7 +39,7 @@ from typing import Any
 from scheduler.errors import InputError
 from scheduler.model.workload import MILLI
 from scheduler.plugins import names
-from scheduler.state import ClusterState, PodRequest, free_shares
+from scheduler.state.cluster_state import ClusterState, PodRequest, free_shares
 
 DEFAULT_POPULARITY_THRESHOLD = 1.0
 

@@ -1,6 +1,6 @@
 """Filters: GPUs of an accepted model and count, then CPU and memory (NodeResourcesFit).
 
-The GPU model constraint is applied before filters run (`ClusterState.candidate_nodes`),
+The GPU model constraint is applied before filters run (`NodeCandidates.candidate_nodes`),
 so nodes of other models are counted as "didn't match GPU model" without a filter call.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from scheduler.framework.status import Resource, Status
 from scheduler.plugins import names
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 INSUFFICIENT_CPU = "Insufficient cpu"

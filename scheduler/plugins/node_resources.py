@@ -26,7 +26,7 @@ from typing import Any
 
 from scheduler.model.workload import MILLI
 from scheduler.plugins import names
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 
 MAX_NODE_SCORE = 100
 DEFAULT_MILLI_CPU_REQUEST = 100  # upstream's DefaultMilliCPURequest

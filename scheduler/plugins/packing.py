@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from scheduler.model.workload import MILLI
 from scheduler.plugins import names
-from scheduler.state import ClusterState, Holding, PodRequest, fullest_fitting
+from scheduler.state.cluster_state import ClusterState, Holding, PodRequest, fullest_fitting
 
 SHARE_CLASS = "share"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 from scheduler.plugins import names
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 
 
 def _used_fraction_after(state: ClusterState, request: PodRequest, node: int) -> float:

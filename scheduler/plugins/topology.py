@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
-from scheduler.place_index import PLACE_LEVELS
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
+from scheduler.state.place_index import PLACE_LEVELS
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +40,7 @@ def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, 
     `per_model` splits every domain by GPU model: a pod group whose pods share one DRA
     device claim gets devices of one class (one model) for all its pods. `level` None with
     `per_model` gives one domain per model."""
-    restricted = bool(state.excluded(selector))
+    restricted = bool(state.candidates.excluded(selector))
     if level is None and per_model and not restricted:  # one domain per model: the state already groups them
         return [Domain("gpu_model", m, state.nodes_by_model[m]) for m in sorted(state.candidate_models(models))]
     # Node labels never change during a replay, so the domains of a question are computed once.
@@ -55,7 +55,7 @@ def _domains(state: ClusterState, models: tuple[str, ...], level: str | None, pe
              selector: NodeSelector, restricted: bool) -> list[Domain]:
     by_value: dict[str, list[int]] = {}
     labels: dict[str, str] = {}
-    for node in state.candidate_nodes(models, selector):
+    for node in state.candidates.candidate_nodes(models, selector):
         spec = state.nodes[node]
         value = spec.label(level) if level else ""
         if value is None:

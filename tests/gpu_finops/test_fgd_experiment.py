@@ -30,7 +30,7 @@ from gpu_finops.experiments.fgd_workload import (
 from scheduler.errors import InputError
 from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Node
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
 from scheduler.trace.openb import OpenbPod
 
 TRACES = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "alibaba-openb-2023"
@@ -142,7 +142,7 @@ def test_project_rules_one_candidate_per_node_state_picks_the_node_a_full_scan_p
     placed = 0
     for arrival in arrivals:
         request = arrival.request
-        full, _ = framework.find_node(state, request, state.candidate_nodes(request.models))
+        full, _ = framework.find_node(state, request, state.candidates.candidate_nodes(request.models))
         fast, _ = framework.find_node(state, request, classes.representatives(request, None))
         assert fast == full, f"{policy}: {arrival.key}"
         if full is not None:

@@ -29,7 +29,7 @@ from scheduler.eventlog.schema import PendingReason
 from scheduler.model.cluster import NO_SELECTOR, Node, NodeSelector
 from scheduler.model.workload import Workload
 from scheduler.sim import Environment, Handle, Phase
-from scheduler.state import PodRequest
+from scheduler.state.cluster_state import PodRequest
 from scheduler.workload_run import WorkloadRun
 from tests.scheduler.builders import make_flavor, make_local_queue, queue_config
 

@@ -15,7 +15,7 @@ from scheduler.framework.runtime import Framework
 from scheduler.model import Cluster, Node
 from scheduler.plugins.fgd import FgdScore, FragmentationMeasure, TargetWorkload, TaskType
 from scheduler.plugins.packing import DotProd, GpuClustering, GpuPacking
-from scheduler.state import ClusterState, Holding, PodRequest
+from scheduler.state.cluster_state import ClusterState, Holding, PodRequest
 
 # Half the tasks want one whole GPU, a quarter half a GPU, a quarter no GPU at all.
 WORKLOAD = TargetWorkload(((TaskType(0, 1, 1000), 0.5), (TaskType(0, 1, 500), 0.25), (TaskType(0, 0, 0), 0.25)))

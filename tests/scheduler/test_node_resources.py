@@ -13,7 +13,7 @@ from scheduler.plugins.node_resources import (
     NodeResourcesFitScore,
     Strategy,
 )
-from scheduler.state import ClusterState, PodRequest
+from scheduler.state.cluster_state import ClusterState, PodRequest
 from tests.scheduler.scenario import job, node, replay_rows
 
 GIB = 1024

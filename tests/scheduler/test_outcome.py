@@ -34,7 +34,7 @@ def test_reason_text_alone_decides_nothing():
 
 def test_the_shipped_filters_carry_their_resource():
     from scheduler.model import Cluster, Node
-    from scheduler.state import ClusterState, PodRequest
+    from scheduler.state.cluster_state import ClusterState, PodRequest
 
     state = ClusterState(Cluster((Node("n0", "A100", 1, cpu_milli=1000, memory_mib=1024),)))
     assert gpu_fit.GpuFit().filter(state, PodRequest(2000), 0).short_of is Resource.GPU

@@ -20,13 +20,13 @@ from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import victim_plans
-from scheduler.place_index import PlaceIndex
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
-from scheduler.state import ClusterState
-from scheduler.usage_index import UsageClass
+from scheduler.state.cluster_state import ClusterState
+from scheduler.state.place_index import PlaceIndex
+from scheduler.state.usage_index import UsageClass
+from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 from scheduler.verify import VerificationError, Verifier
-from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
 from tests.scheduler.scenario import lowest_index

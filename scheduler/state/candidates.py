@@ -2,7 +2,7 @@
 
 A selector (a Kueue flavor's nodeLabels and tolerations, a TAS domain's labels) is checked
 against the nodes' fixed labels and taints once per distinct selector; placement then asks
-set membership, never labels (`ClusterState` mixes this in).
+set membership, never labels (`ClusterState.candidates`).
 """
 
 from __future__ import annotations
@@ -17,10 +17,9 @@ _NONE_EXCLUDED: Mapping[int, str] = MappingProxyType({})
 
 
 class NodeCandidates:
-    nodes: tuple[Node, ...]
-    nodes_by_model: dict[str, list[int]]
-
-    def _init_candidates(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, nodes_by_model: dict[str, list[int]]) -> None:
+        self.nodes: tuple[Node, ...] = cluster.nodes
+        self.nodes_by_model = nodes_by_model  # the state's: node indices per GPU model, in cluster order
         # Nodes a selector rules out, with kube-scheduler's reason, per selector; and the
         # candidate nodes per (models, selector). Labels and taints never change during a
         # replay, so each is computed once.

@@ -17,14 +17,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler.candidates import NodeCandidates
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
-from scheduler.nominations import Nominations, Nominee
-from scheduler.place_index import PlaceIndex
-from scheduler.usage_index import UsageIndex
-from scheduler.virtual_free import LevelChanges, VirtualFreeIndex
+from scheduler.state.candidates import NodeCandidates
+from scheduler.state.nominations import Nominations, Nominee
+from scheduler.state.place_index import PlaceIndex
+from scheduler.state.usage_index import UsageIndex
+from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
@@ -65,7 +65,7 @@ class Holding:
         self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
 
 
-class ClusterState(NodeCandidates):
+class ClusterState:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self.nodes: tuple[Node, ...] = cluster.nodes
@@ -89,7 +89,7 @@ class ClusterState(NodeCandidates):
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
         self.usage_index = UsageIndex()
-        # Free GPUs per topology domain, kept once first asked (`scheduler/place_index.py`).
+        # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
             self.usage_index.add_node(index, node.gpu_model, node.gpus)
@@ -101,7 +101,7 @@ class ClusterState(NodeCandidates):
         # cluster's fixed labels (`plugins/topology.domains`). Typed loosely: the state does
         # not know the plugin's Domain type.
         self.domains_cache: dict[tuple[tuple[str, ...], str | None, bool, NodeSelector], list[Any]] = {}
-        self._init_candidates(cluster)
+        self.candidates = NodeCandidates(cluster, self.nodes_by_model)  # by GPU models and selector
         self._journal: list[tuple[str, PodKey, Holding]] = []
         self._marks = 0
         # Bumped only when committed GPUs are given back (not by what-ifs that roll back):
@@ -113,7 +113,7 @@ class ClusterState(NodeCandidates):
         # workload's priority in `priority_of` before placing it (0 if it did not).
         self.priority_of: dict[str, int] = {}
         self.held_milli_by_class: dict[tuple[str, int], int] = {}
-        self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/nominations.py`)
+        self.nominations = Nominations()  # GPUs kept for preemptors (`scheduler/state/nominations.py`)
         # Free plus lower-priority GPUs per node and preemptor priority (`virtual_free.py`).
         self.virtual_free = VirtualFreeIndex(self.nodes, self.used, lambda: held_by_priority(self))
         self.level_changes = LevelChanges()  # what the views without lower priorities miss
@@ -182,7 +182,7 @@ class ClusterState(NodeCandidates):
         return holding
 
     def nominate(self, nominee: Nominee, priority: int, placements: list[tuple[int, int]]) -> None:
-        """Keep GPUs on nodes for a preemptor (see `scheduler/nominations.py`)."""
+        """Keep GPUs on nodes for a preemptor (see `scheduler/state/nominations.py`)."""
         self.nominations.add(nominee, priority, placements)
 
     def drop_nominations(self, workload_id: str, pod: int | None = None) -> None:

@@ -85,7 +85,7 @@ class VirtualFreeIndex:
 
 
 class LevelChanges:
-    """Pods that changed since each priority level's view (`scheduler/level_views.py`) was
+    """Pods that changed since each priority level's view (`scheduler/state/level_views.py`) was
     last brought up to date: per level, pod → its holding now (None: released). Only pods
     at or above a level are in its view, so only their changes are noted there; a what-if
     that rolls back leaves an entry that the next update finds already true."""

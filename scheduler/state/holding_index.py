@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from scheduler.state import ClusterState
+from scheduler.state.cluster_state import ClusterState
 from scheduler.workload_run import WorkloadRun
 
 _EVERYONE = 2**31  # above every 32-bit priority

@@ -19,7 +19,7 @@ ids (so a device the plan opens gets the id it would get on the state).
 
 from __future__ import annotations
 
-from scheduler.state import ClusterState, Holding, PodKey
+from scheduler.state.cluster_state import ClusterState, Holding, PodKey
 
 
 class LevelViews:
@@ -49,8 +49,7 @@ def _empty_view(state: ClusterState) -> ClusterState:
     view.priority_of = state.priority_of
     view._next_shared_id = state._next_shared_id
     view.domains_cache = state.domains_cache
-    view._excluded = state._excluded
-    view._candidates = state._candidates
+    view.candidates = state.candidates  # the same nodes, labels and taints: its caches hold for both
     return view
 
 
