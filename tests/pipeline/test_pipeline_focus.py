@@ -4,7 +4,11 @@ commitments, and the Parquet export with its FOCUS metadata."""
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
 import duckdb
 import pyarrow.dataset as ds
@@ -244,22 +248,29 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
     )
 
 
+@contextmanager
+def _model_beside_its_table(database: Path, tmp_path: Path, split: bool) -> Iterator[tuple[duckdb.DuckDBPyConnection, str]]:
+    """A copy of a built database with the build's macros, and the FOCUS model's SQL body."""
+    from pipeline.runner import MODELS, create_macros
+
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(database, copy)
+    connection = duckdb.connect(str(copy))
+    try:
+        create_macros(connection, focus_split=split)
+        yield connection, next(m for m in MODELS if m.name == "focus_cost_records").sql()
+    finally:
+        connection.close()
+
+
 @pytest.mark.parametrize("layout", ["1.2", "1.3"])
 def test_constant_columns_hold_the_models_own_values(layout, built, built_split, tmp_path):
     """The columns stored as virtual generated columns (never written per row) read exactly
     what the SQL model computes for every row, in both layouts."""
-    import shutil
-
     from pipeline.focus.columns import CONSTANT_COLUMNS, table_columns
-    from pipeline.runner import MODELS, create_macros
 
     split = layout == "1.3"
-    db = tmp_path / "copy.duckdb"
-    shutil.copy((built_split if split else built).db, db)
-    connection = duckdb.connect(str(db))
-    try:
-        create_macros(connection, focus_split=split)
-        body = next(m for m in MODELS if m.name == "focus_cost_records").sql()
+    with _model_beside_its_table((built_split if split else built).db, tmp_path, split) as (connection, body):
         present = {c.name for c in table_columns(split)}
         checked = [name for name in CONSTANT_COLUMNS if name in present]
         assert len(checked) >= 14
@@ -267,26 +278,16 @@ def test_constant_columns_hold_the_models_own_values(layout, built, built_split,
             computed = connection.execute(f'select distinct "{name}" from ({body})').fetchall()
             stored = connection.execute(f'select distinct "{name}" from focus_cost_records').fetchall()
             assert computed == stored == [(CONSTANT_COLUMNS[name],)], name
-    finally:
-        connection.close()
 
 
 @pytest.mark.parametrize("layout", ["1.2", "1.3"])
 def test_derived_columns_hold_the_models_own_values(layout, built, built_split, tmp_path):
     """The columns derived from a row's stored columns (virtual generated columns, never
     written) read what the SQL model computes, row for row, in both layouts."""
-    import shutil
-
     from pipeline.focus.columns import derived_columns, table_columns, virtual_columns
-    from pipeline.runner import MODELS, create_macros
 
     split = layout == "1.3"
-    db = tmp_path / "copy.duckdb"
-    shutil.copy((built_split if split else built).db, db)
-    connection = duckdb.connect(str(db))
-    try:
-        create_macros(connection, focus_split=split)
-        body = next(m for m in MODELS if m.name == "focus_cost_records").sql()
+    with _model_beside_its_table((built_split if split else built).db, tmp_path, split) as (connection, body):
         present = [c.name for c in table_columns(split)]
         stored = ", ".join(f'"{name}"' for name in present if name not in virtual_columns(split))
         derived = [name for name in derived_columns(split) if name in present]
@@ -299,5 +300,3 @@ def test_derived_columns_hold_the_models_own_values(layout, built, built_split, 
             differing = [connection.execute(f"select count(*) from ({a} except all {b})").fetchone()[0]
                          for a, b in ((model_rows, table_rows), (table_rows, model_rows))]
             assert differing == [0, 0], name
-    finally:
-        connection.close()
