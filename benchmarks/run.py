@@ -4,7 +4,10 @@ ratios survive a noisy machine.
 1. Replay throughput and peak RSS of the 10k, 100k and 1M-pod presets (`bench-*.toml`: the
    large preset's cluster and mix scaled; 1M pods on 10,260 nodes / 82,080 GPUs) under
    gang-v1.37 with Kueue admission, and the scaling ratio (time per pod at 1M ÷ at 10k).
-   Each replay is stopped after ``--cap`` seconds and reported as not finished.
+   Each replay is stopped after ``--cap`` seconds and reported as not finished. Then the
+   hidden-size workload (the large preset cut at 100,000 pods) with and without Kueue, this
+   tree against its pure build or ``--against`` another checkout, side by side
+   (`benchmarks/side_by_side.py`).
 2. With ``--profiles``: every profile side by side on the demo preset (and ``--large``).
 3. The pipeline build of the two largest presets' runs side by side (a run that the replay
    finished, else an event log of the same volume synthesized from its trace), hourly charge
@@ -161,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", action="store_true", help="also every profile on the demo preset")
     parser.add_argument("--large", action="store_true", help="with --profiles: the large preset too (long)")
     parser.add_argument("--large-cap", type=float, default=LARGE_CAP_S, help="seconds per large replay")
+    parser.add_argument("--against", type=Path, help="the hidden-size workload against this checkout (default: "
+                                                      "this tree's pure build; benchmarks/side_by_side.py)")
+    parser.add_argument("--no-side-by-side", action="store_true", help="skip the hidden-size workload side by side")
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 200)  # a log keeps whole tables
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
@@ -169,6 +175,13 @@ def main(argv: list[str] | None = None) -> int:
         # 1. replay throughput and scaling under gang-v1.37 + Kueue
         scaling, finished = scaling_table(root, presets, args.cap, console)
         console.print(scaling)
+        # 1b. the hidden-size workload (100k pods, 2,052 nodes), this tree against a pure
+        #     build or another checkout, alternating (benchmarks/side_by_side.py)
+        if not args.no_side_by_side:
+            from benchmarks.side_by_side import side_by_side
+
+            against = args.against.resolve() if args.against else None
+            console.print(side_by_side(2, [False, True], against, console))
         # 2. every profile side by side (demo; large with --large)
         if args.profiles:
             _profiles_tables(root, ["demo"] + (["large"] if args.large else []), args.large_cap, console)
