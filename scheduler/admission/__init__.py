@@ -14,7 +14,9 @@ Modules, in the order a decision flows through them (Kueue's own layout in brack
   of assignments [pkg/cache/scheduler/tas_flavor_snapshot.go];
 - the decisions of one admission attempt: `flavor_assignment` [pkg/scheduler/flavorassigner],
   `preemption/` (`common`, `classical`, `fair_sharing`, `preemptor`) [pkg/scheduler/preemption],
-  `fair_sharing_order` (the admission tournament) [pkg/scheduler/fair_sharing_iterator.go];
+  `fair_sharing_order` (the admission tournament) [pkg/scheduler/fair_sharing_iterator.go],
+  `cycle_victims` (the cycle's victims, and whether a preempting head still fits without
+  them) [pkg/scheduler/scheduler.go fits];
 - `admitter`: one admission cycle, step by step [pkg/scheduler/scheduler.go];
   `wait_for_pods_ready`: the PodsReady timer; `placement_options`: the flavors a waiting
   workload could still be admitted under (the replay's quiescence test);

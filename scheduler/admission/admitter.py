@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from scheduler.admission.cycle_victims import CycleVictims
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
@@ -32,8 +33,6 @@ from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption.common import (
     PreemptionReason,
     Target,
-    add_workload,
-    remove_workload,
 )
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
@@ -201,7 +200,7 @@ class Admitter:
             for entry in entries:
                 self._nominate(entry)
             # 4 + 5. Order and process (the tournament picks each winner after the last admission).
-            preempted: dict[str, AdmissionWorkload] = {}  # this cycle's victims
+            preempted = CycleVictims(self.tree)  # this cycle's victims
             for entry in self._ordered(entries):
                 self._process(entry, preempted, snapshot)
         finally:
@@ -306,7 +305,7 @@ class Admitter:
         return sorted(entries, key=lambda e: (
             first and not e.is_preemptor, e.assignment.borrow, -e.wl.priority, e.wl.queue_timestamp_s, e.wl.seq))
 
-    def _process(self, entry: Entry, preempted: dict[str, AdmissionWorkload], snapshot: CycleSnapshot, *,
+    def _process(self, entry: Entry, preempted: CycleVictims, snapshot: CycleSnapshot, *,
                  topology_done: bool = False) -> None:
         assignment, node, wl = entry.assignment, entry.node, entry.wl
         if entry.reason is PendingReason.SUSPENDED:
@@ -336,16 +335,16 @@ class Admitter:
             return
         if assignment.mode is Mode.PREEMPT:
             victims = {t.workload.name: t.workload for t in entry.targets}
-            if not preempted.keys().isdisjoint(victims):
+            if preempted.overlaps(victims):
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
                 self.scan.skipped(wl)
                 return
-            if not self._fits_without(node, assignment.usage, [*preempted.values(), *victims.values()]):
+            if not self._fits_without(wl, preempted, node, assignment.usage, victims.values()):
                 # Earlier entries of this cycle took what the victims would have left.
                 entry.message, entry.transient = NO_LONGER_FITS, True
                 self.scan.skipped(wl)
                 return
-            preempted.update(victims)
+            preempted.add(victims)
             snapshot.reserve(node, assignment.usage)
             if self.topology is not None:
                 self.topology.reserve(wl, assignment, entry.targets)
@@ -381,16 +380,14 @@ class Admitter:
         wl.scan = None  # admitted: a later requeue (eviction) scans from the first flavor
         entry.admitted = True
 
-    def _fits_without(self, node: QuotaNode, usage: dict[FlavorResource, int], victims: list[AdmissionWorkload]) -> bool:
-        """Kueue's fits (scheduler.go): does `usage` fit in `node` with `victims` gone, the
-        cycle's earlier admissions and reservations counted?"""
-        for victim in victims:
-            remove_workload(self.tree, victim)
-        try:
-            return all(value <= max(0, node.available(fr)) for fr, value in usage.items())
-        finally:
-            for victim in victims:
-                add_workload(self.tree, victim)
+    def _fits_without(self, wl: AdmissionWorkload, preempted: CycleVictims, node: QuotaNode,
+                      usage: dict[FlavorResource, int], targets: Iterable[AdmissionWorkload]) -> bool:
+        """Kueue's fits (scheduler.go): does `usage` fit in `node` with this cycle's victims
+        and `targets` gone, the cycle's earlier admissions and reservations counted?"""
+        fits = preempted.fits_without(node, usage, targets)
+        if self.check is not None:
+            self.check.same_fit(wl.name, fits, preempted.fits_removing_each(node, usage, targets))
+        return fits
 
     def _requeue(self, entry: Entry) -> bool:
         """Back into its queue; True when it went aside (the next head gets a turn)."""

@@ -111,6 +111,9 @@ class NominationCheck:
         self.verifier.same(self.clock(), what, _described(cached), _described(fresh), workload)
 
 
+    def same_fit(self, workload: str, fast: bool, plain: bool) -> None:
+        self.verifier.same(self.clock(), "quota fit from the cycle's victims summed per queue", fast, plain, workload)
+
     def same_assignment(self, workload: str, fast: Assignment, plain: Assignment) -> None:
         self.verifier.same(self.clock(), "flavor assignment without the oracle on doomed flavors",
                            _described((fast, [])), _described((plain, [])), workload)

@@ -13,7 +13,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
     ("admitter", "placement_options"),
     ("nomination_cache", "tas_preemption", "scan_progress"),
-    ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready"),
+    ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready", "cycle_victims"),
     ("preemption.classical", "preemption.fair_sharing"),
     ("preemption.search", "preemption.bounds"),
     ("preemption.common",),

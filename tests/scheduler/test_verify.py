@@ -13,7 +13,7 @@ import pytest
 
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
-from scheduler.admission import flavor_assignment, kueue
+from scheduler.admission import cycle_victims, flavor_assignment, kueue
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
@@ -46,7 +46,8 @@ GROUP_CHECKS = {
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
                     "preemption oracle answer reused per flavor-resource",
                     "victim search step ruled out by a running sum",
-                    "flavor assignment without the oracle on doomed flavors"}
+                    "flavor assignment without the oracle on doomed flavors",
+                    "quota fit from the cycle's victims summed per queue"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -129,6 +130,9 @@ BROKEN = {
     "flavor assignment skips the oracle on flavors that could preempt": (
         lambda mp: mp.setattr(flavor_assignment, "flavor_doomed", lambda *args, **kwargs: True),
         "flavor assignment without the oracle on doomed flavors"),
+    "Kueue's fit check forgets the victims' quota": (
+        lambda mp: mp.setattr(cycle_victims, "add_usage_by_queue", lambda tree, sums, workloads: None),
+        "quota fit from the cycle's victims summed per queue"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),

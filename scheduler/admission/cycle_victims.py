@@ -1,0 +1,74 @@
+"""The workloads an admission cycle preempted so far, and Kueue's `fits` over them.
+
+Kueue's `fits` (scheduler.go) asks, for each preempting head, whether its usage still fits
+its ClusterQueue with every workload preempted earlier in the cycle and its own targets
+gone: upstream takes each of them off the snapshot (`SimulateWorkloadRemoval`), asks `Fits`
+and puts them back, so a cycle with many preempting heads does work quadratic in them.
+
+What one workload's removal does to the tree depends only on how much leaves its queue:
+a queue hands up to its parent what it used beyond its guarantee, and removing amounts one
+after another hands up, in total, exactly what removing their sum at once does (the
+parent's share telescopes to (U - G)⁺ - (U - V - G)⁺ either way); a parent receives its
+children's removals the same way. So the tree with a set of workloads gone is the tree with
+their usage summed per queue gone, and the cycle keeps those sums as it goes: a check takes
+one removal per queue and flavor-resource, however many victims the cycle has. Putting the
+sums back restores the tree exactly (the same telescoping).
+
+`replay --verify` removes every workload one by one beside each answer
+(`fits_removing_each`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.workloads import AdmissionWorkload
+
+
+class CycleVictims:
+    """This cycle's victims by name, and their usage summed per ClusterQueue."""
+
+    def __init__(self, tree: QuotaTree) -> None:
+        self.tree = tree
+        self.by_name: dict[str, AdmissionWorkload] = {}
+        self.usage_by_queue: dict[QuotaNode, dict[FlavorResource, int]] = {}
+
+    def overlaps(self, names: Iterable[str]) -> bool:
+        return not self.by_name.keys().isdisjoint(names)
+
+    def add(self, victims: Mapping[str, AdmissionWorkload]) -> None:
+        self.by_name.update(victims)
+        add_usage_by_queue(self.tree, self.usage_by_queue, victims.values())
+
+    def fits_without(self, node: QuotaNode, usage: Usage, targets: Iterable[AdmissionWorkload]) -> bool:
+        """Whether `usage` fits in `node` with this cycle's victims and `targets` gone, the
+        cycle's admissions and reservations counted; the tree is unchanged afterwards."""
+        removal = {queue: dict(summed) for queue, summed in self.usage_by_queue.items()}
+        add_usage_by_queue(self.tree, removal, targets)
+        return _fits_once_removed(self.tree, node, usage, removal.items())
+
+    def fits_removing_each(self, node: QuotaNode, usage: Usage, targets: Iterable[AdmissionWorkload]) -> bool:
+        """The same answer the plain way: every workload taken off on its own."""
+        each = [(self.tree.queue(wl.cluster_queue or ""), wl.usage) for wl in [*self.by_name.values(), *targets]]
+        return _fits_once_removed(self.tree, node, usage, each)
+
+
+def add_usage_by_queue(tree: QuotaTree, sums: dict[QuotaNode, dict[FlavorResource, int]],
+                       workloads: Iterable[AdmissionWorkload]) -> None:
+    for wl in workloads:
+        summed = sums.setdefault(tree.queue(wl.cluster_queue or ""), {})
+        for fr, value in wl.usage.items():
+            summed[fr] = summed.get(fr, 0) + value
+
+
+def _fits_once_removed(tree: QuotaTree, node: QuotaNode, usage: Usage,
+                       removals: Iterable[tuple[QuotaNode, Usage]]) -> bool:
+    removed = list(removals)
+    for queue, part in removed:
+        tree.remove(queue, part)
+    try:
+        return all(value <= max(0, node.available(fr)) for fr, value in usage.items())
+    finally:
+        for queue, part in removed:
+            tree.add(queue, part)
