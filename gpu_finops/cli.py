@@ -512,7 +512,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        return _main(argv)
+        from gpu_finops.interrupts import InterruptsLostInCallbacks
+
+        with InterruptsLostInCallbacks() as lost_interrupts:
+            try:
+                return _main(argv)
+            finally:
+                lost_interrupts.settle()
     except KeyboardInterrupt:  # Ctrl-C: while starting (parser, imports), working, or reporting
         with contextlib.suppress(KeyboardInterrupt):  # a second Ctrl-C while saying so
             print("gpu-finops: interrupted", file=sys.stderr)

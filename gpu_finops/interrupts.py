@@ -1,8 +1,12 @@
-"""SIGTERM as Ctrl-C, for the commands that run worker pools (`sweep`)."""
+"""Signals for the CLI: SIGTERM as Ctrl-C for the commands that run worker pools (`sweep`), and
+Ctrl-C that Python could not raise where it landed, signalled again."""
 
 from __future__ import annotations
 
+import _thread
 import signal
+import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -19,3 +23,49 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+class InterruptsLostInCallbacks:
+    """A Ctrl-C that lands inside a callback Python cannot raise from (the import system's
+    module-lock weakref callback as a lazy import ends, a finaliser, the garbage collector) is
+    "unraisable": Python prints "Exception ignored in ..." with a traceback and carries on, so
+    the interrupt is lost and the command runs to its end. While installed, such an interrupt
+    is signalled to the main thread again, where the command stops cleanly.
+
+    The second signal comes from a timer thread a few milliseconds later, not from the hook:
+    a signal made pending inside the hook is raised inside the hook (Python checks for signals
+    after every call), where it would be unraisable again. ``settle()`` waits for that timer,
+    so the interrupt is raised before the command's outcome is decided."""
+
+    RESIGNAL_AFTER_S = 0.01
+
+    def __init__(self) -> None:
+        self._previous_hook = sys.unraisablehook
+        self._timers: list[threading.Timer] = []
+
+    def __enter__(self) -> InterruptsLostInCallbacks:
+        sys.unraisablehook = self._hook
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.unraisablehook = self._previous_hook
+
+    def settle(self) -> None:
+        """Wait for an interrupt being signalled again: it raises KeyboardInterrupt here."""
+        while self._timers:
+            self._timers.pop().join()
+
+    def _hook(self, unraisable: sys.UnraisableHookArgs) -> None:
+        try:
+            if isinstance(unraisable.exc_value, KeyboardInterrupt):
+                self._signal_again()
+                return
+            self._previous_hook(unraisable)
+        except KeyboardInterrupt:  # a Ctrl-C inside this hook is just as unraisable
+            self._signal_again()
+
+    def _signal_again(self) -> None:
+        timer = threading.Timer(self.RESIGNAL_AFTER_S, _thread.interrupt_main)
+        timer.daemon = True
+        self._timers.append(timer)
+        timer.start()

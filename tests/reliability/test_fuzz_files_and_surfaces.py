@@ -315,3 +315,31 @@ def test_ctrl_c_at_any_moment_of_a_command_is_one_line(workspace, delay):
         assert finished.code in (0, 130)
         assert not [p for p in Path(scratch).iterdir() if p.name.startswith(".")], "temporary files left"
 
+
+def test_ctrl_c_inside_a_callback_python_cannot_raise_from_still_stops_the_command(workspace):
+    """The flake the test above once caught: a Ctrl-C landing in the import system's module-lock
+    callback (a weakref callback) is "unraisable". Python printed "Exception ignored in ..." with a
+    traceback and the command ran on to exit 0. Made deterministic here with a weakref callback
+    that raises KeyboardInterrupt just as the command starts."""
+    starter = (
+        "import sys, weakref; import gpu_finops.cli as cli\n"
+        "command = cli._main\n"
+        "class Target: pass\n"
+        "def interrupt(_): raise KeyboardInterrupt\n"
+        "def interrupted_in_a_callback(argv):\n"
+        "    target = Target(); dying = weakref.ref(target, interrupt); del target\n"
+        "    return command(argv)\n"
+        "cli._main = interrupted_in_a_callback\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        argv = ["replay", "--trace", str(workspace.inputs / "trace-a.csv"), "--cluster",
+                str(workspace.inputs / "cluster.csv"), "--out", str(Path(scratch) / "run"), "-q"]
+        finished = run([sys.executable, "-c", starter, *argv], timeout_s=60)
+        assert not finished.traceback, finished.err[-1500:]
+        assert "Exception ignored" not in finished.err
+        assert finished.code == 130, finished.err
+        assert finished.err.strip() == "gpu-finops: interrupted"
+        assert not (Path(scratch) / "run").exists() or not list((Path(scratch) / "run").iterdir()), \
+            "the interrupted replay left a run behind"
+        assert not [p for p in Path(scratch).iterdir() if p.name.startswith(".")], "temporary files left"
+
