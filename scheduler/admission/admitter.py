@@ -19,7 +19,7 @@ implements: admit, evict, say why a workload waits, ask whether admission is blo
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 from scheduler.admission.cycle_victims import CycleVictims
@@ -77,24 +77,30 @@ class AdmissionPort(Protocol):
         nothing else may be admitted now."""
 
 
-@dataclass(eq=False)
 class Entry:
-    """One head in one cycle: Kueue's scheduler entry."""
+    """One head in one cycle: Kueue's scheduler entry. A plain slotted class, not a
+    dataclass: the compiled build runs a dataclass's generated `__init__` as interpreted
+    code, and every cycle makes one entry per head."""
 
-    wl: AdmissionWorkload
-    pending_queue: PendingQueue
-    node: QuotaNode
-    requeues_at_pop: int
-    is_preemptor: bool = False  # its queue's preemptor when popped (manager.go Head.IsPreemptor)
-    assignment: Assignment = field(default_factory=Assignment)
-    targets: list[Target] = field(default_factory=list)
-    admitted: bool = False
-    reason: PendingReason = PendingReason.WAITING_FOR_QUOTA
-    message: str = ""
-    transient: bool = False  # back to the heap even in BestEffortFIFO
-    retry_now: bool = False  # another entry was admitted first: retried next cycle, no row
-    equivalent_fail: bool = False  # shapes like it fail alike (NoFit, no preemption candidates)
-    start: tuple[int, ...] = ()  # where its flavor scan starts, per resource group (LastAssignment)
+    __slots__ = ("wl", "pending_queue", "node", "requeues_at_pop", "is_preemptor", "assignment", "targets",
+                 "admitted", "reason", "message", "transient", "retry_now", "equivalent_fail", "start")
+
+    def __init__(self, wl: AdmissionWorkload, pending_queue: PendingQueue, node: QuotaNode, requeues_at_pop: int,
+                 is_preemptor: bool = False) -> None:
+        self.wl = wl
+        self.pending_queue = pending_queue
+        self.node = node
+        self.requeues_at_pop = requeues_at_pop
+        self.is_preemptor = is_preemptor  # its queue's preemptor when popped (manager.go Head.IsPreemptor)
+        self.assignment = Assignment()
+        self.targets: list[Target] = []
+        self.admitted = False
+        self.reason = PendingReason.WAITING_FOR_QUOTA
+        self.message = ""
+        self.transient = False  # back to the heap even in BestEffortFIFO
+        self.retry_now = False  # another entry was admitted first: retried next cycle, no row
+        self.equivalent_fail = False  # shapes like it fail alike (NoFit, no preemption candidates)
+        self.start: tuple[int, ...] = ()  # where its flavor scan starts, per resource group (LastAssignment)
 
     # what the fair-sharing tournament reads (`fair_sharing_order.Contender`)
     @property

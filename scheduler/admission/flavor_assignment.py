@@ -90,10 +90,24 @@ _FROM_POSSIBILITY = {
 }
 
 
-@dataclass(frozen=True, slots=True)
 class Granular:
-    mode: Mode
-    borrow: int  # borrowing level: 0 = within the queue's own quota
+    """A flavor's mode and borrowing level (a value; slotted rather than a dataclass, whose
+    generated `__init__` the compiled build interprets: one is made per flavor-resource tried)."""
+
+    __slots__ = ("mode", "borrow")
+
+    def __init__(self, mode: Mode, borrow: int) -> None:
+        self.mode = mode
+        self.borrow = borrow  # borrowing level: 0 = within the queue's own quota
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Granular) and self.mode == other.mode and self.borrow == other.borrow)
+
+    def __hash__(self) -> int:
+        return hash((self.mode, self.borrow))
+
+    def __repr__(self) -> str:
+        return f"Granular(mode={self.mode!r}, borrow={self.borrow!r})"
 
 
 WORST = Granular(Mode.NO_FIT, 1 << 30)

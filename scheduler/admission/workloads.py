@@ -40,13 +40,27 @@ class State(Enum):
     UNMANAGED = "unmanaged"  # no queue name: Kueue leaves it alone
 
 
-@dataclass(frozen=True, slots=True)
 class ScanProgress:
-    """Kueue's AssignmentClusterQueueState of a workload's last nomination."""
+    """Kueue's AssignmentClusterQueueState of a workload's last nomination (a value; slotted
+    rather than a dataclass, whose generated `__init__` the compiled build interprets: one is
+    recorded per nomination)."""
 
-    tried: tuple[tuple[int, int], ...]  # (resource group index, LastTriedFlavorIdx), -1: the last one
-    generation: int  # the ClusterQueue's AllocatableResourceGeneration then
-    cycle: int  # the scheduling cycle that computed it
+    __slots__ = ("tried", "generation", "cycle")
+
+    def __init__(self, tried: tuple[tuple[int, int], ...], generation: int, cycle: int) -> None:
+        self.tried = tried  # (resource group index, LastTriedFlavorIdx), -1: the last one
+        self.generation = generation  # the ClusterQueue's AllocatableResourceGeneration then
+        self.cycle = cycle  # the scheduling cycle that computed it
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, ScanProgress) and self.tried == other.tried
+                                 and self.generation == other.generation and self.cycle == other.cycle)
+
+    def __hash__(self) -> int:
+        return hash((self.tried, self.generation, self.cycle))
+
+    def __repr__(self) -> str:
+        return f"ScanProgress(tried={self.tried!r}, generation={self.generation!r}, cycle={self.cycle!r})"
 
     @property
     def pending_flavors(self) -> bool:

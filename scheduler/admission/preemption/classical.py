@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from enum import Enum, IntEnum
 
 from scheduler.admission.holders import Holders, order_key
@@ -69,11 +68,15 @@ class Variant(IntEnum):
         return PreemptionReason.IN_COHORT_RECLAMATION
 
 
-@dataclass(frozen=True, slots=True)
 class _Candidate:
-    workload: AdmissionWorkload
-    lca: QuotaNode | None
-    variant: Variant
+    """One candidate of one run (slotted, not a dataclass: one is made per candidate looked at)."""
+
+    __slots__ = ("workload", "lca", "variant")
+
+    def __init__(self, workload: AdmissionWorkload, lca: QuotaNode | None, variant: Variant) -> None:
+        self.workload = workload
+        self.lca = lca
+        self.variant = variant
 
 
 class ClassicalPreemption:

@@ -8,7 +8,6 @@ apis/kueue/v1beta2/workload_types.go (the Preempted condition's reasons).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum, StrEnum
 
 from scheduler.admission.holders import order_key
@@ -55,10 +54,26 @@ class Possibility(Enum):
     RECLAIM = "Reclaim"  # victims only in other queues of the cohort
 
 
-@dataclass(frozen=True, slots=True)
 class Target:
-    workload: AdmissionWorkload
-    reason: PreemptionReason
+    """A victim and why (a value: nominations that agree compare equal under `--verify`).
+    A plain slotted class, not a dataclass: the compiled build runs a dataclass's generated
+    `__init__` as interpreted code, and a target is made per candidate taken."""
+
+    __slots__ = ("workload", "reason")
+
+    def __init__(self, workload: AdmissionWorkload, reason: PreemptionReason) -> None:
+        self.workload = workload
+        self.reason = reason
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Target) and self.workload == other.workload
+                                 and self.reason == other.reason)
+
+    def __hash__(self) -> int:
+        return hash((self.workload, self.reason))
+
+    def __repr__(self) -> str:
+        return f"Target(workload={self.workload!r}, reason={self.reason!r})"
 
 
 def policy_towards(preemption: ClusterQueuePreemption, same_queue: bool) -> PreemptionPolicy:
