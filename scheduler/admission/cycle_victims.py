@@ -11,8 +11,9 @@ after another hands up, in total, exactly what removing their sum at once does (
 parent's share telescopes to (U - G)⁺ - (U - V - G)⁺ either way); a parent receives its
 children's removals the same way. So the tree with a set of workloads gone is the tree with
 their usage summed per queue gone, and the cycle keeps those sums as it goes: a check takes
-one removal per queue and flavor-resource, however many victims the cycle has. Putting the
-sums back restores the tree exactly (the same telescoping).
+one removal per queue and flavor-resource, however many victims the cycle has. The check
+does not even write the tree: the removals walk an overlay of the usage they would leave
+(`quota.usage_after_removing`), and the queue's available quota is read through it.
 
 `replay --verify` removes every workload one by one beside each answer
 (`fits_removing_each`).
@@ -22,7 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.quota import (
+    FlavorResource,
+    QuotaNode,
+    QuotaTree,
+    Usage,
+    usage_after_removing,
+)
 from scheduler.admission.workloads import AdmissionWorkload
 
 
@@ -43,10 +50,16 @@ class CycleVictims:
 
     def fits_without(self, node: QuotaNode, usage: Usage, targets: Iterable[AdmissionWorkload]) -> bool:
         """Whether `usage` fits in `node` with this cycle's victims and `targets` gone, the
-        cycle's admissions and reservations counted; the tree is unchanged afterwards."""
-        removal = {queue: dict(summed) for queue, summed in self.usage_by_queue.items()}
-        add_usage_by_queue(self.tree, removal, targets)
-        return _fits_once_removed(self.tree, node, usage, removal.items())
+        cycle's admissions and reservations counted; computed on an overlay of the usage the
+        removals would leave (`usage_after_removing`), the tree never written."""
+        of_targets: dict[QuotaNode, dict[FlavorResource, int]] = {}
+        add_usage_by_queue(self.tree, of_targets, targets)
+        for fr, value in usage.items():
+            leaving = [(queue, summed[fr]) for sums in (self.usage_by_queue, of_targets)
+                       for queue, summed in sums.items() if summed.get(fr, 0)]
+            if value > max(0, node.available(fr, usage_after_removing(fr, leaving))):
+                return False
+        return True
 
     def fits_removing_each(self, node: QuotaNode, usage: Usage, targets: Iterable[AdmissionWorkload]) -> bool:
         """The same answer the plain way: every workload taken off on its own."""

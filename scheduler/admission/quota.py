@@ -86,20 +86,24 @@ class QuotaNode:
     def local_available(self, fr: FlavorResource) -> int:
         return max(0, self.guaranteed.get(fr, 0) - self.usage.get(fr, 0))
 
-    def available(self, fr: FlavorResource) -> int:
-        """What can still be admitted for `fr` without preemption (may be negative at a root)."""
-        usage = self.usage.get(fr, 0)
+    def available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
+        """What can still be admitted for `fr` without preemption (may be negative at a root);
+        with `after` (`usage_after_removing`), as it would be once those removals were made."""
+        usage = self.usage.get(fr, 0) if after is None else after.get(self, self.usage.get(fr, 0))
         parent = self.parent
         if parent is None:
             return self.subtree.get(fr, 0) - usage
         guaranteed = self.guaranteed.get(fr, 0)
-        from_parent = parent.available(fr)
+        from_parent = parent.available(fr, after)
         limit = self.borrowing_limit.get(fr)
         if limit is not None:
             stored_in_parent = self.subtree.get(fr, 0) - guaranteed
             used_in_parent = max(0, usage - guaranteed)
             from_parent = min(stored_in_parent - used_in_parent + limit, from_parent)
         return max(0, guaranteed - usage) + from_parent
+
+    def usage_after(self, fr: FlavorResource, after: UsageAfter) -> int:
+        return after.get(self, self.usage.get(fr, 0))
 
     def potential_available(self, fr: FlavorResource) -> int:
         """The most this node could ever hold of `fr` (an empty cluster)."""
@@ -167,6 +171,29 @@ class QuotaNode:
         if stored_in_parent <= 0 or self.parent is None:
             return
         self.parent.remove_usage(fr, min(value, stored_in_parent))
+
+
+UsageAfter = dict[QuotaNode, int]  # one flavor-resource's usage per node, where removals changed it
+
+
+def usage_after_removing(fr: FlavorResource, leaving: Iterable[tuple[QuotaNode, int]]) -> UsageAfter:
+    """The usage of `fr` that `remove_usage` would leave on each node it reaches, removing each
+    (queue, amount) of `leaving` in turn, without writing the tree: a what-if that needs no
+    restore. Nodes it does not reach keep their usage (read `available(fr, after)` or
+    `usage_after`). The same walk as `remove_usage`, on an overlay."""
+    after: UsageAfter = {}
+    for queue, amount in leaving:
+        node: QuotaNode | None = queue
+        value = amount
+        while node is not None:
+            usage = after.get(node, node.usage.get(fr, 0))
+            stored_in_parent = usage - node.guaranteed.get(fr, 0)
+            after[node] = usage - value
+            if stored_in_parent <= 0:
+                break
+            value = min(value, stored_in_parent)
+            node = node.parent
+    return after
 
 
 class QuotaTree:

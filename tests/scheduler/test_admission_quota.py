@@ -8,10 +8,12 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.policies import StopPolicy
-from scheduler.admission.quota import QuotaTree
+from scheduler.admission.quota import QuotaTree, usage_after_removing
 from tests.scheduler.admission_state import with_flavors
 from tests.scheduler.builders import make_cluster_queue, make_cohort, queue_config
 
@@ -96,6 +98,53 @@ def test_removing_usage_restores_every_level_of_the_tree():
     tree.remove(tree.queue("cv"), {GPU: 5_000})
     assert {n.name: dict(n.usage) for n in (*tree.queues.values(), *tree.cohorts.values())} == before
     assert tree.cohorts["org"].usage[GPU] == 3_000 + 3_000 + 7_000  # prod, cv past 6, nlp
+
+
+def _limited(quota: int, limit_kind: int, limit: int) -> dict[str, int]:
+    return {"borrowing_limit": limit} if limit_kind == 1 else {"lending_limit": min(limit, quota)} if limit_kind == 2 else {}
+
+
+_QUEUE_QUOTA = st.tuples(st.integers(0, 12), st.integers(0, 2), st.integers(0, 8))
+
+
+@settings(max_examples=150, deadline=None)
+@given(cv=_QUEUE_QUOTA, nlp=_QUEUE_QUOTA, prod=_QUEUE_QUOTA, org_own=st.integers(0, 6),
+       research_own=st.integers(0, 6), research_lends=st.one_of(st.none(), st.integers(0, 6)),
+       used=st.fixed_dictionaries({q: st.integers(0, 14) for q in ("cv", "nlp", "prod")}),
+       leaving=st.lists(st.tuples(st.sampled_from(["cv", "nlp", "prod"]), st.integers(0, 14)), max_size=6))
+def test_the_usage_overlay_answers_as_removing_from_the_tree_does(cv, nlp, prod, org_own, research_own, research_lends,
+                                                                  used, leaving):
+    """`usage_after_removing` (the fit checks' what-if without writing the tree) gives every
+    node the usage, and every queue the available quota, that removing the same amounts one
+    after another from the tree gives, on random quotas, lending and borrowing limits."""
+    research = make_cohort("research").parent("org")
+    if research_lends is not None:  # a cohort's own quota, part of it lent up to org
+        research = research.quota("a100", gpus=research_own, lending_limit=min(research_lends, research_own))
+    tree = _tree(
+        make_cohort("org").quota("a100", gpus=org_own).obj(), research.obj(),
+        make_cluster_queue("cv").cohort("research").quota("a100", gpus=cv[0], **_limited(*cv)).obj(),
+        make_cluster_queue("nlp").cohort("research").quota("a100", gpus=nlp[0], **_limited(*nlp)).obj(),
+        make_cluster_queue("prod").cohort("org").quota("a100", gpus=prod[0], **_limited(*prod)).obj(),
+        usage=used)
+    # A queue gives up at most what it holds (what a real removal is).
+    held = dict(used)
+    removals = []
+    for queue, gpus in leaving:
+        gpus = min(gpus, held[queue])
+        held[queue] -= gpus
+        removals.append((tree.queue(queue), gpus * 1000))
+    after = usage_after_removing(GPU, removals)
+    nodes = [*tree.queues.values(), *tree.cohorts.values()]
+    overlay = ({n.name: n.usage_after(GPU, after) for n in nodes},
+               {q.name: q.available(GPU, after) for q in tree.queues.values()})
+    before = {n.name: dict(n.usage) for n in nodes}
+    for queue, amount in removals:
+        tree.remove(queue, {GPU: amount})
+    assert overlay == ({n.name: n.usage.get(GPU, 0) for n in nodes},
+                       {q.name: q.available(GPU) for q in tree.queues.values()})
+    for queue, amount in reversed(removals):
+        tree.add(queue, {GPU: amount})
+    assert {n.name: dict(n.usage) for n in nodes} == before  # and the overlay wrote nothing
 
 
 @pytest.mark.parametrize(

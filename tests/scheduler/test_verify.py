@@ -47,7 +47,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "preemption oracle answer reused per flavor-resource",
                     "victim search step ruled out by a running sum",
                     "flavor assignment without the oracle on doomed flavors",
-                    "quota fit from the cycle's victims summed per queue"}
+                    "quota fit from the cycle's victims summed per queue",
+                    "quota fit once every candidate is gone, on an overlay of the usage"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -132,6 +133,12 @@ BROKEN = {
         "flavor assignment without the oracle on doomed flavors"),
     "Kueue's fit check forgets the victims' quota": (
         lambda mp: mp.setattr(cycle_victims, "add_usage_by_queue", lambda tree, sums, workloads: None),
+        "quota fit from the cycle's victims summed per queue"),
+    "the overlay of the usage forgets what the candidates hold": (
+        lambda mp: mp.setattr(classical, "usage_after_removing", lambda fr, leaving: {}),
+        "quota fit once every candidate is gone, on an overlay of the usage"),
+    "the fit check's overlay forgets the cycle's victims": (
+        lambda mp: mp.setattr(cycle_victims, "usage_after_removing", lambda fr, leaving: {}),
         "quota fit from the cycle's victims summed per queue"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),

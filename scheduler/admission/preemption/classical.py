@@ -34,7 +34,13 @@ from scheduler.admission.preemption.common import (
     priority_too_high,
 )
 from scheduler.admission.preemption.search import TopologyFits, VictimSearch
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.quota import (
+    FlavorResource,
+    QuotaNode,
+    QuotaTree,
+    Usage,
+    usage_after_removing,
+)
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
 
@@ -163,11 +169,16 @@ class ClassicalPreemption:
                 self.check.same("preemption ruled out by quota bounds", False,
                                 self._fits_once_removed(queue, usage, freeable, allow_borrowing), wl.name)
             return False
-        return self._fits_once_removed(queue, usage, freeable, allow_borrowing)
+        fits = _fits_once_gone(queue, usage, freeable, allow_borrowing)
+        if self.check is not None:
+            self.check.same("quota fit once every candidate is gone, on an overlay of the usage", fits,
+                            self._fits_once_removed(queue, usage, freeable, allow_borrowing), wl.name)
+        return fits
 
     def _fits_once_removed(self, queue: QuotaNode, usage: Usage, freeable: list[tuple[QuotaNode, dict[FlavorResource, int]]],
                            allow_borrowing: bool) -> bool:
-        """The simulation: remove what is freeable, ask the queue, put it back."""
+        """The simulation (`replay --verify`'s plain answer): remove what is freeable, ask the
+        queue, put it back."""
         for source, amounts in freeable:
             self.tree.remove(source, amounts)
         try:
@@ -270,6 +281,19 @@ def _collect_in_subtree(queue: QuotaNode, current: QuotaNode, subtree_root: Quot
     for child in current.child_queues:
         if child is not queue and not child.within_nominal(frs_need):
             found.append((child, subtree_root, advantage))
+
+
+def _fits_once_gone(queue: QuotaNode, usage: Usage, freeable: list[tuple[QuotaNode, dict[FlavorResource, int]]],
+                    allow_borrowing: bool) -> bool:
+    """`_fits_once_removed`'s answer without writing the tree: per flavor-resource, the usage
+    the removals would leave (`usage_after_removing`), and the queue read through it."""
+    for fr, value in usage.items():
+        after = usage_after_removing(fr, [(source, amounts[fr]) for source, amounts in freeable if amounts.get(fr, 0)])
+        if not allow_borrowing and queue.usage_after(fr, after) + value > queue.subtree.get(fr, 0):
+            return False
+        if value > max(0, queue.available(fr, after)):
+            return False
+    return True
 
 
 def _under_nominal(queue: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
