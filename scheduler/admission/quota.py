@@ -180,20 +180,70 @@ def usage_after_removing(fr: FlavorResource, leaving: Iterable[tuple[QuotaNode, 
     """The usage of `fr` that `remove_usage` would leave on each node it reaches, removing each
     (queue, amount) of `leaving` in turn, without writing the tree: a what-if that needs no
     restore. Nodes it does not reach keep their usage (read `available(fr, after)` or
-    `usage_after`). The same walk as `remove_usage`, on an overlay."""
+    `usage_after`)."""
     after: UsageAfter = {}
     for queue, amount in leaving:
-        node: QuotaNode | None = queue
-        value = amount
-        while node is not None:
-            usage = after.get(node, node.usage.get(fr, 0))
-            stored_in_parent = usage - node.guaranteed.get(fr, 0)
-            after[node] = usage - value
-            if stored_in_parent <= 0:
-                break
-            value = min(value, stored_in_parent)
-            node = node.parent
+        remove_on_overlay(after, queue, fr, amount)
     return after
+
+
+def remove_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, value: int) -> None:
+    """`QuotaNode.remove_usage` written to `after` instead of the nodes (the same arithmetic)."""
+    node: QuotaNode | None = queue
+    while node is not None:
+        usage = after.get(node, node.usage.get(fr, 0))
+        stored_in_parent = usage - node.guaranteed.get(fr, 0)
+        after[node] = usage - value
+        if stored_in_parent <= 0:
+            return
+        value = min(value, stored_in_parent)
+        node = node.parent
+
+
+def add_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, value: int) -> None:
+    """`QuotaNode.add_usage` written to `after` instead of the nodes (the same arithmetic)."""
+    node: QuotaNode | None = queue
+    while node is not None:
+        usage = after.get(node, node.usage.get(fr, 0))
+        local = max(0, node.guaranteed.get(fr, 0) - usage)
+        after[node] = usage + value
+        if value <= local:
+            return
+        value -= local
+        node = node.parent
+
+
+class QuotaOverlay:
+    """A what-if's usage changes kept beside the tree, per flavor-resource and node, instead of
+    written to it: removals and additions with the tree's own arithmetic, and the readings a
+    victim search makes (available quota, borrowing, within nominal) through them. Dropping
+    it is the restore."""
+
+    __slots__ = ("_by_fr",)
+
+    def __init__(self) -> None:
+        self._by_fr: dict[FlavorResource, UsageAfter] = {}
+
+    def remove(self, queue: QuotaNode, usage: Usage) -> None:
+        for fr, value in usage.items():
+            remove_on_overlay(self._by_fr.setdefault(fr, {}), queue, fr, value)
+
+    def add(self, queue: QuotaNode, usage: Usage) -> None:
+        for fr, value in usage.items():
+            add_on_overlay(self._by_fr.setdefault(fr, {}), queue, fr, value)
+
+    def usage(self, node: QuotaNode, fr: FlavorResource) -> int:
+        after = self._by_fr.get(fr)
+        return node.usage.get(fr, 0) if after is None else after.get(node, node.usage.get(fr, 0))
+
+    def available(self, node: QuotaNode, fr: FlavorResource) -> int:
+        return node.available(fr, self._by_fr.get(fr))
+
+    def borrowing_with(self, node: QuotaNode, fr: FlavorResource, extra: int) -> bool:
+        return self.usage(node, fr) + extra > node.subtree.get(fr, 0)
+
+    def within_nominal(self, node: QuotaNode, frs: Iterable[FlavorResource]) -> bool:
+        return all(self.usage(node, fr) <= node.subtree.get(fr, 0) for fr in frs)
 
 
 class QuotaTree:

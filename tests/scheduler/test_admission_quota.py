@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.policies import StopPolicy
-from scheduler.admission.quota import QuotaTree, usage_after_removing
+from scheduler.admission.quota import QuotaOverlay, QuotaTree, usage_after_removing
 from tests.scheduler.admission_state import with_flavors
 from tests.scheduler.builders import make_cluster_queue, make_cohort, queue_config
 
@@ -111,12 +111,15 @@ _QUEUE_QUOTA = st.tuples(st.integers(0, 12), st.integers(0, 2), st.integers(0, 8
 @given(cv=_QUEUE_QUOTA, nlp=_QUEUE_QUOTA, prod=_QUEUE_QUOTA, org_own=st.integers(0, 6),
        research_own=st.integers(0, 6), research_lends=st.one_of(st.none(), st.integers(0, 6)),
        used=st.fixed_dictionaries({q: st.integers(0, 14) for q in ("cv", "nlp", "prod")}),
-       leaving=st.lists(st.tuples(st.sampled_from(["cv", "nlp", "prod"]), st.integers(0, 14)), max_size=6))
+       leaving=st.lists(st.tuples(st.sampled_from(["cv", "nlp", "prod"]), st.integers(0, 14)), max_size=6),
+       back=st.lists(st.booleans(), min_size=6, max_size=6))
 def test_the_usage_overlay_answers_as_removing_from_the_tree_does(cv, nlp, prod, org_own, research_own, research_lends,
-                                                                  used, leaving):
+                                                                  used, leaving, back):
     """`usage_after_removing` (the fit checks' what-if without writing the tree) gives every
     node the usage, and every queue the available quota, that removing the same amounts one
-    after another from the tree gives, on random quotas, lending and borrowing limits."""
+    after another from the tree gives, on random quotas, lending and borrowing limits; and a
+    `QuotaOverlay` (the victim search's) agrees with the tree after those removals and some of
+    them added back newest first (the search's fill-back)."""
     research = make_cohort("research").parent("org")
     if research_lends is not None:  # a cohort's own quota, part of it lent up to org
         research = research.quota("a100", gpus=research_own, lending_limit=min(research_lends, research_own))
@@ -144,7 +147,23 @@ def test_the_usage_overlay_answers_as_removing_from_the_tree_does(cv, nlp, prod,
                        {q.name: q.available(GPU) for q in tree.queues.values()})
     for queue, amount in reversed(removals):
         tree.add(queue, {GPU: amount})
-    assert {n.name: dict(n.usage) for n in nodes} == before  # and the overlay wrote nothing
+    search = QuotaOverlay()
+    for queue, amount in removals:
+        search.remove(queue, {GPU: amount})
+    for queue, amount in removals:
+        tree.remove(queue, {GPU: amount})
+    for (queue, amount), add_back in zip(reversed(removals), back, strict=False):
+        if add_back:
+            search.add(queue, {GPU: amount})
+            tree.add(queue, {GPU: amount})
+    assert ({n.name: search.usage(n, GPU) for n in nodes}, {q.name: search.available(q, GPU) for q in tree.queues.values()},
+            {n.name: search.within_nominal(n, [GPU]) for n in nodes}) == (
+        {n.name: n.usage.get(GPU, 0) for n in nodes}, {q.name: q.available(GPU) for q in tree.queues.values()},
+        {n.name: n.within_nominal([GPU]) for n in nodes})
+    for (queue, amount), add_back in zip(reversed(removals), back, strict=False):
+        if not add_back:
+            tree.add(queue, {GPU: amount})
+    assert {n.name: dict(n.usage) for n in nodes} == before  # and the overlays wrote nothing
 
 
 @pytest.mark.parametrize(

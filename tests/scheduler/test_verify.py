@@ -17,6 +17,7 @@ from scheduler.admission import cycle_victims, flavor_assignment, kueue
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
+from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import victim_plans
@@ -48,7 +49,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "victim search step ruled out by a running sum",
                     "flavor assignment without the oracle on doomed flavors",
                     "quota fit from the cycle's victims summed per queue",
-                    "quota fit once every candidate is gone, on an overlay of the usage"}
+                    "quota fit once every candidate is gone, on an overlay of the usage",
+                    "victim search on an overlay of the usage"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -140,6 +142,9 @@ BROKEN = {
     "the fit check's overlay forgets the cycle's victims": (
         lambda mp: mp.setattr(cycle_victims, "usage_after_removing", lambda fr, leaving: {}),
         "quota fit from the cycle's victims summed per queue"),
+    "Kueue's victim search forgets the candidates it took": (
+        lambda mp: mp.setattr(QuotaOverlay, "remove", lambda self, queue, usage: None),
+        "victim search on an overlay of the usage"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),

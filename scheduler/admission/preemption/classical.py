@@ -97,6 +97,14 @@ class ClassicalPreemption:
 
     def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
                 topology_fits: TopologyFits | None = None) -> list[Target]:
+        found = self._targets(wl, queue, usage, frs_need, topology_fits, on_overlay=True)
+        if self.check is not None:
+            plain = self._targets(wl, queue, usage, frs_need, topology_fits, on_overlay=False)
+            self.check.same("victim search on an overlay of the usage", _named(found), _named(plain), wl.name)
+        return found
+
+    def _targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
+                 topology_fits: TopologyFits | None, on_overlay: bool) -> list[Target]:
         spec = self.specs[queue.name]
         same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not _NEVER else []
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
@@ -123,13 +131,14 @@ class ClassicalPreemption:
         else:
             runs = (True, False)
         for allow_borrowing in runs:
-            search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check, topology_fits=topology_fits)
+            search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check, topology_fits=topology_fits,
+                                  on_overlay=on_overlay)
             # Queues back within their quota give up no more victims in this run (removals
             # only lower usage): their remaining candidates are not even looked at.
             done: set[str] = set()
             try:
                 for candidate in ordered(done):
-                    validity = self._valid(candidate, queue, allow_borrowing, frs_need)
+                    validity = self._valid(candidate, queue, allow_borrowing, frs_need, search)
                     if validity is _Validity.QUEUE_DONE:
                         done.add(candidate.workload.cluster_queue or "")
                     elif validity is _Validity.VALID and search.take(Target(candidate.workload, candidate.variant.reason)):
@@ -212,19 +221,21 @@ class ClassicalPreemption:
             found.extend(sorted(in_group, key=lambda c: order_key(c.workload)))
         return found
 
-    def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource]) -> _Validity:
-        """Kueue's candidateIsValid, checked as victims are removed one by one."""
+    def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource],
+               search: VictimSearch) -> _Validity:
+        """Kueue's candidateIsValid, checked as victims are removed one by one (the usage read
+        with the search's removals made)."""
         if candidate.workload.cluster_queue == queue.name:
             return _Validity.VALID
         if allow_borrowing and candidate.variant is Variant.RECLAIM_WITHOUT_BORROWING:
             return _Validity.SKIP
         node = self.tree.queue(candidate.workload.cluster_queue or "")
-        if node.within_nominal(frs_need):
+        if search.within_nominal(node, frs_need):
             return _Validity.QUEUE_DONE
         for ancestor in node.ancestors():
             if ancestor is candidate.lca:
                 break
-            if ancestor.within_nominal(frs_need):
+            if search.within_nominal(ancestor, frs_need):
                 return _Validity.QUEUE_DONE
         return _Validity.VALID
 
@@ -294,6 +305,10 @@ def _fits_once_gone(queue: QuotaNode, usage: Usage, freeable: list[tuple[QuotaNo
         if value > max(0, queue.available(fr, after)):
             return False
     return True
+
+
+def _named(targets: list[Target]) -> list[tuple[str, str]]:
+    return [(t.workload.name, t.reason.value) for t in targets]
 
 
 def _under_nominal(queue: QuotaNode, frs: frozenset[FlavorResource]) -> bool:

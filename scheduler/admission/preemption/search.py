@@ -8,9 +8,15 @@ most answers are "no" long before the last. The first `bounds.py` fact settles t
 running sum in candidate order: removing x of usage anywhere raises the queue's `available`
 by at most x, so while, for some requested flavor-resource, the request exceeds what was
 available when the search began plus the candidates' usage of it removed so far, the
-preemptor does not fit and the tree walk is skipped. The removals themselves still go on
-the tree (the callers read it between steps). `replay --verify` walks the tree beside each
-such "no" ("victim search step ruled out by a running sum").
+preemptor does not fit and the tree walk is skipped. `replay --verify` walks the tree
+beside each such "no" ("victim search step ruled out by a running sum").
+
+With `on_overlay` (classical preemption), the removals and the fill-back's additions go to a
+`QuotaOverlay` beside the tree instead of the tree itself, and the fit and the callers'
+validity checks (`within_nominal`) read through it: the same arithmetic, nothing written,
+nothing to put back. Fair sharing keeps the tree: it reads shares of the whole cohort
+between steps. `replay --verify` runs each classical search both ways and compares the
+targets ("victim search on an overlay of the usage").
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scheduler.admission.preemption.common import Target, add_workload, remove_workload
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaOverlay, QuotaTree, Usage
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
 
@@ -28,8 +34,10 @@ TopologyFits = Callable[[list[AdmissionWorkload]], bool]
 class VictimSearch:
     def __init__(self, tree: QuotaTree, queue: QuotaNode, usage: Usage, allow_borrowing: bool,
                  preemptor_usage_simulated: bool = False, check: ClockedVerifier | None = None,
-                 topology_fits: TopologyFits | None = None) -> None:
+                 topology_fits: TopologyFits | None = None, on_overlay: bool = False) -> None:
+        assert not (on_overlay and preemptor_usage_simulated), "fair sharing reads the tree between steps"
         self.tree = tree
+        self.overlay = QuotaOverlay() if on_overlay else None
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
@@ -44,7 +52,7 @@ class VictimSearch:
 
     def take(self, target: Target) -> bool:
         """Remove `target`; True (and `result` set) when the preemptor fits now."""
-        remove_workload(self.tree, target.workload)
+        self._remove(target.workload)
         self.removed.append(target)
         if self._surely_short(target):
             if self.check is not None:
@@ -58,11 +66,11 @@ class VictimSearch:
             if not self._fits():
                 return False
             for target_back in reversed(self.removed[:-1]):
-                add_workload(tree, target_back.workload)
+                self._add(target_back.workload)
                 if self._fits(target_back):
                     self.removed.remove(target_back)
                 else:
-                    remove_workload(tree, target_back.workload)
+                    self._remove(target_back.workload)
             self.result = list(self.removed)
             return True
         finally:
@@ -95,17 +103,42 @@ class VictimSearch:
         """Kueue's workloadFits: within what is available, within nominal quota when
         borrowing is not allowed, and (TAS) the pod set's topology fits with the removed
         workloads gone (`back`, being added back, is not gone)."""
-        queue = self.queue
+        queue, overlay = self.queue, self.overlay
         for fr, value in self.usage.items():
-            if not self.allow_borrowing and queue.borrowing_with(fr, value):
-                return False
-            if value > max(0, queue.available(fr)):
-                return False
+            if overlay is None:
+                if not self.allow_borrowing and queue.borrowing_with(fr, value):
+                    return False
+                if value > max(0, queue.available(fr)):
+                    return False
+            else:
+                if not self.allow_borrowing and overlay.borrowing_with(queue, fr, value):
+                    return False
+                if value > max(0, overlay.available(queue, fr)):
+                    return False
         if self.topology_fits is not None:
             return self.topology_fits([t.workload for t in self.removed if t is not back])
         return True
 
+    def within_nominal(self, node: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
+        """`node.within_nominal` with this search's removals made."""
+        return node.within_nominal(frs) if self.overlay is None else self.overlay.within_nominal(node, frs)
+
     def restore(self) -> None:
-        for target in self.removed:
-            add_workload(self.tree, target.workload)
+        if self.overlay is not None:
+            self.overlay = QuotaOverlay()
+        else:
+            for target in self.removed:
+                add_workload(self.tree, target.workload)
         self.removed = []
+
+    def _remove(self, wl: AdmissionWorkload) -> None:
+        if self.overlay is None:
+            remove_workload(self.tree, wl)
+        else:
+            self.overlay.remove(self.tree.queue(wl.cluster_queue or ""), wl.usage)
+
+    def _add(self, wl: AdmissionWorkload) -> None:
+        if self.overlay is None:
+            add_workload(self.tree, wl)
+        else:
+            self.overlay.add(self.tree.queue(wl.cluster_queue or ""), wl.usage)
