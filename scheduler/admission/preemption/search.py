@@ -37,7 +37,9 @@ class VictimSearch:
                  topology_fits: TopologyFits | None = None, on_overlay: bool = False) -> None:
         assert not (on_overlay and preemptor_usage_simulated), "fair sharing reads the tree between steps"
         self.tree = tree
-        self.overlay = QuotaOverlay() if on_overlay else None
+        # Reads go through the overlay either way: empty, it reads the tree as it stands.
+        self.overlay = QuotaOverlay()
+        self.writes_tree = not on_overlay
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
@@ -105,40 +107,34 @@ class VictimSearch:
         workloads gone (`back`, being added back, is not gone)."""
         queue, overlay = self.queue, self.overlay
         for fr, value in self.usage.items():
-            if overlay is None:
-                if not self.allow_borrowing and queue.borrowing_with(fr, value):
-                    return False
-                if value > max(0, queue.available(fr)):
-                    return False
-            else:
-                if not self.allow_borrowing and overlay.borrowing_with(queue, fr, value):
-                    return False
-                if value > max(0, overlay.available(queue, fr)):
-                    return False
+            if not self.allow_borrowing and overlay.borrowing_with(queue, fr, value):
+                return False
+            if value > max(0, overlay.available(queue, fr)):
+                return False
         if self.topology_fits is not None:
             return self.topology_fits([t.workload for t in self.removed if t is not back])
         return True
 
     def within_nominal(self, node: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
         """`node.within_nominal` with this search's removals made."""
-        return node.within_nominal(frs) if self.overlay is None else self.overlay.within_nominal(node, frs)
+        return self.overlay.within_nominal(node, frs)
 
     def restore(self) -> None:
-        if self.overlay is not None:
-            self.overlay = QuotaOverlay()
-        else:
+        if self.writes_tree:
             for target in self.removed:
                 add_workload(self.tree, target.workload)
+        else:
+            self.overlay = QuotaOverlay()
         self.removed = []
 
     def _remove(self, wl: AdmissionWorkload) -> None:
-        if self.overlay is None:
+        if self.writes_tree:
             remove_workload(self.tree, wl)
         else:
             self.overlay.remove(self.tree.queue(wl.cluster_queue or ""), wl.usage)
 
     def _add(self, wl: AdmissionWorkload) -> None:
-        if self.overlay is None:
+        if self.writes_tree:
             add_workload(self.tree, wl)
         else:
             self.overlay.add(self.tree.queue(wl.cluster_queue or ""), wl.usage)
