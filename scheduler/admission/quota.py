@@ -234,7 +234,7 @@ class QuotaOverlay:
 
     def usage(self, node: QuotaNode, fr: FlavorResource) -> int:
         after = self._by_fr.get(fr)
-        return node.usage.get(fr, 0) if after is None else after.get(node, node.usage.get(fr, 0))
+        return node.usage.get(fr, 0) if after is None else node.usage_after(fr, after)
 
     def available(self, node: QuotaNode, fr: FlavorResource) -> int:
         return node.available(fr, self._by_fr.get(fr))

@@ -92,7 +92,9 @@ class VictimSearch:
         return short
 
     def _fits_now(self) -> bool:
-        """`_fits` on the tree as `take` would read it (the verification's plain answer)."""
+        """`_fits` as `take` would read it (the verification's plain answer): the tree, through
+        the search's overlay when it has one (the overlay itself is checked by the classical
+        search run both ways)."""
         if self.simulated:
             self.tree.remove(self.queue, self.usage)
         try:
