@@ -36,6 +36,7 @@ import calendar
 import csv
 import io
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from datetime import date
@@ -65,50 +66,36 @@ class CentreSpend:
     daily: pd.DataFrame
 
 
+_MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)
+# a plain decimal: "5,000" (a thousands separator), "5_000", "nan", "inf" and "$5" are refused
+_AMOUNT = re.compile(r"\+?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+
+
 def read_budgets(path: Path) -> pd.DataFrame:
     """team, cost_centre, month (the first day), budget_usd; one clear error per bad row. The
     index says where each row is in the file ("row 3", "budget[0]"), ``attrs["source"]`` the
-    file's name (for `check_cost_centres`)."""
+    file's name (for `check_names`)."""
     path = Path(path)
     if not path.is_file():
         raise DashboardError(f"{path.name}: file not found")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")  # a spreadsheet's "CSV UTF-8" starts with a BOM
+    except UnicodeDecodeError as error:
+        raise DashboardError(f"{path.name}: not UTF-8 text (byte {error.start})") from None
     if path.suffix.lower() == ".toml":
-        try:
-            rows = tomllib.loads(text).get("budget", [])
-        except tomllib.TOMLDecodeError as error:
-            raise DashboardError(f"{path.name}: not valid TOML: {error}") from None
-        if not isinstance(rows, list):
-            raise DashboardError(f"{path.name}: field 'budget': must be [[budget]] tables")
-        numbered = [(f"budget[{i}]", row) for i, row in enumerate(rows)]
+        numbered = _toml_rows(path.name, text)
     else:
-        reader = csv.DictReader(io.StringIO(text))
-        missing = [c for c in ("month", "budget_usd") if c not in (reader.fieldnames or [])]
-        if missing:
-            raise DashboardError(f"{path.name}: missing column(s) {', '.join(missing)} "
-                                 f"(columns: {', '.join(BUDGET_COLUMNS)})")
-        numbered = [(f"row {i}", row) for i, row in enumerate(reader, start=2)]
+        numbered = _csv_rows(path.name, text)
     records, places = [], []
     for where, row in numbered:
         if not isinstance(row, dict):
             raise DashboardError(f"{path.name}: {where}: must be a table")
-        team = str(row.get("team") or "").strip() or None
-        centre = str(row.get("cost_centre") or "").strip() or None
+        team = _name(path.name, where, row, "team")
+        centre = _name(path.name, where, row, "cost_centre")
         if team is None and centre is None:
             raise DashboardError(f"{path.name}: {where}, field 'team': give a team or a cost_centre")
-        try:
-            year, month = (int(p) for p in str(row.get("month", "")).strip().split("-"))
-            first = date(year, month, 1)
-        except ValueError:
-            raise DashboardError(f"{path.name}: {where}, field 'month': YYYY-MM, got {row.get('month')!r}") from None
-        try:
-            budget = float(row.get("budget_usd", ""))
-        except (TypeError, ValueError):
-            budget = float("nan")
-        if not math.isfinite(budget) or budget < 0:
-            raise DashboardError(f"{path.name}: {where}, field 'budget_usd': a number >= 0, "
-                                 f"got {row.get('budget_usd')!r}")
-        records.append({"team": team, "cost_centre": centre, "month": first, "budget_usd": budget})
+        records.append({"team": team, "cost_centre": centre, "month": _month(path.name, where, row.get("month")),
+                        "budget_usd": _amount(path.name, where, row.get("budget_usd"))})
         places.append(where)
     frame = pd.DataFrame(records, columns=list(BUDGET_COLUMNS), index=pd.Index(places, dtype=object))
     keys = frame.assign(who=frame["team"].fillna("centre:" + frame["cost_centre"].fillna("")))
@@ -119,16 +106,117 @@ def read_budgets(path: Path) -> pd.DataFrame:
     return frame
 
 
+def _toml_rows(source: str, text: str) -> list[tuple[str, object]]:
+    try:
+        rows = tomllib.loads(text).get("budget", [])
+    except tomllib.TOMLDecodeError as error:
+        raise DashboardError(f"{source}: not valid TOML: {error}") from None
+    except RecursionError:
+        raise DashboardError(f"{source}: not valid TOML: nested too deeply") from None
+    if not isinstance(rows, list):
+        raise DashboardError(f"{source}: field 'budget': must be [[budget]] tables")
+    return [(f"budget[{i}]", row) for i, row in enumerate(rows)]
+
+
+def _csv_rows(source: str, text: str) -> list[tuple[str, object]]:
+    """The rows of a budgets CSV, each as wide as its header: a row with more fields (an
+    unquoted thousands separator, ``a,,2026-11,5,000``) or fewer is refused, never read short."""
+    try:
+        table = list(csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as error:
+        raise DashboardError(f"{source}: not valid CSV: {error}") from None
+    header = [column.strip() for column in table[0]] if table else []
+    missing = [c for c in ("month", "budget_usd") if c not in header]
+    if missing:
+        raise DashboardError(f"{source}: missing column(s) {', '.join(missing)} "
+                             f"(columns: {', '.join(BUDGET_COLUMNS)})")
+    twice = sorted({c for c in header if header.count(c) > 1})
+    if twice:
+        raise DashboardError(f"{source}: column {twice[0]!r} appears twice in the header")
+    numbered: list[tuple[str, object]] = []
+    for number, fields in enumerate(table[1:], start=2):
+        if not fields:
+            continue  # a blank line
+        if len(fields) != len(header):
+            hint = " (an unquoted thousands separator? write 5000 or \"5,000\")" if len(fields) > len(header) else ""
+            raise DashboardError(f"{source}: row {number}: {len(fields)} fields, the header has "
+                                 f"{len(header)}{hint}")
+        numbered.append((f"row {number}", dict(zip(header, fields, strict=True))))
+    return numbered
+
+
+def _name(source: str, where: str, row: dict, field: str) -> str | None:
+    """A team or cost-centre name, or None when absent or blank; a name with a control or
+    invisible character (``alpha`` + U+200B) is refused: it could never match a label."""
+    value = row.get(field)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise DashboardError(f"{source}: {where}, field {field!r}: a name, got {value!r}")
+    name = value.strip()
+    if name and not name.isprintable():
+        raise DashboardError(f"{source}: {where}, field {field!r}: {name!r} has an invisible or control character")
+    return name or None
+
+
+def _month(source: str, where: str, value: object) -> date:
+    found = _MONTH.fullmatch(value.strip()) if isinstance(value, str) else None
+    try:
+        if found is None:
+            raise ValueError
+        return date(int(found[1]), int(found[2]), 1)
+    except ValueError:
+        raise DashboardError(f"{source}: {where}, field 'month': YYYY-MM, got {value!r}") from None
+
+
+def _amount(source: str, where: str, value: object) -> float:
+    """A budget in USD: a finite number >= 0 (a TOML number, or plain decimal text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        budget = float(value)
+    elif isinstance(value, str) and _AMOUNT.fullmatch(value.strip()):
+        budget = float(value.strip())
+    else:
+        budget = float("nan")
+    if not math.isfinite(budget) or budget < 0:
+        raise DashboardError(f"{source}: {where}, field 'budget_usd': a number >= 0 (plain digits, no thousands "
+                             f"separator), got {value!r}")
+    return budget
+
+
+def check_names(budgets: pd.DataFrame, teams: list[str], run_id: str, centres: CentreSpend | None = None) -> None:
+    """Refuse a budget naming a team no workload of the run has, or a cost centre nothing
+    carries: the pod label's values (``centres``), else the cost centres the file's team rows
+    name. A typo (``alhpa``) would otherwise burn nothing, silently."""
+    source = budgets.attrs.get("source", "budgets")
+    known_teams = sorted(set(teams))
+    for where, row in budgets[budgets["team"].notna()].iterrows():
+        if row["team"] not in known_teams:
+            raise DashboardError(f"{source}: {where}, field 'team': run {run_id!r} has no team {row['team']!r} "
+                                 f"(teams: {_shown(known_teams)})")
+    if centres is not None:
+        check_cost_centres(budgets, centres, run_id)
+        return
+    mapped = sorted(set(budgets["cost_centre"][budgets["team"].notna()].dropna()))
+    for where, row in budgets[budgets["team"].isna()].iterrows():
+        if row["cost_centre"] not in mapped:
+            raise DashboardError(f"{source}: {where}, field 'cost_centre': no team row of the file names the cost "
+                                 f"centre {row['cost_centre']!r} and no pod label carries cost centres "
+                                 f"(cost centres: {_shown(mapped)})")
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:10]) + (", …" if len(names) > 10 else "") if names else "none"
+
+
 def check_cost_centres(budgets: pd.DataFrame, centres: CentreSpend, run_id: str) -> None:
     """Refuse a cost centre's budget (a row without a team) naming a value of the label that no
     charged workload of the run carries: a typo would otherwise burn nothing, silently."""
     known = sorted(set(centres.daily["cost_centre"]))
     for where, row in budgets[budgets["team"].isna()].iterrows():
         if row["cost_centre"] not in known:
-            shown = ", ".join(known[:10]) + (", …" if len(known) > 10 else "") if known else "none"
             raise DashboardError(f"{budgets.attrs.get('source', 'budgets')}: {where}, field 'cost_centre': no "
                                  f"workload of run {run_id!r} carries the label {centres.label_key}="
-                                 f"{row['cost_centre']!r} (values: {shown})")
+                                 f"{row['cost_centre']!r} (values: {_shown(known)})")
 
 
 def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: CentreSpend | None = None) -> pd.DataFrame:
@@ -140,9 +228,13 @@ def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: Centr
     if budgets.empty:
         return pd.DataFrame(columns=columns)
     daily = daily.assign(day=pd.to_datetime(daily["day"]).dt.date)
-    by_label = None if centres is None else \
-        centres.daily.assign(day=pd.to_datetime(centres.daily["day"]).dt.date)
     mapping = budgets.dropna(subset=["team", "cost_centre"]).drop_duplicates("team").set_index("team")["cost_centre"]
+    # One group-by per basis, each name's days looked up per budget row (not a filter per row).
+    by_team = _spend_per_day(daily, "team")
+    by_centre = _spend_per_day(daily.assign(cost_centre=daily["team"].map(mapping)), "cost_centre") \
+        if centres is None else _spend_per_day(centres.daily.assign(
+            day=pd.to_datetime(centres.daily["day"]).dt.date), "cost_centre")
+    nothing = pd.Series([], dtype=float, index=pd.Index([], dtype=object))
     rows = []
     for budget in budgets.itertuples():
         month: date = budget.month
@@ -150,15 +242,12 @@ def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: Centr
         last = min(as_of, date(month.year, month.month, days_in_month))
         if isinstance(budget.team, str):
             scope, name, basis = "team", budget.team, "team"
-            spent = daily[daily["team"] == budget.team]
-        elif by_label is not None and centres is not None:
-            scope, name, basis = "cost_centre", budget.cost_centre, f"label:{centres.label_key}"
-            spent = by_label[by_label["cost_centre"] == budget.cost_centre]
+            spent = by_team.get(budget.team, nothing)
         else:
-            scope, name, basis = "cost_centre", budget.cost_centre, "teams"
-            spent = daily[daily["team"].isin([t for t, c in mapping.items() if c == budget.cost_centre])]
-        spent = spent[(spent["day"] >= month) & (spent["day"] <= last)]
-        per_day = spent.groupby("day")["spend"].sum()
+            scope, name = "cost_centre", budget.cost_centre
+            basis = "teams" if centres is None else f"label:{centres.label_key}"
+            spent = by_centre.get(budget.cost_centre, nothing)
+        per_day = spent[(spent.index >= month) & (spent.index <= last)]
         elapsed = max(0, (last - month).days + 1)
         values = per_day.reindex(pd.date_range(month, last).date, fill_value=0.0).to_numpy() if elapsed else np.array([])
         to_date = float(values.sum())
@@ -175,6 +264,12 @@ def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: Centr
                      "burn_pct": round(to_date / budget.budget_usd, 4) if budget.budget_usd else None,
                      "status": status, "basis": basis})
     return pd.DataFrame(rows, columns=columns)
+
+
+def _spend_per_day(frame: pd.DataFrame, key: str) -> dict[str, pd.Series]:
+    """``key``'s value -> its spend per day (index: the days with spend), from one group-by."""
+    summed = frame.dropna(subset=[key]).groupby([key, "day"])["spend"].sum()
+    return {name: days.droplevel(0) for name, days in summed.groupby(level=0)}
 
 
 def modified_z(values: pd.Series) -> pd.Series:

@@ -262,6 +262,24 @@ def team_scale(teams: list[str]) -> alt.Scale:
     return alt.Scale(domain=named + idle, range=colours + [IDLE_TEAM_COLOR] * len(idle))
 
 
+CHART_BARS = 30
+"""The most bars a bar chart of names draws: beyond, the largest and one bar of the others
+summed (6,000 values of a pod label would be 6,000 unreadable bars and past altair's row cap)."""
+
+
+def top_and_other(df: pd.DataFrame, name: str, values: list[str], limit: int = CHART_BARS) -> tuple[pd.DataFrame, int]:
+    """(``df`` with at most ``limit`` rows, how many rows were summed): beyond ``limit``, the
+    ``limit`` − 1 rows of the largest absolute total of ``values`` and one row named
+    ``other (N)`` with the rest's ``values`` summed (the other columns left empty)."""
+    if len(df) <= limit:
+        return df, 0
+    size = df[values].abs().sum(axis=1)
+    order = size.sort_values(ascending=False, kind="stable").index
+    kept, rest = df.loc[order[:limit - 1]], df.loc[order[limit - 1:]]
+    other = pd.DataFrame([{name: f"other ({len(rest):,})", **rest[values].sum().to_dict()}])
+    return pd.concat([kept, other], ignore_index=True), len(rest)
+
+
 def team_chargeback_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
     title: str = "Charged cost per team",
@@ -273,6 +291,9 @@ def team_chargeback_chart(
              "reclaim_adjustment_cost": "reclaimed lost work"}
     present = [c for c in parts if c in df.columns
                and (c != "reclaim_adjustment_cost" or bool((df[c].abs() > 0).any()))]
+    df, others = top_and_other(df, "tenant", present)
+    if others:
+        title = f"{title}: the {CHART_BARS - 1} largest, {others:,} others summed (the table has each)"
     long = df.melt(id_vars=["tenant"], value_vars=present, var_name="part", value_name="cost")
     long["part"] = long["part"].map(parts)
     chart = (

@@ -156,6 +156,7 @@ def training_run_costs_chart(
     return sized(chart, width, height)
 
 
+BURN_CHART_ROWS = 40  # budgets a burn chart draws: beyond, those whose forecast is furthest over
 STATUS_COLORS = {"within": "#2e7d32", "trending over": "#ef6c00", "over": "#c62828"}
 
 
@@ -163,6 +164,11 @@ def budget_burn_chart(burned: pd.DataFrame, width: int = DEFAULT_WIDTH) -> alt.T
     """Per budget (team or cost centre, month): spend to date as a bar coloured by status, the
     forecast's 95% interval as a rule with the forecast a tick, the budget a black tick.
     ``burned``: `dashboards.budgets.burn`."""
+    title = "Spend to date, forecast (interval) and budget (black)"
+    if len(burned) > BURN_CHART_ROWS:  # the budgets furthest over their budget, in the file's order
+        over = (burned["forecast"] / burned["budget_usd"].where(burned["budget_usd"] > 0)).fillna(float("inf"))
+        title += f": the {BURN_CHART_ROWS} of {len(burned):,} budgets furthest over (the table has each)"
+        burned = burned.loc[over.sort_values(ascending=False, kind="stable").index[:BURN_CHART_ROWS]].sort_index()
     # A chart of one scope (the Budgets page draws teams and cost centres apart) needs no tag.
     mixed = burned["scope"].nunique() > 1
     centre = burned["scope"].eq("cost_centre").map({True: " (cost centre)" if mixed else "", False: ""})
@@ -179,5 +185,5 @@ def budget_burn_chart(burned: pd.DataFrame, width: int = DEFAULT_WIDTH) -> alt.T
     interval = base.mark_rule(color="#424242").encode(y=y, x="forecast_low:Q", x2="forecast_high:Q", tooltip=tooltip)
     forecast = base.mark_tick(color="#424242", thickness=2).encode(y=y, x="forecast:Q", tooltip=tooltip)
     budget = base.mark_tick(color="#000000", thickness=3, size=22).encode(y=y, x="budget_usd:Q", tooltip=tooltip)
-    return alt.layer(bars, interval, forecast, budget, title="Spend to date, forecast (interval) and budget (black)") \
+    return alt.layer(bars, interval, forecast, budget, title=title) \
         .properties(width=width, height=max(80, 30 * len(df)))

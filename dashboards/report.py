@@ -159,8 +159,7 @@ def budget_tables(con, run_id: str, budgets: Path, as_of: date,
     book = budget_rules.read_budgets(budgets)
     key = data.cost_centre_label(con, run_id, cost_centre_label)
     centres = None if key is None else budget_rules.CentreSpend(key, data.daily_label_spend(con, run_id, key))
-    if centres is not None:
-        budget_rules.check_cost_centres(book, centres, run_id)
+    budget_rules.check_names(book, data.list_tenants(con, run_id), run_id, centres)
     daily = data.daily_team_spend(con, run_id)
     return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres), key
 
@@ -326,10 +325,24 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
         if section.slug not in SECTIONS:  # a scheduled report would then refuse its own folder
             raise AssertionError(f"report section {section.slug!r} is missing from SECTIONS")
         section.table = printable_frame(section.table)
+        _drop_chart_past_row_cap(section)
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
     phase = f", {filters.phase} phase" if filters.phase else ""
     scope = printable(f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}")
     return metrics, sections, scope
+
+
+def _drop_chart_past_row_cap(section: _Section) -> None:
+    """A chart whose data would pass altair's row cap (5,000) is left out, with a note saying
+    so: the table keeps every row. The charts of names (teams, label values, budgets) sum or
+    cap their bars themselves and never reach it."""
+    if section.chart is None or section.table.empty:
+        return
+    try:
+        section.chart(section.table).to_dict()
+    except alt.MaxRowsError:
+        section.chart = None
+        section.note += f" No chart: {len(section.table):,} rows are more than a chart draws; the table has each."
 
 
 def printable_frame(df: pd.DataFrame) -> pd.DataFrame:

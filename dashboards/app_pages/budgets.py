@@ -27,8 +27,7 @@ try:
                       os.environ.get(budgets.COST_CENTRE_LABEL_ENV_VAR) or None)
     centres = None if key is None else budgets.CentreSpend(key, cache.query(db, data.daily_label_spend,
                                                                             filters.run_id, key))
-    if centres is not None:
-        budgets.check_cost_centres(book, centres, filters.run_id)
+    budgets.check_names(book, cache.query(db, data.list_tenants, filters.run_id), filters.run_id, centres)
 except DashboardError as error:
     st.error(str(error), icon=":material/error:")
     st.stop()
