@@ -3,9 +3,18 @@
 Metrics read (dcgm-exporter names; docs/importers.md has the mapping):
 
 - ``DCGM_FI_PROF_GR_ENGINE_ACTIVE``: the fraction of time the graphics/compute engine was
-  active over the sample interval, 0..1 (what Kubecost reads for GPU efficiency);
-- ``DCGM_FI_DEV_GPU_UTIL``: the older device utilisation, percent 0..100 (what OpenCost reads),
-  used for a GPU only when that GPU has no ``GR_ENGINE_ACTIVE`` series.
+  active over the sample interval, 0..1 as dcgm-exporter writes it (what Kubecost reads for GPU
+  efficiency);
+- ``DCGM_FI_DEV_GPU_UTIL``: the older device utilisation, a whole percent 0..100 as NVML gives it
+  (what OpenCost reads), used for a GPU only when that GPU has no ``GR_ENGINE_ACTIVE`` series.
+
+Exports are not always in those units (a recording rule ``* 100``, a dashboard's ``/ 100``), so
+the unit is read from each series' own samples (`series_unit`): **percent** when some sample is
+above 1, **fraction** when every sample is within 0..1 and some lies strictly between 0 and 1;
+a series with both (a sample above 1 and one strictly between 0 and 1) **mixes** the units and
+is a rejected row (``MixedUnits``), its pod's utilisation unknown; a series of only 0s and 1s
+(a nearly idle GPU in percent, or an idle or busy one as a fraction) is read in the metric's
+documented unit above.
 
 Each series is one GPU (``UUID``, else ``Hostname`` + ``gpu`` device index) as seen by one pod
 (``pod``, ``namespace``; ``exported_pod`` / ``exported_namespace`` when Prometheus renamed the
@@ -13,7 +22,7 @@ exporter's own labels). A workload's utilisation is the mean of every sample of 
 pods: a sample is one GPU over one query step, so the mean is weighted by GPUs and by running
 time. A workload none of whose pods has a series stays unknown (empty in the trace), never 0.
 
-A sample that is not a finite number in the metric's range (NaN, +Inf, an object, 140 %) is left
+A sample that is not a finite number within 0..100 (NaN, +Inf, an object, 140) is left
 out and the series gets a rejected row saying how many and why; a series with no pod (a GPU no
 pod held) or no usable sample is a rejected row too. Nothing is dropped silently.
 """
@@ -29,8 +38,10 @@ from gpu_finops.importers.records import Rejected
 
 ENGINE_ACTIVE = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
 DEVICE_UTIL = "DCGM_FI_DEV_GPU_UTIL"
-DCGM_METRICS: Mapping[str, float] = {ENGINE_ACTIVE: 1.0, DEVICE_UTIL: 100.0}
-"""Each metric and its full scale: a sample divided by it is a fraction of the interval."""
+PERCENT, FRACTION = 100.0, 1.0
+DCGM_METRICS: Mapping[str, float] = {ENGINE_ACTIVE: FRACTION, DEVICE_UTIL: PERCENT}
+"""Each metric and its documented full scale (a sample divided by it is a fraction of the
+interval): the unit of a series whose samples cannot tell (`series_unit`)."""
 PREFERENCE = (ENGINE_ACTIVE, DEVICE_UTIL)
 
 
@@ -61,30 +72,51 @@ def read_gpu_series(
         return None, [Rejected(source, row, "Series", namespace, metric, "pod",
                                "NoPod: the GPU was held by no pod in this series (idle capacity outside "
                                "allocations is what the replay measures)")]
-    scale = DCGM_METRICS[metric]
-    fractions: list[float] = []
+    values: list[float] = []
     bad: list[str] = []
     for pair in raw_values:
-        problem, fraction = _sample(pair, scale)
+        problem, value = _sample(pair)
         if problem is None:
-            fractions.append(fraction)
+            values.append(value)
         else:
             bad.append(problem)
     rejected = []
     if bad:
         rejected.append(Rejected(
             source, row, "Series", namespace, pod, "values",
-            f"BadSample: {len(bad)} of {len(bad) + len(fractions)} samples of {metric} left out "
+            f"BadSample: {len(bad)} of {len(bad) + len(values)} samples of {metric} left out "
             f"({'; '.join(sorted(set(bad)))})",
         ))
-    if not fractions:
+    if not values:
         rejected.append(Rejected(source, row, "Series", namespace, pod, "values",
                                  f"Empty: no usable sample of {metric}: the pod's utilisation stays unknown"))
         return None, rejected
-    return GpuSeries(source, row, metric, namespace, pod, gpu, tuple(fractions)), rejected
+    scale = series_unit(metric, values)
+    if scale is None:
+        above = next(v for v in values if v > 1)
+        between = next(v for v in values if 0 < v < 1)
+        rejected.append(Rejected(
+            source, row, "Series", namespace, pod, "values",
+            f"MixedUnits: {metric} has samples in percent (above 1: {above:g}) and as fractions (between 0 and "
+            f"1: {between:g}): this series is left out"))
+        return None, rejected
+    return GpuSeries(source, row, metric, namespace, pod, gpu, tuple(v / scale for v in values)), rejected
 
 
-def _sample(pair: Any, scale: float) -> tuple[str | None, float]:
+def series_unit(metric: str, values: list[float]) -> float | None:
+    """The full scale of one series' samples (each finite, 0..100): `PERCENT` when some sample
+    is above 1, `FRACTION` when all are within 0..1 and some lies strictly between; None when
+    the series has both (mixed units); of only 0s and 1s, the metric's documented unit."""
+    percent = any(v > 1 for v in values)
+    fraction = any(0 < v < 1 for v in values)
+    if percent and fraction:
+        return None
+    if percent:
+        return PERCENT
+    return FRACTION if fraction else DCGM_METRICS[metric]
+
+
+def _sample(pair: Any) -> tuple[str | None, float]:
     if not isinstance(pair, list | tuple) or len(pair) != 2:
         return "not a [time, value] pair", 0.0
     value = pair[1]
@@ -96,9 +128,9 @@ def _sample(pair: Any, scale: float) -> tuple[str | None, float]:
         return f"value {str(value)[:20]!r} is not a number", 0.0
     if not math.isfinite(number):
         return f"value {value} is not finite", 0.0
-    if not 0 <= number <= scale:
-        return f"value {value} is outside 0..{scale:g}", 0.0
-    return None, number / scale
+    if not 0 <= number <= PERCENT:
+        return f"value {value} is outside 0..{PERCENT:g}", 0.0
+    return None, number
 
 
 def workload_utilization(

@@ -64,7 +64,7 @@ def test_dcgm_series_give_each_workload_its_gpu_weighted_mean_utilisation(tmp_pa
     # the second worker's GPUs were scraped half as long: a sample is one GPU over one step
     engine += [dcgm_series(active, "train-workers-0-1", g, 0.2, "08:20", "09:20", node="h100-b") for g in range(8)]
     # serve: three good samples (0.2) and four bad ones
-    engine.append(dcgm_series(active, "serve", 0, ["0.2", "NaN", "+Inf", {"v": 1}, "1.7", "0.2", "0.2"],
+    engine.append(dcgm_series(active, "serve", 0, ["0.2", "NaN", "+Inf", {"v": 1}, "170", "0.2", "0.2"],
                               "08:05", "08:35"))
     engine.append(dcgm_series(active, None, 7, 0.0))  # a GPU no pod held
     engine.append(dcgm_series(active, "someone-else", 6, 0.9))  # a pod the import has no workload for
@@ -84,4 +84,33 @@ def test_dcgm_series_give_each_workload_its_gpu_weighted_mean_utilisation(tmp_pa
     assert reasons == [("DCGM_FI_PROF_GR_ENGINE_ACTIVE", "pod", "NoPod"), ("serve", "values", "BadSample"),
                        ("someone-else", "pod", "NotUsed")]
     bad = next(r["reason"] for r in dcgm_rows if r["name"] == "serve")
-    assert bad.startswith("BadSample: 4 of 7 samples") and "not finite" in bad and "dict" in bad and "0..1" in bad
+    assert bad.startswith("BadSample: 4 of 7 samples") and "not finite" in bad and "dict" in bad and "0..100" in bad
+
+
+def test_dcgm_units_are_read_per_series_and_a_series_mixing_them_is_rejected(tmp_path):
+    """Percent or fraction from each series' own samples (gpu_finops/importers/dcgm.py): above 1
+    somewhere is percent, strictly between 0 and 1 somewhere is a fraction, both is MixedUnits;
+    only 0s and 1s is the metric's documented unit."""
+    from prometheus_export import answer, dcgm_series
+
+    paths = write_export(tmp_path / "export")
+    active, util = "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL"
+    # GR_ENGINE_ACTIVE exported in percent: its 1 % samples are 0.01, not 100 %
+    engine = [dcgm_series(active, "serve", 0, ["1", "50", "1", "50", "1", "50", "1"], "08:05", "08:35")]
+    # one GPU of the gang mixes fractions and percent: rejected, the other seven count
+    engine.append(dcgm_series(active, "train-workers-0-0", 0, [0.5, 50] * 12 + [0.5], "08:20", "10:20"))
+    engine += [dcgm_series(active, "train-workers-0-0", g, 0.4, "08:20", "10:20") for g in range(1, 8)]
+    # GPU_UTIL exported as a fraction: 0.5 is half, not 0.5 %
+    device = [dcgm_series(util, "solo", g, 0.5, "09:00", "09:30") for g in range(2)]
+    device.append(dcgm_series(util, "gone", 0, 1, "08:10", "08:40"))  # only 1s: GPU_UTIL's percent, 1 %
+    (tmp_path / "dcgm.json").write_text(json.dumps([answer(engine), answer(device)]))
+    out = tmp_path / "out"
+    assert main(["import", "prometheus", "--series", *map(str, paths), str(tmp_path / "dcgm.json"),
+                 "--out", str(out), "-q"]) == 0
+    utilization = {r["workload_id"]: r["gpu_utilization"] for r in rows(out / "trace.csv")}
+    assert float(utilization["ml/serve"]) == round((4 * 0.01 + 3 * 0.5) / 7, 3)
+    assert (utilization["ml/solo"], utilization["ml/jobset/train"], utilization["ml/gone"]) == ("0.5", "0.4", "0.01")
+    mixed = [r for r in rows(out / "rejected.csv") if r["reason"].startswith("MixedUnits")]
+    assert [(r["name"], r["field"]) for r in mixed] == [("train-workers-0-0", "values")]
+    assert mixed[0]["reason"] == ("MixedUnits: DCGM_FI_PROF_GR_ENGINE_ACTIVE has samples in percent (above 1: 50) "
+                                  "and as fractions (between 0 and 1: 0.5): this series is left out")
