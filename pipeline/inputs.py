@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 import reprlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -44,6 +45,8 @@ PRICE_COLUMNS = (
 # `gpu_model` is empty. The price columns keep their names: they hold $ per unit-hour.
 PRICED_RESOURCES = ("gpu", "cpu", "memory")
 _UNITS = {"gpu": "GPU-hour", "cpu": "core-hour", "memory": "GiB-hour"}
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|[+-]?(nan|inf|infinity)", re.ASCII | re.IGNORECASE)
+"""A price as plain ASCII decimal text (NaN and infinity pass, to be refused as not finite)."""
 UNPRICED = "PRICE-ME"
 """What a starter price book (`gpu-finops import`) puts in the price cells of a GPU it knows no
 price for: the build stops on it, naming the row, until the user fills in a number."""
@@ -290,6 +293,10 @@ def read_price_book(
             model = (record.get("gpu_model") or "").strip() or None
             if model is None and resource == "gpu":
                 raise PipelineError(f"{path}: row {row_number}: field 'gpu_model' is empty")
+            for field, name in (("gpu_model", model), *(("aliases", a) for a in split_aliases(record.get("aliases")))):
+                if name is not None and not name.isprintable():  # "A100" + U+200B would never match a node
+                    raise PipelineError(f"{path}: row {row_number}: field '{field}': {reprlib.repr(name)} has an "
+                                        "invisible or control character")
             prices: dict[str, float] = {}
             for column in PRICE_COLUMNS:
                 raw = (record.get(column) or "").strip()
@@ -298,22 +305,25 @@ def read_price_book(
                         f"{path}: row {row_number}: {model or '(default)'!r} is not priced yet (field "
                         f"'{column}' is {UNPRICED}, as the starter price book of `gpu-finops import` "
                         f"marks a GPU it knows no price for): fill in your $ per {_UNITS[resource]}")
-                try:
-                    value = float(raw)
-                except ValueError:
+                if not _PLAIN_NUMBER.fullmatch(raw):  # float() also takes "1_000" and full-width digits
                     raise PipelineError(
-                        f"{path}: row {row_number}: field '{column}' is not a number: {reprlib.repr(raw)}"
-                    ) from None
+                        f"{path}: row {row_number}: field '{column}' is not a number (plain digits, no thousands "
+                        f"separator): {reprlib.repr(raw)}"
+                    )
+                value = float(raw)
                 if not math.isfinite(value) or value < 0:
                     raise PipelineError(
                         f"{path}: row {row_number}: field '{column}' must be a finite "
                         f"non-negative price, got {reprlib.repr(raw)}"
                     )
                 prices[column] = value
-            if any(r.gpu_model == model and r.resource == resource for r in rows):
+            twin = next((r for r in rows if (r.gpu_model or "").lower() == (model or "").lower()
+                         and r.resource == resource), None)
+            if twin is not None:  # models resolve letter case aside: "a100" and "A100" would be one name, two prices
                 what = repr(model) if model else "(default)"
                 raise PipelineError(
                     f"{path}: row {row_number}: field 'gpu_model' {what} listed twice"
+                    + ("" if twin.gpu_model == model else f" (as {twin.gpu_model!r}: letter case aside)")
                     + ("" if resource == "gpu" else f" for resource {resource!r}")
                 )
             rows.append(PriceRow(model, **prices, resource=resource))

@@ -82,3 +82,25 @@ def test_an_unknown_product_is_one_line_naming_it_and_how_to_key_it(tmp_path):
 def test_a_contradictory_or_unpriced_book_names_the_row(tmp_path, rows, message):
     with pytest.raises(PipelineError, match=message):
         read_price_book(book(tmp_path, f"{HEADER},aliases\n{rows}"), set())
+
+
+@pytest.mark.parametrize(("rows", "message"), [
+    # a second row of a model in another letter case: models resolve letter case aside, so one would win silently
+    ("A100,3.67,2.35,1.35\na100,1,1,1\n", "row 3: field 'gpu_model' 'a100' listed twice (as 'A100': letter case aside)"),
+    ("A100,3.67,2.35,1.35\nA100,3.67,2.35,1.35\n", "row 3: field 'gpu_model' 'A100' listed twice"),
+    ("A100,-3.67,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' must be a finite non-negative price, got '-3.67'"),
+    ("A100,NaN,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' must be a finite non-negative price, got 'NaN'"),
+    ("A100,1e400,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' must be a finite non-negative price"),
+    ('A100,"1,000",2.35,1.35\n', "row 2: field 'list_usd_per_gpu_hour' is not a number (plain digits, no thousands "
+                                 "separator): '1,000'"),
+    ("A100,1,000.50,2.35,1.35\n", "row 2: 5 values but the header has 4 columns"),
+    ("A100,1_000,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' is not a number"),
+    ("A100,\uff13,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' is not a number"),  # a full-width 3
+    ("A100,$3.67,2.35,1.35\n", "row 2: field 'list_usd_per_gpu_hour' is not a number"),
+    ("A100\u200b,3.67,2.35,1.35\n", "row 2: field 'gpu_model': 'A100\\u200b' has an invisible or control character"),
+    ("B200,3.67,2.35,1.35\n", "no price for 'A100' (used by the cluster's nodes)"),  # a model the book does not know
+])
+def test_a_hostile_price_book_is_one_line_naming_the_row_and_field(tmp_path, rows, message):
+    with pytest.raises(PipelineError) as caught:
+        read_price_book(book(tmp_path, f"{HEADER}\n{rows}"), {"A100"})
+    assert message in str(caught.value) and "\n" not in str(caught.value)
