@@ -188,20 +188,20 @@ def check_names(budgets: pd.DataFrame, teams: list[str], run_id: str, centres: C
     carries: the pod label's values (``centres``), else the cost centres the file's team rows
     name. A typo (``alhpa``) would otherwise burn nothing, silently."""
     source = budgets.attrs.get("source", "budgets")
-    known_teams = sorted(set(teams))
+    known_teams = set(teams)
     for where, row in budgets[budgets["team"].notna()].iterrows():
         if row["team"] not in known_teams:
             raise DashboardError(f"{source}: {where}, field 'team': run {run_id!r} has no team {row['team']!r} "
-                                 f"(teams: {_shown(known_teams)})")
+                                 f"(teams: {_shown(sorted(known_teams))})")
     if centres is not None:
         check_cost_centres(budgets, centres, run_id)
         return
-    mapped = sorted(set(budgets["cost_centre"][budgets["team"].notna()].dropna()))
+    mapped = set(budgets["cost_centre"][budgets["team"].notna()].dropna())
     for where, row in budgets[budgets["team"].isna()].iterrows():
         if row["cost_centre"] not in mapped:
             raise DashboardError(f"{source}: {where}, field 'cost_centre': no team row of the file names the cost "
                                  f"centre {row['cost_centre']!r} and no pod label carries cost centres "
-                                 f"(cost centres: {_shown(mapped)})")
+                                 f"(cost centres: {_shown(sorted(mapped))})")
 
 
 def _shown(names: list[str]) -> str:
@@ -211,12 +211,12 @@ def _shown(names: list[str]) -> str:
 def check_cost_centres(budgets: pd.DataFrame, centres: CentreSpend, run_id: str) -> None:
     """Refuse a cost centre's budget (a row without a team) naming a value of the label that no
     charged workload of the run carries: a typo would otherwise burn nothing, silently."""
-    known = sorted(set(centres.daily["cost_centre"]))
+    known = set(centres.daily["cost_centre"])
     for where, row in budgets[budgets["team"].isna()].iterrows():
         if row["cost_centre"] not in known:
             raise DashboardError(f"{budgets.attrs.get('source', 'budgets')}: {where}, field 'cost_centre': no "
                                  f"workload of run {run_id!r} carries the label {centres.label_key}="
-                                 f"{row['cost_centre']!r} (values: {_shown(known)})")
+                                 f"{row['cost_centre']!r} (values: {_shown(sorted(known))})")
 
 
 def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: CentreSpend | None = None) -> pd.DataFrame:

@@ -115,6 +115,12 @@ def test_a_toml_budget_that_is_not_a_number(tmp_path, value):
         read_budgets(tmp_path / "budgets.toml")
 
 
+def test_a_budgets_toml_nested_too_deeply_is_one_line(tmp_path):
+    (tmp_path / "budgets.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(DashboardError, match="budgets.toml: not valid TOML: nested too deeply"):
+        read_budgets(tmp_path / "budgets.toml")
+
+
 def test_a_toml_budgets_file(tmp_path):
     (tmp_path / "budgets.toml").write_text('[[budget]]\nteam = "a"\nmonth = "2026-11"\nbudget_usd = 3000\n')
     assert read_budgets(tmp_path / "budgets.toml").to_dict("records") == [
