@@ -12,9 +12,10 @@ Exports are not always in those units (a recording rule ``* 100``, a dashboard's
 the unit is read from each series' own samples (`series_unit`): **percent** when some sample is
 above 1, **fraction** when every sample is within 0..1 and some lies strictly between 0 and 1;
 a series with both (a sample above 1 and one strictly between 0 and 1) **mixes** the units and
-is a rejected row (``MixedUnits``), its pod's utilisation unknown; a series of only 0s and 1s
-(a nearly idle GPU in percent, or an idle or busy one as a fraction) is read in the metric's
-documented unit above.
+is a rejected row (``MixedUnits``); a series of only 0s and 1s (a nearly idle GPU in percent,
+or an idle or busy one as a fraction) is read in the unit the other series of that metric in
+the same file show, where they agree (`export_units`: one recording rule rescales them all),
+else in the metric's documented unit above.
 
 Each series is one GPU (``UUID``, else ``Hostname`` + ``gpu`` device index) as seen by one pod
 (``pod``, ``namespace``; ``exported_pod`` / ``exported_namespace`` when Prometheus renamed the
@@ -63,9 +64,12 @@ def _label(labels: Mapping[str, str], name: str) -> str:
 
 
 def read_gpu_series(
-    source: str, row: int, metric: str, labels: Mapping[str, str], raw_values: Iterable[Any]
+    source: str, row: int, metric: str, labels: Mapping[str, str], raw_values: Iterable[Any],
+    export_unit: float | None = None,
 ) -> tuple[GpuSeries | None, list[Rejected]]:
-    """One DCGM series from its raw ``values`` pairs; the rejected rows for what is unusable."""
+    """One DCGM series from its raw ``values`` pairs; the rejected rows for what is unusable.
+    ``export_unit``: the unit of the metric's other series in the file (`export_units`), for a
+    series whose samples cannot tell."""
     namespace, pod = _label(labels, "namespace"), _label(labels, "pod")
     gpu = labels.get("UUID") or labels.get("uuid") or f"{labels.get('Hostname', '')}/{labels.get('gpu', '')}"
     if not pod or not namespace:
@@ -91,7 +95,7 @@ def read_gpu_series(
         rejected.append(Rejected(source, row, "Series", namespace, pod, "values",
                                  f"Empty: no usable sample of {metric}: the pod's utilisation stays unknown"))
         return None, rejected
-    scale = series_unit(metric, values)
+    scale = series_unit(metric, values, export_unit)
     if scale is None:
         above = next(v for v in values if v > 1)
         between = next(v for v in values if 0 < v < 1)
@@ -103,17 +107,33 @@ def read_gpu_series(
     return GpuSeries(source, row, metric, namespace, pod, gpu, tuple(v / scale for v in values)), rejected
 
 
-def series_unit(metric: str, values: list[float]) -> float | None:
+def series_unit(metric: str, values: list[float], export_unit: float | None = None) -> float | None:
     """The full scale of one series' samples (each finite, 0..100): `PERCENT` when some sample
     is above 1, `FRACTION` when all are within 0..1 and some lies strictly between; None when
-    the series has both (mixed units); of only 0s and 1s, the metric's documented unit."""
+    the series has both (mixed units); of only 0s and 1s, ``export_unit``, else the metric's
+    documented unit."""
     percent = any(v > 1 for v in values)
     fraction = any(0 < v < 1 for v in values)
     if percent and fraction:
         return None
     if percent:
         return PERCENT
-    return FRACTION if fraction else DCGM_METRICS[metric]
+    if fraction:
+        return FRACTION
+    return export_unit or DCGM_METRICS[metric]
+
+
+def export_units(series: Iterable[tuple[str, str, Iterable[Any]]]) -> dict[tuple[str, str], float]:
+    """(source, metric) → the unit every series of that metric in that file shows by its own
+    samples, where they agree (``series``: source, metric, raw values). Series of only 0s and
+    1s and series mixing the units show none."""
+    shown: dict[tuple[str, str], set[float]] = {}
+    for source, metric, raw_values in series:
+        values = [value for problem, value in map(_sample, raw_values) if problem is None]
+        percent, fraction = any(v > 1 for v in values), any(0 < v < 1 for v in values)
+        if percent != fraction:
+            shown.setdefault((source, metric), set()).add(PERCENT if percent else FRACTION)
+    return {key: next(iter(units)) for key, units in shown.items() if len(units) == 1}
 
 
 def _sample(pair: Any) -> tuple[str | None, float]:

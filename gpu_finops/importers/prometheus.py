@@ -43,7 +43,13 @@ from typing import Any
 from gpu_finops.importers import gangs, kube
 from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.calendar import keep_to_calendar
-from gpu_finops.importers.dcgm import DCGM_METRICS, GpuSeries, read_gpu_series, workload_utilization
+from gpu_finops.importers.dcgm import (
+    DCGM_METRICS,
+    GpuSeries,
+    export_units,
+    read_gpu_series,
+    workload_utilization,
+)
 from gpu_finops.importers.documents import SourceObject
 from gpu_finops.importers.kubectl import ImportOptions, read_nodes
 from gpu_finops.importers.kueue import import_kueue
@@ -204,9 +210,11 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     pods: dict[tuple[str, str, str], _Pod] = {}
     node_series: dict[str, dict[str, list[Series]]] = {}
     gpu_series: list[GpuSeries] = []
+    units = export_units((s.source, s.name, s.raw_values) for s in series if s.name in DCGM_METRICS)
     for s in series:
         if s.name in DCGM_METRICS:
-            usable, problems = read_gpu_series(s.source, s.row, s.name, s.labels, s.raw_values)
+            usable, problems = read_gpu_series(s.source, s.row, s.name, s.labels, s.raw_values,
+                                               units.get((s.source, s.name)))
             rejected.extend(problems)
             if usable is not None:
                 gpu_series.append(usable)

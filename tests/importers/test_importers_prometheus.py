@@ -90,7 +90,7 @@ def test_dcgm_series_give_each_workload_its_gpu_weighted_mean_utilisation(tmp_pa
 def test_dcgm_units_are_read_per_series_and_a_series_mixing_them_is_rejected(tmp_path):
     """Percent or fraction from each series' own samples (gpu_finops/importers/dcgm.py): above 1
     somewhere is percent, strictly between 0 and 1 somewhere is a fraction, both is MixedUnits;
-    only 0s and 1s is the metric's documented unit."""
+    only 0s and 1s takes the unit of the metric's other series in the file."""
     from prometheus_export import answer, dcgm_series
 
     paths = write_export(tmp_path / "export")
@@ -102,15 +102,34 @@ def test_dcgm_units_are_read_per_series_and_a_series_mixing_them_is_rejected(tmp
     engine += [dcgm_series(active, "train-workers-0-0", g, 0.4, "08:20", "10:20") for g in range(1, 8)]
     # GPU_UTIL exported as a fraction: 0.5 is half, not 0.5 %
     device = [dcgm_series(util, "solo", g, 0.5, "09:00", "09:30") for g in range(2)]
-    device.append(dcgm_series(util, "gone", 0, 1, "08:10", "08:40"))  # only 1s: GPU_UTIL's percent, 1 %
+    # only 1s: the unit of the file's other GPU_UTIL series (fractions), so fully busy, not 1 %
+    device.append(dcgm_series(util, "gone", 0, 1, "08:10", "08:40"))
     (tmp_path / "dcgm.json").write_text(json.dumps([answer(engine), answer(device)]))
     out = tmp_path / "out"
     assert main(["import", "prometheus", "--series", *map(str, paths), str(tmp_path / "dcgm.json"),
                  "--out", str(out), "-q"]) == 0
     utilization = {r["workload_id"]: r["gpu_utilization"] for r in rows(out / "trace.csv")}
     assert float(utilization["ml/serve"]) == round((4 * 0.01 + 3 * 0.5) / 7, 3)
-    assert (utilization["ml/solo"], utilization["ml/jobset/train"], utilization["ml/gone"]) == ("0.5", "0.4", "0.01")
+    assert (utilization["ml/solo"], utilization["ml/jobset/train"], utilization["ml/gone"]) == ("0.5", "0.4", "1")
     mixed = [r for r in rows(out / "rejected.csv") if r["reason"].startswith("MixedUnits")]
     assert [(r["name"], r["field"]) for r in mixed] == [("train-workers-0-0", "values")]
     assert mixed[0]["reason"] == ("MixedUnits: DCGM_FI_PROF_GR_ENGINE_ACTIVE has samples in percent (above 1: 50) "
                                   "and as fractions (between 0 and 1: 0.5): this series is left out")
+
+
+def test_a_series_of_only_0s_and_1s_takes_the_unit_of_its_metrics_other_series_in_the_file(tmp_path):
+    """An export in percent (a recording rule * 100): a GPU at a constant 1 % reads as 0.01 because
+    the metric's other series in the file are in percent; alone, the documented unit decides."""
+    from prometheus_export import answer, dcgm_series
+
+    paths = write_export(tmp_path / "export")
+    active = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+    percent = [dcgm_series(active, "serve", 0, 40, "08:05", "08:35"), dcgm_series(active, "gone", 0, 1, "08:10", "08:40")]
+    alone = [dcgm_series(active, "solo", 0, 1, "09:00", "09:30")]
+    (tmp_path / "percent.json").write_text(json.dumps([answer(percent)]))
+    (tmp_path / "alone.json").write_text(json.dumps([answer(alone)]))
+    out = tmp_path / "out"
+    assert main(["import", "prometheus", "--series", *map(str, paths), str(tmp_path / "percent.json"),
+                 str(tmp_path / "alone.json"), "--out", str(out), "-q"]) == 0
+    utilization = {r["workload_id"]: r["gpu_utilization"] for r in rows(out / "trace.csv")}
+    assert (utilization["ml/serve"], utilization["ml/gone"], utilization["ml/solo"]) == ("0.4", "0.01", "1")
