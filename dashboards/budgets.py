@@ -37,6 +37,7 @@ import csv
 import io
 import math
 import re
+import reprlib
 import tomllib
 from dataclasses import dataclass
 from datetime import date
@@ -113,6 +114,8 @@ def _toml_rows(source: str, text: str) -> list[tuple[str, object]]:
         raise DashboardError(f"{source}: not valid TOML: {error}") from None
     except RecursionError:
         raise DashboardError(f"{source}: not valid TOML: nested too deeply") from None
+    except ValueError as error:  # an integer of more digits than Python converts (4,300)
+        raise DashboardError(f"{source}: not valid TOML: {str(error).split(';')[0]}") from None
     if not isinstance(rows, list):
         raise DashboardError(f"{source}: field 'budget': must be [[budget]] tables")
     return [(f"budget[{i}]", row) for i, row in enumerate(rows)]
@@ -152,10 +155,11 @@ def _name(source: str, where: str, row: dict, field: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise DashboardError(f"{source}: {where}, field {field!r}: a name, got {value!r}")
+        raise DashboardError(f"{source}: {where}, field {field!r}: a name, got {reprlib.repr(value)}")
     name = value.strip()
     if name and not name.isprintable():
-        raise DashboardError(f"{source}: {where}, field {field!r}: {name!r} has an invisible or control character")
+        raise DashboardError(f"{source}: {where}, field {field!r}: {reprlib.repr(name)} has an invisible or "
+                            "control character")
     return name or None
 
 
@@ -166,20 +170,22 @@ def _month(source: str, where: str, value: object) -> date:
             raise ValueError
         return date(int(found[1]), int(found[2]), 1)
     except ValueError:
-        raise DashboardError(f"{source}: {where}, field 'month': YYYY-MM, got {value!r}") from None
+        raise DashboardError(f"{source}: {where}, field 'month': YYYY-MM, got {reprlib.repr(value)}") from None
 
 
 def _amount(source: str, where: str, value: object) -> float:
     """A budget in USD: a finite number >= 0 (a TOML number, or plain decimal text)."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        budget = float(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        budget = float(value) if abs(value) < 10**300 else math.inf  # float() overflows past 1e308
+    elif isinstance(value, float):
+        budget = value
     elif isinstance(value, str) and _AMOUNT.fullmatch(value.strip()):
         budget = float(value.strip())
     else:
         budget = float("nan")
     if not math.isfinite(budget) or budget < 0:
         raise DashboardError(f"{source}: {where}, field 'budget_usd': a number >= 0 (plain digits, no thousands "
-                             f"separator), got {value!r}")
+                             f"separator), got {reprlib.repr(value)}")
     return budget
 
 

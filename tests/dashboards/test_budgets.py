@@ -108,7 +108,7 @@ def test_a_budgets_file_that_is_not_utf8_is_one_line(tmp_path):
         read_budgets(tmp_path / "budgets.csv")
 
 
-@pytest.mark.parametrize("value", ["true", '"5,000"', "nan", "-inf"])
+@pytest.mark.parametrize("value", ["true", '"5,000"', "nan", "-inf", "1" + "0" * 400])
 def test_a_toml_budget_that_is_not_a_number(tmp_path, value):
     (tmp_path / "budgets.toml").write_text(f'[[budget]]\nteam = "a"\nmonth = "2026-11"\nbudget_usd = {value}\n')
     with pytest.raises(DashboardError, match=r"budget\[0\], field 'budget_usd'"):
@@ -118,6 +118,12 @@ def test_a_toml_budget_that_is_not_a_number(tmp_path, value):
 def test_a_budgets_toml_nested_too_deeply_is_one_line(tmp_path):
     (tmp_path / "budgets.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
     with pytest.raises(DashboardError, match="budgets.toml: not valid TOML: nested too deeply"):
+        read_budgets(tmp_path / "budgets.toml")
+
+
+def test_a_toml_integer_too_long_for_python_is_one_line(tmp_path):
+    (tmp_path / "budgets.toml").write_text('[[budget]]\nteam = "a"\nmonth = "2026-11"\nbudget_usd = ' + "1" * 5000 + "\n")
+    with pytest.raises(DashboardError, match=r"budgets.toml: not valid TOML: Exceeds the limit \(4300 digits\)"):
         read_budgets(tmp_path / "budgets.toml")
 
 
