@@ -11,7 +11,10 @@ Budgets file (CSV, or TOML with ``[[budget]]`` tables of the same keys)::
     ,research,2026-11,400000        # a cost centre's own budget
 
 A row with a team budgets that team; a row without a team budgets the cost centre it names.
-Month is ``YYYY-MM``.
+Month is ``YYYY-MM``. The file is all or nothing (`read_budgets`, `check_names`): a row wider
+or narrower than the header (an unquoted ``5,000``), a budget that is not plain decimal text
+>= 0, a name with an invisible character, a team the run does not have or a cost centre
+nothing carries stops with one line naming the file, row and field.
 
 - **Spend** of a team is what it is charged (`fct_chargeback`, idle policy ``window``: its
   usage plus its share of the idle of the hours and GPU models it used), per UTC day. A cost
