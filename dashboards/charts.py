@@ -49,6 +49,31 @@ def sized(chart: alt.Chart, width: int | str, height: int) -> alt.Chart:
     return chart.properties(width=width, height=height)
 
 
+CHART_BARS = 30
+"""The most bars a bar chart of names draws: beyond, the largest and one bar of the others
+summed (6,000 values of a pod label would be 6,000 unreadable bars and past altair's row cap)."""
+
+
+def top_and_other(df: pd.DataFrame, name: str, values: list[str], limit: int = CHART_BARS) -> tuple[pd.DataFrame, int]:
+    """(``df`` with at most ``limit`` rows, how many rows were summed): beyond ``limit``, the
+    ``limit`` − 1 rows of the largest absolute total of ``values`` and one row named
+    ``other (N)`` with the rest's numeric columns summed (the other columns left empty)."""
+    if len(df) <= limit:
+        return df, 0
+    size = df[values].abs().sum(axis=1)
+    order = size.sort_values(ascending=False, kind="stable").index
+    kept, rest = df.loc[order[:limit - 1]], df.loc[order[limit - 1:]]
+    numbers = [c for c in df.columns if c != name and pd.api.types.is_numeric_dtype(df[c])
+               and not pd.api.types.is_bool_dtype(df[c])]
+    other = pd.DataFrame([{name: f"other ({len(rest):,})", **rest[numbers].sum().to_dict()}])
+    return pd.concat([kept, other], ignore_index=True), len(rest)
+
+
+def others_note(title: str, others: int) -> str:
+    """``title`` with the note of a chart that summed ``others`` rows into one bar."""
+    return f"{title}: the {CHART_BARS - 1} largest, {others:,} others summed (the table has each)" if others else title
+
+
 def spend_by_team_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
@@ -60,8 +85,9 @@ def spend_by_team_chart(
         tooltip.append(alt.Tooltip("list_cost:Q", title="list cost", format=MONEY))
     if "gpu_hours" in df.columns:
         tooltip.append(alt.Tooltip("gpu_hours:Q", title="GPU-hours", format=",.1f"))
+    df, others = top_and_other(df, "tenant", ["effective_cost"])
     chart = (
-        alt.Chart(df, title="Spend by team (effective cost)")
+        alt.Chart(df, title=others_note("Spend by team (effective cost)", others))
         .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
@@ -262,24 +288,6 @@ def team_scale(teams: list[str]) -> alt.Scale:
     return alt.Scale(domain=named + idle, range=colours + [IDLE_TEAM_COLOR] * len(idle))
 
 
-CHART_BARS = 30
-"""The most bars a bar chart of names draws: beyond, the largest and one bar of the others
-summed (6,000 values of a pod label would be 6,000 unreadable bars and past altair's row cap)."""
-
-
-def top_and_other(df: pd.DataFrame, name: str, values: list[str], limit: int = CHART_BARS) -> tuple[pd.DataFrame, int]:
-    """(``df`` with at most ``limit`` rows, how many rows were summed): beyond ``limit``, the
-    ``limit`` − 1 rows of the largest absolute total of ``values`` and one row named
-    ``other (N)`` with the rest's ``values`` summed (the other columns left empty)."""
-    if len(df) <= limit:
-        return df, 0
-    size = df[values].abs().sum(axis=1)
-    order = size.sort_values(ascending=False, kind="stable").index
-    kept, rest = df.loc[order[:limit - 1]], df.loc[order[limit - 1:]]
-    other = pd.DataFrame([{name: f"other ({len(rest):,})", **rest[values].sum().to_dict()}])
-    return pd.concat([kept, other], ignore_index=True), len(rest)
-
-
 def team_chargeback_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT,
     title: str = "Charged cost per team",
@@ -292,8 +300,7 @@ def team_chargeback_chart(
     present = [c for c in parts if c in df.columns
                and (c != "reclaim_adjustment_cost" or bool((df[c].abs() > 0).any()))]
     df, others = top_and_other(df, "tenant", present)
-    if others:
-        title = f"{title}: the {CHART_BARS - 1} largest, {others:,} others summed (the table has each)"
+    title = others_note(title, others)
     long = df.melt(id_vars=["tenant"], value_vars=present, var_name="part", value_name="cost")
     long["part"] = long["part"].map(parts)
     chart = (

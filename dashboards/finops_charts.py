@@ -7,7 +7,15 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from dashboards.charts import DEFAULT_HEIGHT, DEFAULT_WIDTH, IDLE_TEAM_COLOR, sized, team_scale
+from dashboards.charts import (
+    DEFAULT_HEIGHT,
+    DEFAULT_WIDTH,
+    IDLE_TEAM_COLOR,
+    others_note,
+    sized,
+    team_scale,
+    top_and_other,
+)
 from dashboards.labels import LABEL_EXPR
 
 MONEY = "$,.2f"
@@ -93,9 +101,10 @@ def waiting_cost_chart(
 ) -> alt.Chart:
     """Bars of the GPU-hours demanded while pending per team, valued at list price (demand, not
     spend). Columns: tenant, pending_demand_list_value, pending_demand_gpu_hours, workloads."""
+    df, others = top_and_other(df, "tenant", ["pending_demand_list_value"])
     teams = df["tenant"].dropna().unique().tolist() if "tenant" in df else []
     chart = (
-        alt.Chart(df, title="GPU-hours demanded while pending, at list price")
+        alt.Chart(df, title=others_note("GPU-hours demanded while pending, at list price", others))
         .mark_bar()
         .encode(
             x=alt.X("pending_demand_list_value:Q", title="list value of the demand (not spend)",

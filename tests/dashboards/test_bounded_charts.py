@@ -5,8 +5,9 @@ section whose chart would still pass altair's row cap is shown without it, with 
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
-from dashboards import charts, report
+from dashboards import charts, finops_charts, report
 
 
 def _values(count: int) -> pd.DataFrame:
@@ -33,12 +34,29 @@ def test_a_few_values_are_drawn_as_they_are():
     assert {row["tenant"] for row in next(iter(spec["datasets"].values()))} == {f"v{i}" for i in range(5)}
 
 
+@pytest.mark.parametrize(("chart", "value"), [
+    (charts.spend_by_team_chart, "effective_cost"),
+    (finops_charts.waiting_cost_chart, "pending_demand_list_value"),
+])
+def test_charts_of_teams_draw_the_largest_and_the_others_summed(chart, value):
+    teams = pd.DataFrame({"tenant": [f"t{i}" for i in range(6_000)], value: [float(i) for i in range(6_000)],
+                          "workloads": [1] * 6_000})
+    spec = chart(teams).to_dict()
+    drawn = pd.DataFrame(next(iter(spec["datasets"].values())))
+    assert len(drawn) == charts.CHART_BARS and drawn[value].sum() == sum(range(6_000))
+    assert drawn.loc[drawn["tenant"] == "other (5,971)", "workloads"].tolist() == [5_971]
+    assert "5,971 others summed" in str(spec["title"])
+
+
 def test_a_report_section_past_the_row_cap_keeps_its_table_and_says_why_it_has_no_chart():
-    teams = pd.DataFrame({"tenant": [f"t{i}" for i in range(6_000)], "effective_cost": [1.0] * 6_000})
-    section = report._Section("spend_by_team", "Spend by team", "Effective cost.", teams, charts.spend_by_team_chart)
+    losses = pd.DataFrame({"tenant": [f"t{i}" for i in range(6_000)], "cause": ["reclaim"] * 6_000,
+                           "evictions": [1] * 6_000, "lost_cost": [1.0] * 6_000, "lost_cost_per_eviction": [1.0] * 6_000})
+    section = report._Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses,
+                              finops_charts.eviction_losses_chart)
     report._drop_chart_past_row_cap(section)
     assert section.chart is None and len(section.table) == 6_000
-    assert section.note == "Effective cost. No chart: 6,000 rows are more than a chart draws; the table has each."
-    small = report._Section("spend_by_team", "Spend by team", "Effective cost.", teams.head(3), charts.spend_by_team_chart)
+    assert section.note == "Lost work. No chart: 6,000 rows are more than a chart draws; the table has each."
+    small = report._Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses.head(3),
+                            finops_charts.eviction_losses_chart)
     report._drop_chart_past_row_cap(small)
-    assert small.chart is not None and small.note == "Effective cost."
+    assert small.chart is not None and small.note == "Lost work."
