@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
+import altair as alt
 import duckdb
 import streamlit as st
 
@@ -146,8 +147,29 @@ def chart(altair_chart: Any) -> None:
     Streamlit's default sizing ("fit") squeezes the title, legend and axes into that height,
     which flattens a chart with a legend on top to a strip; "fit-x" fits only the width.
     """
+    # SVG rather than canvas: text stays crisp at any zoom, and every label has a box the
+    # layout checks can measure (tests/browser.py).
+    altair_chart = altair_chart.properties(usermeta={"embedOptions": {"renderer": "svg"}})
+    # Legends and axes label in full (Vega cuts labels at 160 and 180 px with an ellipsis);
+    # quantitative axes keep their last tick label inside the drawing.
+    altair_chart = altair_chart.configure_legend(labelLimit=0).configure_axisQuantitative(labelFlush=True)
+    if _composed(altair_chart):
+        # Vega-Lite fits only single and layered views to a width; a composed chart fitted to
+        # its column is drawn zero pixels wide. It keeps the panel widths its builder gave.
+        st.altair_chart(altair_chart)
+        return
     sized = altair_chart.properties(autosize={"type": "fit-x", "contains": "padding"})
     st.altair_chart(sized, **STRETCH)
+
+
+def _composed(chart: Any) -> bool:
+    """A chart of several views: faceted (as a FacetChart, or by a row or column channel) or
+    concatenated."""
+    if isinstance(chart, alt.FacetChart | alt.ConcatChart | alt.HConcatChart | alt.VConcatChart):
+        return True
+    encoding = getattr(chart, "encoding", alt.Undefined)
+    return encoding is not alt.Undefined and any(
+        getattr(encoding, channel, alt.Undefined) is not alt.Undefined for channel in ("row", "column", "facet"))
 
 
 def table(df: Any, **kwargs: Any) -> None:

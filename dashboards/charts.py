@@ -41,6 +41,8 @@ IDLE_CAUSE_COLORS = {name: _CAUSE_PALETTE[name] for name in IDLE_CAUSE_NAMES} | 
 }
 
 DEFAULT_WIDTH = 560
+# One panel of a faceted chart: fits the main column of the dashboard at 1366 px wide.
+FACET_PANEL_WIDTH = 760
 DEFAULT_HEIGHT = 230
 MONEY = "$,.2f"
 
@@ -108,7 +110,7 @@ def usage_class_over_time_chart(
     """Stacked area of GPU-hours per usage class. Columns: period_start, usage_class,
     gpu_hours."""
     chart = (
-        alt.Chart(df, title="GPU-hours by usage class")
+        alt.Chart(closed_steps(df, "period_start"), title="GPU-hours by usage class")
         .mark_area(interpolate="step-after", opacity=0.9)
         .encode(
             x=alt.X("period_start:T", title=None),
@@ -309,7 +311,7 @@ def team_chargeback_chart(
         .encode(
             x=alt.X("sum(cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("tenant:N", title=None, sort="-x", axis=alt.Axis(labelExpr=LABEL_EXPR)),
-            color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top"),
+            color=alt.Color("part:N", title=None, legend=alt.Legend(orient="top", columns=2),
                             scale=alt.Scale(domain=list(parts.values()),
                                             range=["#1565c0", IDLE_TEAM_COLOR, "#c62828"])),
             tooltip=[alt.Tooltip("tenant:N", title="team"), alt.Tooltip("part:N"),
@@ -331,7 +333,7 @@ def team_cost_over_time_chart(
             x=alt.X("period_start:T", title=None),
             x2="period_end:T",
             y=alt.Y("sum(charged_cost):Q", title="USD", axis=alt.Axis(format="$,.0f")),
-            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
+            color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR, columns=3),
                             scale=team_scale(df["tenant"].dropna().unique().tolist())),
             tooltip=[alt.Tooltip("period_start:T", title="period"),
                      alt.Tooltip("tenant:N", title="team"),
@@ -355,7 +357,7 @@ def idle_by_cause_over_time_chart(
     Columns: period_start, cause, gpu_hours."""
     causes = df["cause"].dropna().unique().tolist() if "cause" in df else []
     chart = (
-        alt.Chart(df, title="Idle and partially placed GPU-hours by cause")
+        alt.Chart(closed_steps(df, "period_start"), title="Idle and partially placed GPU-hours by cause")
         .mark_area(interpolate="step-after", opacity=0.9)
         .encode(
             x=alt.X("period_start:T", title=None),
@@ -404,6 +406,20 @@ def _period_length(starts: pd.Series) -> pd.Timedelta:
     gaps = distinct.diff().dropna()
     gaps = gaps[gaps > pd.Timedelta(0)]
     return gaps.min() if not gaps.empty else pd.Timedelta(hours=1)
+
+
+def closed_steps(df: pd.DataFrame, x: str) -> pd.DataFrame:
+    """The rows of a step-after chart with its last step closed: a step-after area draws each
+    period from its start to the next row's start, so the last period (and a one-period
+    chart's only one) would end where it begins. The last period's rows are repeated at its
+    end, so the drawn area reaches the end of the window the rows cover."""
+    if df.empty or x not in df:
+        return df
+    starts = pd.to_datetime(df[x])
+    last = starts.max()
+    closing = df[starts == last].copy()
+    closing[x] = last + _period_length(starts)
+    return pd.concat([df, closing], ignore_index=True)
 
 
 def with_period_end(df: pd.DataFrame) -> pd.DataFrame:
@@ -508,7 +524,10 @@ def auto_chart(df: pd.DataFrame, width: int | str = DEFAULT_WIDTH * 2, height: i
     if run is None:
         return chart.properties(title=f"{value} by {label}", width=width, height=height)
     panel_height = max(120, height // data["run"].nunique())
-    return chart.properties(width=width, height=panel_height).facet(
+    # A facet's panels need a width in pixels: Vega-Lite sizes "container" only for a single
+    # or layered view, and a faceted chart fitted to its container is drawn zero pixels wide.
+    panel_width = min(width, FACET_PANEL_WIDTH) if isinstance(width, int) else FACET_PANEL_WIDTH
+    return chart.properties(width=panel_width, height=panel_height).facet(
         row=alt.Row("run:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left",
                                                             labelAnchor="start", labelOrient="top")),
     ).properties(title=f"{value} by {label}, one panel per run ({run})")
@@ -518,5 +537,8 @@ def time_axis(field: str, domain: tuple | None) -> alt.X:
     then line up."""
     scale = alt.Scale(domain=[pd.Timestamp(d).isoformat() for d in domain]) if domain else alt.Undefined
     # Dates on every tick (a wait spans days), thinned rather than overlapping.
+    # labelFlush: the first and last labels sit inside the axis, not half past its ends;
+    # labelBound: a label near an end that would still stick out is left out.
     return alt.X(f"{field}:T", title="UTC", scale=scale,
-                 axis=alt.Axis(format="%b %d %H:%M", labelOverlap=True, labelAngle=0))
+                 axis=alt.Axis(format="%b %d %H:%M", labelOverlap=True, labelAngle=0, labelFlush=True,
+                               labelBound=True))

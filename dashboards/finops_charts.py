@@ -84,7 +84,7 @@ def commitment_pools_chart(
         .mark_bar()
         .encode(
             x=alt.X("sum(hours):Q", title="hours"),
-            y=alt.Y("part:N", title=None, sort=list(parts.values())),
+            y=alt.Y("part:N", title=None, sort=list(parts.values()), axis=alt.Axis(labelLimit=0)),
             row=alt.Row("sku_id:N", title=None),
             color=alt.Color("part:N", title=None, legend=None,
                             scale=alt.Scale(domain=list(parts.values()),

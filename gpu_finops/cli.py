@@ -52,7 +52,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from gpu_finops.progress import replay_progress
+    from gpu_finops.progress import rejected_rows, replay_progress
     from scheduler.commands import replay
     from scheduler.verify import VerificationError, Verifier
 
@@ -82,7 +82,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         print(_shown(result.settled), file=sys.stderr)
     print(_shown(
         f"run {result.run_id}: {result.workloads:,} workloads, {result.events:,} events, "
-        f"{result.rejected_rows:,} rejected rows, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
+        f"{rejected_rows(result.rejected_rows, result.run_dir)}, {result.horizon_s / 3600:.0f} h → {result.run_dir}"
     ))
     if verifier is not None:
         print(f"verified: {verifier.summary()}")
@@ -341,15 +341,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("generate", _cmd_generate, "write a synthetic trace, cluster, Kueue queues and price book")
     p.add_argument("--preset", default="demo", help="preset name (tiny, demo, large) or a preset TOML path")
     p.add_argument("--out", required=True, help="output folder")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seed", type=int, default=42, help="seed of the generator: same preset and seed, same files (default 42)")
 
     p = add("replay", _cmd_replay, "replay a trace on a cluster with a scheduling profile")
-    p.add_argument("--trace", required=True)
+    p.add_argument("--trace", required=True, help="the workloads: a generic CSV/Parquet trace or an adapter's format (--format)")
     p.add_argument("--format", default="auto", help="trace format: auto (detected), generic, openb, aaic")
-    p.add_argument("--cluster", required=True)
+    p.add_argument("--cluster", required=True, help="the nodes: CSV/Parquet, a node-pool TOML or a node inventory")
     p.add_argument("--queues", help="Kueue YAML manifests (ResourceFlavor, ClusterQueue, LocalQueue, …)")
     p.add_argument("--profile", help="shipped profile (kube-default, gang-v1.35, gang-v1.37; default gang-v1.37) or a profile TOML path")
-    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--seed", type=int, default=42, help="seed of every random choice: same inputs and seed, byte-identical event log (default 42)")
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times (default 2026-11-02T00:00:00Z)")
     p.add_argument("--run-id", help="run id (default: <trace>-<profile>-s<seed>)")
     p.add_argument("--resizes", help="elastic min_count changes: CSV workload_id,time_s,min_count")
@@ -359,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="run directory to write")
 
     p = add("build", _cmd_build, "event logs → DuckDB marts and FOCUS 1.2 cost records")
-    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="run directories written by replay (several: one database to compare them)")
     p.add_argument("--prices", required=True, help="price book CSV")
     p.add_argument("--db", required=True, help="DuckDB file to create or update")
     p.add_argument("--charge-period", type=_parse_period, default=3600, help="15m, 1h (default), 1d")
@@ -379,15 +379,15 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--db", help="a built DuckDB file")
     source.add_argument("--run-dir", help="a replay's run directory")
     p.add_argument("--run-id", help="which run, when the database holds several")
-    p.add_argument("workload_id")
+    p.add_argument("workload_id", help="the workload (pod group) id, as in the trace")
 
     p = add("report", _cmd_report, "batch report: self-contained HTML, Markdown, CSV")
-    p.add_argument("--db", required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--db", required=True, help="the DuckDB database written by build")
+    p.add_argument("--out", required=True, help="folder for the report's files (created; an existing report folder is replaced whole)")
     p.add_argument("--from", dest="date_from", help="first day (YYYY-MM-DD)")
     p.add_argument("--to", dest="date_to", help="last day (YYYY-MM-DD)")
-    p.add_argument("--format", default="html,csv", help="comma list of html, md, csv")
-    p.add_argument("--run-id")
+    p.add_argument("--format", default="html,csv", help="comma list of html, md, csv (default: %(default)s)")
+    p.add_argument("--run-id", help="which run, when the database holds several (default: every run)")
     p.add_argument("--team", help="one team's report (default: all teams)")
     p.add_argument("--baseline", help="run id the scenarios are ranked against (default: the sweep's "
                    "[sweep] baseline, else the first kube-default run)")
@@ -406,8 +406,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "budgets file's team rows group the teams)")
 
     p = add("sql", _cmd_sql, "read-only SQL over the marts")
-    p.add_argument("--db", required=True)
-    p.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    p.add_argument("--db", required=True, help="the DuckDB database written by build (opened read-only)")
+    p.add_argument("--format", default="table", choices=("table", "csv", "json"), help="how to print the rows (default: %(default)s)")
     p.add_argument("query", nargs="?", help="one read-only statement")
     p.add_argument("--query", dest="saved", metavar="NAME",
                    help="run a saved query instead (cost_per_team_per_week, idle_cost_by_cause, …)")
@@ -438,11 +438,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--window", choices=("whole", "common"), default="common",
                    help="only the hours every compared run covers (default), or whole runs (on a fixed "
                         "cluster a run's cost is capacity x duration: whole runs reward the one that ended first)")
-    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table", help="how to print the table (default: %(default)s)")
 
     p = add("dashboard", _cmd_dashboard, "serve the Streamlit dashboard (127.0.0.1 by default)")
-    p.add_argument("--db", required=True)
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--db", required=True, help="the DuckDB database written by build (opened read-only)")
+    p.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default: %(default)s)")
     p.add_argument("--host", default="127.0.0.1", help="bind address; anything but loopback exposes cost data")
     p.add_argument("--allow-host", action="append", metavar="NAME",
                    help="a further host name browsers may use to reach the dashboard (a reverse proxy's "
@@ -460,9 +460,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "cost centres (default: cost-center, else cost_center)")
 
     p = add("demo", _cmd_demo, "generate → replay → build → report → dashboard on bundled defaults")
-    p.add_argument("--out", default="demo-out")
+    p.add_argument("--out", default="demo-out", help="folder for the demo's inputs, runs, database and report (default: %(default)s)")
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default: %(default)s)")
 
     _add_import(sub)
 

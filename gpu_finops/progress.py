@@ -10,6 +10,13 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 
+def rejected_rows(count: int, run_dir: object) -> str:
+    """"no rejected rows", or how many, naming the file that says why (for a command's summary)."""
+    if count == 0:
+        return "no rejected rows"
+    return f"{count:,} rejected row{'' if count == 1 else 's'} (why: {run_dir}/rejected.csv)"
+
+
 @contextmanager
 def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int, float], None] | None]:
     """Yields a callback(simulated_s, pods_started, last_arrival_s) for the replay, or None.
@@ -32,10 +39,12 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
     bar: Progress | None = None
     task = None
     calls = 0
+    latest = (0.0, 0)  # the last (simulated now, pods started) seen: the bar ends on them
 
     def update(now: float, pods: int, last_arrival_s: float) -> None:
-        nonlocal bar, task, calls
+        nonlocal bar, task, calls, latest
         calls += 1
+        latest = (now, pods)
         if bar is None:
             bar = Progress(*columns, console=console)
             bar.start()
@@ -49,5 +58,9 @@ def replay_progress(label: str, enabled: bool) -> Iterator[Callable[[float, int,
         yield update
     finally:
         if bar is not None and task is not None:
-            bar.update(task, completed=bar.tasks[0].total)
+            # The throttled updates skip most calls: a short run would end on "day 0.0 · 0 pods".
+            now, pods = latest
+            elapsed = bar.tasks[0].elapsed or 0.0
+            bar.update(task, completed=bar.tasks[0].total, day=now / 86400, pods=pods,
+                       rate=pods / elapsed if elapsed > 0 else 0.0)
             bar.stop()

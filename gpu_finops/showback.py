@@ -26,7 +26,7 @@ def add_showback(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("showback", help=help_text, description=help_text + "; docs/cost-model.md §6.3")
     p.set_defaults(handler=_cmd_showback, command="showback")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", required=True, help="the DuckDB database written by build (opened read-only)")
     p.add_argument("--run-id", help="which run (default: the newest)")
     p.add_argument("--group-by", default="team", metavar="team|label:KEY",
                    help="team (default), or a pod label or annotation the trace carries, e.g. label:cost-center")
@@ -35,7 +35,7 @@ def add_showback(sub: argparse._SubParsersAction) -> None:
                    "each period and GPU model (window), of each node (node), each cause's owner (cause)")
     p.add_argument("--phase", default="all", choices=("steady", "warmup", "drain", "all"),
                    help="run phase (x_Phase); all (default): the whole run")
-    p.add_argument("--format", default="table", choices=("table", "csv", "json"))
+    p.add_argument("--format", default="table", choices=("table", "csv", "json"), help="how to print the rows (default: %(default)s)")
 
 
 def _cmd_showback(args: argparse.Namespace) -> int:

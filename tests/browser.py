@@ -51,6 +51,42 @@ PROBE = """
 """
 
 
+# Evaluated in the page once drawn: how the charts and metric labels are laid out, for the
+# layout checks (a chart drawn zero pixels wide, chart text cut at the edge of its drawing, a
+# metric label cut short). Charts are drawn as SVG (dashboards/cache.py), so every text of a
+# chart has a box to measure.
+LAYOUT = """
+(() => {
+  const charts = Array.from(document.querySelectorAll('.vega-embed')).map((embed, i) => {
+    const box = embed.getBoundingClientRect();
+    const svg = embed.querySelector('svg');
+    const frame = svg ? svg.getBoundingClientRect() : box;
+    // a text past the drawing's edge (by more than a glyph's side bearing, 3 px), or shortened
+    // by Vega's label limit
+    // (Vega hides an overlapping or out-of-bounds axis label by making it transparent.)
+    const shown = t => { for (let e = t; e && e !== svg; e = e.parentElement) {
+      if (getComputedStyle(e).opacity === '0' || e.getAttribute('opacity') === '0') return false; }
+      return true; };
+    const cut = svg ? Array.from(svg.querySelectorAll('text')).filter(shown).filter(t => {
+      const r = t.getBoundingClientRect();
+      return r.width > 0 && (r.left < frame.left - 3 || r.right > frame.right + 3
+                             || t.textContent.endsWith('…'));
+    }).map(t => {
+      const r = t.getBoundingClientRect();
+      return t.textContent + ' [' + Math.round(r.left - frame.left) + ',' + Math.round(frame.right - r.right) + ']';
+    }) : [];
+    return {index: i, width: box.width, height: box.height, svg: !!svg,
+            svgWidth: svg ? frame.width : 0, cut: cut};
+  });
+  const metrics = Array.from(document.querySelectorAll('[data-testid="stMetricLabel"]')).map(m => {
+    const boxes = [m, ...m.querySelectorAll('*')];
+    return {text: m.innerText, cut: boxes.some(e => e.scrollWidth > e.clientWidth + 1)};
+  });
+  return JSON.stringify({charts: charts, metrics: metrics});
+})()
+"""
+
+
 def _find_chromium() -> str | None:
     for name in CHROMIUM_NAMES:
         found = shutil.which(name)
@@ -155,6 +191,8 @@ async def _render(ws_url: str, pages: list[tuple[str, Path]], min_charts: int | 
             dom = await call("Runtime.evaluate", expression="document.documentElement.outerHTML",
                              returnByValue=True)
             state["dom"] = dom.get("result", {}).get("value", "")
+            layout = await call("Runtime.evaluate", expression=LAYOUT, returnByValue=True)
+            state["layout"] = json.loads(layout.get("result", {}).get("value") or "{}")
             state["url"] = url
             states.append(state)
         return states

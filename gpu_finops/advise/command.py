@@ -65,9 +65,9 @@ def add_advise(sub: argparse._SubParsersAction) -> None:
     p = add("quotas", _cmd_advise_quotas, "nominal quotas (and, within bounds, borrowing and lending limits, "
             "preemption, fair-sharing weights) per ClusterQueue for the least idle cost + cost of delay, "
             "searched by Optuna with replays as trials")
-    p.add_argument("--trace", required=True)
+    p.add_argument("--trace", required=True, help="the workloads to replay under each trial's quotas (as replay --trace)")
     p.add_argument("--format", default="auto", help="trace format: auto (detected), generic, openb, aaic")
-    p.add_argument("--cluster", required=True)
+    p.add_argument("--cluster", required=True, help="the nodes (as replay --cluster)")
     p.add_argument("--queues", required=True, help="the current Kueue manifests")
     p.add_argument("--prices", help="price book CSV (default: prices.csv beside the trace)")
     p.add_argument("--objectives", metavar="O.toml", help="wait targets, shares and search bounds "

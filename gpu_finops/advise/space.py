@@ -33,6 +33,7 @@ import yaml
 
 from gpu_finops.advise.objectives import Objectives
 from scheduler.admission.manifests import read_queue_config
+from scheduler.admission.manifests.quantities import in_form_of, quantity_to_milli
 from scheduler.admission.objects import GPU_RESOURCE, QueueConfig, flavor_matches
 from scheduler.errors import InputError
 from scheduler.model.cluster import Cluster
@@ -231,6 +232,7 @@ class SearchSpace:
     def manifests(self, point: Point) -> list[Any]:
         documents = copy.deepcopy(self.documents)
         capacity = {f.name: f for f in self.flavors}
+        today = self.point(self.today_params())
         for document in documents:
             if not (isinstance(document, dict) and document.get("kind") == "ClusterQueue"
                     and str(document.get("apiVersion", "")).startswith("kueue.x-k8s.io/")):
@@ -247,9 +249,11 @@ class SearchSpace:
                             if key not in table or (resource["name"] != GPU_RESOURCE and field_name == "lendingLimit"
                                                     and key not in point.nominal):
                                 continue  # a CPU lending limit needs the CPU nominal quota it is cut to
+                            if resource["name"] != GPU_RESOURCE and table[key] == _field(today, field_name).get(key):
+                                continue  # GPUs unchanged: the CPU and memory the user gave stay as given
                             value = _quantity(resource["name"], table[key], per_gpu)
                             if value is not None:  # a resource the nodes do not model keeps its quota
-                                resource[field_name] = value
+                                resource[field_name] = _as_given(value, resource.get(field_name))
             if cq in point.reclaim:
                 spec.setdefault("preemption", {})["reclaimWithinCohort"] = point.reclaim[cq]
             if cq in point.within:
@@ -293,6 +297,19 @@ def _quantity(resource: str, gpus: int, capacity: FlavorCapacity | None) -> Any:
     if resource == "memory" and capacity.memory_mib_per_gpu:
         return f"{round(gpus * capacity.memory_mib_per_gpu)}Mi"
     return None
+
+
+def _field(point: Point, field_name: str) -> dict[tuple[str, str], int]:
+    return {"nominalQuota": point.nominal, "borrowingLimit": point.borrowing, "lendingLimit": point.lending}[field_name]
+
+
+def _as_given(value: Any, given: Any) -> Any:
+    """``value`` in the unit and form of the quantity the user's manifest had there, when
+    there was one and the amount can be written so (see ``quantities.in_form_of``)."""
+    if given is None:
+        return value
+    kept = in_form_of(quantity_to_milli(value), given)
+    return value if kept is None else kept
 
 
 def _weight(value: float) -> Any:

@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score ties: seeded-order (the artifact's: first node of a seeded order), "
                              "lowest-index (the cluster file's order, the project's), random (a tied node "
                              "drawn uniformly, upstream kube-scheduler); default: the rule set's own")
-    parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--no-plot", action="store_true", help="write the tables without the PNG figure")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -42,3 +42,27 @@ def test_today_is_a_point_of_the_space_and_every_point_is_valid_kueue():
     config = parse_queue_config(dump(space.manifests(point)))  # Kueue's webhook checks pass
     llm = config.cluster_queues["team-llm"].quota("h100", "cpu")
     assert llm is not None and llm.nominal_milli == 256 * 28_000  # CPU follows the GPUs (28 cores a GPU)
+
+
+def test_written_manifests_keep_the_users_units_so_a_diff_shows_only_what_changed():
+    space = SearchSpace(DEMO / "queues.yaml", read_cluster(DEMO / "cluster.csv"), Objectives())
+    today = space.point(space.today_params())
+    # today's point written back is today's file: no quantity rewritten into other units
+    assert space.diff(today, "a", "b") == ""
+    params = space.today_params()
+    params["total:h100"] -= 16  # 16 fewer H100s to share: each h100 quota of four queues moves
+    diff = space.diff(space.point(params), "a", "b")
+    changed = [line for line in diff.splitlines() if line.startswith("+ ")]
+    # GPUs, CPU and memory of the four queues' h100 flavor, nothing else; memory stays in Gi
+    assert len(changed) == 12, diff
+    assert "+        nominalQuota: 21504Gi" in changed and not any("Mi" in line for line in changed)
+
+
+def test_a_quantity_is_written_in_the_form_it_was_given():
+    from scheduler.admission.manifests.quantities import in_form_of
+    assert in_form_of(32768 * 2**30 * 1000, "32768Gi") == "32768Gi"
+    assert in_form_of(22938 * 2**30 * 1000, "32768Gi") == "22938Gi"
+    assert in_form_of(1536 * 2**20 * 1000, "2Gi") is None  # 1.5Gi: the caller's own form
+    assert in_form_of(64_000, 32) == 64
+    assert in_form_of(64_000, "32000m") == "64000m"
+    assert in_form_of(500, 1) is None

@@ -106,3 +106,31 @@ def test_scenario_ranking_chart_orders_by_rank_and_marks_the_baseline(con):
     assert bars["encoding"]["y"]["sort"] == ["1. demo-b", "2. demo-a (baseline)"]  # cheapest on top
     assert rule["mark"]["strokeDash"] == [6, 4]  # at demo-a's total
     assert any(row.get("baseline") == pytest.approx(1536.0) for rows in spec["datasets"].values() for row in rows)
+
+
+def _drawn_until(spec: dict, field: str = "period_start") -> pd.Timestamp:
+    rows = [row for rows in spec["datasets"].values() for row in rows]
+    return max(pd.Timestamp(row[field]) for row in rows)
+
+
+@pytest.mark.parametrize(("builder", "series"), [
+    (charts.usage_class_over_time_chart, "usage_class"),
+    (charts.idle_by_cause_over_time_chart, "cause"),
+])
+def test_step_charts_draw_their_last_period_to_its_end(builder, series):
+    # a 2-hour window: step-after areas end at their last row's x, so the last hour was not drawn
+    frame = pd.DataFrame({"period_start": pd.to_datetime(["2026-11-02 00:00", "2026-11-02 01:00"] * 2),
+                          series: ["a", "a", "b", "b"], "gpu_hours": [8.0, 6.0, 2.0, 4.0]})
+    spec = builder(frame).to_dict()
+    assert _drawn_until(spec) == pd.Timestamp("2026-11-02 02:00")
+    one_day = pd.DataFrame({"period_start": pd.to_datetime(["2026-11-08", "2026-11-09"]),
+                            series: ["a", "a"], "gpu_hours": [1.0, 2.0]})
+    assert _drawn_until(builder(one_day).to_dict()) == pd.Timestamp("2026-11-10")
+
+
+def test_a_faceted_ad_hoc_chart_has_panels_of_a_width_in_pixels():
+    # a fit-to-container width on a facet is drawn zero pixels wide (the SQL page's blank gap)
+    frame = pd.DataFrame({"run_id": ["r1", "r1", "r2", "r2"], "team": ["a", "b", "a", "b"],
+                          "usd": [1.0, 2.0, 3.0, 4.0]})
+    spec = charts.auto_chart(frame, width="container").to_dict()
+    assert "facet" in spec and isinstance(spec["spec"]["width"], int) and spec["spec"]["width"] > 0

@@ -79,3 +79,28 @@ def shown(value: Any) -> str:
     short = reprlib.Repr()
     short.maxlevel, short.maxlist, short.maxdict, short.maxstring, short.maxother = 2, 4, 4, 80, 80
     return short.repr(value)
+
+
+def in_form_of(milli: int, given: Any) -> Any:
+    """``milli`` milli-units written the way ``given`` (the user's own quantity) was: ``given``
+    itself when it is the same amount, else a whole number of its suffix ("22938Gi" stays in
+    Gi, "64" in units) where ``milli`` is one, else None (the caller keeps its own form).
+
+    Quotas written back into a user's manifests keep the user's units, so a diff of the old
+    and new manifests shows only the quotas that changed."""
+    try:
+        if quantity_to_milli(given) == milli:
+            return given
+    except ValueError:
+        return None
+    if isinstance(given, int) and milli % 1000 == 0:
+        return milli // 1000
+    match = _QUANTITY.match(given.strip()) if isinstance(given, str) else None
+    if match is None or match.group(2):  # an exponent form is not kept
+        return None
+    suffix = match.group(3) or ""
+    per_unit = _SUFFIXES[suffix] * 1000
+    count = Decimal(milli) / per_unit
+    if count != count.to_integral_value():
+        return None
+    return f"{int(count)}{suffix}" if suffix else int(count)
