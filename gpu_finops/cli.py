@@ -512,9 +512,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        from gpu_finops.interrupts import InterruptsLostInCallbacks
+        from gpu_finops.interrupts import InterruptsLostInCallbacks, terminate_as_interrupt
 
-        with InterruptsLostInCallbacks() as lost_interrupts:
+        # SIGTERM (kill, a CronJob's deadline) stops every command as Ctrl-C does: temporary
+        # files and databases removed, one line, exit 130; not a death that leaves them behind.
+        with InterruptsLostInCallbacks() as lost_interrupts, terminate_as_interrupt():
             try:
                 return _main(argv)
             finally:

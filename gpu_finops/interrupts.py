@@ -1,5 +1,5 @@
-"""Signals for the CLI: SIGTERM as Ctrl-C for the commands that run worker pools (`sweep`), and
-Ctrl-C that Python could not raise where it landed, signalled again."""
+"""Signals for the CLI: SIGTERM as Ctrl-C for every command (workers stopped, temporary files
+removed), and Ctrl-C that Python could not raise where it landed, signalled again."""
 
 from __future__ import annotations
 
@@ -18,6 +18,9 @@ def terminate_as_interrupt() -> Iterator[None]:
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may
+        yield
+        return
     previous = signal.signal(signal.SIGTERM, interrupt)
     try:
         yield

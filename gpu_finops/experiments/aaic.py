@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     timings = Table(title=f"AAIC {stem} replay: {len(jobs.jobs):,} jobs on {len(cluster.nodes)} nodes, "
                           f"{cluster.total_gpus} GPUs (one process per replay)")
     for column in ("run", "profile", "workloads", "rejected", "events", "seconds", "peak RSS MiB"):
-        timings.add_column(column, justify="right")
+        # names whole (rich would cut "gang-v1.37-kueue" to "gang-v1.…" at 80 columns)
+        timings.add_column(column, justify="right", no_wrap=column in ("run", "profile"),
+                           min_width=16 if column in ("run", "profile") else None)
     run_dirs: dict[str, Path] = {}
     timing_rows = []
     for label, profile, with_queues in chosen:
@@ -124,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
         command = [sys.executable, "-c", _REPLAY, str(trace), str(inputs.cluster), str(run_dir), str(profiles[profile]),
                    f"aaic-{stem}-{label}"] + ([str(inputs.queues)] if with_queues else [])
         try:
-            done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=args.cap_s)
+            with console.status(f"replaying {label} ({len(timing_rows) + 1} of {len(chosen)})"):
+                done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=args.cap_s)
         except subprocess.TimeoutExpired:
             for staging in run_dir.parent.glob(f".{run_dir.name}.tmp-*"):  # the killed replay's
                 shutil.rmtree(staging, ignore_errors=True)
@@ -156,7 +159,8 @@ def run(args: argparse.Namespace) -> int:
         from pipeline.connect import connect
 
         began = time.perf_counter()
-        build(list(run_dirs.values()), inputs.prices, out / "aaic.duckdb", show_progress=False)
+        console.print(f"building cost records of {len(run_dirs)} runs → {out / 'aaic.duckdb'}")
+        build(list(run_dirs.values()), inputs.prices, out / "aaic.duckdb", show_progress=not console.quiet)
         build_seconds = time.perf_counter() - began
         with connect(out / "aaic.duckdb", read_only=True) as db:
             costs = db.execute(_COST_SQL).fetchall()
