@@ -67,6 +67,15 @@ def admission_warnings(config: QueueConfig, queues: Iterable[str | None]) -> lis
             unknown[queue_name] += count
         elif local.cluster_queue in dead:
             stuck[local.cluster_queue] += count
+        if local is not None and "/" not in queue_name:
+            # Only a trace row's bare name is ambiguous: namespace/name (what the importers
+            # write) says which LocalQueue it means.
+            namespaces = sorted(lq.namespace for lq in config.local_queues.values() if lq.name == queue_name)
+            if len(namespaces) > 1:
+                warnings.append(
+                    f"{count:,} workload(s) name queue {queue_name!r}, a LocalQueue name used in namespaces "
+                    f"{', '.join(namespaces)}: read as {local.namespace}/{queue_name} (write namespace/name "
+                    "to choose)")
     if unknown:
         shown = ", ".join(f"{name!r} ({count:,})" for name, count in unknown.most_common(3))
         more = f" and {len(unknown) - 3} more" if len(unknown) > 3 else ""

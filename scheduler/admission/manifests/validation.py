@@ -35,13 +35,3 @@ def check_references(reader: FieldReader, where: Mapping[tuple[str, str], int], 
                 f"ClusterQueue {local_queue.cluster_queue!r} is not defined in this file",
                 document=where[("LocalQueue", key)],
             )
-    namespaces_of: dict[str, list[str]] = {}
-    for local_queue in local_queues.values():
-        namespaces_of.setdefault(local_queue.name, []).append(local_queue.namespace)
-    for name, namespaces in namespaces_of.items():
-        if len(namespaces) > 1:
-            reader.warnings.append(
-                f"{reader.source.name}: LocalQueue name {name!r} is used in namespaces "
-                f"{', '.join(sorted(namespaces))}; a trace row's bare queue {name!r} means "
-                f"{sorted(namespaces)[0]}/{name} (write namespace/name to choose)"
-            )
