@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -26,11 +28,31 @@ def workload_events(run_dir: Path, workload_id: str) -> list[dict[str, object]]:
     return table.sort_by("seq").to_pylist()
 
 
-def _clock(seconds: float) -> str:
-    days, rest = divmod(int(seconds), 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    return f"d{days} {hours:02d}:{minutes:02d}:{secs:02d}"
+def _run_identity(run_dir: Path) -> tuple[str, Callable[[float], str]]:
+    """The run's id and a clock for its seconds, as `explain --db` shows them: the run id of
+    run.json (not the folder's name) and UTC dates from its start (`d4 14:39:38` where a run
+    has no start)."""
+    try:
+        run = json.loads((run_dir / RUN_FILES["run"]).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        run = {}
+    start = None
+    if isinstance(run, dict) and isinstance(run.get("start"), str):
+        try:
+            start = datetime.fromisoformat(run["start"].replace("Z", "+00:00"))
+        except ValueError:
+            start = None
+    run_id = str(run.get("run_id") or run_dir.name) if isinstance(run, dict) else run_dir.name
+
+    def clock(seconds: float) -> str:
+        if start is not None:
+            return (start + timedelta(seconds=int(seconds))).strftime("%Y-%m-%d %H:%M:%S")
+        days, rest = divmod(int(seconds), 86400)
+        hours, rest = divmod(rest, 3600)
+        minutes, secs = divmod(rest, 60)
+        return f"d{days} {hours:02d}:{minutes:02d}:{secs:02d}"
+
+    return run_id, clock
 
 
 def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
@@ -38,10 +60,11 @@ def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
     event at one time as one line ("8 pods on 2 nodes"), long runs of one pending reason folded
     into one line with their count."""
     rows = workload_events(run_dir, workload_id)
-    console.print(Text(printable(f"{workload_id} ({run_dir.name})")), style="bold")
+    run_id, _clock = _run_identity(run_dir)
+    console.print(Text(printable(f"{workload_id} ({run_id})")), style="bold")
     console.print(Text(printable(summary_sentence(rows))))
     table = Table(title=Text("timeline"), show_lines=False)
-    for column in ("time", "event", "pods", "reason", "message"):
+    for column in ("time", "event", "pods/node", "reason", "message"):
         table.add_column(column, overflow="fold")
     items = fold(rows)
     index = 0
@@ -63,11 +86,11 @@ def explain_run_dir(run_dir: Path, workload_id: str, console: Console) -> None:
                 break
             group.append(following)
         index += len(group)
-        table.add_row(*_row_cells(item, group))
+        table.add_row(_clock(float(str(item["time_s"]))), *_row_cells(item, group))
     console.print(table)
 
 
-def _row_cells(row: Mapping[str, object], group: list[Mapping[str, object]]) -> list[Text | str]:
+def _row_cells(row: Mapping[str, object], group: list[Mapping[str, object]]) -> list[Text]:
     pods = ""
     if row["pod_index"] is not None:
         nodes = sorted({str(r["node"]) for r in group})
@@ -75,4 +98,4 @@ def _row_cells(row: Mapping[str, object], group: list[Mapping[str, object]]) -> 
         pods = f"{len(group)} pod(s) on {shown}"
     # Plain text cells: a workload id or message is neither rich markup nor escape sequences.
     cells = (str(row["event"]), pods, str(row["reason"] or ""), human_message(str(row["message"] or "")))
-    return [_clock(float(str(row["time_s"]))), *(Text(printable(cell)) for cell in cells)]
+    return [Text(printable(cell)) for cell in cells]
