@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         timings.add_column(column, justify="right", no_wrap=column in ("run", "profile"),
                            min_width=16 if column in ("run", "profile") else None)
     run_dirs: dict[str, Path] = {}
-    timing_rows = []
+    timing_rows: list[list[object]] = []
     for label, profile, with_queues in chosen:
         run_dir = out / "runs" / label
         command = [sys.executable, "-c", _REPLAY, str(trace), str(inputs.cluster), str(run_dir), str(profiles[profile]),
