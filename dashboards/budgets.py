@@ -43,7 +43,7 @@ import re
 import reprlib
 import tomllib
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -58,7 +58,7 @@ BURN_COLUMNS = ("scope", "name", "month", "budget_usd", "spend_to_date", "days_e
                 "forecast", "forecast_low", "forecast_high", "burn_pct", "status", "basis")
 ANOMALY_COLUMNS = ("scope", "name", "day", "spend", "idle_cost", "idle_share", "spend_z", "idle_z", "flag")
 Z_THRESHOLD = 3.5
-MIN_DAYS = 5
+MIN_BASELINE_DAYS = 4  # earlier days a day is judged against
 
 
 @dataclass(frozen=True)
@@ -281,41 +281,61 @@ def _spend_per_day(frame: pd.DataFrame, key: str) -> dict[str, pd.Series]:
     return {name: days.droplevel(0) for name, days in summed.groupby(level=0)}
 
 
-def modified_z(values: pd.Series) -> pd.Series:
-    """0.6745·(x − median)/MAD; the mean absolute deviation × 1.2533 when the MAD is 0; 0 when
-    every value is equal."""
-    median = values.median()
-    mad = (values - median).abs().median()
+def z_against(baseline: pd.Series, value: float) -> float:
+    """``value``'s modified z-score against ``baseline`` (earlier days): 0.6745·(x − median)/MAD,
+    the mean absolute deviation × 1.2533 in place of a MAD of 0, and 0 for a value equal to a
+    baseline that never varies (within 1 %; inf beyond)."""
+    median = float(baseline.median())
+    mad = float((baseline - median).abs().median())
     if mad > 0:
-        return 0.6745 * (values - median) / mad
-    mean_ad = (values - median).abs().mean()
+        return 0.6745 * (value - median) / mad
+    mean_ad = float((baseline - median).abs().mean())
     if mean_ad > 0:
-        return (values - median) / (1.2533 * mean_ad)
-    return values * 0.0
+        return (value - median) / (1.2533 * mean_ad)
+    return 0.0 if abs(value - median) <= 0.01 * abs(median) else math.copysign(math.inf, value - median)
 
 
-def anomalies(daily: pd.DataFrame, centres: CentreSpend | None = None) -> pd.DataFrame:
+def steady_days(phases: dict[str, tuple[datetime, datetime]]) -> tuple[date, date] | None:
+    """The first and last whole UTC days of a run's steady phase (``data.run_phases``), or
+    None when the run has no phases or no whole steady day: the days a baseline may use."""
+    if "steady" not in phases:
+        return None
+    start, end = phases["steady"]
+    first = start.date() if start.time() == time() else start.date() + timedelta(days=1)
+    last = end.date() - timedelta(days=1)
+    return (first, last) if first <= last else None
+
+
+def anomalies(daily: pd.DataFrame, centres: CentreSpend | None = None,
+              steady: tuple[date, date] | None = None) -> pd.DataFrame:
     """The team-days (scope ``team``) and, with ``centres``, the days of each value of the
-    cost-centre label (scope ``cost_centre``) whose spend or idle share is anomalous for it."""
+    cost-centre label (scope ``cost_centre``) whose spend or idle share is anomalous for it.
+
+    A day is judged against the days before it only (a baseline of at least
+    ``MIN_BASELINE_DAYS``), never against later days; with ``steady`` (``steady_days``) only the
+    whole days of the steady phase are judged or used as a baseline: the warm-up, when the
+    simulated cluster fills, and the drain, when it empties, are not a team's usual spend."""
     groups = [("team", daily.rename(columns={"team": "name"}))]
     if centres is not None:
         groups.append(("cost_centre", centres.daily.rename(columns={"cost_centre": "name"})))
     found = []
     for scope, frame in groups:
         for name, days in frame.groupby("name", sort=True):
-            if len(days) < MIN_DAYS:
-                continue
+            if steady is not None:
+                day = pd.to_datetime(days["day"]).dt.date
+                days = days[(day >= steady[0]) & (day <= steady[1])]
             days = days.sort_values("day").assign(
                 idle_share=lambda d: (d["idle_cost"] / d["spend"].where(d["spend"] > 0)).fillna(0.0))
-            spend_z, idle_z = modified_z(days["spend"]), modified_z(days["idle_share"])
-            for row, sz, iz in zip(days.itertuples(), spend_z, idle_z, strict=True):
+            for i in range(MIN_BASELINE_DAYS, len(days)):
+                before, row = days.iloc[:i], days.iloc[i]
+                sz = z_against(before["spend"], float(row["spend"]))
+                iz = z_against(before["idle_share"], float(row["idle_share"]))
                 flags = [f"spend {'high' if sz > 0 else 'low'}" for _ in [0] if abs(sz) > Z_THRESHOLD]
                 flags += [f"idle {'high' if iz > 0 else 'low'}" for _ in [0] if abs(iz) > Z_THRESHOLD]
                 if flags:
-                    found.append({"scope": scope, "name": name, "day": row.day, "spend": round(row.spend, 2),
-                                  "idle_cost": round(row.idle_cost, 2), "idle_share": round(row.idle_share, 4),
-                                  "spend_z": round(float(sz), 2), "idle_z": round(float(iz), 2),
-                                  "flag": ", ".join(flags)})
+                    found.append({"scope": scope, "name": name, "day": row["day"], "spend": round(row["spend"], 2),
+                                  "idle_cost": round(row["idle_cost"], 2), "idle_share": round(row["idle_share"], 4),
+                                  "spend_z": round(sz, 2), "idle_z": round(iz, 2), "flag": ", ".join(flags)})
     return pd.DataFrame(found, columns=list(ANOMALY_COLUMNS))
 
 

@@ -161,7 +161,8 @@ def budget_tables(con, run_id: str, budgets: Path, as_of: date,
     centres = None if key is None else budget_rules.CentreSpend(key, data.daily_label_spend(con, run_id, key))
     budget_rules.check_names(book, data.list_tenants(con, run_id), run_id, centres)
     daily = data.daily_team_spend(con, run_id)
-    return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres), key
+    steady = budget_rules.steady_days(data.run_phases(con, run_id))
+    return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres, steady), key
 
 
 def budget_names(burned: pd.DataFrame) -> str:

@@ -57,7 +57,7 @@ if not centre_rows.empty:
     cache.chart(finops_charts.budget_burn_chart(centre_rows))
 ui.table_with_csv(burned, "budget_burn.csv", key="budgets.burn.csv")
 st.subheader("Anomalous days")
-flagged = budgets.anomalies(daily, centres)
+flagged = budgets.anomalies(daily, centres, budgets.steady_days(cache.query(db, data.run_phases, filters.run_id)))
 if flagged.empty:
     st.success("No day stands out from the team's (or cost centre's) usual spend and idle share.")
 else:

@@ -17,6 +17,7 @@ import pytest
 from dashboards.budgets import (
     CentreSpend,
     anomalies,
+    steady_days,
     burn,
     check_cost_centres,
     read_budgets,
@@ -37,7 +38,7 @@ def _daily() -> pd.DataFrame:
     rows = []
     for day in range(1, 11):
         spend_a = 400.0 if day == 7 else 100.0  # a spike on the 7th, its idle share unchanged
-        idle_a = 60.0 if day == 3 else spend_a / 10  # an idle spike on the 3rd
+        idle_a = 60.0 if day == 8 else spend_a / 10  # an idle spike on the 8th
         rows += [("a", date(2026, 11, day), spend_a, idle_a), ("b", date(2026, 11, day), 50.0, 5.0),
                  ("c", date(2026, 11, day), 50.0, 5.0)]
     return pd.DataFrame(rows, columns=["team", "day", "spend", "idle_cost"])
@@ -71,10 +72,25 @@ def test_the_month_so_far_counts_days_without_spend_as_zero():
 def test_anomalous_days_by_team():
     flagged = anomalies(_daily())
     assert flagged[["scope", "name", "day", "flag"]].values.tolist() == [
-        ["team", "a", date(2026, 11, 3), "idle high"],   # idle share 0.6 against 0.1 on the team's usual day
-        ["team", "a", date(2026, 11, 7), "spend high"],  # 400 against a median of 100 (MAD 0: mean deviation)
+        ["team", "a", date(2026, 11, 7), "spend high"],  # 400 against six days of exactly 100 before it
+        ["team", "a", date(2026, 11, 8), "idle high"],   # idle share 0.6 against 0.1 on the days before
     ]
-    assert anomalies(_daily()[_daily()["day"] < date(2026, 11, 5)]).empty  # four days: not judged
+    assert anomalies(_daily()[_daily()["day"] < date(2026, 11, 5)]).empty  # no day has 4 days before it
+
+
+def test_a_day_is_judged_against_earlier_days_of_the_steady_phase_only():
+    # the 7th's spike is in the drain: neither judged nor a baseline for the days after it
+    assert anomalies(_daily(), steady=(date(2026, 11, 1), date(2026, 11, 6))).empty
+    # a team whose spend doubles on the 6th and stays there: the 6th stands out from the days
+    # before it; judged against every day of the run (later ones too), nothing stood out
+    rows = [("a", date(2026, 11, d), 100.0 if d < 6 else 200.0, 10.0 if d < 6 else 20.0) for d in range(1, 11)]
+    flagged = anomalies(pd.DataFrame(rows, columns=["team", "day", "spend", "idle_cost"]))
+    assert flagged[["day", "flag"]].values.tolist()[0] == [date(2026, 11, 6), "spend high"]
+    # the steady phase's whole days: from 16:00 on the 2nd to 00:00 on the 9th, the 3rd to the 8th
+    from datetime import datetime
+    phases = {"steady": (datetime(2026, 11, 2, 16), datetime(2026, 11, 9))}
+    assert steady_days(phases) == (date(2026, 11, 3), date(2026, 11, 8))
+    assert steady_days({}) is None
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -320,11 +336,9 @@ def test_cost_centre_burn_and_anomalies_from_the_label(labelled, tmp_path):
     assert table.loc[("team", "a"), "spend_to_date"] == 2208.0
     flagged = pd.read_csv(tmp_path / "report" / "budget_anomalies.csv")
     centres = flagged[flagged["scope"] == "cost_centre"]
-    # day 4 against the usual day (MAD 0: mean absolute deviation): cc-y's $360 against $288, z =
-    # 72 / (1.2533 x 12) = 4.79; its idle share 0 against 0.25, z = -4.79; cc-x's $144 against $192
-    assert centres[["name", "day", "flag", "spend_z", "idle_z"]].values.tolist() == [
-        ["cc-x", "2026-11-04", "spend low, idle low", -4.79, -4.79],
-        ["cc-y", "2026-11-04", "spend high, idle low", 4.79, -4.79]]
+    # day 4 stands out (cc-y $360 against $288), but only three days come before it: a day is
+    # judged against at least four earlier days, never against the days after it
+    assert centres.empty
     assert "trending over: cost centre cc-y" in (tmp_path / "report" / "report.md").read_text()
 
 
