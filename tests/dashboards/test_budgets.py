@@ -17,10 +17,10 @@ import pytest
 from dashboards.budgets import (
     CentreSpend,
     anomalies,
-    steady_days,
     burn,
     check_cost_centres,
     read_budgets,
+    steady_days,
     teams_to_name,
 )
 from dashboards.errors import DashboardError
