@@ -34,7 +34,7 @@ def add_showback(sub: argparse._SubParsersAction) -> None:
                    help="who carries idle capacity: nobody (separate, the default: showback), the users of "
                    "each period and GPU model (window), of each node (node), each cause's owner (cause)")
     p.add_argument("--phase", default="all", choices=("steady", "warmup", "drain", "all"),
-                   help="run phase (x_Phase); all (default): the whole run")
+                   help="run phase (x_Phase); all (default): the whole run. The window is named in the output")
     p.add_argument("--format", default="table", choices=("table", "csv", "json"), help="how to print the rows (default: %(default)s)")
 
 
@@ -57,10 +57,12 @@ def _cmd_showback(args: argparse.Namespace) -> int:
         filters = data.with_phase(con, data.Filters(run_id=run_id), None if args.phase == "all" else args.phase)
         frame = data.showback(con, filters, group_by, args.idle_policy)
         total = float(data.headline_metrics(con, filters)["total_cost"])
+        window = data.window_label(filters, data.run_phases(con, run_id))
     finally:
         con.close()
     try:
-        write_showback(readable(frame), group_by.text, args.idle_policy, run_id, total, args.format, sys.stdout)
+        write_showback(readable(frame), group_by.text, args.idle_policy, run_id, total, args.format, sys.stdout,
+                       window)
         sys.stdout.flush()
     except BrokenPipeError:  # `| head`: the reader has all it wanted; no traceback, nothing more to say
         import os
@@ -77,10 +79,10 @@ def readable(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_showback(frame: pd.DataFrame, group_by: str, policy: str, run_id: str, total: float, fmt: str,
-                   out: TextIO) -> None:
+                   out: TextIO, window: str = "") -> None:
     rows = frame[list(COLUMNS)]
     if fmt == "json":
-        json.dump({"run_id": run_id, "group_by": group_by, "idle_policy": policy, "total_cost": total,
+        json.dump({"run_id": run_id, "window": window, "group_by": group_by, "idle_policy": policy, "total_cost": total,
                    "rows": json.loads(rows.to_json(orient="records"))}, out, indent=2)
         out.write("\n")
         return
@@ -95,7 +97,8 @@ def write_showback(frame: pd.DataFrame, group_by: str, policy: str, run_id: str,
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"Showback of {run_id} by {group_by}, idle policy {policy}", title_justify="left")
+    table = Table(title=f"Showback of {run_id} by {group_by}, idle policy {policy}" + (f"; {window}" if window else ""),
+                  title_justify="left")
     for name, header in zip(COLUMNS, ("group", "GPU-h", "usage $", "idle GPU-h", "idle share $", "charged $",
                                       "share"), strict=True):
         table.add_column(header, justify="left" if name == "group" else "right")

@@ -50,6 +50,7 @@ from dashboards.data.core import (
     run_phases,
     search_workloads,
     table_columns,
+    window_label,
     with_phase,
 )
 from dashboards.data.costs import (
@@ -147,7 +148,7 @@ __all__ = [
     "SqlLimits", "TIME_BUCKETS", "TRAINING_KINDS", "USAGE_CLASSES", "borrowed_by_team", "check_bucket",
     "cluster_queue_holdings", "commitment_pools", "connect_read_only", "eviction_losses",
     "idle_by_payment", "phase_window", "run_phases", "savings", "training_run_costs", "unservable_demand",
-    "waiting_cost_by_team", "with_phase",
+    "waiting_cost_by_team", "window_label", "with_phase",
     "costliest_workloads", "db_fingerprint", "db_path_from_env", "fragmentation_by_model",
     "headline_metrics", "idle_by_cause_over_time", "idle_cost_by_cause", "idle_heatmap",
     "list_cluster_queues", "list_gpu_models", "list_runs", "list_tenants",

@@ -213,6 +213,21 @@ class Filters:
         }
 
 
+def window_label(filters: Filters, phases: dict[str, tuple[datetime, datetime]] | None = None) -> str:
+    """The window a figure covers, in the same words on every surface: "steady phase,
+    2026-11-02 16:00 to 2026-11-09 00:00 UTC" or "whole run, …"; ``phases`` (``run_phases``)
+    gives the whole run's ends where no date or phase bounds it."""
+    params = filters.params()
+    start, end = params["ts_from"], params["ts_to"]
+    if phases:
+        start = start if start is not None else min(window[0] for window in phases.values())
+        end = end if end is not None else max(window[1] for window in phases.values())
+    name = f"{filters.phase} phase" if filters.phase else "whole run"
+    if start is None or end is None:
+        return name
+    return f"{name}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC"
+
+
 # SQL fragments over fct_usage_hourly (alias u). Only parameter names appear in them.
 _USAGE_WHERE = """
     u.run_id = $run_id
