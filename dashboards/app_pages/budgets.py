@@ -43,7 +43,8 @@ left, right = st.columns(2)
 left.metric("Over budget", ", ".join(over) or "none")
 right.metric("Trending over", ", ".join(trending) or "none")
 st.caption(f"Spend to {as_of} (what each team is charged, its idle share included); the forecast adds the days "
-           "left at the mean daily spend so far, with a 95% interval.")
+           "left at the mean daily spend so far, with a 95% interval. A budget is a month's: every day of the run "
+           "in that month counts, whatever the sidebar's phase; anomalous days are judged within the steady phase.")
 teams, centre_rows = burned[burned["scope"] == "team"], burned[burned["scope"] == "cost_centre"]
 if not teams.empty:
     st.subheader("Teams")

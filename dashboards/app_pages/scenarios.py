@@ -140,10 +140,18 @@ pair = replace(filters, run_id=baseline)
 run_range = cache.query(db, data.run_date_range, baseline)
 if baseline != filters.run_id or run_range is None or (filters.date_from, filters.date_to) == tuple(run_range):
     pair = replace(pair, date_from=None, date_to=None)
+# The pair is compared over the hours the ranking above compares: the hours both runs cover
+# when "common" is picked (the ranking's window), else whole.
+common = cache.query(db, data.effective_window, (baseline, other), window) == "common"
+if common:
+    pair = replace(pair, phase_window=cache.query(db, data.common_window, (baseline, other)))
 # Run ids, profiles, teams and models are user text: escaped, not read as Markdown.
 teams = ", ".join(md(t) for t in pair.tenants) if pair.tenants else "all teams"
 models = ", ".join(md(m) for m in pair.gpu_models) if pair.gpu_models else "all GPU models"
 dates = "whole runs" if pair.date_from is None else f"{pair.date_from} to {pair.date_to} (UTC) in both runs"
+if common:
+    hours = pair.params()
+    dates = f"the hours both runs cover, {hours['ts_from']:%Y-%m-%d %H:%M} to {hours['ts_to']:%Y-%m-%d %H:%M} UTC"
 st.caption(f"Baseline {md(baseline)} ({md(profiles.get(baseline) or '')}) vs {md(other)} ({md(profiles.get(other) or '')}) · "
            f"{dates} · {teams} · {models}")
 compared = cache.query(db, data.scenario_compare, pair, other)

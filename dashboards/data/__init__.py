@@ -110,6 +110,7 @@ from dashboards.data.scenarios import (
     RANKING_METRICS,
     SCENARIO_METRICS,
     WINDOWS,
+    common_window,
     default_baseline,
     effective_window,
     scenario_by_team,
@@ -136,7 +137,7 @@ QUERIES = frozenset({
     "wait_stats", "scenario_runs", "scenario_ranking", "scenario_cost_breakdown",
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
-    "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window",
+    "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window", "common_window",
     "label_keys", "label_showback", "showback",
 })
 
@@ -162,7 +163,7 @@ __all__ = [
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
     "workload_timeline", "gpu_efficiency", "allocated_idle",
-    "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "default_baseline", "effective_window",
+    "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "common_window", "default_baseline", "effective_window",
     "why_the_winner_wins",
     "GroupBy", "UNLABELLED", "check_label_key", "label_keys", "label_showback", "showback",
 ]

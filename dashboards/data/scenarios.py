@@ -198,7 +198,7 @@ def scenario_runs(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
         """)
 
 
-def common_window(con: duckdb.DuckDBPyConnection, run_ids: list[str]) -> tuple[Any, Any]:
+def common_window(con: duckdb.DuckDBPyConnection, run_ids: list[str] | tuple[str, ...]) -> tuple[Any, Any]:
     """[latest start, earliest end) of ``run_ids``: the hours every one of them covers."""
     row = _execute(con, "SELECT max(start_ts), min(end_ts) FROM dim_runs WHERE list_contains($runs, run_id)",
                    {"runs": list(run_ids)}).fetchone()

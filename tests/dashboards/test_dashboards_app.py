@@ -491,3 +491,14 @@ def test_rebuilt_database_is_reopened(monkeypatch, tmp_path):
     os.replace(fresh, db)
     at = _ok(_app(monkeypatch, db).run())
     assert [o.split(" ")[0] for o in at.selectbox(key="filters.run").options] == ["demo-a"]
+
+
+@pytest.mark.slow
+def test_scenarios_pair_is_compared_over_the_hours_the_ranking_compares(monkeypatch, demo_db):
+    # the demo's two runs replay one trace under two profiles: their common hours are the ranking's
+    # default window, and the per-team pair below it says it uses the same hours
+    at = _on(monkeypatch, demo_db, "scenarios", run="demo-gang-v1.37")
+    assert at.radio(key="scenarios.window").value == "common"
+    assert any("the hours both runs cover, 2026-11-02 00:00 to " in c.value for c in at.caption)
+    at = _ok(at.radio(key="scenarios.window").set_value("whole").run())
+    assert any(" · whole runs · " in c.value for c in at.caption)
