@@ -14,6 +14,7 @@ import re
 
 import pandas as pd
 
+from dashboards import cells
 from dashboards.data.core import IDLE_TENANT
 
 PLATFORM_LINE = "Unallocated (idle)"
@@ -123,7 +124,7 @@ def readable_table(df: pd.DataFrame) -> pd.DataFrame:
     shown = shown_frame(df)
     times = {c: shown[c].dt.strftime("%Y-%m-%d %H:%M") for c in shown.columns
              if pd.api.types.is_datetime64_any_dtype(shown[c])}
-    shown = shown.assign(**times) if times else shown
+    shown = cells.written(shown.assign(**times) if times else shown)
     return shown.rename(columns={c: _capital(_duration_header(str(c)) if c in DURATION_COLUMNS else header(str(c)))
                                  for c in shown.columns})
 

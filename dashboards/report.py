@@ -24,7 +24,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
-from dashboards import advice_charts, charts, data, finops_charts, labels, scenario_charts
+from dashboards import advice_charts, cells, charts, data, finops_charts, labels, scenario_charts
 from dashboards.errors import DashboardError
 from dashboards.text import markdown_text, printable, printable_value
 from scheduler.eventlog.files import NotOurs
@@ -443,8 +443,7 @@ def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str
             encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
             parts.append(f'<img class="chart" alt="{esc(section.title)}" '
                          f'src="data:image/svg+xml;base64,{encoded}">')
-        parts.append(labels.readable_table(section.table).to_html(index=False, escape=True, border=0,
-                                           na_rep="", float_format=lambda v: f"{v:,.2f}"))
+        parts.append(labels.readable_table(section.table).to_html(index=False, escape=True, border=0, na_rep=""))
     parts.append("</body></html>")
     return "\n".join(parts)
 
@@ -452,8 +451,6 @@ def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str
 def _markdown_cell(value: Any) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
-    if isinstance(value, float):
-        return f"{value:,.2f}"
     return markdown_text(str(value))
 
 
@@ -567,7 +564,7 @@ def write_report(
         headline = pd.DataFrame(_headline_rows(metrics), columns=["metric", "value"])
         files.append(("headline.csv", neutralise_csv_frame(headline).to_csv(index=False).encode()))
         for section in sections:
-            csv_text = neutralise_csv_frame(labels.csv_frame(section.table)).to_csv(index=False)
+            csv_text = neutralise_csv_frame(cells.csv_rounded(labels.csv_frame(section.table))).to_csv(index=False)
             files.append((f"{section.slug}.csv", csv_text.encode("utf-8")))
     if "md" in formats:
         files.append(("report.md",

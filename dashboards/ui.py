@@ -75,7 +75,7 @@ def money_columns(df: pd.DataFrame) -> dict[str, Any]:
         if not numeric or name in _DURATION_COLUMNS:
             config[name] = st.column_config.Column(label)
         elif "cost" in name or name.startswith("usd"):
-            config[name] = st.column_config.NumberColumn(label, format="$%.2f")
+            config[name] = st.column_config.NumberColumn(label, format="dollar")  # $12,627.78
         elif name.endswith("_pct") or name in ("share", "idle_pct", "utilization", "coverage"):
             config[name] = st.column_config.NumberColumn(label, format="percent")
         elif "hours" in name or name.endswith("_h") or name.endswith("_gpus") or name == "gpus":

@@ -16,6 +16,7 @@ from dashboards.charts import (
     MONEY,
     USAGE_CLASS_COLORS,
     USAGE_CLASS_ORDER,
+    closed_steps,
     sized,
     team_scale,
     time_axis,
@@ -30,7 +31,7 @@ def queue_usage_chart(
     """One ClusterQueue over time: admitted GPUs (area), the part borrowed (orange), nominal
     quota (solid line) and the borrowing ceiling (dashed). Columns: period_start,
     admitted_gpus, borrowed_gpus, nominal_quota, borrowing_ceiling."""
-    base = alt.Chart(df).encode(x=alt.X("period_start:T", title=None))
+    base = alt.Chart(closed_steps(df, "period_start")).encode(x=alt.X("period_start:T", title=None))
     tooltip = [alt.Tooltip("period_start:T", title="period", format="%Y-%m-%d %H:%M"),
                alt.Tooltip("admitted_gpus:Q", title="admitted GPUs", format=",.1f"),
                alt.Tooltip("borrowed_gpus:Q", title="borrowed GPUs", format=",.1f"),
@@ -166,7 +167,7 @@ def cluster_queue_holdings_chart(
     """Stacked area of the mean GPUs each ClusterQueue's workloads held. Columns: period_start,
     cluster_queue, held_gpus."""
     chart = (
-        alt.Chart(df, title="GPUs held per ClusterQueue")
+        alt.Chart(closed_steps(df, "period_start"), title="GPUs held per ClusterQueue")
         .mark_area(interpolate="step-after", opacity=0.85)
         .encode(
             x=alt.X("period_start:T", title=None),

@@ -66,7 +66,10 @@ def _last_days(proto: Any) -> list[date]:
                 ends.append(max(_day(v, exclusive_end=True) for v in domain))  # the window's end
             elif data_name in tables:
                 table = tables[data_name]
-                days = [_day(v, exclusive_end=end) for f, end in ((x.get("field"), False),
+                # a step chart's last x closes its last step (charts.closed_steps): an exclusive end
+                mark = node.get("mark")
+                stepped = isinstance(mark, dict) and mark.get("interpolate") == "step-after"
+                days = [_day(v, exclusive_end=end) for f, end in ((x.get("field"), stepped),
                                                                    ((encoding.get("x2") or {}).get("field"), True))
                         if f in table.column_names for v in table.column(f).to_pylist() if v is not None]
                 if days:
