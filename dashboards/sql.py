@@ -37,7 +37,7 @@ from dashboards import data
 from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
 from dashboards.text import printable
-from pipeline.connect import is_older_layout_error, older_database_line
+from pipeline.connect import is_older_layout_error, is_query_interrupt, older_database_line
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 _READ_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -237,8 +237,14 @@ class _bounded:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, limits: SqlLimits) -> None:
         self.limits = limits
-        self.timer = threading.Timer(limits.timeout_s, con.interrupt)
+        self.con = con
+        self.timed_out = threading.Event()
+        self.timer = threading.Timer(limits.timeout_s, self._time_out)
         self.timer.daemon = True
+
+    def _time_out(self) -> None:
+        self.timed_out.set()
+        self.con.interrupt()
 
     def __enter__(self) -> None:
         self.timer.start()
@@ -246,6 +252,8 @@ class _bounded:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
         self.timer.cancel()
         limits = self.limits
+        if is_query_interrupt(error) and not self.timed_out.is_set():
+            raise KeyboardInterrupt from None  # a Ctrl-C (pipeline.connect.interrupt_queries_on_ctrl_c)
         if isinstance(error, duckdb.InterruptException):
             raise DashboardError(
                 f"query stopped after {limits.timeout_s:g} s, the statement timeout (raise it with "

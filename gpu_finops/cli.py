@@ -513,8 +513,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         from gpu_finops.interrupts import InterruptsLostInCallbacks
+        from pipeline.ctrl_c import interrupt_queries_on_ctrl_c
 
-        with InterruptsLostInCallbacks() as lost_interrupts:
+        with InterruptsLostInCallbacks() as lost_interrupts, interrupt_queries_on_ctrl_c():
             try:
                 return _main(argv)
             finally:
@@ -573,6 +574,9 @@ def _main(argv: Sequence[str] | None) -> int:
               "process may use", file=sys.stderr)
         return EXIT_USER_ERROR
     except Exception as error:  # one line for user errors; real bugs keep their traceback
+        from gpu_finops.interrupts import raise_query_interrupt
+
+        raise_query_interrupt(error)  # DuckDB's form of a Ctrl-C: the interrupt, exit 130
         if isinstance(error, _user_errors()):
             print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
             return EXIT_USER_ERROR

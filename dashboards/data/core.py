@@ -26,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
-from pipeline.connect import missing_marts, older_database_problem
+from pipeline.connect import connect, missing_marts, older_database_problem
 from pipeline.registry import USAGE_CLASS_NAMES
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
@@ -135,7 +135,7 @@ def connect_read_only(db: Path | str, limits: SqlLimits | None = None) -> duckdb
     path = require_db(db)
     config = (limits or SqlLimits.from_env()).config()
     try:
-        con = duckdb.connect(str(path), read_only=True, config=config)
+        con = connect(path, read_only=True, config=config)
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DashboardError(f"cannot open database {path}: {first_line}") from exc
