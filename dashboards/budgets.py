@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from dashboards.errors import DashboardError
+from scheduler.eventlog.text import parse_toml
 
 BUDGETS_ENV_VAR = "GPU_FINOPS_BUDGETS"  # the dashboard's budgets file (`dashboard --budgets`)
 COST_CENTRE_LABEL_ENV_VAR = "GPU_FINOPS_COST_CENTRE_LABEL"  # `dashboard --cost-centre-label KEY`
@@ -75,7 +76,7 @@ def read_budgets(path: Path) -> pd.DataFrame:
     text = path.read_text(encoding="utf-8")
     if path.suffix.lower() == ".toml":
         try:
-            rows = tomllib.loads(text).get("budget", [])
+            rows = parse_toml(text).get("budget", [])
         except tomllib.TOMLDecodeError as error:
             raise DashboardError(f"{path.name}: not valid TOML: {error}") from None
         if not isinstance(rows, list):

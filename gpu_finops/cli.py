@@ -28,6 +28,12 @@ def _shown(text: object) -> str:
     return printable(str(text))
 
 
+def _say(line: str) -> int:
+    """A user error's one line on stderr; the exit status for it."""
+    print(line, file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     from dashboards.errors import DashboardError
     from pipeline.errors import PipelineError
@@ -560,39 +566,33 @@ def _inputs_read_once(args: argparse.Namespace) -> Iterator[None]:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)  # imports some commands' modules: inside main()
-    for name, value in vars(args).items():  # no file name can hold a NUL: say so, not ValueError
-        for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and "\0" in text:
-                print(f"gpu-finops {args.command}: --{name.replace('_', '-')}: {_shown(text)!s} holds a NUL "
-                      "byte, which no file name can", file=sys.stderr)
-                return EXIT_USER_ERROR
+    from scheduler.errors import NUL_IN_PATH, nul_in_arguments
+
+    if nul := nul_in_arguments(vars(args)):  # no file name can hold a NUL: say so, not ValueError
+        return _say(f"gpu-finops {args.command}: {nul}")
     try:
         with _inputs_read_once(args):
             return int(args.handler(args))
     except MemoryError:
-        print(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
-              "process may use", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return _say(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
+                    "process may use")
     except Exception as error:  # one line for user errors; real bugs keep their traceback
         from gpu_finops.interrupts import raise_query_interrupt
-
-        raise_query_interrupt(error)  # DuckDB's form of a Ctrl-C: the interrupt, exit 130
-        if isinstance(error, _user_errors()):
-            print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
-            return EXIT_USER_ERROR
         from pipeline.connect import is_older_layout_error, older_database_line
         from scheduler.eventlog.writes import is_disk_error
 
+        raise_query_interrupt(error)  # DuckDB's form of a Ctrl-C: the interrupt, exit 130
+        if isinstance(error, _user_errors()):
+            return _say(f"gpu-finops {args.command}: {_shown(error)}")
         if is_older_layout_error(error) and getattr(args, "db", None) and args.command != "build":
-            print(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}", file=sys.stderr)
-            return EXIT_USER_ERROR
-
+            return _say(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}")
+        if isinstance(error, ValueError) and str(error) == "embedded null byte":  # a path read from a file
+            return _say(f"gpu-finops {args.command}: a path given in an input file {NUL_IN_PATH}")
         if is_disk_error(error):  # a write the system refused, wherever it happened
             assert isinstance(error, OSError)
             where = error.filename or "the output"
-            print(f"gpu-finops {args.command}: {_shown(where)}: cannot write it: {_shown(error.strerror)}; "
-                  "the previous output is intact", file=sys.stderr)
-            return EXIT_USER_ERROR
+            return _say(f"gpu-finops {args.command}: {_shown(where)}: cannot write it: {_shown(error.strerror)}; "
+                        "the previous output is intact")
         raise
 
 
