@@ -28,8 +28,7 @@ def _shown(text: object) -> str:
     return printable(str(text))
 
 
-def _say(line: str) -> int:
-    """A user error's one line on stderr; the exit status for it."""
+def _say(line: str) -> int:  # a user error's one line on stderr; its exit status
     print(line, file=sys.stderr)
     return EXIT_USER_ERROR
 
@@ -37,13 +36,14 @@ def _say(line: str) -> int:
 def _user_errors() -> tuple[type[BaseException], ...]:
     from dashboards.errors import DashboardError
     from pipeline.errors import PipelineError
+    from scheduler.compiled import SourceMissing
     from scheduler.errors import InputError
     from scheduler.eventlog.files import NotOurs
     from scheduler.eventlog.writes import WriteFailed
 
     # NotOurs: an output that would replace a user's file or an input (`OutputRefused`), or
     # another writer held too long; WriteFailed: a full disk or a read-only folder.
-    return (InputError, PipelineError, DashboardError, FileNotFoundError, NotOurs, WriteFailed)
+    return (InputError, PipelineError, DashboardError, FileNotFoundError, NotOurs, WriteFailed, SourceMissing)
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
