@@ -50,6 +50,7 @@ import numpy as np
 import pandas as pd
 
 from dashboards.errors import DashboardError
+from scheduler.eventlog.text import parse_toml
 
 BUDGETS_ENV_VAR = "GPU_FINOPS_BUDGETS"  # the dashboard's budgets file (`dashboard --budgets`)
 COST_CENTRE_LABEL_ENV_VAR = "GPU_FINOPS_COST_CENTRE_LABEL"  # `dashboard --cost-centre-label KEY`
@@ -112,12 +113,8 @@ def read_budgets(path: Path) -> pd.DataFrame:
 
 def _toml_rows(source: str, text: str) -> list[tuple[str, object]]:
     try:
-        rows = tomllib.loads(text).get("budget", [])
-    except tomllib.TOMLDecodeError as error:
-        raise DashboardError(f"{source}: not valid TOML: {error}") from None
-    except RecursionError:
-        raise DashboardError(f"{source}: not valid TOML: nested too deeply") from None
-    except ValueError as error:  # an integer of more digits than Python converts (4,300)
+        rows = parse_toml(text).get("budget", [])
+    except tomllib.TOMLDecodeError as error:  # deep nesting and over-long integers too (parse_toml)
         raise DashboardError(f"{source}: not valid TOML: {str(error).split(';')[0]}") from None
     if not isinstance(rows, list):
         raise DashboardError(f"{source}: field 'budget': must be [[budget]] tables")

@@ -46,6 +46,7 @@ from croniter import croniter
 from dashboards.errors import DashboardError
 from dashboards.report import FORMATS, budget_status, report_file_names, write_report
 from scheduler.eventlog.files import FILES_MANIFEST, replace_folder
+from scheduler.eventlog.text import parse_toml
 from scheduler.eventlog.writes import output_lock, write_file
 
 PERIODS = ("day", "week", "month", "run")
@@ -93,7 +94,7 @@ def load_config(path: Path) -> list[ScheduledReport]:
     """Read and check a reports TOML; DashboardError naming the file, report and field."""
     path = Path(path)
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        document = parse_toml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise DashboardError(f"{path}: reports file not found") from None
     except tomllib.TOMLDecodeError as exc:
@@ -126,6 +127,8 @@ def _report(path: Path, index: int, entry: dict[str, Any]) -> ScheduledReport:
             return None
         if not isinstance(value, str) or not value.strip():
             raise DashboardError(f"{where}: field {field!r} must be a non-empty string")
+        if "\0" in value:  # db, out, budgets name files (the system would raise "embedded null byte")
+            raise DashboardError(f"{where}: field {field!r}: {value!r} holds a NUL byte, which no file name can")
         return value.strip()
 
     unknown = set(entry) - _FIELDS

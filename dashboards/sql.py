@@ -37,7 +37,7 @@ from dashboards import data
 from dashboards.data import SqlLimits
 from dashboards.errors import DashboardError
 from dashboards.text import printable
-from pipeline.connect import is_older_layout_error, older_database_line
+from pipeline.connect import is_older_layout_error, is_query_interrupt, older_database_line
 
 OUTPUT_FORMATS = ("table", "csv", "json")
 _READ_TYPES = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
@@ -54,7 +54,14 @@ _FILE_FUNCTIONS = re.compile(
     re.IGNORECASE,
 )
 _MAX_TABLE_ROWS = 1000
-_FETCH_ROWS = 10_000  # rows fetched from DuckDB at a time
+_FETCH_ROWS = 10_000  # rows fetched from DuckDB at a time, at most
+# The rows a statement returns are Python objects outside DuckDB's memory limit, so the
+# fetch keeps to the same bound itself: one batch holds about 1/_BATCH_SHARE of it (its size
+# in rows follows the width of the rows fetched so far), and the rows kept to be shown (the
+# terminal table, the dashboard's frame) at most 1/_KEPT_SHARE; the rest is cut with a note.
+_BATCH_SHARE = 16
+_KEPT_SHARE = 4
+_MAX_CELL_CHARS = 2_000  # a terminal table cell is cut here (csv and json keep every character)
 
 
 def check_read_only(query: str) -> str:
@@ -173,7 +180,7 @@ def query_frame(
             with _bounded(con, limits):
                 cursor = con.execute(statement)
                 columns = [d[0] for d in cursor.description or []]
-                rows = cursor.fetchmany(max_rows + 1)
+                rows, fetched = _kept(_batches(cursor, limits), max_rows, limits)
             break
         except duckdb.ConnectionException as exc:
             if attempt == 2:
@@ -188,13 +195,58 @@ def query_frame(
     for column in columns:
         seen[column] = seen.get(column, 0) + 1
         unique.append(column if seen[column] == 1 else f"{column}_{seen[column]}")
-    frame = pd.DataFrame.from_records(rows[:max_rows], columns=unique)
+    frame = pd.DataFrame.from_records(rows, columns=unique)
     for column in frame.columns:  # DATE values arrive as Python dates: make them datetimes
         values = frame[column].dropna()
         if frame[column].dtype == object and not values.empty and all(
                 isinstance(v, date) for v in values):
             frame[column] = pd.to_datetime(frame[column])
-    return frame, len(rows) > max_rows
+    return frame, fetched > len(rows)
+
+
+def _batches(cursor: duckdb.DuckDBPyConnection, limits: SqlLimits) -> Iterator[list[tuple]]:
+    """The statement's rows in batches of about 1/_BATCH_SHARE of the memory limit each: the
+    next batch's row count follows the width of the rows seen (a few wide rows, or many
+    narrow ones)."""
+    per_batch = max(1, limits.memory_bytes() // _BATCH_SHARE)
+    size = 64
+    while rows := cursor.fetchmany(size):
+        yield rows
+        size = max(1, min(_FETCH_ROWS, per_batch // max(1, _bytes_per_row(rows))))
+
+
+def _kept(batches: Iterator[list[tuple]], max_rows: int, limits: SqlLimits) -> tuple[list[tuple], int]:
+    """The first rows of ``batches``, at most ``max_rows`` and 1/_KEPT_SHARE of the memory
+    limit, and how many rows were fetched (more than kept: some were left out; the batches
+    after are not fetched)."""
+    budget = limits.memory_bytes() // _KEPT_SHARE
+    kept: list[tuple] = []
+    held = fetched = 0
+    for rows in batches:
+        fetched += len(rows)
+        width = _bytes_per_row(rows)
+        taken = min(len(rows), max_rows - len(kept), max(0, budget - held) // max(1, width))
+        kept.extend(rows[:taken])
+        held += taken * width
+        if taken < len(rows):
+            break
+    return kept, fetched
+
+
+def _bytes_per_row(rows: list[tuple]) -> int:
+    """About how many bytes a row of ``rows`` takes as Python objects (from a sample of them)."""
+    sample = rows[:: max(1, len(rows) // 32)]
+    return sum(_value_bytes(row) for row in sample) // max(1, len(sample))
+
+
+def _value_bytes(value: object, depth: int = 0) -> int:
+    if isinstance(value, str | bytes):
+        return 50 + len(value)
+    if isinstance(value, list | tuple) and depth < 4:
+        return 56 + sum(_value_bytes(item, depth + 1) for item in value)
+    if isinstance(value, dict) and depth < 4:
+        return 64 + sum(_value_bytes(k, depth + 1) + _value_bytes(v, depth + 1) for k, v in value.items())
+    return 32
 
 
 def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
@@ -215,13 +267,13 @@ def run_sql(db: Path, query: str | None = None, fmt: str = "table", *,
         with _bounded(con, limits):
             cursor = con.execute(statement)
             columns = [d[0] for d in cursor.description or []]
-            batches = iter(lambda: cursor.fetchmany(_FETCH_ROWS), [])
+            batches = _batches(cursor, limits)
             if fmt == "csv":
                 _write_csv(columns, batches, target)
             elif fmt == "json":
                 _write_json(columns, batches, target)
             else:
-                _write_table(columns, cursor, target)
+                _write_table(columns, batches, target, limits)
     except duckdb.Error as exc:
         if name is not None and is_older_layout_error(exc):  # a saved query names what an older build lacks
             raise DashboardError(older_database_line(db)) from None
@@ -237,8 +289,14 @@ class _bounded:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, limits: SqlLimits) -> None:
         self.limits = limits
-        self.timer = threading.Timer(limits.timeout_s, con.interrupt)
+        self.con = con
+        self.timed_out = threading.Event()
+        self.timer = threading.Timer(limits.timeout_s, self._time_out)
         self.timer.daemon = True
+
+    def _time_out(self) -> None:
+        self.timed_out.set()
+        self.con.interrupt()
 
     def __enter__(self) -> None:
         self.timer.start()
@@ -246,6 +304,8 @@ class _bounded:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: object) -> None:
         self.timer.cancel()
         limits = self.limits
+        if is_query_interrupt(error) and not self.timed_out.is_set():
+            raise KeyboardInterrupt from None  # a Ctrl-C (pipeline.connect.interrupt_queries_on_ctrl_c)
         if isinstance(error, duckdb.InterruptException):
             raise DashboardError(
                 f"query stopped after {limits.timeout_s:g} s, the statement timeout (raise it with "
@@ -305,25 +365,31 @@ def _write_json(columns: list[str], batches: Iterator[list[tuple]], out: TextIO)
     out.write("\n")
 
 
-def _write_table(columns: list[str], cursor: duckdb.DuckDBPyConnection, out: TextIO) -> None:
-    """A terminal table of the first `_MAX_TABLE_ROWS` rows: cells are plain text (no rich
-    markup) with control characters neutralised; the rows beyond are counted, not kept."""
+def _write_table(columns: list[str], batches: Iterator[list[tuple]], out: TextIO, limits: SqlLimits) -> None:
+    """A terminal table of the first `_MAX_TABLE_ROWS` rows (fewer when they would take more
+    than 1/_KEPT_SHARE of the memory limit), cells cut at `_MAX_CELL_CHARS`: cells are plain
+    text (no rich markup) with control characters neutralised; the rows beyond are counted,
+    not kept."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    rows = cursor.fetchmany(_MAX_TABLE_ROWS)
-    total = len(rows)
-    while more := cursor.fetchmany(_FETCH_ROWS):
-        total += len(more)
+    rows, total = _kept(batches, _MAX_TABLE_ROWS, limits)
+    total += sum(len(more) for more in batches)
     table = Table(show_lines=False, header_style="bold")
     for column in columns:
         table.add_column(Text(printable(column)), overflow="fold")
     for row in rows:
-        table.add_row(*(Text("" if v is None else printable(str(v))) for v in row))
+        table.add_row(*(Text("" if v is None else _cell(printable(str(v)))) for v in row))
     console = Console(file=out, width=160, force_terminal=False, color_system=None)
     console.print(table)
-    if total > _MAX_TABLE_ROWS:
-        console.print(f"({total} rows; first {_MAX_TABLE_ROWS} shown: use --format csv)")
+    if total > len(rows):
+        console.print(f"({total} rows; first {len(rows)} shown: use --format csv)")
     else:
         console.print(f"({total} row{'s' if total != 1 else ''})")
+
+
+def _cell(text: str) -> str:
+    if len(text) <= _MAX_CELL_CHARS:
+        return text
+    return f"{text[:_MAX_CELL_CHARS]}… ({len(text):,} characters)"

@@ -28,16 +28,22 @@ def _shown(text: object) -> str:
     return printable(str(text))
 
 
+def _say(line: str) -> int:  # a user error's one line on stderr; its exit status
+    print(line, file=sys.stderr)
+    return EXIT_USER_ERROR
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     from dashboards.errors import DashboardError
     from pipeline.errors import PipelineError
+    from scheduler.compiled import SourceMissing
     from scheduler.errors import InputError
     from scheduler.eventlog.files import NotOurs
     from scheduler.eventlog.writes import WriteFailed
 
     # NotOurs: an output that would replace a user's file or an input (`OutputRefused`), or
     # another writer held too long; WriteFailed: a full disk or a read-only folder.
-    return (InputError, PipelineError, DashboardError, FileNotFoundError, NotOurs, WriteFailed)
+    return (InputError, PipelineError, DashboardError, FileNotFoundError, NotOurs, WriteFailed, SourceMissing)
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -513,10 +519,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         from gpu_finops.interrupts import InterruptsLostInCallbacks, terminate_as_interrupt
+        from pipeline.ctrl_c import interrupt_queries_on_ctrl_c
 
         # SIGTERM (kill, a CronJob's deadline) stops every command as Ctrl-C does: temporary
         # files and databases removed, one line, exit 130; not a death that leaves them behind.
-        with InterruptsLostInCallbacks() as lost_interrupts, terminate_as_interrupt():
+        with InterruptsLostInCallbacks() as lost_interrupts, terminate_as_interrupt(), interrupt_queries_on_ctrl_c():
             try:
                 return _main(argv)
             finally:
@@ -531,16 +538,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # after the exit handlers, unless it is ignored). Registered last, it runs first.
         import atexit
 
-        atexit.unregister(_ignore_interrupts_from_now_on)
-        atexit.register(_ignore_interrupts_from_now_on)
+        from gpu_finops.interrupts import ignore_interrupts_from_now_on
 
-
-def _ignore_interrupts_from_now_on() -> None:
-    import signal
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        atexit.unregister(ignore_interrupts_from_now_on)
+        atexit.register(ignore_interrupts_from_now_on)
 
 
 @contextlib.contextmanager
@@ -561,36 +562,33 @@ def _inputs_read_once(args: argparse.Namespace) -> Iterator[None]:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)  # imports some commands' modules: inside main()
-    for name, value in vars(args).items():  # no file name can hold a NUL: say so, not ValueError
-        for text in value if isinstance(value, list) else [value]:
-            if isinstance(text, str) and "\0" in text:
-                print(f"gpu-finops {args.command}: --{name.replace('_', '-')}: {_shown(text)!s} holds a NUL "
-                      "byte, which no file name can", file=sys.stderr)
-                return EXIT_USER_ERROR
+    from scheduler.errors import NUL_IN_PATH, nul_in_arguments
+
+    if nul := nul_in_arguments(vars(args)):  # no file name can hold a NUL: say so, not ValueError
+        return _say(f"gpu-finops {args.command}: {nul}")
     try:
         with _inputs_read_once(args):
             return int(args.handler(args))
     except MemoryError:
-        print(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
-              "process may use", file=sys.stderr)
-        return EXIT_USER_ERROR
+        return _say(f"gpu-finops {args.command}: out of memory: the inputs need more memory than this "
+                    "process may use")
     except Exception as error:  # one line for user errors; real bugs keep their traceback
-        if isinstance(error, _user_errors()):
-            print(f"gpu-finops {args.command}: {_shown(error)}", file=sys.stderr)
-            return EXIT_USER_ERROR
+        from gpu_finops.interrupts import raise_query_interrupt
         from pipeline.connect import is_older_layout_error, older_database_line
         from scheduler.eventlog.writes import is_disk_error
 
+        raise_query_interrupt(error)  # DuckDB's form of a Ctrl-C: the interrupt, exit 130
+        if isinstance(error, _user_errors()):
+            return _say(f"gpu-finops {args.command}: {_shown(error)}")
         if is_older_layout_error(error) and getattr(args, "db", None) and args.command != "build":
-            print(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}", file=sys.stderr)
-            return EXIT_USER_ERROR
-
+            return _say(f"gpu-finops {args.command}: {_shown(older_database_line(args.db))}")
+        if isinstance(error, ValueError) and str(error) == "embedded null byte":  # a path read from a file
+            return _say(f"gpu-finops {args.command}: a path given in an input file {NUL_IN_PATH}")
         if is_disk_error(error):  # a write the system refused, wherever it happened
             assert isinstance(error, OSError)
             where = error.filename or "the output"
-            print(f"gpu-finops {args.command}: {_shown(where)}: cannot write it: {_shown(error.strerror)}; "
-                  "the previous output is intact", file=sys.stderr)
-            return EXIT_USER_ERROR
+            return _say(f"gpu-finops {args.command}: {_shown(where)}: cannot write it: {_shown(error.strerror)}; "
+                        "the previous output is intact")
         raise
 
 

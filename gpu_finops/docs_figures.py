@@ -26,6 +26,8 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.connect import connect
+
 MARKED = re.compile(r"<!-- demo:(?P<name>[a-z0-9_]+) -->(?P<value>.*?)<!-- /demo -->", re.DOTALL)
 ADVICE_MARKED = re.compile(r"<!-- advice:(?P<name>[a-z0-9_]+) -->(?P<value>.*?)<!-- /advice -->", re.DOTALL)
 GANG_PROFILE = "gang-v1.37"
@@ -65,7 +67,7 @@ def _run_ids(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
 
 
 def read_facts(db: Path) -> DemoFacts:
-    con = duckdb.connect(str(db), read_only=True)
+    con = connect(db, read_only=True)
     try:
         runs = _run_ids(con)
         by_run = {run: profile for profile, run in runs.items()}

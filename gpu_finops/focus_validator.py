@@ -17,8 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import duckdb
-
+from pipeline.connect import connect
 from pipeline.errors import PipelineError
 
 VALIDATOR_ENV = "GPU_FINOPS_FOCUS_VALIDATOR"
@@ -69,7 +68,7 @@ def run_validator(export: Path, validator: Path | None = None) -> ValidatorResul
     script = find_validator(validator)
     with tempfile.TemporaryDirectory(prefix="focus-validate-") as folder:
         single = Path(folder) / "focus_cost_records.parquet"
-        con = duckdb.connect()
+        con = connect()
         try:
             con.execute("COPY (SELECT * FROM read_parquet($files, hive_partitioning = false)) "
                         f"TO '{single}' (FORMAT parquet)", {"files": str(records / "**" / "*.parquet")})

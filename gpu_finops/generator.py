@@ -41,6 +41,7 @@ import yaml
 
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
+from scheduler.eventlog.text import parse_toml
 from scheduler.eventlog.writes import write_files
 from scheduler.model.cluster import Node
 from scheduler.model.workload import MILLI
@@ -149,12 +150,12 @@ def _load_preset_file(preset: str | Path) -> tuple[dict[str, Any], Path]:
         if preset not in preset_names():
             raise InputError(preset, f"no such preset; choose one of {', '.join(preset_names())} or give a .toml path")
         resource = resources.files("gpu_finops") / "presets" / f"{preset}.toml"
-        return tomllib.loads(resource.read_text(encoding="utf-8")), Path(f"{preset}.toml")
+        return parse_toml(resource.read_text(encoding="utf-8")), Path(f"{preset}.toml")
     path = Path(preset)
     if not path.exists():
         raise InputError(path, "file not found")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8")), path
+        return parse_toml(path.read_text(encoding="utf-8")), path
     except tomllib.TOMLDecodeError as exc:
         raise InputError(path, f"not valid TOML: {exc}") from None
 

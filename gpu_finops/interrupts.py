@@ -1,5 +1,6 @@
 """Signals for the CLI: SIGTERM as Ctrl-C for every command (workers stopped, temporary files
-removed), and Ctrl-C that Python could not raise where it landed, signalled again."""
+removed), Ctrl-C that Python could not raise where it landed, signalled again, and DuckDB's form
+of a Ctrl-C (a query it stopped) raised as the interrupt it is."""
 
 from __future__ import annotations
 
@@ -9,6 +10,24 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+
+def raise_query_interrupt(error: BaseException) -> None:
+    """Raise KeyboardInterrupt when ``error`` is a DuckDB query stopped by Ctrl-C (its
+    ``RuntimeError("Query interrupted")`` or ``InterruptException``, also as the cause of
+    another error); return otherwise. Code that records failures (an advise trial, a sweep
+    scenario) calls it first, so an interrupt stops the command instead of counting as one
+    more failure; the CLI calls it for any error that reaches it (exit 130, one line)."""
+    from pipeline.connect import is_query_interrupt
+
+    if is_query_interrupt(error):
+        raise KeyboardInterrupt from error
+
+
+def ignore_interrupts_from_now_on() -> None:
+    """Ctrl-C ignored from here on (registered with atexit once a command's outcome is decided)."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextmanager

@@ -9,9 +9,14 @@ dashboard's read-only connections too: `dashboards.data.READ_ONLY_CONFIG`).
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
+from typing import Any
 
 import duckdb
+
+from pipeline.ctrl_c import watching
+from pipeline.errors import PipelineError
 
 MARTS_VERSION = "3"
 """The layout of the marts `build` writes; raised when a table or column a reader needs changes.
@@ -24,23 +29,70 @@ NO_EXTENSION_DOWNLOADS: dict[str, bool] = {
 }
 
 
-def connect(db: Path | str, *, read_only: bool) -> duckdb.DuckDBPyConnection:
-    """``duckdb.connect`` with extension auto-install and auto-load off.
+_EXTENSION_NEEDED = re.compile(r'Extension "([A-Za-z0-9_]+)" is an existing extension')
+
+
+def _not_duckdb(db: Path | str) -> str:
+    try:
+        with open(db, "rb") as handle:
+            if handle.read(16) == b"SQLite format 3\x00":
+                return "it is a SQLite database, not a DuckDB one"
+    except OSError:
+        pass
+    return "not a DuckDB database"
+
+
+def connect(db: Path | str = ":memory:", *, read_only: bool = False,
+            config: dict[str, Any] | None = None) -> duckdb.DuckDBPyConnection:
+    """``duckdb.connect`` with extension auto-install and auto-load off: the one way the
+    project opens DuckDB (``tests/reliability/test_duckdb_connections.py`` finds any other).
+    ``config``: further settings (the dashboard's read-only ones, its limits). Under
+    `pipeline.ctrl_c.interrupt_queries_on_ctrl_c` the connection's queries stop at a Ctrl-C.
 
     DuckDB shares one instance per file within a process and refuses a second connection with
     another configuration: when this process (a notebook, a test) already has the file open
     with DuckDB's defaults, the connection joins that instance and switches the downloads off
     there instead."""
     try:
-        return duckdb.connect(str(db), read_only=read_only, config=dict(NO_EXTENSION_DOWNLOADS))
-    except duckdb.ConnectionException as exc:
-        if "different configuration" not in str(exc):
+        con = duckdb.connect(str(db), read_only=read_only, config={**(config or {}), **NO_EXTENSION_DOWNLOADS})
+    except duckdb.IOException as exc:
+        needed = _EXTENSION_NEEDED.search(str(exc))
+        if needed is None:
             raise
-    con = duckdb.connect(str(db), read_only=read_only)
-    for setting in NO_EXTENSION_DOWNLOADS:
-        with contextlib.suppress(duckdb.Error):  # a locked configuration has them off already
-            con.execute(f"SET {setting} = false")
+        raise PipelineError(f"{db}: {_not_duckdb(db)}: DuckDB would need its {needed.group(1)} extension to "
+                            "read it, and gpu-finops never installs or loads DuckDB extensions") from None
+    except duckdb.ConnectionException as exc:
+        if config or "different configuration" not in str(exc):
+            raise
+        con = duckdb.connect(str(db), read_only=read_only)
+        for setting in NO_EXTENSION_DOWNLOADS:
+            with contextlib.suppress(duckdb.Error):  # a locked configuration has them off already
+                con.execute(f"SET {setting} = false")
+    watch = watching()
+    if watch is not None:
+        watch.connections.add(con)
     return con
+
+
+# --------------------------------------------------------------------------------------------
+# Ctrl-C during a query
+# --------------------------------------------------------------------------------------------
+
+QUERY_INTERRUPTED = "Query interrupted"
+"""What DuckDB's Python client raises (a plain RuntimeError) when it sees a pending Ctrl-C."""
+
+
+def is_query_interrupt(error: BaseException | None) -> bool:
+    """``error`` (or an exception it was raised from) is a query DuckDB stopped for an
+    interrupt: its ``RuntimeError("Query interrupted")`` or its ``InterruptException``. A
+    statement timeout interrupts too, but its reader turns that into its own one line first."""
+    seen = 0
+    while error is not None and seen < 20:
+        if isinstance(error, duckdb.InterruptException) or (
+                type(error) is RuntimeError and str(error).strip() == QUERY_INTERRUPTED):
+            return True
+        error, seen = error.__cause__, seen + 1
+    return False
 
 
 def older_database_line(db: Path | str) -> str:

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 
 from scheduler.admission.port import ReplayPort
 from scheduler.errors import InputError
-from scheduler.eventlog.files import NotOurs, replace_folder
+from scheduler.eventlog.files import NotOurs, remove_orphaned_staging, replace_folder
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
 from scheduler.eventlog.writer import EventLogWriter
 from scheduler.eventlog.writes import (
@@ -198,6 +198,7 @@ def _replay(
 
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    remove_orphaned_staging(out)
     staging = out.parent / f".{out.name}.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()

@@ -8,9 +8,14 @@ first imported, whether the compiled modules may be used:
 - ``GPU_FINOPS_PURE=1`` asks for the pure tree (how CI replays the golden traces under both
   builds and compares them);
 - the compiled modules are used only while every source they were compiled from is
-  unchanged (the manifest the compile step writes: size, mtime and sha256 per source). A
-  source edited since, or extension files without a manifest, would run stale code: the
-  process uses the pure tree instead and says so in one line on stderr.
+  unchanged (the manifest the compile step writes: size, mtime and sha256 per source) and
+  the compiled set is whole: each source's two extension files (mypyc's shim ``X.so`` and
+  its module ``X__mypyc.so``) present, and no extension file without its source. A source
+  edited since, extension files without a manifest, a deleted extension file (half the set
+  compiled, half pure: native classes met as Python ones, a segmentation fault), a deleted
+  shim's module (ModuleNotFoundError) or a deleted source (its orphaned extension would
+  still be imported) would not run the code the sources say: the process uses the pure
+  tree instead and says so in one line on stderr.
 
 The pure tree is imported by a finder placed first on `sys.meta_path` that loads every
 `scheduler.*` module from its `.py` file; it changes nothing but where the modules of this
@@ -37,6 +42,11 @@ MANIFEST = "compiled.json"  # beside this file; written by tools/compile_schedul
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
+class SourceMissing(ModuleNotFoundError):
+    """A scheduler module whose source was deleted while its compiled file stayed: the pure
+    tree cannot run it (the CLI says so in one line)."""
+
+
 class SourcesFirst(importlib.abc.MetaPathFinder):
     """Finds every `scheduler.*` module in its `.py` file, never in an extension file."""
 
@@ -53,6 +63,10 @@ class SourcesFirst(importlib.abc.MetaPathFinder):
             module = Path(entry, name + ".py")
             if module.is_file():
                 return importlib.util.spec_from_file_location(fullname, module)
+            if any(Path(entry, name + suffix).is_file() for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+                # Never fall through to an orphaned extension file: the pure tree has no such module.
+                raise SourceMissing(f"{fullname}: its source {module.name} is missing, only its compiled file "
+                                    "is there: reinstall gpu-finops", name=fullname)
         return None
 
 
@@ -74,10 +88,21 @@ def source_record(path: Path) -> dict[str, object]:
     return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
+def compiled_set(sources: Sequence[str]) -> set[str]:
+    """The extension files a compile of ``sources`` leaves (relative to the package's parent),
+    for this Python: mypyc (``separate=True``) writes a shim ``X.so`` that loads the module
+    itself from ``X__mypyc.so``."""
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    return {f"{source.removesuffix('.py')}{ending}{suffix}" for source in sources for ending in ("", "__mypyc")}
+
+
 def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str] | None:
-    """None when no module is compiled; else the compiled sources changed since (relative to
-    the package's parent), `[MANIFEST]` when the manifest is missing or unreadable."""
-    if not extension_files(package_dir):
+    """None when no module is compiled; else what keeps the compiled set from running, relative
+    to the package's parent: sources changed or deleted since, ``X.so (missing)`` for an
+    extension file of the set that is gone, ``X.so (no source)`` for one no source of the
+    manifest accounts for; `[MANIFEST]` when the manifest is missing or unreadable."""
+    present = extension_files(package_dir)
+    if not present:
         return None
     try:
         manifest = json.loads((package_dir / MANIFEST).read_text(encoding="utf-8"))
@@ -96,6 +121,10 @@ def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str] | None:
         except OSError:
             pass
         stale.append(relative)
+    found = {path.relative_to(package_dir.parent).as_posix() for path in present}
+    expected = compiled_set(list(sources))
+    stale += [f"{name} (missing)" for name in sorted(expected - found)]
+    stale += [f"{name} (no source)" for name in sorted(found - expected)]
     return stale
 
 
@@ -111,7 +140,9 @@ def choose_build() -> str:
     if stale:
         use_sources()
         shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
-        print(f"gpu-finops: the compiled scheduler is older than its sources ({shown}); running the pure "
+        what = ("is older than its sources" if all(name.endswith(".py") for name in stale)
+                else "is not the whole set its sources need")
+        print(f"gpu-finops: the compiled scheduler {what} ({shown}); running the pure "
               "Python tree (`make install` compiles it again)", file=sys.stderr)
         return "pure (stale)"
     return "compiled"

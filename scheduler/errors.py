@@ -55,3 +55,25 @@ class InputError(Exception):
 
 def _rebuild(file, message, row, field, document) -> InputError:
     return InputError(file, message, row=row, field=field, document=document)
+
+
+NUL_IN_PATH = "holds a NUL byte, which no file name can"
+"""The one line's reason for a path with a NUL in it (the system would refuse it with
+``ValueError: embedded null byte``): command-line arguments and paths read from files."""
+
+
+def checked_path_text(text: str, file: str | Path, *, field: str | None = None) -> str:
+    """``text`` when it can name a file; InputError naming ``file`` and ``field`` otherwise."""
+    if "\0" in text:
+        raise InputError(file, f"{text!r} {NUL_IN_PATH}", field=field)
+    return text
+
+
+def nul_in_arguments(arguments: dict[str, object]) -> str | None:
+    """The CLI's shared check of every argument (paths among them): ``--name: 'text' holds a
+    NUL byte…`` for the first that holds one, None when none does."""
+    for name, value in arguments.items():
+        for text in value if isinstance(value, list) else [value]:
+            if isinstance(text, str) and "\0" in text:
+                return f"--{name.replace('_', '-')}: {text!r} {NUL_IN_PATH}"
+    return None

@@ -48,5 +48,6 @@ if chart is not None:
     cache.chart(chart)
 else:
     st.caption("No chart: it needs a label or time column and a number column.")
-st.caption(f"{len(result):,} row(s)" + (f"; the first {MAX_ROWS:,} shown" if cut else ""))
+st.caption(f"{len(result):,} row(s)" + (f" shown, the first: at most {MAX_ROWS:,} rows and a quarter of the "
+                                          "SQL memory limit are kept" if cut else ""))
 ui.table_with_csv(result, f"{example or 'query'}.csv", key="sql.result.csv")

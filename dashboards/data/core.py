@@ -26,7 +26,7 @@ import duckdb
 import pandas as pd
 
 from dashboards.errors import DashboardError
-from pipeline.connect import missing_marts, older_database_problem
+from pipeline.connect import connect, missing_marts, older_database_problem
 from pipeline.registry import USAGE_CLASS_NAMES
 
 DB_ENV_VAR = "GPU_FINOPS_DB"
@@ -94,6 +94,16 @@ class SqlLimits:
             parse_seconds(os.environ.get(SQL_TIMEOUT_ENV) or default.timeout_s, SQL_TIMEOUT_ENV),
         )
 
+    def memory_bytes(self) -> int:
+        """The memory limit in bytes (KB, MB, GB are powers of 1000; KiB, MiB, GiB of 1024)."""
+        match = _SIZE.match(self.memory)
+        if not match:
+            raise DashboardError(f"memory limit: expected a size such as 512MB, got {self.memory!r}")
+        unit = match.group(2).upper()
+        scale = {"B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+                 "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}[unit]
+        return int(float(match.group(1)) * scale)
+
     def environment(self) -> dict[str, str]:
         """The variables that give a child process (the Streamlit server) these limits."""
         return {SQL_MEMORY_ENV: self.memory, SQL_TEMP_ENV: self.temp, SQL_TIMEOUT_ENV: str(self.timeout_s)}
@@ -135,7 +145,7 @@ def connect_read_only(db: Path | str, limits: SqlLimits | None = None) -> duckdb
     path = require_db(db)
     config = (limits or SqlLimits.from_env()).config()
     try:
-        con = duckdb.connect(str(path), read_only=True, config=config)
+        con = connect(path, read_only=True, config=config)
     except duckdb.Error as exc:
         first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DashboardError(f"cannot open database {path}: {first_line}") from exc

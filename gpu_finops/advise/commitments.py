@@ -27,11 +27,11 @@ import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import duckdb
 import polars as pl
 from rich.console import Console
 from rich.table import Table
 
+from pipeline.connect import connect
 from pipeline.gpu_models import missing_price_message, resolve_model, split_aliases
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
@@ -142,7 +142,7 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
     book, aliases = read_prices(Path(prices))
     if not Path(db).is_file():
         raise InputError(db, "file not found")
-    with duckdb.connect(str(db), read_only=True) as con:
+    with connect(db, read_only=True) as con:
         runs = [r for (r,) in con.execute("SELECT run_id FROM dim_runs ORDER BY run_id").fetchall()]
         if run_id is not None:
             if run_id not in runs:

@@ -27,6 +27,8 @@ from typing import Any
 
 import duckdb
 
+from pipeline.connect import connect
+
 
 @dataclass(frozen=True)
 class TeamFigures:
@@ -117,7 +119,7 @@ TABLES = ("fct_usage_hourly", "fct_workloads", "fct_unservable_demand", "stg_pri
 
 def run_figures(db: Path, run_id: str) -> RunFigures:
     """The figures of one built run in the database file `db` (see the module docstring)."""
-    with duckdb.connect(str(db), read_only=True) as con:
+    with connect(db, read_only=True) as con:
         return figures_of(con, run_id)
 
 

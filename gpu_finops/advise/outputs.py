@@ -185,14 +185,13 @@ def _summary(advice: Advice, inputs: Inputs) -> dict[str, Any]:
 
 def _database(advice: Advice, inputs: Inputs, trials: pl.DataFrame, teams: pl.DataFrame, db: Path) -> None:
     """Today's run and the recommended run built into one database, with the advice tables."""
-    import duckdb
-
     from pipeline.build import build
+    from pipeline.connect import connect
 
     chosen = advice.recommended
     assert chosen is not None
     build([advice.out / "runs" / "today", advice.out / "runs" / chosen.name], inputs.prices, db, show_progress=False)
-    with duckdb.connect(str(db)) as con:
+    with connect(db) as con:
         trial_table = trials.select(  # noqa: F841 (read by DuckDB by name)
             "trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay", "total", "shortfall")
         team_table = teams  # noqa: F841

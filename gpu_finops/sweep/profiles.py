@@ -13,6 +13,7 @@ import tomli_w
 
 from gpu_finops.sweep.spec import Scenario, scoring_label
 from scheduler.errors import InputError
+from scheduler.eventlog.text import parse_toml
 
 WORKLOAD_PREEMPTION = "WorkloadPreemption"
 VICTIM_ORDERS = ("priority", "cheapest_loss")
@@ -31,7 +32,7 @@ def base_profile(name_or_path: str) -> tuple[str, dict[str, Any]]:
             raise InputError("profile", f"unknown profile {name_or_path!r}; shipped: {', '.join(known)}")
         text, label = resource.read_text(encoding="utf-8"), f"{name_or_path}.toml"
     try:
-        return text, tomllib.loads(text)
+        return text, parse_toml(text)
     except tomllib.TOMLDecodeError as error:
         raise InputError(label, f"not valid TOML: {error}") from None
 

@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from gpu_finops.sweep.task import DEFAULT_TIMEOUT_S
-from scheduler.errors import InputError
+from scheduler.errors import InputError, checked_path_text
+from scheduler.eventlog.text import parse_toml
 
 PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
 GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "preemption": "preemption",
@@ -138,7 +139,7 @@ class _Reader:
         return value.strip()
 
     def path_of(self, value: Any, key: str, *, must_exist: bool = True) -> Path:
-        path = (self.path.parent / self.text(value, key)).resolve()
+        path = (self.path.parent / checked_path_text(self.text(value, key), self.path, field=key)).resolve()
         if must_exist and not path.exists():
             raise self.fail(key, f"not found: {path}")
         return path
@@ -154,7 +155,7 @@ def read_toml(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise InputError(path, "file not found")
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return parse_toml(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
         raise InputError(path, "not UTF-8 text") from None
     except tomllib.TOMLDecodeError as error:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import glob
 import json
 import os
 import shutil
@@ -171,3 +172,28 @@ def exchange_names(first: Path, second: Path) -> bool:
     if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
         return False
     raise OSError(code, os.strerror(code), str(second))
+
+
+def remove_orphaned_staging(out: Path) -> list[Path]:
+    """Remove the temporary folders ``.NAME.tmp-PID`` beside ``out`` whose process is gone,
+    and return them. A replay removes its own on every exit Python sees; one killed (SIGKILL,
+    a crash in native code) cannot, so the next replay into ``out`` does. A folder of a live
+    process (another replay running now) is left alone."""
+    removed = []
+    for path in Path(out).parent.glob(f".{glob.escape(Path(out).name)}.tmp-*"):
+        pid = path.name.rpartition("-")[2]
+        if not pid.isdigit() or path.is_symlink() or not path.is_dir() or _alive(int(pid)):
+            continue
+        shutil.rmtree(path, ignore_errors=True)
+        removed.append(path)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or not a pid: leave its folder
+    return True

@@ -12,6 +12,8 @@ pipeline, the commands and the scheduler share it; the dashboard keeps the same 
 from __future__ import annotations
 
 import re
+import tomllib
+from typing import Any
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\ufffe\uffff]")
 """C0 and C1 control characters, DEL, and the non-characters U+FFFE and U+FFFF."""
@@ -35,3 +37,20 @@ def printable(text: str, keep: str = "") -> str:
     if text.isprintable():
         return text
     return CONTROL_CHARACTERS.sub(lambda m: m.group() if m.group() in keep else _shown(m), text)
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, where every way a TOML file can fail is its ``TOMLDecodeError``, so
+    each reader's one line naming the file covers them all: tomllib parses nested arrays and
+    inline tables recursively (500 levels of ``[[[…]]]`` raised RecursionError in the sweep,
+    schedule and profile readers), and Python refuses an integer of more than 4,300 digits
+    with a plain ValueError. Shared by every TOML reader of the scheduler, the commands and
+    the dashboard."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        raise
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("arrays or tables nested too deeply") from None
+    except (ValueError, OverflowError) as exc:
+        raise tomllib.TOMLDecodeError(f"a value cannot be read ({exc})") from None

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from scheduler.errors import InputError
+from scheduler.eventlog.text import parse_toml
 from scheduler.framework.interface import Unit
 from scheduler.framework.registry import known_plugins
 
@@ -101,7 +102,7 @@ def load_profile(name_or_path: str | None) -> Profile:
             raise InputError("--profile", f"unknown profile {name_or_path!r}; shipped: {known}")
         text, label = resource.read_text(encoding="utf-8"), f"{name_or_path}.toml"
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(label, f"not valid TOML: {exc}") from None
     return _from_dict(data, label)

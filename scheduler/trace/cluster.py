@@ -56,6 +56,7 @@ import pyarrow as pa
 
 from scheduler.errors import InputError
 from scheduler.eventlog.schema import CLUSTER_SCHEMA, WORKLOAD_SCHEMA
+from scheduler.eventlog.text import parse_toml
 from scheduler.model.cluster import PRICING_CATEGORIES, WELL_KNOWN_LABELS, Cluster, Node
 from scheduler.model.workload import Workload
 from scheduler.trace.io import (
@@ -86,13 +87,9 @@ def read_cluster(path: Path, warnings: list[str] | None = None) -> Cluster:
     path = Path(path)
     if path.suffix.lower() == ".toml":
         try:
-            document = tomllib.loads(read_utf8(path))
-        except tomllib.TOMLDecodeError as exc:
+            document = parse_toml(read_utf8(path))
+        except tomllib.TOMLDecodeError as exc:  # deep nesting and huge integers too (parse_toml)
             raise InputError(path, f"not valid TOML: {exc}") from None
-        except RecursionError:  # tomllib parses nested arrays and tables recursively
-            raise InputError(path, "not valid TOML: nested too deeply") from None
-        except (ValueError, OverflowError) as exc:  # e.g. an integer of more than 4,300 digits
-            raise InputError(path, f"not valid TOML: a value cannot be read ({exc})") from None
         pools = document.get("pool")
         if not isinstance(pools, list) or not pools:
             raise InputError(path, "expected one or more [[pool]] tables", field="pool")
