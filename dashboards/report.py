@@ -284,8 +284,10 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "Committed nodes is paid whatever happens (sunk).",
                      data.idle_by_payment(con, filters), finops_charts.idle_by_payment_chart),
             _Section("commitment_pools", "Commitment pools",
-                     "Committed capacity pooled per SKU, per month (the whole run): utilization, "
-                     "coverage and the on-demand hours the unused part could have carried.",
+                     "Whole run: committed capacity pooled per SKU, per month. Utilization = committed "
+                     "hours used ÷ committed hours; coverage = covered usage ÷ commitment-eligible "
+                     "usage (committed hours used ÷ those and on-demand hours used; spot is not "
+                     "eligible); and the on-demand hours the unused part could have carried.",
                      data.commitment_pools(con, filters.run_id)),
             _Section("unservable_demand", "Unservable demand",
                      "Workloads that can never run on this cluster and its quotas, per team and "

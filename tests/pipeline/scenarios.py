@@ -416,6 +416,31 @@ def gpu_efficiency() -> RunBuilder:
     )
 
 
+def commitment_pool_spot() -> RunBuilder:
+    # One hour, three H100 nodes: c1 Committed, s1 Standard, p1 spot (Dynamic). w_c holds 6 GPUs
+    # of c1 (2 Unused), w_s 2 of s1, w_p all 8 of p1. Coverage on usage: 6 covered ÷ (6 + 2)
+    # eligible = 0.75 (spot usage and the 2 Unused GPU-h are not eligible usage); on capacity it
+    # would be 8 ÷ 16 = 0.5, with spot usage counted 6 ÷ 16. Utilization 6 ÷ 8 on the same rows.
+    return (
+        RunBuilder(START, 3600, run_id="pool-spot")
+        .node("c1", "H100", 8, pricing_category="Committed")
+        .node("s1", "H100", 8, pricing_category="Standard", rack="r2")
+        .node("p1", "H100", 8, pricing_category="Dynamic", rack="r3")
+        .workload("w_c", gpus_per_pod=6, gpu_model="H100")
+        .workload("w_s", gpus_per_pod=2, gpu_model="H100", tenant="team-b")
+        .workload("w_p", gpus_per_pod=8, gpu_model="H100", tenant="team-c")
+        .event(0, "submitted", "w_c")
+        .event(0, "started", "w_c", pod=0, node="c1", gpus=6)
+        .event(0, "submitted", "w_s")
+        .event(0, "started", "w_s", pod=0, node="s1", gpus=2)
+        .event(0, "submitted", "w_p")
+        .event(0, "started", "w_p", pod=0, node="p1", gpus=8)
+        .event(3600, "finished", "w_c", pod=0, node="c1", gpus=6)
+        .event(3600, "finished", "w_s", pod=0, node="s1", gpus=2)
+        .event(3600, "finished", "w_p", pod=0, node="p1", gpus=8)
+    )
+
+
 def commitment_pool_moved() -> RunBuilder:
     # The pool run with w_s on the idle Committed c2 instead of the on-demand s1: the same
     # capacity is paid for, so the effective savings rate is the same (1/6).
@@ -563,6 +588,7 @@ ALL = (
     commitment_pool,
     gpu_efficiency,
     commitment_pool_moved,
+    commitment_pool_spot,
     admitted_unplaced,
     quota_fit,
     admitted_latency,

@@ -376,14 +376,14 @@ def metric(con, run_id: str, name: str, scope: str = "all") -> float:
 def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     # c1 and c2 are one pool; c2 idle while w_s ran on the on-demand s1
     assert metric(con, "pool", "commitment_utilization") == pytest.approx(8 / 16)
-    # coverage: committed ÷ commitment-eligible capacity (16 committed + 8 on-demand GPU-h)
-    assert metric(con, "pool", "commitment_coverage") == pytest.approx(16 / 24)
+    # coverage: covered ÷ commitment-eligible usage (8 covered + 4 on-demand GPU-h used)
+    assert metric(con, "pool", "commitment_coverage") == pytest.approx(8 / 12)
     assert rows(
         con,
         """select committed_quantity, on_demand_capacity_quantity, eligible_quantity, coverage,
                   utilization
            from fct_commitment_utilization where run_id = 'pool-moved'""",
-    ) == [(16.0, 8.0, 24.0, 16 / 24, 12 / 16)]
+    ) == [(16.0, 8.0, 12.0, 1.0, 12 / 16)]
     assert metric(con, "pool", "coverable_on_demand_gpu_hours") == pytest.approx(4.0)
     assert metric(con, "pool", "coverable_on_demand_cost") == pytest.approx(16.0)
     # idle split: c2's 8 GPU-h are paid whatever happens, s1's 4 could be given back
@@ -394,6 +394,30 @@ def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
         """select CommitmentDiscountId, count(*) from focus_cost_records
            where x_RunId = 'pool' and ChargeCategory = 'Purchase' group by all""",
     ) == [("k8s://pool/commitment/gpu-h100", 1)]
+
+
+@pytest.mark.parametrize(
+    ("run_id", "covered", "eligible", "utilization"),
+    [
+        # hand-computed from each scenario's comment (tests/pipeline/scenarios.py)
+        ("pool", 8.0, 8.0 + 4.0, 8 / 16),  # c2 Unused, w_s on demand
+        ("pool-moved", 12.0, 12.0, 12 / 16),  # w_s on the commitment: all usage covered
+        ("pool-spot", 6.0, 6.0 + 2.0, 6 / 8),  # the 8 spot GPU-h and 2 Unused are not usage here
+    ],
+)
+def test_coverage_is_covered_usage_over_eligible_usage_beside_utilization(con, run_id, covered, eligible,
+                                                                         utilization):
+    # FinOps' commitment discount coverage on the records utilization reads: Used ÷ (Used +
+    # Standard usage); spot-served usage is not commitment-eligible, FOCUS Unused rows are not usage
+    assert rows(
+        con,
+        """select used_quantity, eligible_quantity, coverage, utilization
+           from fct_commitment_utilization where run_id = ?""",
+        [run_id],
+    ) == [(pytest.approx(covered), pytest.approx(eligible), pytest.approx(covered / eligible),
+           pytest.approx(utilization))]
+    assert metric(con, run_id, "commitment_coverage") == pytest.approx(covered / eligible)
+    assert metric(con, run_id, "commitment_utilization") == pytest.approx(utilization)
 
 
 def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_ran(con):
