@@ -162,7 +162,8 @@ def budget_tables(con, run_id: str, budgets: Path, as_of: date,
     if centres is not None:
         budget_rules.check_cost_centres(book, centres, run_id)
     daily = data.daily_team_spend(con, run_id)
-    return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres), key
+    run_days = data.run_date_range(con, run_id)
+    return budget_rules.burn(daily, book, as_of, centres, run_days), budget_rules.anomalies(daily, centres), key
 
 
 def budget_names(burned: pd.DataFrame) -> str:
@@ -188,8 +189,8 @@ def budget_sections(con, run_id: str, budgets: Path, as_of: date,
     return [
         _Section("budget_burn", "Budgets and burn",
                  f"Spend to {as_of} (what each team is charged, its idle share included; {centres}) against its "
-                 "monthly budget, and a forecast to the end of the month with a 95% interval (mean daily spend so "
-                 f"far; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
+                 "monthly budget, and a forecast to the end of the month with a 95% prediction interval (mean "
+                 f"daily spend over the days with cost records, t quantile; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
                  burned, finops_charts.budget_burn_chart),
         _Section("budget_anomalies", "Anomalous days",
                  f"Days whose spend or idle share is far from the {whose} usual day (modified z-score "
