@@ -304,7 +304,9 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "reclaim: another queue took the GPUs back.",
                      data.eviction_losses(con, filters), finops_charts.eviction_losses_chart),
             _Section("cost_per_training_run", "Cost per training run",
-                     "Training and fine-tune runs by outcome, each with the idle it carries.",
+                     "Training and fine-tune runs by outcome at the window's end: each run's usage in the "
+                     "window plus the idle it carries there (its share of the idle of the hours and GPU "
+                     "models it used, the chargeback's window policy).",
                      data.training_run_costs(con, filters), finops_charts.training_run_costs_chart),
             _Section("costliest_workloads", "Costliest workloads",
                      "From the FOCUS cost records in the window.",

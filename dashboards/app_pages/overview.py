@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, finops_charts, labels, ui
+from dashboards import cache, charts, data, finops_charts, ui
 from dashboards.ui import compact_usd
 
 db, filters = cache.current()
@@ -104,7 +104,9 @@ else:
         st.caption("Training and fine-tune workloads that held GPUs in the window, by outcome "
                    "at the window's end: finished, failed (held GPUs and ended without "
                    "finishing) or unfinished (still running or waiting). A run's cost is its "
-                   f"usage in the window: {ui.compact_usd(float(training['total_cost'].sum()))} of "
-                   f"the teams' {ui.compact_usd(teams_spend)}; idle stays on the "
-                   f"{labels.PLATFORM_LINE} line.")
+                   "usage in the window plus the idle it carries there (its share of the idle of "
+                   "the hours and GPU models it used, as the chargeback's window policy shares it): "
+                   f"{ui.compact_usd(float(training['total_cost'].sum()))}, of which usage "
+                   f"{ui.compact_usd(float((training['usage_cost_per_run'] * training['runs']).sum()))} "
+                   f"of the teams' {ui.compact_usd(teams_spend)}.")
         ui.table_with_csv(training, "cost_per_training_run.csv", key="overview.training.csv")

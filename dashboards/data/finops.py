@@ -186,20 +186,43 @@ def eviction_losses(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.Data
 def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
     """Cost per training run (kinds training and fine-tune) over the selected window, by its
     outcome at the window's end: finished by then; failed (held GPUs and ended the run without
-    finishing) when the window reaches the run's end; else unfinished (running or waiting). A run's cost is what its usage cost inside the window (the FOCUS records of its
-    charge periods there); idle capacity stays on the idle line, so the total is a part of the
-    teams' spend on the same page. Columns: outcome, runs, cost_per_run, total_cost."""
-    columns = ["outcome", "runs", "cost_per_run", "total_cost"]
-    if "outcome" not in table_columns(con, "fct_workloads"):
+    finishing) when the window reaches the run's end; else unfinished (running or waiting). A
+    run's cost is what its usage cost inside the window (the FOCUS records of its charge periods
+    there) plus the idle it carries there: its share of the idle capacity of those charge
+    periods and GPU models under the `window` policy (int_idle_shares, the chargeback's rule, so
+    the total is part of the teams' charged cost). Columns: outcome, runs, usage_cost_per_run,
+    idle_share_per_run, cost_per_run, total_cost."""
+    columns = ["outcome", "runs", "usage_cost_per_run", "idle_share_per_run", "cost_per_run", "total_cost"]
+    if "outcome" not in table_columns(con, "fct_workloads") or not table_columns(con, "int_idle_shares"):
         return _empty(columns)
     return _df(
         con,
         f"""
-        WITH cost AS (
+        WITH usage AS (
             SELECT r.x_Workload AS workload_id, sum(r.EffectiveCost) AS cost
             FROM focus_cost_records r
             WHERE {_FOCUS_WHERE} {_FOCUS_TENANT} AND r.x_Workload IS NOT NULL
             GROUP BY r.x_Workload
+        ),
+        idle_share AS (
+            -- the idle each workload carries in the window's charge periods (policy window)
+            SELECT s.workload_id, sum(s.idle_cost) AS cost
+            FROM int_idle_shares s
+            JOIN stg_runs g ON g.run_id = s.run_id
+            WHERE s.run_id = $run_id AND s.idle_policy = 'window' AND s.workload_id IS NOT NULL
+              AND ($ts_from::TIMESTAMP IS NULL
+                   OR g.start_ts + to_microseconds(CAST(round(s.period_index * g.charge_period_s * 1e6) AS BIGINT))
+                      >= $ts_from::TIMESTAMP)
+              AND ($ts_to::TIMESTAMP IS NULL
+                   OR g.start_ts + to_microseconds(CAST(round(s.period_index * g.charge_period_s * 1e6) AS BIGINT))
+                      < $ts_to::TIMESTAMP)
+              AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], s.gpu_model))
+              AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], s.tenant))
+            GROUP BY s.workload_id
+        ),
+        cost AS (
+            SELECT workload_id, coalesce(u.cost, 0) AS usage_cost, coalesce(i.cost, 0) AS idle_share
+            FROM usage u FULL JOIN idle_share i USING (workload_id)
         ),
         runs AS (
             -- finished: by the window's end; failed (held GPUs, never finished): known at the
@@ -209,13 +232,15 @@ def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.D
                         WHEN w.outcome = 'failed'
                              AND coalesce($ts_to::TIMESTAMP, d.end_ts) >= d.end_ts THEN 'failed'
                         ELSE 'unfinished' END AS outcome,
-                   c.cost
+                   c.usage_cost, c.idle_share
             FROM cost c
             JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = c.workload_id
             JOIN dim_runs d ON d.run_id = w.run_id
             WHERE list_contains($kinds::VARCHAR[], w.kind)
         )
-        SELECT outcome, count(*) AS runs, avg(cost) AS cost_per_run, sum(cost) AS total_cost
+        SELECT outcome, count(*) AS runs, avg(usage_cost) AS usage_cost_per_run,
+               avg(idle_share) AS idle_share_per_run, avg(usage_cost + idle_share) AS cost_per_run,
+               sum(usage_cost + idle_share) AS total_cost
         FROM runs
         GROUP BY outcome
         ORDER BY CASE outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END
