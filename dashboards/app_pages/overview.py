@@ -35,11 +35,12 @@ partial.metric("Partial placement", ui.compact_number(metrics["partial_placement
                help="GPU-hours held by gangs waiting for their last pods: held, so not idle, "
                     "but no work done.")
 saving = cache.query(db, data.savings, filters)
-esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
-           help=f"(list cost of the capacity paid ${saving['list_cost']:,.0f} − its "
-                f"effective cost ${saving['effective_cost']:,.0f}) ÷ that list cost, idle "
-                "included (FinOps' definition). Committed capacity left unused: "
-                f"${saving['unused_commitment_cost']:,.0f} of the effective cost.")
+esr.metric("Effective savings rate", f"{saving['esr_over_list']:.1%} / {saving['esr_over_contract']:.1%}",
+           help=f"Over list (the FinOps Foundation's ESROverList): (list cost of the capacity paid "
+                f"${saving['list_cost']:,.0f} − its effective cost ${saving['effective_cost']:,.0f}) ÷ that "
+                f"list cost. Over contract (ESROverContract): (contracted cost ${saving['contracted_cost']:,.0f} "
+                "− effective cost) ÷ contracted cost, the commitments' part. Idle included. Committed "
+                f"capacity left unused: ${saving['unused_commitment_cost']:,.0f} of the effective cost.")
 if filters.tenants:
     st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
                "the whole cluster for these dates and GPU models.")

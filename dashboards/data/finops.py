@@ -92,30 +92,32 @@ def commitment_pools(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFram
 
 
 def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float]:
-    """The effective savings rate of the selection, as FinOps defines it: (ListCost −
-    EffectiveCost) ÷ ListCost over the capacity paid, idle included, so where pods landed does
-    not move it (fct_unit_economics' rule), with its parts and the cost of committed capacity
-    left unused (part of the effective cost)."""
-    if "pricing_category" not in table_columns(con, "fct_usage_hourly"):
-        return {"list_cost": 0.0, "effective_cost": 0.0, "unused_commitment_cost": 0.0,
-                "effective_savings_rate": 0.0}
+    """The effective savings rate of the selection on both of the FinOps Foundation's bases,
+    over the capacity paid (every Usage record, idle included, so where pods landed does not
+    move it; fct_unit_economics' rule): ``esr_over_list`` (ESROverList, (ListCost −
+    EffectiveCost) ÷ ListCost: every discount) and ``esr_over_contract`` (ESROverContract,
+    (ContractedCost − EffectiveCost) ÷ ContractedCost: the commitments' part beyond the
+    negotiated rates), with their parts and the cost of committed capacity left unused (part of
+    the effective cost). ``effective_savings_rate`` is the list basis."""
     row = _execute(
         con,
         f"""
-        SELECT coalesce(sum(u.list_cost), 0),
-               coalesce(sum(u.effective_cost), 0),
-               coalesce(sum(u.effective_cost) FILTER (
-                   WHERE u.usage_class = 'idle' AND u.pricing_category = 'Committed'), 0)
-        FROM fct_usage_hourly u
-        WHERE {_USAGE_WHERE}
+        SELECT coalesce(sum(r.ListCost), 0),
+               coalesce(sum(r.ContractedCost), 0),
+               coalesce(sum(r.EffectiveCost), 0),
+               coalesce(sum(r.EffectiveCost) FILTER (WHERE r.CommitmentDiscountStatus = 'Unused'), 0)
+        FROM focus_cost_records r
+        WHERE {_FOCUS_WHERE}
         """,
         filters.params(),
     ).fetchone()
     assert row is not None  # an aggregate always returns one row
-    list_cost, effective, unused = (float(v) for v in row)
-    rate = (list_cost - effective) / list_cost if list_cost else 0.0
-    return {"list_cost": list_cost, "effective_cost": effective,
-            "unused_commitment_cost": unused, "effective_savings_rate": rate}
+    list_cost, contracted, effective, unused = (float(v) for v in row)
+    over_list = (list_cost - effective) / list_cost if list_cost else 0.0
+    over_contract = (contracted - effective) / contracted if contracted else 0.0
+    return {"list_cost": list_cost, "contracted_cost": contracted, "effective_cost": effective,
+            "unused_commitment_cost": unused, "effective_savings_rate": over_list,
+            "esr_over_list": over_list, "esr_over_contract": over_contract}
 
 
 def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:

@@ -249,7 +249,8 @@ def _phase(run: str, period: datetime) -> str:
 
 def _focus_row(run, period, node, model, rack, category, tenant, workload, queue, usage_class,
                idle_reason, gpu_hours, borrowed=False, resource="gpu") -> dict:
-    list_price, contracted, effective = _prices(model, category) if resource == "gpu" else (
+    # ContractedUnitPrice excludes commitment discounts (FOCUS): the list price, as the pipeline's
+    list_price, _, effective = _prices(model, category) if resource == "gpu" else (
         CPU_PRICE, CPU_PRICE, CPU_PRICE)
     unit = "GPU-Hours" if resource == "gpu" else "Core-Hours"
     row = dict.fromkeys(FOCUS_COLUMNS + X_COLUMNS)
@@ -264,8 +265,8 @@ def _focus_row(run, period, node, model, rack, category, tenant, workload, queue
         # idle consumes nothing: 0, and null on a Committed node's unused capacity (FOCUS)
         ConsumedQuantity=gpu_hours if usage_class != "idle" else (
             None if category == "Committed" else 0.0),
-        ConsumedUnit=unit, ContractedCost=round(gpu_hours * contracted, 6),
-        ContractedUnitPrice=contracted, EffectiveCost=round(gpu_hours * effective, 6),
+        ConsumedUnit=unit, ContractedCost=round(gpu_hours * list_price, 6),
+        ContractedUnitPrice=list_price, EffectiveCost=round(gpu_hours * effective, 6),
         InvoiceIssuerName="gpu-finops", ListCost=round(gpu_hours * list_price, 6),
         ListUnitPrice=list_price, PricingCategory=category, PricingCurrency="USD",
         PricingQuantity=gpu_hours, PricingUnit=unit, ProviderName="gpu-finops",

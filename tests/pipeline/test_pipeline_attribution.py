@@ -432,6 +432,26 @@ def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_
     assert metric(con, "fractional", "effective_savings_rate") == pytest.approx((0.5 - 0.2) / 0.5)
 
 
+@pytest.mark.parametrize(("run_id", "over_list", "over_contract"), [
+    # the pool: list 24 GPU-h x $4 = $96 = contracted (no negotiated rate; ContractedCost excludes
+    # the commitment), effective 16 x $3 + 8 x $4 = $80: the commitment's saving on both bases
+    ("pool", (96 - 80) / 96, (96 - 80) / 96),
+    # the spot T4 (list $0.5, spot $0.2): the spot price is the contracted rate, so the whole
+    # saving is over list and none is over contract
+    ("fractional", (0.5 - 0.2) / 0.5, 0.0),
+])
+def test_the_report_shows_esr_on_both_bases_named(con, run_id, over_list, over_contract):
+    # the FinOps Foundation's ESROverList and ESROverContract, over the same records the report
+    # and the Overview page read (dashboards.data.savings)
+    from dashboards import data
+
+    saving = data.savings(con, data.Filters(run_id))
+    assert saving["esr_over_list"] == pytest.approx(over_list)
+    assert saving["esr_over_contract"] == pytest.approx(over_contract)
+    assert saving["esr_over_list"] == pytest.approx(metric(con, run_id, "effective_savings_rate"))
+    assert saving["esr_over_contract"] == pytest.approx(metric(con, run_id, "commitment_savings_rate"))
+
+
 def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
     # FOCUS: ContractedUnitPrice excludes commitment discounts (the list price here); the
     # commitment rate is in EffectiveCost; BilledCost 0 (the Purchase row billed it)
