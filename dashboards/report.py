@@ -276,7 +276,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "charge periods and GPU models it used, in proportion to its cost there; "
                      "idle nobody could carry stays on the "
                      f"platform line, {labels.PLATFORM_LINE}.",
-                     data.team_showback(con, filters, "window"), charts.team_chargeback_chart),
+                     data.team_showback(con, filters, data.CHARGEBACK_POLICY), charts.team_chargeback_chart),
             *([_label_section(con, filters, label_key)] if label_key else []),
             Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
                      "Idle GPU-hours by cause, and the GPU-hours held by partially placed gangs "
