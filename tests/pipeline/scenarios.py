@@ -377,6 +377,29 @@ def phases() -> RunBuilder:
     )
 
 
+def delay_window() -> RunBuilder:
+    # Twelve hours on an 8-GPU A100 node ($2 list), the phases of `phases`: warm-up hour 0,
+    # drain from 11 h (the last submission at 10.5 h). wa (team-a, 2 GPUs) waits for quota
+    # through hour 0 (2 GPU-h pending in the warm-up) and runs 1-2 h; wb (team-b, 2 GPUs) waits
+    # 10.5-11 h (1 GPU-h pending in the steady window) and runs in the drain. Free GPUs beside
+    # both waits: nothing is capped. Steady window (hours 1-10): cost of delay 1 × $2; idle
+    # 10 × 8 − 2 = 78 GPU-h × $2 = $156.
+    return (
+        RunBuilder(START, 12 * 3600, run_id="delay-window")
+        .node("n1", "A100", 8)
+        .workload("wa", gpus_per_pod=2, tenant="team-a", duration_s=3600)
+        .workload("wb", gpus_per_pod=2, tenant="team-b", submit_time_s=37800, duration_s=1800)
+        .event(0, "submitted", "wa")
+        .event(0, "pending", "wa", reason="WaitingForQuota")
+        .event(3600, "started", "wa", pod=0, node="n1", gpus=2)
+        .event(7200, "finished", "wa", pod=0, node="n1", gpus=2)
+        .event(37800, "submitted", "wb")
+        .event(37800, "pending", "wb", reason="WaitingForQuota")
+        .event(39600, "started", "wb", pod=0, node="n1", gpus=2)
+        .event(41400, "finished", "wb", pod=0, node="n1", gpus=2)
+    )
+
+
 def commitment_pool() -> RunBuilder:
     # One hour, three H100 nodes: c1 and c2 Committed (one pool: gpu-h100, 16 GPU-h at $3), s1
     # Standard ($4). w_c holds all of c1, w_s 4 GPUs of s1 while c2 sits idle: utilization 8/16,
@@ -589,6 +612,7 @@ ALL = (
     gpu_efficiency,
     commitment_pool_moved,
     commitment_pool_spot,
+    delay_window,
     admitted_unplaced,
     quota_fit,
     admitted_latency,
