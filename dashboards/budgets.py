@@ -22,10 +22,14 @@ nothing carries stops with one line naming the file, row and field.
   ``cost_center``, or the key given: `CentreSpend`), is what the workloads carrying that value
   are charged, whatever their team (`fct_label_allocation`, the same policy); where no label
   carries one, it is its teams summed, by the cost centre the file's team rows name.
-- **Forecast** to the end of the month: spend to date plus the days left times the mean daily
-  spend so far; the interval is ± 1.96 standard deviations of a sum of that many days
-  (the days' spend taken as independent draws of the days so far), the low end never below
-  the spend to date. **Status**: ``over`` once spend to date passes the budget, ``trending
+- **Forecast** to the end of the month: spend to date plus the ``m`` days left times the run
+  rate, the mean daily spend over the ``n`` days of the month so far that HAVE cost records (a
+  day before the run starts, or after it ends, is not a $0 day; a day with records and none of
+  the team's spend is). The 95 % prediction interval of the future total, the days taken as
+  independent draws and the mean itself estimated from the ``n`` days:
+  ``m·mean ± t(0.975, n − 1)·s·√(m + m²/n)`` (``s`` the days' sample standard deviation,
+  ``t`` Student's quantile); the low end never below the spend to date, no interval from fewer
+  than 2 days. **Status**: ``over`` once spend to date passes the budget, ``trending
   over`` when the forecast does, else ``within``.
 - **Anomalies**: a day whose spend or idle share is far from the team's (or label cost
   centre's) usual day: the modified z-score 0.6745·(x − median)/MAD above 3.5 (Iglewicz and
@@ -56,7 +60,7 @@ BUDGETS_ENV_VAR = "GPU_FINOPS_BUDGETS"  # the dashboard's budgets file (`dashboa
 COST_CENTRE_LABEL_ENV_VAR = "GPU_FINOPS_COST_CENTRE_LABEL"  # `dashboard --cost-centre-label KEY`
 BUDGET_COLUMNS = ("team", "cost_centre", "month", "budget_usd")
 BURN_COLUMNS = ("scope", "name", "month", "budget_usd", "spend_to_date", "days_elapsed", "days_in_month",
-                "forecast", "forecast_low", "forecast_high", "burn_pct", "status", "basis")
+                "days_observed", "forecast", "forecast_low", "forecast_high", "burn_pct", "status", "basis")
 ANOMALY_COLUMNS = ("scope", "name", "day", "spend", "idle_cost", "idle_share", "spend_z", "idle_z", "flag")
 Z_THRESHOLD = 3.5
 MIN_BASELINE_DAYS = 4  # earlier days a day is judged against
@@ -225,15 +229,64 @@ def check_cost_centres(budgets: pd.DataFrame, centres: CentreSpend, run_id: str)
                                  f"{row['cost_centre']!r} (values: {_shown(sorted(known))})")
 
 
-def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: CentreSpend | None = None) -> pd.DataFrame:
+def student_t_quantile(probability: float, dof: int) -> float:
+    """Student's t quantile for a whole number of degrees of freedom (``dof`` >= 1), by
+    bisection on the closed form of P(|T| < t) (Abramowitz and Stegun 26.7.3 and 26.7.4), to
+    1e-12: ``student_t_quantile(0.975, 4)`` = 2.776."""
+    if dof < 1 or not 0.5 <= probability < 1:
+        raise ValueError(f"t quantile needs dof >= 1 and 0.5 <= p < 1, got dof={dof}, p={probability}")
+    inside = 2 * probability - 1  # P(|T| < t)
+
+    def central(t: float) -> float:
+        theta = math.atan(t / math.sqrt(dof))
+        cos2 = math.cos(theta) ** 2
+        if dof % 2:  # odd: 2/π (θ + sin θ cos θ (1 + 2/3 cos²θ + … ))
+            term, total = 1.0, 1.0 if dof > 1 else 0.0
+            for k in range(1, (dof - 1) // 2):
+                term *= cos2 * (2 * k) / (2 * k + 1)
+                total += term
+            return 2 / math.pi * (theta + math.sin(theta) * math.cos(theta) * total)
+        term, total = 1.0, 1.0  # even: sin θ (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + … )
+        for k in range(1, dof // 2):
+            term *= cos2 * (2 * k - 1) / (2 * k)
+            total += term
+        return math.sin(theta) * total
+
+    low, high = 0.0, 1.0
+    while central(high) < inside:
+        high *= 2
+    while high - low > 1e-12 * max(1.0, high):
+        middle = (low + high) / 2
+        low, high = (middle, high) if central(middle) < inside else (low, middle)
+    return (low + high) / 2
+
+
+def forecast_interval(days: np.ndarray, days_left: int) -> tuple[float, float]:
+    """(mean daily spend, half-width of the 95 % prediction interval of the sum of the next
+    ``days_left`` days) from the observed ``days``: t(0.975, n − 1)·s·√(m + m²/n), the mean
+    estimated from the n days; half-width NaN from fewer than 2 days."""
+    n = len(days)
+    mean = float(days.mean()) if n else 0.0
+    if n < 2:
+        return mean, (0.0 if days_left == 0 else float("nan"))
+    spread = float(days.std(ddof=1))
+    return mean, student_t_quantile(0.975, n - 1) * spread * math.sqrt(days_left + days_left ** 2 / n)
+
+
+def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: CentreSpend | None = None,
+         run_days: tuple[date, date] | None = None) -> pd.DataFrame:
     """Per budget row: spend to date (days up to ``as_of``), forecast and interval, status.
     ``daily``: team, day, spend, idle_cost (`dashboards.data.daily_team_spend`); ``centres``:
     the cost centres' spend from a pod label, or None to sum a cost centre's teams (the team
-    rows' cost_centre). ``basis`` says which: ``team``, ``label:<key>`` or ``teams``."""
+    rows' cost_centre). ``basis`` says which: ``team``, ``label:<key>`` or ``teams``.
+    ``run_days``: the first and last day with cost records (`dashboards.data.run_date_range`;
+    default: the first and last day of ``daily``); only those days are observed."""
     columns = list(BURN_COLUMNS)
     if budgets.empty:
         return pd.DataFrame(columns=columns)
     daily = daily.assign(day=pd.to_datetime(daily["day"]).dt.date)
+    if run_days is None:
+        run_days = (min(daily["day"]), max(daily["day"])) if not daily.empty else (as_of, as_of)
     mapping = budgets.dropna(subset=["team", "cost_centre"]).drop_duplicates("team").set_index("team")["cost_centre"]
     # One group-by per basis, each name's days looked up per budget row (not a filter per row).
     by_team = _spend_per_day(daily, "team")
@@ -255,19 +308,20 @@ def burn(daily: pd.DataFrame, budgets: pd.DataFrame, as_of: date, centres: Centr
             spent = by_centre.get(budget.cost_centre, nothing)
         per_day = spent[(spent.index >= month) & (spent.index <= last)]
         elapsed = max(0, (last - month).days + 1)
-        values = per_day.reindex(pd.date_range(month, last).date, fill_value=0.0).to_numpy() if elapsed else np.array([])
-        to_date = float(values.sum())
+        first_seen, last_seen = max(month, run_days[0]), min(last, run_days[1])
+        observed = pd.date_range(first_seen, last_seen).date if first_seen <= last_seen else []
+        values = per_day.reindex(observed, fill_value=0.0).to_numpy(dtype=float)
+        to_date = float(per_day.sum())
         left = days_in_month - elapsed
-        mean = float(values.mean()) if elapsed else 0.0
-        spread = float(values.std(ddof=1)) if elapsed > 1 else 0.0
+        mean, half = forecast_interval(values, left)
         forecast = to_date + left * mean
-        half = 1.96 * spread * math.sqrt(left)
         status = "over" if to_date > budget.budget_usd else "trending over" if forecast > budget.budget_usd else "within"
         rows.append({"scope": scope, "name": name, "month": month.strftime("%Y-%m"), "budget_usd": budget.budget_usd,
                      "spend_to_date": round(to_date, 2), "days_elapsed": elapsed, "days_in_month": days_in_month,
-                     "forecast": round(forecast, 2), "forecast_low": round(max(to_date, forecast - half), 2),
-                     "forecast_high": round(forecast + half, 2),
-                     "burn_pct": round(to_date / budget.budget_usd, 4) if budget.budget_usd else None,
+                     "days_observed": len(values), "forecast": round(forecast, 2),
+                     "forecast_low": round(max(to_date, forecast - half), 2) if math.isfinite(half) else math.nan,
+                     "forecast_high": round(forecast + half, 2) if math.isfinite(half) else math.nan,
+                     "burn_pct": round(to_date / budget.budget_usd, 4) if budget.budget_usd else math.nan,
                      "status": status, "basis": basis})
     return pd.DataFrame(rows, columns=columns)
 

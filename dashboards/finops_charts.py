@@ -149,17 +149,20 @@ def eviction_losses_chart(
 def training_run_costs_chart(
     df: pd.DataFrame, width: int | str = DEFAULT_WIDTH, height: int = DEFAULT_HEIGHT
 ) -> alt.Chart:
-    """Bars of the mean cost of a training run in the window per outcome.
-    Columns: outcome, runs, cost_per_run."""
+    """Bars of the mean cost of a training run in the window per outcome, the idle it carries
+    included. Columns: outcome, runs, cost_per_run (usage_cost_per_run, idle_share_per_run in
+    the tooltip when present)."""
+    parts = [alt.Tooltip(f"{c}:Q", title=c.replace("_", " "), format=MONEY)
+             for c in ("usage_cost_per_run", "idle_share_per_run") if c in df.columns]
     chart = (
-        alt.Chart(df, title="Cost per training run in the window")
+        alt.Chart(df, title="Cost per training run in the window, with the idle it carries")
         .mark_bar()
         .encode(
             x=alt.X("cost_per_run:Q", title="USD per run", axis=alt.Axis(format="$,.0f")),
             y=alt.Y("outcome:N", title=None, sort=list(OUTCOME_COLORS)),
             color=alt.Color("outcome:N", legend=None, scale=_scale(OUTCOME_COLORS)),
             tooltip=[alt.Tooltip("outcome:N"), alt.Tooltip("runs:Q", title="runs"),
-                     alt.Tooltip("cost_per_run:Q", title="cost per run", format=MONEY)],
+                     alt.Tooltip("cost_per_run:Q", title="cost per run", format=MONEY), *parts],
         )
     )
     return sized(chart, width, height)

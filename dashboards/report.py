@@ -13,10 +13,7 @@ formula.
 
 from __future__ import annotations
 
-import base64
-import html
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,15 @@ import pandas as pd
 
 from dashboards import advice_charts, cells, charts, data, finops_charts, labels, scenario_charts
 from dashboards.errors import DashboardError
-from dashboards.text import markdown_text, printable, printable_value
+from dashboards.report_render import (
+    WHOLE_RUN,
+    Section,
+    headline_rows,
+    png,
+    render_html,
+    render_markdown,
+)
+from dashboards.text import markdown_text, printable, printable_value  # noqa: F401 (markdown_text: re-exported)
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.writes import neutralise_formula, write_files
 
@@ -88,17 +93,6 @@ def safe_output_path(out_dir: Path, name: str) -> Path:
 # --------------------------------------------------------------------------------------------
 
 
-@dataclass
-class _Section:
-    """One table of the report, with its chart when it has one."""
-
-    slug: str  # file name stem of the CSV / PNG
-    title: str
-    note: str
-    table: pd.DataFrame
-    chart: Callable[[pd.DataFrame], alt.TopLevelMixin] | None = None
-
-
 # The ranked table's columns in the report (the CSV has every column of scenario_ranking).
 RANKING_COLUMNS = (
     "rank", "scenario", "run_id", "profile", "queues", "scoring", "preemption", "seed", "total_cost",
@@ -109,7 +103,7 @@ RANKING_COLUMNS = (
 )
 
 
-def _ranking_section(con, baseline: str | None, rank_by: str) -> _Section:
+def _ranking_section(con, baseline: str | None, rank_by: str) -> Section:
     """Every run of the database ranked against ``baseline`` (a sweep's scenarios, say; default
     ``data.default_baseline``), over the hours every run covers."""
     runs = tuple(data.list_runs(con)["run_id"])
@@ -120,32 +114,38 @@ def _ranking_section(con, baseline: str | None, rank_by: str) -> _Section:
     label = label[:1].lower() + label[1:]  # "cost per productive GPU-hour": the units keep their case
     shown = ranking[[c for c in RANKING_COLUMNS if c in ranking]].copy()
     shown["is_baseline"] = ranking["is_baseline"]
-    return _Section(
+    return Section(
         "scenario_ranking", "Scenarios ranked",
         f"Every run in this database ranked by {label}, best first, against the baseline {baseline}, "
         "over the hours every run covers. " + data.why_the_winner_wins(ranking, rank_by) + " Idle GPU-hours by cause; partial placement is "
         "GPU-hours held by incomplete gangs; preemption waste is the work lost since the last checkpoint.",
         shown.drop(columns=["is_baseline"]),
         lambda _table: scenario_charts.scenario_ranking_chart(breakdown, shown),
+        window="the hours every run of the database covers (every phase; the date and phase filters do not apply)",
     )
 
 
-def _advice_sections(con) -> list[_Section]:
+ADVICE_WINDOW = ("each trial's own replay (the advice database's runs, not the report's selection): idle "
+                 "cost over its steady phase, waits and cost of delay over the whole run")
+
+
+def _advice_sections(con) -> list[Section]:
     """The quota advice, when the database is the one `gpu-finops advise quotas` wrote."""
     trials = data.advice_trials(con)
     if trials.empty:
         return []
     done = trials[trials["idle_cost"].notna()]
     return [
-        _Section("advice_pareto", "Advice: quota trials and their Pareto front",
+        Section("advice_pareto", "Advice: quota trials and their Pareto front",
                  "Each trial replays the trace under other Kueue quotas (gpu-finops advise quotas). The Pareto "
                  "front: trials meeting every target that no other beats on both idle cost (steady window) and "
                  "cost of delay; recommended: least idle cost plus cost of delay (docs/advice.md).",
-                 trials, lambda _table: advice_charts.pareto_chart(done)),
-        _Section("advice_teams", "Advice: per team, today and recommended",
+                 trials, lambda _table: advice_charts.pareto_chart(done), window=ADVICE_WINDOW),
+        Section("advice_teams", "Advice: per team, today and recommended",
                  "Each team's p95 wait, share of GPU-hours and cost of delay under today's manifests and under "
                  "the recommended ones (recommended.yaml).", data.advice_teams(con),
-                 lambda table: advice_charts.team_comparison_chart(table, "p95_wait_h", "p95 wait (h)")),
+                 lambda table: advice_charts.team_comparison_chart(table, "p95_wait_h", "p95 wait (h)"),
+                 window=ADVICE_WINDOW),
     ]
 
 
@@ -161,8 +161,10 @@ def budget_tables(con, run_id: str, budgets: Path, as_of: date,
     centres = None if key is None else budget_rules.CentreSpend(key, data.daily_label_spend(con, run_id, key))
     budget_rules.check_names(book, data.list_tenants(con, run_id), run_id, centres)
     daily = data.daily_team_spend(con, run_id)
+    run_days = data.run_date_range(con, run_id)
     steady = budget_rules.steady_days(data.run_phases(con, run_id))
-    return budget_rules.burn(daily, book, as_of, centres), budget_rules.anomalies(daily, centres, steady), key
+    return (budget_rules.burn(daily, book, as_of, centres, run_days), budget_rules.anomalies(daily, centres, steady),
+            key)
 
 
 def budget_names(burned: pd.DataFrame) -> str:
@@ -175,7 +177,7 @@ def budget_names(burned: pd.DataFrame) -> str:
 
 
 def budget_sections(con, run_id: str, budgets: Path, as_of: date,
-                    cost_centre_label: str | None = None) -> list[_Section]:
+                    cost_centre_label: str | None = None) -> list[Section]:
     """Budgets and burn of every budgeted team and cost centre, and the anomalous days of each
     team and cost centre."""
     from dashboards import budgets as budget_rules
@@ -185,15 +187,17 @@ def budget_sections(con, run_id: str, budgets: Path, as_of: date,
                "charged, whatever their team" if key else "a cost centre's spend is its teams' (the budgets "
                "file's team rows)")
     whose = "team's or cost centre's" if key else "team's"
+    budget_window = (f"calendar days of each budget's month up to {as_of} (UTC), every phase: a budget is "
+                     "spent on every day, not only in the report's phase")
     return [
-        _Section("budget_burn", "Budgets and burn",
+        Section("budget_burn", "Budgets and burn",
                  f"Spend to {as_of} (what each team is charged, its idle share included; {centres}) against its "
-                 "monthly budget, and a forecast to the end of the month with a 95% interval (mean daily spend so "
-                 f"far; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
-                 burned, finops_charts.budget_burn_chart),
-        _Section("budget_anomalies", "Anomalous days",
+                 "monthly budget, and a forecast to the end of the month with a 95% prediction interval (mean "
+                 f"daily spend over the days with cost records, t quantile; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
+                 burned, finops_charts.budget_burn_chart, window=budget_window),
+        Section("budget_anomalies", "Anomalous days",
                  f"Days whose spend or idle share is far from the {whose} usual day (modified z-score "
-                 f"above {budget_rules.Z_THRESHOLD}).", flagged),
+                 f"above {budget_rules.Z_THRESHOLD}).", flagged, window=budget_window),
     ]
 
 
@@ -215,7 +219,7 @@ def budget_status(db: Path, run_id: str | None, budgets: Path, as_of: date | Non
     return budget_rules.teams_to_name(burned)
 
 
-def _label_section(con, filters: data.Filters, label_key: str) -> _Section:
+def _label_section(con, filters: data.Filters, label_key: str) -> Section:
     """The chargeback by a pod label's value (fct_label_allocation, policy `window`), the
     groups in words."""
     frame = data.label_showback(con, filters, label_key, "window")
@@ -226,7 +230,7 @@ def _label_section(con, filters: data.Filters, label_key: str) -> _Section:
         return charts.team_chargeback_chart(df.rename(columns={label_key: "tenant"}),
                                             title=f"Charged cost per {label_key}")
 
-    return _Section("chargeback_by_label", f"Chargeback per {label_key}",
+    return Section("chargeback_by_label", f"Chargeback per {label_key}",
                     f"The same bill by the value of the pod label {label_key} (fct_label_allocation, "
                     "policy `window`): workloads without it are Unlabelled, idle nobody could carry is "
                     "Unallocated (idle). The rows add up to the chargeback per team.", table, chart)
@@ -235,7 +239,7 @@ def _label_section(con, filters: data.Filters, label_key: str) -> _Section:
 def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
              rank_by: str = data.DEFAULT_RANK_BY, budgets: Path | None = None,
              label_key: str | None = None,
-             cost_centre_label: str | None = None) -> tuple[dict[str, float], list[_Section], str]:
+             cost_centre_label: str | None = None) -> tuple[dict[str, float], list[Section], str]:
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
@@ -249,71 +253,78 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
             compared = data.runs_compared(con)
             sections.append(_ranking_section(con, baseline, rank_by))
             sections += [
-                _Section("runs_compared", "Runs side by side",
+                Section("runs_compared", "Runs side by side",
                          "Every run in this database, e.g. one trace under different scheduling "
                          "profiles. Partial placement (gang wait) is GPU-hours held by partially "
                          "placed gangs: the waste that gang scheduling removes.",
-                         compared, charts.runs_compared_chart),
-                _Section("runs_waits", "Waits and preemptions per run",
+                         compared, charts.runs_compared_chart, window=WHOLE_RUN),
+                Section("runs_waits", "Waits and preemptions per run",
                          "Wait from submission to the first running pod.",
-                         data.runs_waits(con)),
+                         data.runs_waits(con), window=WHOLE_RUN),
             ]
         sections += [
-            _Section("spend_by_team", "Spend by team",
+            Section("spend_by_team", "Spend by team",
                      "Effective cost of GPU-hours held by each team's workloads.",
                      data.spend_by_team(con, filters), charts.spend_by_team_chart),
-            _Section("usage_class_over_time", f"GPU-hours by usage class per {bucket}",
+            Section("usage_class_over_time", f"GPU-hours by usage class per {bucket}",
                      "Productive: running; partial placement (gang wait): held by a gang still "
                      "waiting for its last pods; lost to preemption: work since the last "
                      "checkpoint of a preempted pod; idle: held by nobody.",
                      data.usage_class_over_time(con, filters, bucket),
                      charts.usage_class_over_time_chart),
-            _Section("chargeback", "Chargeback per team",
+            Section("chargeback", "Chargeback per team",
                      "What each team is charged: its own usage plus the idle capacity of the "
                      "charge periods and GPU models it used, in proportion to its cost there; "
                      "idle nobody could carry stays on the "
                      f"platform line, {labels.PLATFORM_LINE}.",
-                     data.team_showback(con, filters, "window"), charts.team_chargeback_chart),
+                     data.team_showback(con, filters, data.CHARGEBACK_POLICY), charts.team_chargeback_chart),
             *([_label_section(con, filters, label_key)] if label_key else []),
-            _Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
+            Section("idle_cost_by_cause", "Idle and partial-placement cost by cause",
                      "Idle GPU-hours by cause, and the GPU-hours held by partially placed gangs "
                      "(partial placement). Idle capacity belongs to no team.",
                      data.idle_cost_by_cause(con, filters), charts.idle_cost_by_cause_chart),
-            _Section("idle_avoidable_or_sunk", "Idle cost: avoidable or sunk",
+            Section("idle_avoidable_or_sunk", "Idle cost: avoidable or sunk",
                      "Idle on nodes paid by the hour could be given back (avoidable); idle on "
                      "Committed nodes is paid whatever happens (sunk).",
                      data.idle_by_payment(con, filters), finops_charts.idle_by_payment_chart),
-            _Section("commitment_pools", "Commitment pools",
-                     "Committed capacity pooled per SKU, per month (the whole run): utilization, "
-                     "coverage and the on-demand hours the unused part could have carried.",
-                     data.commitment_pools(con, filters.run_id)),
-            _Section("unservable_demand", "Unservable demand",
+            Section("commitment_pools", "Commitment pools",
+                     "Whole run: committed capacity pooled per SKU, per month. Utilization = committed "
+                     "hours used ÷ committed hours; coverage = covered usage ÷ commitment-eligible "
+                     "usage (committed hours used ÷ those and on-demand hours used; spot is not "
+                     "eligible); and the on-demand hours the unused part could have carried.",
+                     data.commitment_pools(con, filters.run_id),
+                     window="the run's whole billing months (every phase; the date and phase filters do not apply)"),
+            Section("unservable_demand", "Unservable demand",
                      "Workloads that can never run on this cluster and its quotas, per team and "
                      "reason: GPU-hours asked. Not demand for idle causes.",
-                     data.unservable_demand(con, filters), finops_charts.unservable_demand_chart),
-            _Section("pending_demand", "GPU-hours demanded while pending",
+                     data.unservable_demand(con, filters), finops_charts.unservable_demand_chart,
+                     window="workloads submitted before the selection's end; GPU-hours asked and waited over "
+                            "the whole run"),
+            Section("pending_demand", "GPU-hours demanded while pending",
                      "GPU-hours each team's workloads demanded while they waited to run, capped "
                      "by what the cluster could have run, valued at list price: demand, not "
                      "spend.",
                      data.waiting_cost_by_team(con, filters), finops_charts.waiting_cost_chart),
-            _Section("checkpoint_loss", "Checkpoint loss per eviction",
+            Section("checkpoint_loss", "Checkpoint loss per eviction",
                      "Work since the last checkpoint each eviction threw away, per victim team; "
                      "reclaim: another queue took the GPUs back.",
                      data.eviction_losses(con, filters), finops_charts.eviction_losses_chart),
-            _Section("cost_per_training_run", "Cost per training run",
-                     "Training and fine-tune runs by outcome, each with the idle it carries.",
+            Section("cost_per_training_run", "Cost per training run",
+                     "Training and fine-tune runs by outcome at the window's end: each run's usage in the "
+                     "window plus the idle it carries there (its share of the idle of the hours and GPU "
+                     "models it used, the chargeback's window policy).",
                      data.training_run_costs(con, filters), finops_charts.training_run_costs_chart),
-            _Section("costliest_workloads", "Costliest workloads",
+            Section("costliest_workloads", "Costliest workloads",
                      "From the FOCUS cost records in the window.",
                      data.costliest_workloads(con, filters, limit=20),
                      charts.costliest_workloads_chart),
-            _Section("partial_placement_workloads", "Partially placed gangs",
+            Section("partial_placement_workloads", "Partially placed gangs",
                      "Workloads that held GPUs while their gang was incomplete.",
                      data.partial_placement_workloads(con, filters)),
-            _Section("pending_by_reason", "Waiting workloads by latest reason",
+            Section("pending_by_reason", "Waiting workloads by latest reason",
                      "Workloads still waiting at the end of the window.",
                      data.pending_by_reason(pending), charts.pending_by_reason_chart),
-            _Section("pending_workloads", "Waiting workloads",
+            Section("pending_workloads", "Waiting workloads",
                      "Each waiting workload with its latest pending reason.", pending),
         ]
         sections += _advice_sections(con)
@@ -330,10 +341,14 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
     phase = f", {filters.phase} phase" if filters.phase else ""
     scope = printable(f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}")
+    selected = printable(f"the report's selection: {filters.phase + ' phase' if filters.phase else 'whole run'}, "
+                         f"{filters.date_from} to {filters.date_to} (UTC)")
+    for section in sections:
+        section.window = section.window or selected
     return metrics, sections, scope
 
 
-def _drop_chart_past_row_cap(section: _Section) -> None:
+def _drop_chart_past_row_cap(section: Section) -> None:
     """A chart whose data would pass altair's row cap (5,000) is left out, with a note saying
     so: the table keeps every row. The charts of names (teams, label values, budgets) sum or
     cap their bars themselves and never reach it."""
@@ -358,119 +373,6 @@ def printable_frame(df: pd.DataFrame) -> pd.DataFrame:
             safe[column] = values.map(printable_value).astype(values.dtype if values.dtype != object else object)
     safe.columns = [printable(str(c)) for c in safe.columns]
     return safe
-
-
-def _headline_rows(metrics: dict[str, float]) -> list[tuple[str, str]]:
-    return [
-        ("Total cost", f"${metrics['total_cost']:,.2f}"),
-        ("List cost", f"${metrics['list_cost']:,.2f}"),
-        ("Capacity", f"{metrics['capacity_gpu_hours']:,.1f} GPU-hours"),
-        ("Allocation rate", f"{metrics['allocation_rate']:.1%}"),
-        ("Idle", f"{metrics['idle_pct']:.1%} ({metrics['idle_gpu_hours']:,.1f} GPU-hours)"),
-        ("Idle cost", f"${metrics['idle_cost']:,.2f}"),
-        # inside allocations: GPUs held by running workloads whose engines were idle
-        ("Allocated-idle cost", _allocated_idle(metrics)),
-        ("Partial-placement GPU-hours",
-         f"{metrics['partial_placement_gpu_hours']:,.1f} (${metrics['partial_placement_cost']:,.2f})"),
-        ("Lost to preemption", f"{metrics['lost_to_preemption_gpu_hours']:,.1f} GPU-hours"),
-        ("Effective savings rate ((list − effective cost) ÷ list cost)",
-         f"{metrics['effective_savings_rate']:.1%}"),
-    ]
-
-
-def _allocated_idle(metrics: dict[str, float]) -> str:
-    if not metrics.get("measured_gpu_hours"):
-        return "unknown (no measured GPU utilisation)"
-    efficiency = metrics.get("efficiency")
-    return (f"${metrics['allocated_idle_cost']:,.2f} ({metrics['allocated_idle_gpu_hours']:,.1f} GPU-hours held "
-            f"with idle engines; efficiency {efficiency:.1%} of measured GPU-hours)")
-
-
-def _svg(chart: alt.TopLevelMixin) -> str:
-    import vl_convert
-
-    return vl_convert.vegalite_to_svg(chart.to_dict())
-
-
-def _png(chart: alt.TopLevelMixin) -> bytes:
-    import vl_convert
-
-    return vl_convert.vegalite_to_png(chart.to_dict(), scale=2)
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;
-max-width:1200px;padding:0 1rem;color:#212121}
-h1{margin-bottom:.2rem} .scope{color:#616161;margin-top:0}
-.cards{display:flex;flex-wrap:wrap;gap:.75rem;margin:1rem 0}
-.card{border:1px solid #e0e0e0;border-radius:8px;padding:.6rem .9rem;min-width:12rem}
-.card .label{font-size:.8rem;color:#616161} .card .value{font-size:1.25rem;font-weight:600}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1.5rem}
-th,td{border:1px solid #e0e0e0;padding:.25rem .5rem;text-align:left}
-th{background:#f5f5f5} img.chart{max-width:100%;height:auto;display:block;margin:.5rem 0}
-.note{color:#616161;font-size:.9rem} .empty{color:#9e9e9e;font-style:italic}
-"""
-
-
-def _render_html(metrics: dict[str, float], sections: list[_Section], scope: str,
-                 generated: str) -> str:
-    esc = html.escape
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        # Nothing from the network: the page must open offline, e.g. from a mail attachment.
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
-        "img-src data:; style-src 'unsafe-inline'\">",
-        f"<title>gpu-finops report: {esc(scope)}</title>",
-        f"<style>{_CSS}</style></head><body>",
-        "<h1>GPU cost report</h1>",
-        f'<p class="scope">{esc(scope)} · generated {esc(generated)}</p>',
-        '<div class="cards">',
-    ]
-    for label, value in _headline_rows(metrics):
-        parts.append(f'<div class="card"><div class="label">{esc(label)}</div>'
-                     f'<div class="value">{esc(value)}</div></div>')
-    parts.append("</div>")
-    for section in sections:
-        parts.append(f'<h2 id="{esc(section.slug)}">{esc(section.title)}</h2>')
-        parts.append(f'<p class="note">{esc(section.note)}</p>')
-        if section.table.empty:
-            parts.append('<p class="empty">No rows for this selection.</p>')
-            continue
-        if section.chart is not None:
-            svg = _svg(section.chart(section.table))
-            encoded = base64.b64encode(svg.encode("utf-8")).decode("ascii")
-            parts.append(f'<img class="chart" alt="{esc(section.title)}" '
-                         f'src="data:image/svg+xml;base64,{encoded}">')
-        parts.append(labels.readable_table(section.table).to_html(index=False, escape=True, border=0, na_rep=""))
-    parts.append("</body></html>")
-    return "\n".join(parts)
-
-
-def _markdown_cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and value != value):
-        return ""
-    return markdown_text(str(value))
-
-
-def _markdown_table(df: pd.DataFrame) -> str:
-    header = "| " + " | ".join(_markdown_cell(c) for c in df.columns) + " |"
-    rule = "| " + " | ".join("---" for _ in df.columns) + " |"
-    rows = ["| " + " | ".join(_markdown_cell(v) for v in row) + " |"
-            for row in df.itertuples(index=False)]
-    return "\n".join([header, rule, *rows])
-
-
-def _render_markdown(metrics: dict[str, float], sections: list[_Section], scope: str,
-                     generated: str) -> str:
-    lines = ["# GPU cost report", "", f"{markdown_text(scope)} · generated {generated}", ""]
-    lines += [f"- **{label}**: {value}" for label, value in _headline_rows(metrics)]
-    for section in sections:
-        lines += ["", f"## {section.title}", "", section.note, ""]
-        lines.append(_markdown_table(labels.readable_table(section.table)) if not section.table.empty
-                     else "_No rows for this selection._")
-    return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------------------------
@@ -559,20 +461,20 @@ def write_report(
     files: list[tuple[str, bytes]] = []
     if "html" in formats:
         files.append(("index.html",
-                      _render_html(metrics, sections, scope, generated).encode("utf-8")))
+                      render_html(metrics, sections, scope, generated).encode("utf-8")))
     if "csv" in formats:
-        headline = pd.DataFrame(_headline_rows(metrics), columns=["metric", "value"])
+        headline = pd.DataFrame(headline_rows(metrics), columns=["metric", "value"])
         files.append(("headline.csv", neutralise_csv_frame(headline).to_csv(index=False).encode()))
         for section in sections:
             csv_text = neutralise_csv_frame(cells.csv_rounded(labels.csv_frame(section.table))).to_csv(index=False)
             files.append((f"{section.slug}.csv", csv_text.encode("utf-8")))
     if "md" in formats:
         files.append(("report.md",
-                      _render_markdown(metrics, sections, scope, generated).encode("utf-8")))
+                      render_markdown(metrics, sections, scope, generated).encode("utf-8")))
     if "png" in formats:
         for section in sections:
             if section.chart is not None and not section.table.empty:
-                files.append((f"{section.slug}.png", _png(section.chart(section.table))))
+                files.append((f"{section.slug}.png", png(section.chart(section.table))))
     return _write_atomically(Path(out_dir), files, inputs=(Path(db),))
 
 

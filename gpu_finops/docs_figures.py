@@ -56,6 +56,8 @@ class DemoFacts:
     nodes: dict[tuple[str, str], tuple[int, int]]  # (GPU model, pricing category) -> nodes, GPUs
     # gang-v1.37's steady window by cost-center under the window policy: (group, charged $)
     by_cost_center: tuple[tuple[str, float], ...] = ()
+    # gang-v1.37's GPU commitment pools over the run: (GPU model, covered GPU-h, eligible GPU-h)
+    commitment_coverage: tuple[tuple[str, float, float], ...] = ()
 
 
 def _run_ids(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -123,9 +125,14 @@ def read_facts(db: Path) -> DemoFacts:
                GROUP BY allocation HAVING sum(abs(charged_cost)) > 0
                ORDER BY allocation = '__idle__', allocation = '__unallocated__', sum(charged_cost) DESC""",
             {"run": runs[GANG_PROFILE]}).fetchall()
+        coverage = con.execute(
+            """SELECT gpu_model, sum(used_quantity), sum(eligible_quantity) FROM fct_commitment_utilization
+               WHERE run_id = $run AND resource = 'gpu' GROUP BY gpu_model ORDER BY gpu_model""",
+            {"run": runs[GANG_PROFILE]}).fetchall()
     finally:
         con.close()
     return DemoFacts(
+        commitment_coverage=tuple((str(m), float(c), float(e)) for m, c, e in coverage),
         steady_gpu_hours=steady,
         p95_wait_h={by_run[run]: float(p95) for run, p95, _, _ in waits if run in by_run},
         finished={by_run[run]: int(done) for run, _, done, _ in waits if run in by_run},
@@ -226,12 +233,11 @@ def _cluster(f: DemoFacts) -> str:
 
 
 def _committed(f: DemoFacts) -> str:
-    """The demo's commitment coverage: Committed nodes of the committed model over its
-    commitment-eligible (Committed + Standard) nodes."""
-    model = next(m for (m, c) in sorted(f.nodes) if c == "Committed")
-    committed = f.nodes[(model, "Committed")][0]
-    eligible = committed + f.nodes.get((model, "Standard"), (0, 0))[0]
-    return f"{committed} Committed of {eligible} {model} nodes: {committed / eligible:.1%}".replace("%", " %")
+    """The demo's commitment coverage (fct_commitment_utilization): committed GPU-hours used over
+    the commitment-eligible GPU-hours used (those and on-demand usage; spot is not eligible)."""
+    model, covered, eligible = f.commitment_coverage[0]
+    return (f"{covered:,.0f} covered of {eligible:,.0f} eligible {model} GPU-hours used: "
+            f"{covered / eligible:.2%}").replace("%", " %")
 
 
 FIGURES: dict[str, Callable[[DemoFacts], str]] = {

@@ -37,14 +37,15 @@ as_of = filters.date_to or (run_range[1] if run_range else None)
 if as_of is None:
     st.info("This run has no charged days.")
     st.stop()
-burned = budgets.burn(daily, book, as_of, centres)
+burned = budgets.burn(daily, book, as_of, centres, run_range)
 over, trending = budgets.teams_to_name(burned)
 left, right = st.columns(2)
 left.metric("Over budget", ", ".join(over) or "none")
 right.metric("Trending over", ", ".join(trending) or "none")
 st.caption(f"Spend to {as_of} (what each team is charged, its idle share included); the forecast adds the days "
-           "left at the mean daily spend so far, with a 95% interval. A budget is a month's: every day of the run "
-           "in that month counts, whatever the sidebar's phase; anomalous days are judged within the steady phase.")
+           "left at the mean daily spend over the days with cost records, with a 95% prediction interval "
+           "(t quantile, the mean estimated: docs/reports.md). A budget is a month's: every day of the run in that "
+           "month counts, whatever the sidebar's phase; anomalous days are judged within the steady phase.")
 teams, centre_rows = burned[burned["scope"] == "team"], burned[burned["scope"] == "cost_centre"]
 if not teams.empty:
     st.subheader("Teams")

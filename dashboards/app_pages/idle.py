@@ -128,9 +128,9 @@ else:
         cache.chart(finops_charts.commitment_pools_chart(gpu_pools))
     st.caption("Committed capacity pooled per SKU, per month (whole months: the date and phase "
                "filters do not apply): utilization = committed hours used ÷ committed hours; "
-               "coverage = committed hours ÷ the SKU's commitment-eligible hours (committed and "
-               "on-demand capacity; spot is not eligible). The CSV has every column (units, "
-               "on-demand hours).")
+               "coverage = covered usage ÷ commitment-eligible usage (committed hours used ÷ those "
+               "and on-demand hours used; spot usage is not eligible, unused committed hours are not "
+               "usage). The CSV has every column (units, on-demand hours).")
     # The columns a reader needs fit the page's width (the sixteen of the mart did not: the
     # table was cut off at the right); gpu_model, resource and unit repeat the SKU
     shown = [c for c in COMMITTED_COLUMNS if c in pools.columns]

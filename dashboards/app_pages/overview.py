@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, finops_charts, labels, ui
+from dashboards import cache, charts, data, finops_charts, ui
 from dashboards.ui import compact_usd
 
 db, filters = cache.current()
@@ -35,11 +35,12 @@ partial.metric("Partial placement", ui.compact_number(metrics["partial_placement
                help="GPU-hours held by gangs waiting for their last pods: held, so not idle, "
                     "but no work done.")
 saving = cache.query(db, data.savings, filters)
-esr.metric("Effective savings rate", f"{saving['effective_savings_rate']:.1%}",
-           help=f"(list cost of the capacity paid ${saving['list_cost']:,.0f} − its "
-                f"effective cost ${saving['effective_cost']:,.0f}) ÷ that list cost, idle "
-                "included (FinOps' definition). Committed capacity left unused: "
-                f"${saving['unused_commitment_cost']:,.0f} of the effective cost.")
+esr.metric("Effective savings rate", f"{saving['esr_over_list']:.1%} / {saving['esr_over_contract']:.1%}",
+           help=f"Over list (the FinOps Foundation's ESROverList): (list cost of the capacity paid "
+                f"${saving['list_cost']:,.0f} − its effective cost ${saving['effective_cost']:,.0f}) ÷ that "
+                f"list cost. Over contract (ESROverContract): (contracted cost ${saving['contracted_cost']:,.0f} "
+                "− effective cost) ÷ contracted cost, the commitments' part. Idle included. Committed "
+                f"capacity left unused: ${saving['unused_commitment_cost']:,.0f} of the effective cost.")
 if filters.tenants:
     st.caption("Idle capacity belongs to no team: allocation rate, idle % and idle cost describe "
                "the whole cluster for these dates and GPU models.")
@@ -104,7 +105,9 @@ else:
         st.caption("Training and fine-tune workloads that held GPUs in the window, by outcome "
                    "at the window's end: finished, failed (held GPUs and ended without "
                    "finishing) or unfinished (still running or waiting). A run's cost is its "
-                   f"usage in the window: {ui.compact_usd(float(training['total_cost'].sum()))} of "
-                   f"the teams' {ui.compact_usd(teams_spend)}; idle stays on the "
-                   f"{labels.PLATFORM_LINE} line.")
+                   "usage in the window plus the idle it carries there (its share of the idle of "
+                   "the hours and GPU models it used, as the chargeback's window policy shares it): "
+                   f"{ui.compact_usd(float(training['total_cost'].sum()))}, of which usage "
+                   f"{ui.compact_usd(float((training['usage_cost_per_run'] * training['runs']).sum()))} "
+                   f"of the teams' {ui.compact_usd(teams_spend)}.")
         ui.table_with_csv(training, "cost_per_training_run.csv", key="overview.training.csv")

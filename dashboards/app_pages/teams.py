@@ -23,7 +23,7 @@ POLICY_LABELS = {
 policy_col, reclaim_col = st.columns([4, 1])
 with policy_col:
     policy = st.segmented_control(
-        "Idle capacity", list(POLICY_LABELS), key="teams.idle_policy", default="separate",
+        "Idle capacity", list(POLICY_LABELS), key="teams.idle_policy", default=data.CHARGEBACK_POLICY,
         format_func=lambda policy: POLICY_LABELS.get(policy, policy), required=True,
         help="Showback: idle capacity is nobody's, it stays on the Unallocated (idle) line. "
              "By period and GPU model: the teams that used a GPU model in a charge period carry "
@@ -32,7 +32,7 @@ with policy_col:
              "owners of the unused quota, barrier idle to the waiting gang's team, shared-device "
              "slack to the fractional tenants, idle without demand to the platform, the rest by "
              "period and model.",
-    ) or "separate"
+    ) or data.CHARGEBACK_POLICY
 with reclaim_col:
     reclaim = st.toggle(
         "Reclaimer pays", key="teams.reclaim",

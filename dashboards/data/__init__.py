@@ -54,6 +54,7 @@ from dashboards.data.core import (
     with_phase,
 )
 from dashboards.data.costs import (
+    CHARGEBACK_POLICY,
     HEATMAP_LEVELS,
     IDLE_POLICIES,
     fragmentation_by_model,
@@ -142,7 +143,7 @@ QUERIES = frozenset({
 })
 
 __all__ = [
-    "DB_ENV_VAR", "DEFAULT_PHASE", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "IDLE_TENANT",
+    "DB_ENV_VAR", "DEFAULT_PHASE", "Filters", "HEATMAP_LEVELS", "IDLE_POLICIES", "CHARGEBACK_POLICY", "IDLE_TENANT",
     "ADVICE_TRIAL_COLUMNS", "TEAM_METRICS", "advice_teams", "advice_trials", "daily_team_spend", "marts_missing",
     "COST_CENTRE_LABEL_KEYS", "cost_centre_label", "daily_label_spend", "label_values",
     "PHASES", "QUERIES", "QUEUE_USAGE_COLUMNS", "RANKING_METRICS", "READ_ONLY_CONFIG", "SCENARIO_METRICS",

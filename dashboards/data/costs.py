@@ -18,6 +18,9 @@ from dashboards.data.core import (
 from dashboards.errors import DashboardError
 
 IDLE_POLICIES = ("separate", "window", "node", "cause")
+# The chargeback's idle policy: the report's "Chargeback per team", the budgets' spend and the
+# Teams page's default all use it, so a figure reads the same on every surface.
+CHARGEBACK_POLICY = "window"
 """Who carries idle capacity: the rule lives in the pipeline (int_idle_shares, read through the
 ``fct_chargeback`` mart), never here. ``separate``: nobody, idle is the platform's line
 (``__idle__``, showback); ``window``: the teams that used the GPU model in the charge period, in

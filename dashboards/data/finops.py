@@ -92,30 +92,32 @@ def commitment_pools(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFram
 
 
 def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float]:
-    """The effective savings rate of the selection, as FinOps defines it: (ListCost −
-    EffectiveCost) ÷ ListCost over the capacity paid, idle included, so where pods landed does
-    not move it (fct_unit_economics' rule), with its parts and the cost of committed capacity
-    left unused (part of the effective cost)."""
-    if "pricing_category" not in table_columns(con, "fct_usage_hourly"):
-        return {"list_cost": 0.0, "effective_cost": 0.0, "unused_commitment_cost": 0.0,
-                "effective_savings_rate": 0.0}
+    """The effective savings rate of the selection on both of the FinOps Foundation's bases,
+    over the capacity paid (every Usage record, idle included, so where pods landed does not
+    move it; fct_unit_economics' rule): ``esr_over_list`` (ESROverList, (ListCost −
+    EffectiveCost) ÷ ListCost: every discount) and ``esr_over_contract`` (ESROverContract,
+    (ContractedCost − EffectiveCost) ÷ ContractedCost: the commitments' part beyond the
+    negotiated rates), with their parts and the cost of committed capacity left unused (part of
+    the effective cost). ``effective_savings_rate`` is the list basis."""
     row = _execute(
         con,
         f"""
-        SELECT coalesce(sum(u.list_cost), 0),
-               coalesce(sum(u.effective_cost), 0),
-               coalesce(sum(u.effective_cost) FILTER (
-                   WHERE u.usage_class = 'idle' AND u.pricing_category = 'Committed'), 0)
-        FROM fct_usage_hourly u
-        WHERE {_USAGE_WHERE}
+        SELECT coalesce(sum(r.ListCost), 0),
+               coalesce(sum(r.ContractedCost), 0),
+               coalesce(sum(r.EffectiveCost), 0),
+               coalesce(sum(r.EffectiveCost) FILTER (WHERE r.CommitmentDiscountStatus = 'Unused'), 0)
+        FROM focus_cost_records r
+        WHERE {_FOCUS_WHERE}
         """,
         filters.params(),
     ).fetchone()
     assert row is not None  # an aggregate always returns one row
-    list_cost, effective, unused = (float(v) for v in row)
-    rate = (list_cost - effective) / list_cost if list_cost else 0.0
-    return {"list_cost": list_cost, "effective_cost": effective,
-            "unused_commitment_cost": unused, "effective_savings_rate": rate}
+    list_cost, contracted, effective, unused = (float(v) for v in row)
+    over_list = (list_cost - effective) / list_cost if list_cost else 0.0
+    over_contract = (contracted - effective) / contracted if contracted else 0.0
+    return {"list_cost": list_cost, "contracted_cost": contracted, "effective_cost": effective,
+            "unused_commitment_cost": unused, "effective_savings_rate": over_list,
+            "esr_over_list": over_list, "esr_over_contract": over_contract}
 
 
 def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
@@ -186,20 +188,43 @@ def eviction_losses(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.Data
 def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
     """Cost per training run (kinds training and fine-tune) over the selected window, by its
     outcome at the window's end: finished by then; failed (held GPUs and ended the run without
-    finishing) when the window reaches the run's end; else unfinished (running or waiting). A run's cost is what its usage cost inside the window (the FOCUS records of its
-    charge periods there); idle capacity stays on the idle line, so the total is a part of the
-    teams' spend on the same page. Columns: outcome, runs, cost_per_run, total_cost."""
-    columns = ["outcome", "runs", "cost_per_run", "total_cost"]
-    if "outcome" not in table_columns(con, "fct_workloads"):
+    finishing) when the window reaches the run's end; else unfinished (running or waiting). A
+    run's cost is what its usage cost inside the window (the FOCUS records of its charge periods
+    there) plus the idle it carries there: its share of the idle capacity of those charge
+    periods and GPU models under the `window` policy (int_idle_shares, the chargeback's rule, so
+    the total is part of the teams' charged cost). Columns: outcome, runs, usage_cost_per_run,
+    idle_share_per_run, cost_per_run, total_cost."""
+    columns = ["outcome", "runs", "usage_cost_per_run", "idle_share_per_run", "cost_per_run", "total_cost"]
+    if "outcome" not in table_columns(con, "fct_workloads") or not table_columns(con, "int_idle_shares"):
         return _empty(columns)
     return _df(
         con,
         f"""
-        WITH cost AS (
+        WITH usage AS (
             SELECT r.x_Workload AS workload_id, sum(r.EffectiveCost) AS cost
             FROM focus_cost_records r
             WHERE {_FOCUS_WHERE} {_FOCUS_TENANT} AND r.x_Workload IS NOT NULL
             GROUP BY r.x_Workload
+        ),
+        idle_share AS (
+            -- the idle each workload carries in the window's charge periods (policy window)
+            SELECT s.workload_id, sum(s.idle_cost) AS cost
+            FROM int_idle_shares s
+            JOIN stg_runs g ON g.run_id = s.run_id
+            WHERE s.run_id = $run_id AND s.idle_policy = 'window' AND s.workload_id IS NOT NULL
+              AND ($ts_from::TIMESTAMP IS NULL
+                   OR g.start_ts + to_microseconds(CAST(round(s.period_index * g.charge_period_s * 1e6) AS BIGINT))
+                      >= $ts_from::TIMESTAMP)
+              AND ($ts_to::TIMESTAMP IS NULL
+                   OR g.start_ts + to_microseconds(CAST(round(s.period_index * g.charge_period_s * 1e6) AS BIGINT))
+                      < $ts_to::TIMESTAMP)
+              AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], s.gpu_model))
+              AND (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], s.tenant))
+            GROUP BY s.workload_id
+        ),
+        cost AS (
+            SELECT workload_id, coalesce(u.cost, 0) AS usage_cost, coalesce(i.cost, 0) AS idle_share
+            FROM usage u FULL JOIN idle_share i USING (workload_id)
         ),
         runs AS (
             -- finished: by the window's end; failed (held GPUs, never finished): known at the
@@ -209,13 +234,15 @@ def training_run_costs(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.D
                         WHEN w.outcome = 'failed'
                              AND coalesce($ts_to::TIMESTAMP, d.end_ts) >= d.end_ts THEN 'failed'
                         ELSE 'unfinished' END AS outcome,
-                   c.cost
+                   c.usage_cost, c.idle_share
             FROM cost c
             JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = c.workload_id
             JOIN dim_runs d ON d.run_id = w.run_id
             WHERE list_contains($kinds::VARCHAR[], w.kind)
         )
-        SELECT outcome, count(*) AS runs, avg(cost) AS cost_per_run, sum(cost) AS total_cost
+        SELECT outcome, count(*) AS runs, avg(usage_cost) AS usage_cost_per_run,
+               avg(idle_share) AS idle_share_per_run, avg(usage_cost + idle_share) AS cost_per_run,
+               sum(usage_cost + idle_share) AS total_cost
         FROM runs
         GROUP BY outcome
         ORDER BY CASE outcome WHEN 'finished' THEN 0 WHEN 'failed' THEN 1 ELSE 2 END

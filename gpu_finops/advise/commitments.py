@@ -12,9 +12,16 @@ the per-hour distribution (the newsvendor rule); ``c / L`` is the **break-even u
 committed GPU pays for itself when it is busy at least that share of the hours. The level is
 searched over whole GPUs from 0 to the peak, the lowest of equal costs kept.
 
-Usage: the GPUs held by workloads (every usage class but idle) per hour of the **steady
-window** (`fct_usage_hourly`, ``phase = 'steady'``; warm-up and drain are the trace's edges),
-hours without usage counted as 0, per GPU model (the SKU ``gpu-<model>``). With ``--all``, every
+Usage: the GPUs held by workloads (every usage class but idle) on commitment-eligible nodes
+(Committed and on-demand, not spot: spot-served usage already costs less than a commitment and is
+not eligible) per hour of the **steady window** (`fct_usage_hourly`, ``phase = 'steady'``;
+warm-up and drain are the trace's edges), hours without usage counted as 0, per GPU model (the
+SKU ``gpu-<model>``). Coverage and utilisation are the marts' (`fct_commitment_utilization`):
+covered ÷ eligible usage, covered ÷ committed hours.
+
+Savings are against **today's bill**, not an all-on-demand one: today the eligible usage runs
+under the cluster's own Committed GPUs of the model (``C0``, ``cost(C0)``), and the spot-served
+usage costs what its records say in both; ``savings = cost(C0) − cost(C)``. With ``--all``, every
 run of the database: under a sweep's scenarios (or ``advise quotas``' today and recommended
 runs), what the commitment would be if that scenario were applied.
 
@@ -44,17 +51,19 @@ class Commitment:
     sku: str
     gpu_model: str
     hours: int
-    mean_gpus: float
+    mean_gpus: float  # eligible GPUs in use (spot-served usage is not eligible)
     peak_gpus: float
     list_price: float
     contracted_price: float
     break_even_utilisation: float
     committed_gpus: int
-    coverage: float  # share of the GPU-hours used that the commitment covers
+    coverage: float  # covered usage ÷ commitment-eligible usage (the marts' definition)
     utilisation: float  # share of the committed GPU-hours used
-    cost: float  # the commitment plus the on-demand rest, over the hours
-    on_demand_cost: float  # everything at list price
-    savings: float
+    spot_gpu_hours: float  # usage served by spot: not eligible, at its own cost in both bills
+    today_committed_gpus: int  # the cluster's Committed GPUs of the model
+    today_cost: float  # today's bill: the eligible usage under today's commitment, plus spot
+    cost: float  # the bill with the advised commitment: the commitment, the on-demand rest, spot
+    savings: float  # today_cost − cost
 
 
 def best_commitment(usage: list[float], list_price: float, contracted_price: float) -> tuple[int, float]:
@@ -74,17 +83,21 @@ def _cost(usage: list[float], level: int, list_price: float, contracted_price: f
 
 
 def commitment_for(run_id: str, gpu_model: str, usage: list[float], list_price: float,
-                   contracted_price: float) -> Commitment:
+                   contracted_price: float, today_gpus: int = 0, spot: tuple[float, float] = (0.0, 0.0)) -> Commitment:
+    """The advice for one SKU: ``usage`` the eligible GPUs in use per hour, ``today_gpus`` the
+    cluster's Committed GPUs of the model, ``spot`` (GPU-hours, cost) of the spot-served usage."""
     level, cost = best_commitment(usage, list_price, contracted_price)
+    today = _cost(usage, today_gpus, list_price, contracted_price)
     used = sum(usage)
     covered = sum(min(u, level) for u in usage)
-    on_demand = used * list_price
+    spot_gpu_hours, spot_cost = spot
     return Commitment(
         run_id, f"gpu-{gpu_model.lower()}", gpu_model, len(usage), round(used / len(usage), 4) if usage else 0.0,
         round(max(usage, default=0.0), 4), list_price, contracted_price,
         round(contracted_price / list_price, 4) if list_price else 0.0, level,
         round(covered / used, 4) if used else 0.0, round(covered / (level * len(usage)), 4) if level else 0.0,
-        round(cost, 2), round(on_demand, 2), round(on_demand - cost, 2))
+        round(spot_gpu_hours, 4), today_gpus, round(today + spot_cost, 2), round(cost + spot_cost, 2),
+        round(today - cost, 2))
 
 
 _USAGE = """
@@ -92,14 +105,22 @@ WITH hours AS (
     SELECT r.run_id, unnest(range(r.steady_start_ts, r.drain_start_ts, INTERVAL 1 HOUR)) AS hour
     FROM dim_runs r WHERE r.run_id IN (SELECT unnest(?::VARCHAR[]))
 ), models AS (
-    SELECT DISTINCT run_id, gpu_model FROM dim_nodes WHERE gpu_model IS NOT NULL AND gpus > 0
+    SELECT run_id, gpu_model,
+           coalesce(sum(gpus) FILTER (WHERE pricing_category = 'Committed'), 0) AS committed_gpus
+    FROM dim_nodes WHERE gpu_model IS NOT NULL AND gpus > 0
+    GROUP BY ALL
 ), used AS (
-    SELECT run_id, gpu_model, date_trunc('hour', charge_period_start) AS hour, sum(gpu_hours) AS gpu_hours
+    -- spot-served usage is not commitment-eligible: apart, at its own cost
+    SELECT run_id, gpu_model, date_trunc('hour', charge_period_start) AS hour,
+           coalesce(sum(gpu_hours) FILTER (WHERE pricing_category <> 'Dynamic'), 0) AS gpu_hours,
+           coalesce(sum(gpu_hours) FILTER (WHERE pricing_category = 'Dynamic'), 0) AS spot_gpu_hours,
+           coalesce(sum(effective_cost) FILTER (WHERE pricing_category = 'Dynamic'), 0) AS spot_cost
     FROM fct_usage_hourly
     WHERE usage_class <> 'idle' AND phase = 'steady' AND resource = 'gpu' AND gpu_model IS NOT NULL
     GROUP BY ALL
 )
-SELECT h.run_id, m.gpu_model, h.hour, coalesce(u.gpu_hours, 0) AS gpus
+SELECT h.run_id, m.gpu_model, h.hour, coalesce(u.gpu_hours, 0) AS gpus, m.committed_gpus,
+       coalesce(u.spot_gpu_hours, 0), coalesce(u.spot_cost, 0)
 FROM hours h JOIN models m USING (run_id)
 LEFT JOIN used u ON u.run_id = h.run_id AND u.gpu_model = m.gpu_model AND u.hour = h.hour
 ORDER BY h.run_id, m.gpu_model, h.hour
@@ -153,14 +174,20 @@ def advise_commitments(db: Path, prices: Path, out: Path, *, run_id: str | None 
                              field="--run-id")
         rows = con.execute(_USAGE, [runs]).fetchall()
     usage: dict[tuple[str, str], list[float]] = {}
-    for run, model, _, gpus in rows:
+    today: dict[tuple[str, str], int] = {}
+    spot: dict[tuple[str, str], tuple[float, float]] = {}
+    for run, model, _, gpus, committed_gpus, spot_gpu_hours, spot_cost in rows:
         usage.setdefault((run, model), []).append(float(gpus))
+        today[run, model] = int(committed_gpus)
+        hours_so_far, cost_so_far = spot.get((run, model), (0.0, 0.0))
+        spot[run, model] = (hours_so_far + float(spot_gpu_hours), cost_so_far + float(spot_cost))
     results = []
     for (run, model), hours in usage.items():
         priced_as = resolve_model(model, book, aliases)
         if priced_as is None:
             raise InputError(prices, missing_price_message([model], f"a GPU model of run {run}"), field="gpu_model")
-        results.append(commitment_for(run, model, hours, *book[priced_as]))
+        results.append(commitment_for(run, model, hours, *book[priced_as], today_gpus=today[run, model],
+                                      spot=spot[run, model]))
     _write(Path(out), results, inputs=[Path(db), Path(prices)])
     return results
 
@@ -171,13 +198,16 @@ def _write(out: Path, results: list[Commitment], inputs: list[Path]) -> None:
     frame = pl.DataFrame([asdict(r) for r in results], infer_schema_length=None) if results else pl.DataFrame()
     csv_text = frame.write_csv()
     lines = ["# Commitment level per SKU", "",
-             "Least expected cost over the steady window's hours (docs/advice.md).", "",
-             "| run | SKU | committed GPUs | mean / peak GPUs in use | break-even utilisation | coverage | "
-             "utilisation | cost | all on demand | savings |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "Least expected cost over the steady window's hours, against today's bill (docs/advice.md). "
+             "Spot-served usage is not commitment-eligible: it costs the same in both bills.", "",
+             "| run | SKU | committed GPUs (today) | mean / peak eligible GPUs | spot GPU-h | break-even utilisation | "
+             "coverage | utilisation | today's bill | with the advice | savings |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
-        lines.append(f"| {_md(r.run_id)} | {_md(r.sku)} | {r.committed_gpus} | {r.mean_gpus:,.1f} / {r.peak_gpus:,.1f} | "
-                     f"{r.break_even_utilisation:.0%} | {r.coverage:.0%} | {r.utilisation:.0%} | ${r.cost:,.2f} | "
-                     f"${r.on_demand_cost:,.2f} | ${r.savings:,.2f} |")
+        lines.append(f"| {_md(r.run_id)} | {_md(r.sku)} | {r.committed_gpus} ({r.today_committed_gpus}) | "
+                     f"{r.mean_gpus:,.1f} / {r.peak_gpus:,.1f} | {r.spot_gpu_hours:,.1f} | "
+                     f"{r.break_even_utilisation:.0%} | {r.coverage:.0%} | {r.utilisation:.0%} | ${r.today_cost:,.2f} | "
+                     f"${r.cost:,.2f} | ${r.savings:,.2f} |")
     try:
         write_files(out, {"commitments.csv": csv_text, "commitments.md": "\n".join(lines) + "\n"},
                     inputs=inputs, what="--out")
@@ -192,12 +222,12 @@ def _md(text: str) -> str:
 
 
 def print_commitments(results: list[Commitment], console: Console) -> None:
-    table = Table(title="commitment level per SKU (steady window)")
-    for column in ("run", "SKU", "commit GPUs", "mean GPUs", "break-even", "coverage", "utilisation", "cost",
-                   "on demand", "savings"):
+    table = Table(title="commitment level per SKU (steady window), against today's bill")
+    for column in ("run", "SKU", "commit GPUs", "today", "mean GPUs", "spot GPU-h", "break-even", "coverage",
+                   "utilisation", "today's bill", "with advice", "savings"):
         table.add_column(column, justify="left" if column in ("run", "SKU") else "right")
     for r in results:
-        table.add_row(r.run_id, r.sku, str(r.committed_gpus), f"{r.mean_gpus:,.1f}", f"{r.break_even_utilisation:.0%}",
-                      f"{r.coverage:.0%}", f"{r.utilisation:.0%}", f"${r.cost:,.0f}", f"${r.on_demand_cost:,.0f}",
-                      f"${r.savings:,.0f}")
+        table.add_row(r.run_id, r.sku, str(r.committed_gpus), str(r.today_committed_gpus), f"{r.mean_gpus:,.1f}",
+                      f"{r.spot_gpu_hours:,.0f}", f"{r.break_even_utilisation:.0%}", f"{r.coverage:.0%}",
+                      f"{r.utilisation:.0%}", f"${r.today_cost:,.0f}", f"${r.cost:,.0f}", f"${r.savings:,.0f}")
     console.print(table)

@@ -8,15 +8,21 @@ fixed order, and a last-bit difference would send a seeded sampler down another 
 - ``idle_cost``: the effective cost of idle GPU-hours in the steady window (`fct_usage_hourly`,
   ``usage_class = 'idle'``, ``phase = 'steady'``): warm-up and drain idle belong to the trace's
   edges, not to the quotas.
-- ``cost_of_delay``: the GPU-hours workloads demanded while pending, capped by what the cluster
-  could have run, at list price (`fct_workloads.pending_demand_list_value`, the saved query
-  ``pending_demand_by_team``; docs/cost-model.md), unservable workloads included (`fct_unservable_demand`: their GPU-hours waited plus those
-  they asked for; quotas that can never admit a workload must not look cheaper for it).
+- ``cost_of_delay``: the GPU-hours workloads demanded while pending in the steady window's
+  charge periods, capped by what the cluster could have run, at list price
+  (`int_pending_demand_capped`, the rows `fct_workloads.pending_demand_list_value` sums, kept to
+  the periods of `int_run_phases`' steady window): the same window as ``idle_cost``.
+  Unservable workloads (`fct_unservable_demand`) are not in it: no quota of the trial served
+  them, so they would drown what quotas can move (on the demo, 84 % of a whole-run cost of
+  delay was 7 oversized gangs). They are reported apart, per team and in all:
+  ``unservable_workloads`` and ``unservable_cost`` (their GPU-hours waited plus asked, at the
+  list price of the cheapest model they accept), and `gpu_finops.advise.objectives.violations`
+  keeps a trial from making more workloads unservable than today.
 - per team (`fct_workloads.tenant`): workloads, p95 and median wait (hours, as the saved query
   ``wait_times_by_team``, rejected workloads left out, an unservable one waiting to the end of
   the run), the team's GPU-hours and their share of all teams' GPU-hours, its cost of delay,
-  workloads still pending at the end and unservable ones. The cost of delay is the sum of the
-  teams'.
+  workloads still pending at the end and unservable ones with their cost. The cost of delay is
+  the sum of the teams'.
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class TeamFigures:
     cost_of_delay: float
     still_pending: int
     unservable: int = 0  # workloads these quotas can never admit
+    unservable_cost: float = 0.0  # their GPU-hours waited and asked at list price: apart, not delay
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,15 @@ class RunFigures:
     idle_cost: float
     cost_of_delay: float
     teams: tuple[TeamFigures, ...] = field(default_factory=tuple)
+
+    @property
+    def unservable_workloads(self) -> int:
+        return sum(t.unservable for t in self.teams)
+
+    @property
+    def unservable_cost(self) -> float:
+        """Reported apart from the cost of delay: what no quota of this run served."""
+        return round(sum(t.unservable_cost for t in self.teams), 2)
 
     @property
     def total(self) -> float:
@@ -60,7 +76,8 @@ class RunFigures:
 
     def as_dict(self) -> dict[str, Any]:
         return {"run_id": self.run_id, "idle_cost": self.idle_cost, "cost_of_delay": self.cost_of_delay,
-                "total": self.total, "teams": [asdict(t) for t in self.teams]}
+                "total": self.total, "unservable_workloads": self.unservable_workloads,
+                "unservable_cost": self.unservable_cost, "teams": [asdict(t) for t in self.teams]}
 
     @classmethod
     def from_dict(cls, value: dict[str, Any]) -> RunFigures:
@@ -72,11 +89,10 @@ _IDLE = """
 SELECT coalesce(sum(effective_cost), 0) FROM fct_usage_hourly
 WHERE run_id = ? AND usage_class = 'idle' AND phase = 'steady'
 """
-# Every workload's wait (hours) and what it cost. An unservable workload (one these quotas can
-# never admit) waited from its submission to the end of the run and never ran: its GPU-hours
-# waited plus the GPU-hours it asked for (bought elsewhere, or not done), at the list price of
-# the cheapest GPU model it accepts. Leaving it out would reward quotas that make work
-# impossible; the run of such quotas also ends sooner, so its wait alone would undercount it.
+# Every workload's wait (hours), its cost of delay in the steady window and, for an unservable
+# workload (one these quotas can never admit), what it cost apart: it waited from its submission
+# to the end of the run and never ran, so its GPU-hours waited plus the GPU-hours it asked for
+# (bought elsewhere, or not done), at the list price of the cheapest GPU model it accepts.
 _WAITS = """
 WITH unservable AS (
     SELECT u.run_id, u.workload_id, u.waited_gpu_hours, u.asked_gpu_hours,
@@ -85,14 +101,25 @@ WITH unservable AS (
             WHERE p.run_id = u.run_id AND p.resource = 'gpu'
               AND list_contains(string_split(u.gpu_model, '|'), p.gpu_model)) AS price
     FROM fct_unservable_demand u WHERE u.run_id = ?
+), steady_delay AS (
+    -- the capped pending demand of the steady window's charge periods (int_run_phases)
+    SELECT d.workload_id, sum(d.list_value) AS list_value
+    FROM int_pending_demand_capped d
+    JOIN stg_runs r USING (run_id)
+    JOIN int_run_phases p USING (run_id)
+    WHERE d.run_id = ? AND d.period_index * r.charge_period_s >= p.warmup_end_s
+      AND d.period_index * r.charge_period_s < p.drain_start_s
+    GROUP BY d.workload_id
 )
 SELECT w.tenant AS team, w.final_state,
        coalesce(w.wait_s / 3600, u.waited_h, 0) AS wait_h,
        w.gpu_hours_productive + w.gpu_hours_gang_wait + w.gpu_hours_lost AS gpu_hours,
+       CASE WHEN w.outcome = 'unservable' THEN 0 ELSE coalesce(s.list_value, 0) END AS delay_cost,
        CASE WHEN w.outcome = 'unservable' THEN coalesce((u.waited_gpu_hours + u.asked_gpu_hours) * u.price, 0)
-            ELSE w.pending_demand_list_value END AS delay_cost,
+            ELSE 0 END AS unservable_cost,
        w.outcome = 'unservable' AS unservable
 FROM fct_workloads w LEFT JOIN unservable u USING (run_id, workload_id)
+LEFT JOIN steady_delay s USING (workload_id)
 WHERE w.run_id = ? AND w.final_state <> 'rejected'
 """
 _TEAMS = f"""
@@ -102,17 +129,19 @@ WITH waits AS ({_WAITS}), per_team AS (
            coalesce(median(wait_h), 0) AS median_wait_h,
            sum(gpu_hours) AS gpu_hours, sum(delay_cost) AS cost_of_delay,
            count(*) FILTER (WHERE final_state = 'pending_at_end') AS still_pending,
-           count(*) FILTER (WHERE unservable) AS unservable
+           count(*) FILTER (WHERE unservable) AS unservable,
+           sum(unservable_cost) AS unservable_cost
     FROM waits GROUP BY team
 )
 SELECT team, workloads, p95_wait_h, median_wait_h, gpu_hours,
        coalesce(gpu_hours / nullif(sum(gpu_hours) OVER (), 0), 0) AS gpu_hour_share,
-       coalesce(cost_of_delay, 0), still_pending, unservable
+       coalesce(cost_of_delay, 0), still_pending, unservable, coalesce(unservable_cost, 0)
 FROM per_team ORDER BY team
 """
 
 
-TABLES = ("fct_usage_hourly", "fct_workloads", "fct_unservable_demand", "stg_prices")
+TABLES = ("fct_usage_hourly", "fct_workloads", "fct_unservable_demand", "stg_prices", "int_pending_demand_capped",
+          "int_run_phases", "stg_runs")
 """The tables the figures read: a trial builds only these and what they are made from
 (`pipeline.partial.build_models`)."""
 
@@ -126,9 +155,10 @@ def run_figures(db: Path, run_id: str) -> RunFigures:
 def figures_of(con: duckdb.DuckDBPyConnection, run_id: str) -> RunFigures:
     """The figures of one built run, read through an open connection."""
     idle = con.execute(_IDLE, [run_id]).fetchone()
-    rows = con.execute(_TEAMS, [run_id, run_id]).fetchall()
+    rows = con.execute(_TEAMS, [run_id, run_id, run_id]).fetchall()
     teams = tuple(TeamFigures(str(team), int(n), round(float(p95), 4), round(float(median), 4), round(float(hours), 2),
-                              round(float(share), 4), round(float(cost), 2), int(pending), int(unservable))
-                  for team, n, p95, median, hours, share, cost, pending, unservable in rows)
+                              round(float(share), 4), round(float(cost), 2), int(pending), int(unservable),
+                              round(float(apart), 2))
+                  for team, n, p95, median, hours, share, cost, pending, unservable, apart in rows)
     return RunFigures(run_id, round(float(idle[0] if idle else 0.0), 2), round(sum(t.cost_of_delay for t in teams), 2),
                       teams)

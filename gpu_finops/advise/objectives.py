@@ -18,10 +18,11 @@
     [search.cluster_queue.team-vision]   # per ClusterQueue: the same keys, tighter bounds
     borrowing_limit = [0, 16]
 
-Without a file: no constraint, nominal quotas searched, the rest as today. The Pareto front is
-over idle cost and cost of delay (both minimised, `gpu_finops.advise.figures`); a point is
-feasible when every constraint holds; the recommendation is the feasible point of least
-idle cost plus cost of delay.
+Without a file: no team constraint, nominal quotas searched, the rest as today. The Pareto front
+is over idle cost and cost of delay (both minimised, both over the steady window, unservable
+demand apart: `gpu_finops.advise.figures`); a point is feasible when every constraint holds,
+and one constraint is always there: no more unservable workloads than today; the
+recommendation is the feasible point of least idle cost plus cost of delay.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class Objectives:
     nominal_quota: bool = True
     bounds: Bounds = Bounds()
     per_queue: dict[str, Bounds] = field(default_factory=dict)
+    # today's unservable workloads (`advise quotas` sets it from today's replay): a trial may
+    # not make more workloads unservable, since their cost is kept apart from the cost of delay
+    max_unservable: int | None = None
 
     def bounds_of(self, cluster_queue: str) -> Bounds:
         return self.per_queue.get(cluster_queue, self.bounds)
@@ -166,8 +170,9 @@ def _bounds(path: Path, table: dict[str, Any], where: str, base: Bounds) -> Boun
 
 def violations(objectives: Objectives, figures: Any) -> list[float]:
     """One value per constraint, <= 0 when it holds (Optuna's convention): how far each team is
-    from its targets (hours of p95 wait, points of share). A team without workloads counts as
-    0 h of wait and a 0 share."""
+    from its targets (hours of p95 wait, points of share), then, when ``max_unservable`` is set,
+    how many more workloads are unservable than today. A team without workloads counts as 0 h
+    of wait and a 0 share."""
     values: list[float] = []
     for target in objectives.teams:
         team = figures.team(target.team)
@@ -179,4 +184,6 @@ def violations(objectives: Objectives, figures: Any) -> list[float]:
             values.append(round(target.min_gpu_hour_share - share, 4))
         if target.max_gpu_hour_share is not None:
             values.append(round(share - target.max_gpu_hour_share, 4))
+    if objectives.max_unservable is not None:
+        values.append(float(figures.unservable_workloads - objectives.max_unservable))
     return values

@@ -76,6 +76,9 @@ def trials_frame(advice: Advice) -> pl.DataFrame:
         rows.append({"trial": str(t.number), "state": t.state, "feasible": t.feasible, "pareto": t.number in front,
                      "recommended": t.number == chosen, "idle_cost": f.idle_cost if f else None,
                      "cost_of_delay": f.cost_of_delay if f else None, "total": f.total if f else None,
+                     # apart from the objectives: what no quota of the trial served
+                     "unservable_workloads": f.unservable_workloads if f else None,
+                     "unservable_cost": f.unservable_cost if f else None,
                      "shortfall": round(sum(max(v, 0.0) for v in t.violations), 4), "error": t.error or None,
                      **{f"param:{k}": v for k, v in sorted(t.params.items())}, **t.point.columns()})
     return pl.DataFrame(rows, infer_schema_length=None)
@@ -89,7 +92,7 @@ def teams_frame(today: RunFigures, chosen: RunFigures | None) -> pl.DataFrame:
         for label, figures in (("today", today), ("recommended", chosen)):
             team = figures.team(name) if figures else None
             for key in ("workloads", "p95_wait_h", "median_wait_h", "gpu_hours", "gpu_hour_share", "cost_of_delay",
-                        "still_pending"):
+                        "still_pending", "unservable", "unservable_cost"):
                 row[f"{label}_{key}"] = getattr(team, key) if team else None
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None)

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,8 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
     runner.timeout_s = scenario_timeout_s
     out = runner.out
     today = runner.today()
+    # unservable demand is kept apart from the cost of delay: no trial may add to it
+    objectives = replace(objectives, max_unservable=today.unservable_workloads)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = _study(out, inputs, objectives, seed, batch)
     distributions = space.distributions()

@@ -32,9 +32,24 @@ def test_the_level_of_least_cost(list_price, contracted, level, cost):
 def test_coverage_utilisation_and_break_even():
     row = commitment_for("r", "A100", USAGE, 3.0, 2.0)
     assert (row.sku, row.committed_gpus, row.break_even_utilisation) == ("gpu-a100", 2, 0.6667)
-    assert row.coverage == round(10 / 24, 4)  # min(u, 2) summed: 0+2+2+2+2+2
+    assert row.coverage == round(10 / 24, 4)  # min(u, 2) summed: 0+2+2+2+2+2, over the 24 used
     assert row.utilisation == round(10 / 12, 4)  # of 2 GPUs x 6 hours
-    assert (row.cost, row.on_demand_cost, row.savings) == (66.0, 72.0, 6.0)
+    # no commitment today: today's bill is all on demand, 72
+    assert (row.today_committed_gpus, row.today_cost, row.cost, row.savings) == (0, 72.0, 66.0, 6.0)
+
+
+@pytest.mark.parametrize(("today_gpus", "spot", "today_cost", "cost", "savings"), [
+    # today 8 committed: 6·8·2 = 96 (every hour under the commitment); advised 2 at 66
+    (8, (0.0, 0.0), 96.0, 66.0, 30.0),
+    # today 2 committed: already the level of least cost, nothing to save
+    (2, (0.0, 0.0), 66.0, 66.0, 0.0),
+    # 10 spot-served GPU-hours at $1: not eligible, the same $10 in both bills
+    (0, (10.0, 10.0), 82.0, 76.0, 6.0),
+])
+def test_savings_are_against_todays_bill(today_gpus, spot, today_cost, cost, savings):
+    row = commitment_for("r", "A100", USAGE, 3.0, 2.0, today_gpus=today_gpus, spot=spot)
+    assert (row.committed_gpus, row.spot_gpu_hours) == (2, spot[0])
+    assert (row.today_cost, row.cost, row.savings) == (today_cost, cost, savings)
 
 
 def _built(tmp_path, name: str, trace: str) -> None:
@@ -75,3 +90,25 @@ def test_a_price_book_without_contracted_prices_is_refused(tmp_path, capsys):
     assert main(["advise", "commitments", "--db", str(tmp_path / "db.duckdb"), "--prices",
                  str(tmp_path / "prices.csv"), "--out", str(tmp_path / "out")]) == 2
     assert "missing column 'contracted_usd_per_gpu_hour'" in capsys.readouterr().err
+
+
+def test_a_spot_only_cluster_is_advised_no_commitment(tmp_path):
+    # 8 spot A100s (list $3, contracted $2, spot $1) busy all of the steady window: spot-served
+    # usage is not commitment-eligible. Before, it was: 8 GPUs committed at $2 where spot costs
+    # $1, "savings" of (3 − 2) × 8 per hour while the bill doubled.
+    (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus,pricing_category\n"
+                                          "node-0,A100,4,Dynamic\nnode-1,A100,4,Dynamic\n")
+    (tmp_path / "prices.csv").write_text(PRICES)
+    header = "workload_id,submit_time,duration_s,pods,gpus_per_pod,gpu_model\n"
+    trace = header + "".join(f"w{i},0,172800,1,1,A100\n" for i in range(8)) + "last,86400,60,1,1,A100\n"
+    _built(tmp_path, "spot", trace)
+    assert main(["advise", "commitments", "--db", str(tmp_path / "db.duckdb"), "--prices",
+                 str(tmp_path / "prices.csv"), "--out", str(tmp_path / "out")]) == 0
+    row = pl.read_csv(tmp_path / "out" / "commitments.csv").row(0, named=True)
+    hours = row["hours"]
+    assert (row["committed_gpus"], row["today_committed_gpus"], row["mean_gpus"], row["coverage"]) == (0, 0, 0.0, 0.0)
+    # every steady hour 8 GPUs on spot at $1 (the last submission waits: all 8 are held): the
+    # same bill today and with the advice
+    assert row["spot_gpu_hours"] == pytest.approx(8 * hours)
+    assert row["today_cost"] == row["cost"] == pytest.approx(8 * hours * 1.0)
+    assert row["savings"] == 0.0

@@ -249,7 +249,8 @@ def _phase(run: str, period: datetime) -> str:
 
 def _focus_row(run, period, node, model, rack, category, tenant, workload, queue, usage_class,
                idle_reason, gpu_hours, borrowed=False, resource="gpu") -> dict:
-    list_price, contracted, effective = _prices(model, category) if resource == "gpu" else (
+    # ContractedUnitPrice excludes commitment discounts (FOCUS): the list price, as the pipeline's
+    list_price, _, effective = _prices(model, category) if resource == "gpu" else (
         CPU_PRICE, CPU_PRICE, CPU_PRICE)
     unit = "GPU-Hours" if resource == "gpu" else "Core-Hours"
     row = dict.fromkeys(FOCUS_COLUMNS + X_COLUMNS)
@@ -264,8 +265,8 @@ def _focus_row(run, period, node, model, rack, category, tenant, workload, queue
         # idle consumes nothing: 0, and null on a Committed node's unused capacity (FOCUS)
         ConsumedQuantity=gpu_hours if usage_class != "idle" else (
             None if category == "Committed" else 0.0),
-        ConsumedUnit=unit, ContractedCost=round(gpu_hours * contracted, 6),
-        ContractedUnitPrice=contracted, EffectiveCost=round(gpu_hours * effective, 6),
+        ConsumedUnit=unit, ContractedCost=round(gpu_hours * list_price, 6),
+        ContractedUnitPrice=list_price, EffectiveCost=round(gpu_hours * effective, 6),
         InvoiceIssuerName="gpu-finops", ListCost=round(gpu_hours * list_price, 6),
         ListUnitPrice=list_price, PricingCategory=category, PricingCurrency="USD",
         PricingQuantity=gpu_hours, PricingUnit=unit, ProviderName="gpu-finops",
@@ -327,7 +328,8 @@ _CHARGEBACK_SUMS = ("gpu_hours", "productive_gpu_hours", "gang_wait_gpu_hours", 
 
 
 def _chargeback_rows(focus_rows: list[dict]) -> tuple[list[dict], dict[tuple, float]]:
-    """fct_chargeback for the usage rows, and each workload's idle share under `window`.
+    """fct_chargeback for the usage rows, and each workload's idle share under `window` per
+    (run, workload, hour, GPU model, team): int_idle_shares' rows of that policy.
 
     The pipeline's rule on this fixture: a cell is (run, hour, GPU model, resource); its idle is
     shared in proportion to each workload's cost there, or stays on __idle__ when nobody used
@@ -377,7 +379,7 @@ def _chargeback_rows(focus_rows: list[dict]) -> tuple[list[dict], dict[tuple, fl
                     row["idle_share_cost"] += idle["EffectiveCost"] * weight
                     row["idle_share_list_cost"] += idle["ListCost"] * weight
                     if policy == "window" and workload is not None:
-                        workload_idle[(run, workload)] += idle["EffectiveCost"] * weight
+                        workload_idle[(run, workload, period, model, tenant)] += idle["EffectiveCost"] * weight
     rows = []
     for (run, period, model, resource, policy, tenant), sums in sorted(out.items(), key=str):
         rows.append({"run_id": run, "charge_period_start": period,
@@ -471,6 +473,14 @@ def build_fixture_db(path: Path) -> Path:
         chargeback, workload_idle = _chargeback_rows(focus_rows)
         chargeback_frame = pd.DataFrame(chargeback)  # noqa: F841 (read by the INSERT below)
         con.execute("INSERT INTO fct_chargeback BY NAME SELECT * FROM chargeback_frame")
+        con.execute("CREATE TABLE stg_runs AS SELECT run_id, start_ts, 3600.0 AS charge_period_s FROM "
+                    "(VALUES " + ", ".join(f"('{r}', TIMESTAMP '{start}')" for r, (start, _) in RUNS.items())
+                    + ") AS t(run_id, start_ts)")
+        con.execute("CREATE TABLE int_idle_shares (run_id VARCHAR, period_index BIGINT, gpu_model VARCHAR, "
+                    "idle_policy VARCHAR, tenant VARCHAR, workload_id VARCHAR, idle_cost DOUBLE)")
+        con.executemany("INSERT INTO int_idle_shares VALUES (?, ?, ?, 'window', ?, ?, ?)", [
+            [run, int((period - RUNS[run][0]).total_seconds() // 3600), model, tenant, workload, cost]
+            for (run, workload, period, model, tenant), cost in sorted(workload_idle.items(), key=str)])
         # allocation by label: demo-a's teams carry a cost-center label, all but team o'brien
         # (unlabelled); the platform line stays __idle__. The same bill as fct_chargeback.
         con.execute("""INSERT INTO fct_label_allocation BY NAME
@@ -509,7 +519,7 @@ def build_fixture_db(path: Path) -> Path:
             # fixture does not apply the pipeline's cap by what the cluster could have run)
             wait_gpu_hours = 0.0 if unservable else pods * gpp * wait_h
             cheapest = min(PRICES[m][0] for m in (model.split("|") if model else PRICES))
-            idle_share = workload_idle.get((run, wid), 0.0)
+            idle_share = sum(v for k, v in workload_idle.items() if k[:2] == (run, wid))
             con.execute(
                 "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
                 " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -51,12 +51,12 @@ def test_charts_of_teams_draw_the_largest_and_the_others_summed(chart, value):
 def test_a_report_section_past_the_row_cap_keeps_its_table_and_says_why_it_has_no_chart():
     losses = pd.DataFrame({"tenant": [f"t{i}" for i in range(6_000)], "cause": ["reclaim"] * 6_000,
                            "evictions": [1] * 6_000, "lost_cost": [1.0] * 6_000, "lost_cost_per_eviction": [1.0] * 6_000})
-    section = report._Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses,
+    section = report.Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses,
                               finops_charts.eviction_losses_chart)
     report._drop_chart_past_row_cap(section)
     assert section.chart is None and len(section.table) == 6_000
     assert section.note == "Lost work. No chart: 6,000 rows are more than a chart draws; the table has each."
-    small = report._Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses.head(3),
+    small = report.Section("checkpoint_loss", "Checkpoint loss", "Lost work.", losses.head(3),
                             finops_charts.eviction_losses_chart)
     report._drop_chart_past_row_cap(small)
     assert small.chart is not None and small.note == "Lost work."

@@ -11,6 +11,7 @@ from datetime import date
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -19,8 +20,10 @@ from dashboards.budgets import (
     anomalies,
     burn,
     check_cost_centres,
+    forecast_interval,
     read_budgets,
     steady_days,
+    student_t_quantile,
     teams_to_name,
 )
 from dashboards.errors import DashboardError
@@ -49,8 +52,9 @@ def test_burn_forecast_interval_and_status(tmp_path):
     table = burn(_daily(), read_budgets(tmp_path / "budgets.csv"), date(2026, 11, 10)).set_index("name")
     a = table.loc["a"]
     # 9 x 100 + 400 = 1300 in 10 days; mean 130, 20 days left: 1300 + 2600 = 3900 > 3000.
-    # Sample sd: sqrt((9 x 30² + 270²) / 9) = sqrt(9000); half-width 1.96 x sd x sqrt(20).
-    half = 1.96 * math.sqrt(9000) * math.sqrt(20)
+    # Sample sd: sqrt((9 x 30² + 270²) / 9) = sqrt(9000); half-width t(0.975, 9) x sd x sqrt(20 + 20²/10)
+    # (t(0.975, 9) = 2.2621571628 from the tables), the mean estimated from the 10 days.
+    half = 2.2621571628 * math.sqrt(9000) * math.sqrt(20 + 20 ** 2 / 10)
     assert (a["spend_to_date"], a["days_elapsed"], a["days_in_month"], a["forecast"]) == (1300.0, 10, 30, 3900.0)
     assert (a["forecast_low"], a["forecast_high"]) == (round(3900 - half, 2), round(3900 + half, 2))
     assert a["status"] == "trending over" and a["burn_pct"] == round(1300 / 3000, 4)
@@ -62,11 +66,48 @@ def test_burn_forecast_interval_and_status(tmp_path):
     assert research["basis"] == "teams" and a["basis"] == "team"  # no label carries cost centres here
 
 
-def test_the_month_so_far_counts_days_without_spend_as_zero():
+def test_the_month_so_far_counts_days_with_records_but_no_spend_as_zero():
+    # the run has records on the 1st to the 3rd; team a spent only on the 1st: two $0 days
     daily = pd.DataFrame([("a", date(2026, 11, 1), 300.0, 0.0)], columns=["team", "day", "spend", "idle_cost"])
     budgets = pd.DataFrame([{"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 1000.0}])
-    row = burn(daily, budgets, date(2026, 11, 3)).iloc[0]
-    assert (row["spend_to_date"], row["days_elapsed"], row["forecast"]) == (300.0, 3, 300.0 + 27 * 100.0)
+    row = burn(daily, budgets, date(2026, 11, 3), run_days=(date(2026, 11, 1), date(2026, 11, 5))).iloc[0]
+    assert (row["spend_to_date"], row["days_elapsed"], row["days_observed"], row["forecast"]) == \
+        (300.0, 3, 3, 300.0 + 27 * 100.0)
+
+
+@pytest.mark.parametrize(("run_days", "observed", "forecast", "half"), [
+    # the run starts on the 8th: days 1-7 have no records and are not $0 days. Observed 8-10:
+    # 100, 200, 300 (mean 200, s 100), 20 days left: 600 + 20 x 200; t(0.975, 2) = 4.3026527297
+    ((date(2026, 11, 8), date(2026, 11, 30)), 3, 600.0 + 20 * 200.0, 4.3026527297 * 100 * math.sqrt(20 + 400 / 3)),
+    # the same days counted from the 1st (every day of the month with records): 7 days at $0
+    # drag the run rate to 60 a day: mean 60, s = sqrt((7 x 60² + 40² + 140² + 240²) / 9) = sqrt(104000 / 9)
+    ((date(2026, 11, 1), date(2026, 11, 30)), 10, 600.0 + 20 * 60.0,
+     2.2621571628 * math.sqrt(104000 / 9) * math.sqrt(20 + 40)),
+])
+def test_the_run_rate_counts_only_days_with_cost_records(run_days, observed, forecast, half):
+    daily = pd.DataFrame([("a", date(2026, 11, d), spend, 0.0) for d, spend in ((8, 100.0), (9, 200.0), (10, 300.0))],
+                         columns=["team", "day", "spend", "idle_cost"])
+    budgets = pd.DataFrame([{"team": "a", "cost_centre": None, "month": date(2026, 11, 1), "budget_usd": 1e6}])
+    row = burn(daily, budgets, date(2026, 11, 10), run_days=run_days).iloc[0]
+    assert (row["spend_to_date"], row["days_observed"], row["forecast"]) == (600.0, observed, round(forecast, 2))
+    assert (row["forecast_low"], row["forecast_high"]) == (round(max(600.0, forecast - half), 2),
+                                                           round(forecast + half, 2))
+    # without run_days, the days of the spend table: the 8th to the 10th
+    assert burn(daily, budgets, date(2026, 11, 10)).iloc[0]["days_observed"] == 3
+
+
+@pytest.mark.parametrize(("dof", "quantile"), [
+    # Student's t, 97.5 % (the statistical tables' values)
+    (1, 12.7062047), (2, 4.3026527), (4, 2.7764451), (9, 2.2621572), (29, 2.0452296), (120, 1.9799304),
+])
+def test_the_t_quantile(dof, quantile):
+    assert student_t_quantile(0.975, dof) == pytest.approx(quantile, abs=5e-8)
+
+
+def test_one_observed_day_gives_no_interval():
+    assert forecast_interval(np.array([100.0]), 10)[0] == 100.0
+    assert math.isnan(forecast_interval(np.array([100.0]), 10)[1])
+    assert forecast_interval(np.array([100.0]), 0) == (100.0, 0.0)  # the month is over: nothing to predict
 
 
 def test_anomalous_days_by_team():
@@ -133,13 +174,13 @@ def test_a_toml_budget_that_is_not_a_number(tmp_path, value):
 
 def test_a_budgets_toml_nested_too_deeply_is_one_line(tmp_path):
     (tmp_path / "budgets.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n")
-    with pytest.raises(DashboardError, match="budgets.toml: not valid TOML: nested too deeply"):
+    with pytest.raises(DashboardError, match="budgets.toml: not valid TOML: arrays or tables nested too deeply"):
         read_budgets(tmp_path / "budgets.toml")
 
 
 def test_a_toml_integer_too_long_for_python_is_one_line(tmp_path):
     (tmp_path / "budgets.toml").write_text('[[budget]]\nteam = "a"\nmonth = "2026-11"\nbudget_usd = ' + "1" * 5000 + "\n")
-    with pytest.raises(DashboardError, match=r"budgets.toml: not valid TOML: Exceeds the limit \(4300 digits\)"):
+    with pytest.raises(DashboardError, match=r"budgets.toml: not valid TOML: a value cannot be read \(Exceeds the limit \(4300 digits\)"):
         read_budgets(tmp_path / "budgets.toml")
 
 
@@ -324,10 +365,11 @@ def test_cost_centre_burn_and_anomalies_from_the_label(labelled, tmp_path):
     table = pd.read_csv(tmp_path / "report" / "budget_burn.csv").set_index(["scope", "name"])
     # cc-y: 3 GPUs x $96 a day, on day 4 5 x $72 = $360: 5 x 288 + 360 = $1,800 in 6 days (of 30),
     # mean 300: forecast 1800 + 24 x 300 = $9,000 > 8,000. Sample sd: sqrt((5 x 12² + 60²) / 5) =
-    # sqrt(864); half-width 1.96 x sqrt(864) x sqrt(24) = 1.96 x 144 = 282.24.
+    # sqrt(864); half-width t(0.975, 5) x sqrt(864) x sqrt(24 + 24² / 6) = 2.5705818 x sqrt(864 x 120)
+    # = 827.71 (it was 1.96 x sqrt(864 x 24) = 282.24 with the mean taken as known).
     y = table.loc[("cost_centre", "cc-y")]
     assert (y["spend_to_date"], y["days_elapsed"], y["forecast"], y["forecast_low"], y["forecast_high"]) == \
-        (1800.0, 6, 9000.0, 8717.76, 9282.24)
+        (1800.0, 6, 9000.0, 8172.29, 9827.71)
     assert (y["status"], y["basis"]) == ("trending over", "label:cost-center")
     # cc-x: 2 x 96 a day, 2 x 72 on day 4: 5 x 192 + 144 = $1,104 (team a, mapped to it, is $2,208);
     # mean 184: 1104 + 24 x 184 = $5,520 <= 6,000

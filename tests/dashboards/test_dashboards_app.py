@@ -77,17 +77,19 @@ def test_overview_renders_metrics_charts_and_downloads(monkeypatch, fixture_db):
     helps = {m.label: m.help for m in at.metric}
     assert helps["Total cost"].startswith("$1,536.00")  # the exact figure is one hover away
     assert helps["Idle cost"].startswith("$1,168.00")
-    # (list − effective) over the capacity paid: $1,920 at list (idle included), $1,536 paid
-    assert values["Effective savings rate"] == f"{(1920 - 1536) / 1920:.1%}"
+    # (list − effective) over the capacity paid: $1,920 at list (idle included), $1,536 paid; over
+    # contract the same (no negotiated rate: contracted = list), both shown, named in the help
+    assert values["Effective savings rate"] == f"{(1920 - 1536) / 1920:.1%} / {(1920 - 1536) / 1920:.1%}"
+    assert "ESROverList" in {m.label: m.help for m in at.metric}["Effective savings rate"]
     # spend by team, idle by cause, usage over time, costliest, cost per training run
     assert _charts(at) == 5
     downloads = [b.key for b in at.get("download_button")]
     assert len(downloads) == len(at.dataframe) == 6  # a CSV button under every table
-    # train-1 finished ($240); gang-2 ($32) and =SUM(A1) ($48) failed: their usage in the
-    # window (idle stays on the Unallocated line); big-4 never held a GPU, so it is no run here
+    # train-1 finished ($240, the H100 full: no idle to carry); gang-2 ($32) and =SUM(A1) ($48,
+    # plus the $48 of the 2 idle A100 GPUs of its hours it carries) failed; big-4 never held a GPU
     runs = _table(at, "outcome", "cost_per_run")
     assert dict(zip(runs["outcome"], runs["cost_per_run"], strict=True)) == {
-        "Finished": 240.0, "Failed": (32.0 + 48.0) / 2}
+        "Finished": 240.0, "Failed": (32.0 + 48.0 + 48.0) / 2}
 
 
 def test_overview_filters_change_the_numbers(monkeypatch, fixture_db):
@@ -112,6 +114,10 @@ def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "teams")
     assert _charts(at) == 5  # charged per team, over time, per label, cost of waiting, checkpoint loss
     _one_csv_per_table(at)
+    # the default is the report's chargeback policy (by period and GPU model), as the budgets'
+    assert at.segmented_control(key="teams.idle_policy").value == "window"
+    assert _metrics(at)["Unallocated (idle)"] == "$784.00"
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("separate").run())
     table = _table(at, "tenant", "charged_cost")
     assert dict(zip(table["tenant"], table["charged_cost"], strict=True)) == {
         "ml-research": 288.0, "platform": 48.0, "team-o'brien": 32.0, "Unallocated (idle)": 1168.0}
@@ -158,13 +164,14 @@ def test_teams_idle_policy_toggle_and_filters(monkeypatch, fixture_db):
 def test_teams_cost_by_label_groups_the_same_bill(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "teams")
     assert at.selectbox(key="teams.label_key").value == "cost-center"
+    # the default (chargeback) policy: the teams' idle shares follow their workloads' labels
+    table = _table(at, "allocation", "charged_cost")
+    assert table["charged_cost"].sum() == pytest.approx(1536.0)  # the FOCUS total, as by team
+    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("separate").run())
     table = _table(at, "allocation", "charged_cost")
     # team o'brien's workloads carry no cost-center: Unlabelled, in words, never the mart's name
     assert dict(zip(table["allocation"], table["charged_cost"], strict=True)) == {
         "cc-research": 288.0, "cc-platform": 48.0, "Unlabelled": 32.0, "Unallocated (idle)": 1168.0}
-    at = _ok(at.segmented_control(key="teams.idle_policy").set_value("window").run())
-    table = _table(at, "allocation", "charged_cost")
-    assert table["charged_cost"].sum() == pytest.approx(1536.0)  # the FOCUS total, as by team
     assert any("Adds up" in c.value and "Unlabelled" in c.value for c in at.caption)
 
 

@@ -201,6 +201,17 @@ def test_finops_metrics(con):
     assert losses.loc["reclaim", "lost_cost_per_eviction"] == 8.0
     runs = data.training_run_costs(con, filters).set_index("outcome")
     assert runs.loc["failed", "runs"] == 2 and runs.loc["finished", "cost_per_run"] == 240.0
+    # with the idle it carries (policy window): train-1 held all 8 H100 GPUs (no idle to carry);
+    # gang-2 all 4 A100 GPUs in hours 2-6 (4 x 4 x $2 = $32, no idle), =SUM(A1) 2 of them in hours
+    # 8-20 ($48) and, sole user, carries the other 2 idle GPUs of those hours (2 x 12 x $2 = $48)
+    assert runs.loc["finished", ["usage_cost_per_run", "idle_share_per_run"]].tolist() == [240.0, 0.0]
+    assert runs.loc["failed", ["usage_cost_per_run", "idle_share_per_run", "cost_per_run", "total_cost"]].tolist() \
+        == pytest.approx([(32 + 48) / 2, 48 / 2, (32 + 48 + 48) / 2, 32 + 48 + 48])
+    # the window's charge periods only: hours 0-10 hold gang-2's $32 and =SUM(A1)'s hours 8-10
+    # (usage 2 x 2 x $2 = $8, idle carried $8); train-1 finished at 10:00, within the window
+    morning = data.Filters("demo-a", phase="steady", phase_window=(datetime(2026, 11, 2), datetime(2026, 11, 2, 10)))
+    unfinished = data.training_run_costs(con, morning).set_index("outcome").loc["unfinished"]
+    assert unfinished[["runs", "idle_share_per_run", "total_cost"]].tolist() == pytest.approx([2, 8 / 2, 32 + 8 + 8])
     # a window that ends before the run does: nothing is known to have failed yet, and train-1
     # (finished at 10:00 on day 1) had not finished by 06:00
     early = data.Filters("demo-a", phase="steady", phase_window=(datetime(2026, 11, 2), datetime(2026, 11, 2, 6)))

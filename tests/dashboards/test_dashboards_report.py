@@ -180,3 +180,42 @@ def test_group_by_a_label_adds_the_chargeback_by_its_values(fixture_db, tmp_path
     with pytest.raises(DashboardError, match="use team or label"):
         write_report(fixture_db, tmp_path / "x", run_id="demo-a", group_by="cost-center")
     assert not (tmp_path / "x").exists()
+
+
+def test_every_section_names_its_window(report_dir):
+    # the report is headed with its selection (steady phase by default); a section over other
+    # hours (whole run, billing months) says so above its table
+    out, _ = report_dir
+    page = (out / "index.html").read_text(encoding="utf-8")
+    windows = dict(re.findall(r'<h2 id="([a-z_]+)">.*?</h2>\n<p class="window">Window: ([^<]*)</p>', page))
+    headings = re.findall(r'<h2 id="([a-z_]+)">', page)
+    assert headings and set(headings) == set(windows), set(headings) - set(windows)
+    selection = "the report&#x27;s selection: steady phase, 2026-11-02 to 2026-11-03 (UTC)"
+    for slug in ("spend_by_team", "chargeback", "idle_cost_by_cause", "cost_per_training_run", "pending_workloads"):
+        assert windows[slug] == selection, slug
+    for slug in ("runs_compared", "runs_waits"):
+        assert windows[slug].startswith("the whole run"), slug
+    assert "billing months" in windows["commitment_pools"]
+    assert "every run of the database covers" in windows["scenario_ranking"]
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert markdown.count("_Window: ") == len(headings)
+
+
+def test_no_missing_value_is_shown_as_none(report_dir):
+    out, _ = report_dir
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<td>None</td>" not in page and "&lt;NA&gt;" not in page and "<td>NaT</td>" not in page
+    markdown = (out / "report.md").read_text(encoding="utf-8")
+    assert "| None |" not in markdown and "<NA>" not in markdown
+
+
+def test_the_headline_names_both_esr_bases(report_dir):
+    # the FinOps Foundation's ESROverList and ESROverContract, each named with its formula
+    out, _ = report_dir
+    headline = pd.read_csv(out / "headline.csv").set_index("metric")["value"]
+    over_list = next(v for k, v in headline.items() if k.startswith("Effective savings rate over list (ESROverList"))
+    over_contract = next(v for k, v in headline.items()
+                         if k.startswith("Effective savings rate over contract (ESROverContract"))
+    # the fixture has no negotiated rate (contracted = list): the commitment is the whole saving
+    assert over_list == over_contract and over_list.endswith("%")
+    assert "ESROverList" in (out / "index.html").read_text(encoding="utf-8")

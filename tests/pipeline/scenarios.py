@@ -377,6 +377,29 @@ def phases() -> RunBuilder:
     )
 
 
+def delay_window() -> RunBuilder:
+    # Twelve hours on an 8-GPU A100 node ($2 list), the phases of `phases`: warm-up hour 0,
+    # drain from 11 h (the last submission at 10.5 h). wa (team-a, 2 GPUs) waits for quota
+    # through hour 0 (2 GPU-h pending in the warm-up) and runs 1-2 h; wb (team-b, 2 GPUs) waits
+    # 10.5-11 h (1 GPU-h pending in the steady window) and runs in the drain. Free GPUs beside
+    # both waits: nothing is capped. Steady window (hours 1-10): cost of delay 1 × $2; idle
+    # 10 × 8 − 2 = 78 GPU-h × $2 = $156.
+    return (
+        RunBuilder(START, 12 * 3600, run_id="delay-window")
+        .node("n1", "A100", 8)
+        .workload("wa", gpus_per_pod=2, tenant="team-a", duration_s=3600)
+        .workload("wb", gpus_per_pod=2, tenant="team-b", submit_time_s=37800, duration_s=1800)
+        .event(0, "submitted", "wa")
+        .event(0, "pending", "wa", reason="WaitingForQuota")
+        .event(3600, "started", "wa", pod=0, node="n1", gpus=2)
+        .event(7200, "finished", "wa", pod=0, node="n1", gpus=2)
+        .event(37800, "submitted", "wb")
+        .event(37800, "pending", "wb", reason="WaitingForQuota")
+        .event(39600, "started", "wb", pod=0, node="n1", gpus=2)
+        .event(41400, "finished", "wb", pod=0, node="n1", gpus=2)
+    )
+
+
 def commitment_pool() -> RunBuilder:
     # One hour, three H100 nodes: c1 and c2 Committed (one pool: gpu-h100, 16 GPU-h at $3), s1
     # Standard ($4). w_c holds all of c1, w_s 4 GPUs of s1 while c2 sits idle: utilization 8/16,
@@ -413,6 +436,31 @@ def gpu_efficiency() -> RunBuilder:
         .event(0, "started", "w2", pod=0, node="n2", gpus=8)
         .event(3600, "finished", "w1", pod=0, node="n1", gpus=8)
         .event(3600, "finished", "w2", pod=0, node="n2", gpus=8)
+    )
+
+
+def commitment_pool_spot() -> RunBuilder:
+    # One hour, three H100 nodes: c1 Committed, s1 Standard, p1 spot (Dynamic). w_c holds 6 GPUs
+    # of c1 (2 Unused), w_s 2 of s1, w_p all 8 of p1. Coverage on usage: 6 covered ÷ (6 + 2)
+    # eligible = 0.75 (spot usage and the 2 Unused GPU-h are not eligible usage); on capacity it
+    # would be 8 ÷ 16 = 0.5, with spot usage counted 6 ÷ 16. Utilization 6 ÷ 8 on the same rows.
+    return (
+        RunBuilder(START, 3600, run_id="pool-spot")
+        .node("c1", "H100", 8, pricing_category="Committed")
+        .node("s1", "H100", 8, pricing_category="Standard", rack="r2")
+        .node("p1", "H100", 8, pricing_category="Dynamic", rack="r3")
+        .workload("w_c", gpus_per_pod=6, gpu_model="H100")
+        .workload("w_s", gpus_per_pod=2, gpu_model="H100", tenant="team-b")
+        .workload("w_p", gpus_per_pod=8, gpu_model="H100", tenant="team-c")
+        .event(0, "submitted", "w_c")
+        .event(0, "started", "w_c", pod=0, node="c1", gpus=6)
+        .event(0, "submitted", "w_s")
+        .event(0, "started", "w_s", pod=0, node="s1", gpus=2)
+        .event(0, "submitted", "w_p")
+        .event(0, "started", "w_p", pod=0, node="p1", gpus=8)
+        .event(3600, "finished", "w_c", pod=0, node="c1", gpus=6)
+        .event(3600, "finished", "w_s", pod=0, node="s1", gpus=2)
+        .event(3600, "finished", "w_p", pod=0, node="p1", gpus=8)
     )
 
 
@@ -563,6 +611,8 @@ ALL = (
     commitment_pool,
     gpu_efficiency,
     commitment_pool_moved,
+    commitment_pool_spot,
+    delay_window,
     admitted_unplaced,
     quota_fit,
     admitted_latency,

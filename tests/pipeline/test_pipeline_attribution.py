@@ -376,14 +376,14 @@ def metric(con, run_id: str, name: str, scope: str = "all") -> float:
 def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     # c1 and c2 are one pool; c2 idle while w_s ran on the on-demand s1
     assert metric(con, "pool", "commitment_utilization") == pytest.approx(8 / 16)
-    # coverage: committed ÷ commitment-eligible capacity (16 committed + 8 on-demand GPU-h)
-    assert metric(con, "pool", "commitment_coverage") == pytest.approx(16 / 24)
+    # coverage: covered ÷ commitment-eligible usage (8 covered + 4 on-demand GPU-h used)
+    assert metric(con, "pool", "commitment_coverage") == pytest.approx(8 / 12)
     assert rows(
         con,
         """select committed_quantity, on_demand_capacity_quantity, eligible_quantity, coverage,
                   utilization
            from fct_commitment_utilization where run_id = 'pool-moved'""",
-    ) == [(16.0, 8.0, 24.0, 16 / 24, 12 / 16)]
+    ) == [(16.0, 8.0, 12.0, 1.0, 12 / 16)]
     assert metric(con, "pool", "coverable_on_demand_gpu_hours") == pytest.approx(4.0)
     assert metric(con, "pool", "coverable_on_demand_cost") == pytest.approx(16.0)
     # idle split: c2's 8 GPU-h are paid whatever happens, s1's 4 could be given back
@@ -396,6 +396,30 @@ def test_commitments_pool_per_sku_with_coverage_and_sunk_idle(con):
     ) == [("k8s://pool/commitment/gpu-h100", 1)]
 
 
+@pytest.mark.parametrize(
+    ("run_id", "covered", "eligible", "utilization"),
+    [
+        # hand-computed from each scenario's comment (tests/pipeline/scenarios.py)
+        ("pool", 8.0, 8.0 + 4.0, 8 / 16),  # c2 Unused, w_s on demand
+        ("pool-moved", 12.0, 12.0, 12 / 16),  # w_s on the commitment: all usage covered
+        ("pool-spot", 6.0, 6.0 + 2.0, 6 / 8),  # the 8 spot GPU-h and 2 Unused are not usage here
+    ],
+)
+def test_coverage_is_covered_usage_over_eligible_usage_beside_utilization(con, run_id, covered, eligible,
+                                                                         utilization):
+    # FinOps' commitment discount coverage on the records utilization reads: Used ÷ (Used +
+    # Standard usage); spot-served usage is not commitment-eligible, FOCUS Unused rows are not usage
+    assert rows(
+        con,
+        """select used_quantity, eligible_quantity, coverage, utilization
+           from fct_commitment_utilization where run_id = ?""",
+        [run_id],
+    ) == [(pytest.approx(covered), pytest.approx(eligible), pytest.approx(covered / eligible),
+           pytest.approx(utilization))]
+    assert metric(con, run_id, "commitment_coverage") == pytest.approx(covered / eligible)
+    assert metric(con, run_id, "commitment_utilization") == pytest.approx(utilization)
+
+
 def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_ran(con):
     # the capacity paid at list: 24 GPU-h × $4 = $96; it cost 16 × $3 (the commitment) + 8 × $4:
     # (96 − 80) / 96, the same whether w_s ran on the on-demand node or on the idle commitment
@@ -406,6 +430,26 @@ def test_effective_savings_rate_is_list_minus_effective_over_list_wherever_pods_
     assert metric(con, "pool", "commitment_savings_rate") == pytest.approx((96 - 80) / 96)
     # spot only saves: the fractional run on a spot T4 (list 0.5, spot 0.2)
     assert metric(con, "fractional", "effective_savings_rate") == pytest.approx((0.5 - 0.2) / 0.5)
+
+
+@pytest.mark.parametrize(("run_id", "over_list", "over_contract"), [
+    # the pool: list 24 GPU-h x $4 = $96 = contracted (no negotiated rate; ContractedCost excludes
+    # the commitment), effective 16 x $3 + 8 x $4 = $80: the commitment's saving on both bases
+    ("pool", (96 - 80) / 96, (96 - 80) / 96),
+    # the spot T4 (list $0.5, spot $0.2): the spot price is the contracted rate, so the whole
+    # saving is over list and none is over contract
+    ("fractional", (0.5 - 0.2) / 0.5, 0.0),
+])
+def test_the_report_shows_esr_on_both_bases_named(con, run_id, over_list, over_contract):
+    # the FinOps Foundation's ESROverList and ESROverContract, over the same records the report
+    # and the Overview page read (dashboards.data.savings)
+    from dashboards import data
+
+    saving = data.savings(con, data.Filters(run_id))
+    assert saving["esr_over_list"] == pytest.approx(over_list)
+    assert saving["esr_over_contract"] == pytest.approx(over_contract)
+    assert saving["esr_over_list"] == pytest.approx(metric(con, run_id, "effective_savings_rate"))
+    assert saving["esr_over_contract"] == pytest.approx(metric(con, run_id, "commitment_savings_rate"))
 
 
 def test_contracted_price_of_committed_usage_excludes_the_commitment(con):

@@ -214,17 +214,20 @@ def test_fct_commitment_utilization(con):
         rows(con, "select * from fct_commitment_utilization"),
         [
             # two Committed H100 nodes, one pool: c2 idle while w_s ran on the on-demand node
-            # coverage: 16 committed of 16 + 8 on-demand eligible GPU-h
+            # coverage on usage: 8 covered of 8 + 4 on-demand eligible GPU-h used
             ("pool", "k8s://pool/commitment/gpu-h100", NOVEMBER, "gpu-h100", 2, "H100", "gpu", "GPU-Hours",
-             16.0, 8.0, 8.0, 48.0, 24.0, 24.0, 0.5, 4.0, 8.0, 0.0, 24.0, 16 / 24, 4.0, 4 * 4.0),
-            # w_s on the idle commitment instead: utilization moves, coverage does not
+             16.0, 8.0, 8.0, 48.0, 24.0, 24.0, 0.5, 4.0, 8.0, 0.0, 12.0, 8 / 12, 4.0, 4 * 4.0),
+            # w_s on the idle commitment instead: all 12 GPU-h used are covered
             ("pool-moved", "k8s://pool-moved/commitment/gpu-h100", NOVEMBER, "gpu-h100", 2, "H100", "gpu",
-             "GPU-Hours", 16.0, 12.0, 4.0, 48.0, 36.0, 12.0, 0.75, 0.0, 8.0, 0.0, 24.0, 16 / 24, 0.0, 0.0),
+             "GPU-Hours", 16.0, 12.0, 4.0, 48.0, 36.0, 12.0, 0.75, 0.0, 8.0, 0.0, 12.0, 1.0, 0.0, 0.0),
+            # spot usage (8 GPU-h) and the 2 Unused GPU-h are not eligible usage: 6 ÷ (6 + 2)
+            ("pool-spot", "k8s://pool-spot/commitment/gpu-h100", NOVEMBER, "gpu-h100", 1, "H100", "gpu",
+             "GPU-Hours", 8.0, 6.0, 2.0, 24.0, 18.0, 6.0, 0.75, 2.0, 8.0, 8.0, 8.0, 0.75, 2.0, 2 * 4.0),
             # no on-demand H100 capacity: all eligible capacity is committed
             ("reserved", "k8s://reserved/commitment/gpu-h100", NOVEMBER, "gpu-h100", 1, "H100", "gpu",
              "GPU-Hours", 16.0, 4.0 + 2 * 600 / 3600, 16.0 - 4.0 - 2 * 600 / 3600, 48.0,
              3.0 * (4.0 + 2 * 600 / 3600), 3.0 * (16.0 - 4.0 - 2 * 600 / 3600), (4.0 + 2 * 600 / 3600) / 16.0,
-             0.0, 0.0, 0.0, 16.0, 1.0, 0.0, 0.0),
+             0.0, 0.0, 0.0, 4.0 + 2 * 600 / 3600, 1.0, 0.0, 0.0),
         ],
     )
 
@@ -243,7 +246,7 @@ def test_fct_unit_economics(con):
             ("capacity_gpu_hours", "all", 16.0, "GPU-Hours"),
             ("capacity_gpu_hours", "phase:drain", 8.0, "GPU-Hours"),
             ("capacity_gpu_hours", "phase:steady", 8.0, "GPU-Hours"),
-            # no on-demand H100 capacity: all eligible capacity is committed
+            # no on-demand H100 usage: all eligible usage is covered
             ("commitment_coverage", "all", 1.0, "ratio"),
             ("commitment_savings_rate", "all", (64.0 - 48.0) / 64.0, "ratio"),
             ("commitment_utilization", "all", used / 16, "ratio"),

@@ -1,8 +1,10 @@
 -- grain: one row per run × commitment pool (the Committed capacity of one SKU) × billing period
 -- utilization = committed hours used ÷ committed hours; the pool's cost (BilledCost of its
 -- Purchase rows) equals the EffectiveCost of its Used plus Unused rows (the amortization).
--- coverage = committed hours ÷ the SKU's commitment-eligible hours (committed + on-demand
--- capacity; spot is not eligible), FinOps' commitment coverage, with utilization beside it;
+-- coverage = covered usage ÷ commitment-eligible usage on the same records as utilization:
+-- committed hours used (status Used) ÷ those + on-demand (Standard) hours used. Spot usage is
+-- not eligible and Unused rows are not usage (FOCUS), so neither is in it (FinOps' commitment
+-- discount coverage);
 -- coverable_on_demand_quantity = Σ over charge periods of min(unused committed, on-demand used):
 -- on-demand (Standard) usage the pool's idle commitment could have carried, and
 -- coverable_on_demand_cost what it cost at the list price. Spot usage is not coverage.
@@ -87,9 +89,8 @@ final as (
         coalesce(v.on_demand_quantity, 0) as on_demand_quantity,
         coalesce(v.on_demand_capacity_quantity, 0) as on_demand_capacity_quantity,
         coalesce(v.spot_quantity, 0) as spot_quantity,
-        p.committed_quantity + coalesce(v.on_demand_capacity_quantity, 0) as eligible_quantity,
-        p.committed_quantity / nullif(p.committed_quantity + coalesce(v.on_demand_capacity_quantity, 0), 0)
-            as coverage,
+        p.used_quantity + coalesce(v.on_demand_quantity, 0) as eligible_quantity,
+        p.used_quantity / nullif(p.used_quantity + coalesce(v.on_demand_quantity, 0), 0) as coverage,
         coalesce(v.coverable_on_demand_quantity, 0) as coverable_on_demand_quantity,
         coalesce(v.coverable_on_demand_cost, 0) as coverable_on_demand_cost
     from pools as p

@@ -133,7 +133,7 @@ unservable_asked as (
 
 coverage as (
     select run_id, billing_period_start,
-        xsum(case when resource = 'gpu' then committed_quantity end) as committed,
+        xsum(case when resource = 'gpu' then used_quantity end) as covered,
         xsum(case when resource = 'gpu' then eligible_quantity end) as eligible,
         xsum(case when resource = 'gpu' then coverable_on_demand_quantity end) as coverable,
         xsum(coverable_on_demand_cost) as coverable_cost
@@ -260,8 +260,9 @@ metrics as (
         'GPU-Hours'
     from eviction_losses
     union all
-    -- committed ÷ commitment-eligible GPU-hours (committed + on-demand capacity)
-    select run_id, billing_period_start, 'commitment_coverage', 'all', committed / nullif(eligible, 0),
+    -- covered ÷ commitment-eligible GPU-hours used (fct_commitment_utilization's coverage:
+    -- committed hours used ÷ those + on-demand hours used; spot and Unused rows are not in it)
+    select run_id, billing_period_start, 'commitment_coverage', 'all', covered / nullif(eligible, 0),
         'ratio'
     from coverage
     union all
