@@ -431,19 +431,22 @@ def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
 
 
 def test_gpu_hours_demanded_while_pending(con):
-    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs): within the node's 8
-    # GPUs, so uncapped; valued at the A100 list price ($2)
+    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs), valued at the A100
+    # list price ($2). Hour 0 had 4 × 600 s idle (before w2 started): the 2 GPU-h they demanded
+    # there (w2 4 × 600 s, w3 2 × 2400 s) are scaled to it, a third each; hour 1 had 7⅓ idle
+    # GPU-h, w3's 2 fit. Capped at the node's 8 GPU-h instead: 4 × 600 s and 2 × 6000 s
+    hour_0 = 4 * 600 / H / (4 * 600 / H + 2 * 2400 / H)
+    w2, w3 = 4 * 600 / H * hour_0, 2 * 2400 / H * hour_0 + 2.0
     approx_rows(
         rows(
             con,
             """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
                where run_id = 'kueue' order by all""",
         ),
-        [("w1", 0.0, 0.0), ("w2", 4 * 600 / H, 2.0 * 4 * 600 / H), ("w3", 2 * 6000 / H, 2.0 * 2 * 6000 / H)],
+        [("w1", 0.0, 0.0), ("w2", w2, 2.0 * w2), ("w3", w3, 2.0 * w3)],
     )
-    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
-    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(
-        2.0 * (4 * 600 / H + 2 * 6000 / H))
+    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(w2 + w3)
+    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(2.0 * (w2 + w3))
     # unservable demand is reported apart: w_big waited the whole hour with 8 GPUs
     assert metric(con, "unservable", "unservable_gpu_hours_waited") > 0
 
