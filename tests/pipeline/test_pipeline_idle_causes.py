@@ -58,3 +58,68 @@ def test_pending_demand_is_capped_by_the_idle_of_its_period_and_model(con):
            left join idle as i using (run_id, period_index, gpu_model)
            where d.gpu_hours > coalesce(i.idle_gpu_hours, 0) + 1e-9""",
     ) == []
+
+
+def charged(con, run_id: str, policy: str) -> dict[str, float]:
+    return {
+        tenant: value
+        for (tenant,), value in as_dict(
+            con,
+            """select tenant, sum(charged_cost) from fct_chargeback
+               where run_id = ? and idle_policy = ? group by all""",
+            [run_id, policy],
+        ).items()
+    }
+
+
+def test_demand_larger_than_the_free_gpus_is_capacity_shortfall(con):
+    # 3 × 8 beside two wholly free 8-GPU nodes: 16 GPU-h an hour, not fragmentation, not latency
+    assert_close(idle_by_cause(con, "shortfall"), {("A100", "capacity_shortfall"): 16.0})
+    # in the FOCUS records, as an idle reason of its own
+    assert rows(
+        con,
+        """select x_IdleReason, sum(PricingQuantity), sum(EffectiveCost) from focus_cost_records
+           where x_RunId = 'shortfall' and x_UsageClass = 'idle' and x_Resource = 'gpu' group by all""",
+    ) == [("capacity_shortfall", 16.0, 32.0)]
+    # the cause policy leaves it on the platform line, never on the waiting team
+    assert charged(con, "shortfall", "cause") == pytest.approx({"__idle__": 32.0, "team-x": 16.0})
+    assert charged(con, "shortfall", "window") == pytest.approx({"team-x": 48.0})
+
+
+def test_fragmentation_only_where_packing_would_place_it_latency_where_it_fits_as_is(con):
+    approx_rows(
+        rows(
+            con,
+            """select period_index, idle_reason, sum(gpu_hours) from int_idle_by_cause
+               where run_id = 'frag-latency' group by all order by all""",
+        ),
+        [(0, "fragmentation", 8.0), (1, "no_demand", 4.0), (1, "scheduling_latency", 8.0)],
+    )
+    # the fit table behind it: pods of 8 that fit, the free GPUs on nodes that fit none, all free
+    assert rows(
+        con,
+        """select start_s, end_s, fit_pods, unfit_free_gpus, free_gpus from int_shape_fit
+           where run_id = 'frag-latency' and gpus_per_pod = 8 order by all""",
+    ) == [(0.0, 3600.0, 0, 8.0, 8.0), (3600.0, 7200.0, 1, 4.0, 12.0)]
+
+
+def test_a_wait_kueue_never_admitted_is_a_quota_wait_never_placement(con):
+    assert rows(
+        con,
+        """select workload_id, blocked_by, admitted, start_s, end_s from int_pending_demand
+           where run_id = 'not-admitted' order by all""",
+    ) == [("w", "quota", False, 0.0, 1800.0)]
+    assert_close(idle_by_cause(con, "not-admitted"), {("A100", "quota"): 2.0})
+
+
+def test_causes_add_up_to_idle_everywhere(con):
+    # every node-period of every run: held + every cause = capacity (int_node_capacity_periods)
+    assert rows(
+        con,
+        """with causes as (select run_id, node, period_index, sum(gpu_hours) as gpu_hours
+                          from int_idle_by_cause group by all)
+           select c.run_id, c.node, c.period_index from int_node_capacity_periods as c
+           left join causes as i using (run_id, node, period_index)
+           where c.gpu_model is not null
+               and abs(coalesce(i.gpu_hours, 0) - c.idle_gpu_hours) > 1e-9""",
+    ) == []
