@@ -87,6 +87,7 @@ MODELS: tuple[Model, ...] = (
     Model("fct_usage_hourly", "marts"),
     Model("fct_workloads", "marts"),
     Model("fct_unservable_demand", "marts"),
+    Model("fct_pending_demand", "marts"),
     Model("fct_evictions", "marts"),
     Model("fct_queue_usage", "marts"),
     Model("fct_chargeback", "marts"),

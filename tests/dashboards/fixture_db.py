@@ -33,6 +33,7 @@ charge period × GPU model in proportion to cost, one node per model so ``node``
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -91,6 +92,8 @@ CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     gpu_hours_lost DOUBLE, effective_cost DOUBLE, outcome VARCHAR, unservable_reason VARCHAR,
     pending_demand_gpu_hours DOUBLE, pending_demand_list_value DOUBLE, idle_share_cost DOUBLE,
     cost_with_idle DOUBLE);
+CREATE TABLE fct_pending_demand (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
+    charge_period_start TIMESTAMP, gpu_model VARCHAR, gpu_hours DOUBLE, list_value DOUBLE);
 CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
     ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
     reason VARCHAR, message VARCHAR, preemptor VARCHAR, queue_position INTEGER,
@@ -508,7 +511,8 @@ def build_fixture_db(path: Path) -> Path:
             # the GPUs asked while waiting, at the list price of the cheapest accepted model (the
             # fixture does not apply the pipeline's cap by what the cluster could have run)
             wait_gpu_hours = 0.0 if unservable else pods * gpp * wait_h
-            cheapest = min(PRICES[m][0] for m in (model.split("|") if model else PRICES))
+            cheapest_model = min(model.split("|") if model else PRICES, key=lambda m: PRICES[m][0])
+            cheapest = PRICES[cheapest_model][0]
             idle_share = workload_idle.get((run, wid), 0.0)
             con.execute(
                 "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -522,6 +526,10 @@ def build_fixture_db(path: Path) -> Path:
                  unservable[0] if unservable else None, wait_gpu_hours, wait_gpu_hours * cheapest,
                  idle_share, cost + idle_share],
             )
+            for k in range(math.ceil(wait_h) if wait_gpu_hours > 0 else 0):  # the same, per hour waited
+                con.execute("INSERT INTO fct_pending_demand VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [run, wid, tenant, start + timedelta(hours=submit_h + k), cheapest_model,
+                             pods * gpp * min(1.0, wait_h - k), pods * gpp * min(1.0, wait_h - k) * cheapest])
             if unservable:
                 con.execute(
                     "INSERT INTO fct_unservable_demand VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, ?, ?, ?,"

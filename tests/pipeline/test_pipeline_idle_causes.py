@@ -8,6 +8,8 @@ Prices (tests/pipeline/runs.py): A100 list 2.0 per GPU-hour.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 from tables import approx_rows, as_dict, rows
 
@@ -122,4 +124,29 @@ def test_causes_add_up_to_idle_everywhere(con):
            left join causes as i using (run_id, node, period_index)
            where c.gpu_model is not null
                and abs(coalesce(i.gpu_hours, 0) - c.idle_gpu_hours) > 1e-9""",
+    ) == []
+
+
+def test_the_report_sums_the_marts_periods_inside_its_window(con):
+    # w's demand is all in hour 1 (hour 0 was fully busy): a window of hour 0 shows none of it,
+    # one of hour 1 all 4 GPU-h (pro-rating its two-hour wait gave 2 and 2)
+    from dashboards import data
+
+    start = datetime(2026, 11, 2)
+    for window, expected in (((start, start + timedelta(hours=1)), []),
+                             ((start + timedelta(hours=1), start + timedelta(hours=2)), [("team-a", 1, 4.0, 8.0)])):
+        filters = data.Filters("pending-busy", phase="steady", phase_window=window)
+        shown = data.waiting_cost_by_team(con, filters)
+        approx_rows(
+            [tuple(r) for r in shown[["tenant", "workloads", "pending_demand_gpu_hours",
+                                      "pending_demand_list_value"]].itertuples(index=False)],
+            expected,
+        )
+    # the mart's periods add up to fct_workloads' totals
+    assert rows(
+        con,
+        """select w.workload_id from fct_workloads as w
+           left join (select run_id, workload_id, sum(gpu_hours) as gpu_hours from fct_pending_demand
+                      group by all) as p using (run_id, workload_id)
+           where abs(w.pending_demand_gpu_hours - coalesce(p.gpu_hours, 0)) > 1e-9""",
     ) == []
