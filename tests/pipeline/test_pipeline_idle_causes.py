@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import duckdb
 import pytest
 from tables import approx_rows, as_dict, rows
 
@@ -150,3 +151,21 @@ def test_the_report_sums_the_marts_periods_inside_its_window(con):
                       group by all) as p using (run_id, workload_id)
            where abs(w.pending_demand_gpu_hours - coalesce(p.gpu_hours, 0)) > 1e-9""",
     ) == []
+
+
+def test_the_waterfall_is_the_registrys(tmp_path, monkeypatch, scenario_dirs, prices_csv):
+    # one SQL block per step of pipeline/registry.py's WATERFALL, each calling its fit test
+    from pipeline import registry, waterfall
+    from pipeline.build import build
+
+    sql = waterfall.waterfall_ctes()
+    for n, claim in enumerate(registry.WATERFALL, 1):
+        assert f"w{n}_free as (" in sql and f"{claim.fit_test}(free," in sql
+    assert f"w{len(registry.WATERFALL) + 1}_free" not in sql
+    # drop the capacity_shortfall step: the shortfall run's 16 GPU-h fall through to no_demand
+    monkeypatch.setattr(waterfall, "WATERFALL", tuple(
+        c for c in registry.WATERFALL if c.cause != "capacity_shortfall"))
+    run = next(d for d in scenario_dirs if d.name == "shortfall")
+    result = build([run], prices_csv, tmp_path / "db.duckdb", show_progress=False)
+    with duckdb.connect(str(result.db), read_only=True) as built:
+        assert idle_by_cause(built, "shortfall") == {("A100", "no_demand"): 16.0}
