@@ -10,7 +10,7 @@ import altair as alt
 import pandas as pd
 
 from dashboards.labels import LABEL_EXPR, PLATFORM_LINE
-from pipeline.registry import IDLE_CAUSE_NAMES, USAGE_CLASS_NAMES
+from pipeline.registry import IDLE_CAUSES, USAGE_CLASS_NAMES
 
 # Fixed order and colours, so "idle" is the same grey in every chart and every report.
 USAGE_CLASS_ORDER = list(USAGE_CLASS_NAMES)  # the one registry (pipeline/registry.py)
@@ -24,18 +24,10 @@ _USAGE_SCALE = alt.Scale(
     domain=USAGE_CLASS_ORDER, range=[USAGE_CLASS_COLORS[c] for c in USAGE_CLASS_ORDER]
 )
 
-# Idle causes: reds/oranges for waste that scheduling could fix, grey for lack of demand. Every
-# cause of the registry (pipeline/registry.py) has one, in its order of precedence (a cause
-# added there without a colour fails here, at import).
-_CAUSE_PALETTE = {
-    "fragmentation": "#e65100",
-    "gang_barrier": "#ef6c00",
-    "quota": "#6a1b9a",
-    "scheduling_latency": "#0277bd",
-    "shared_device_slack": "#8d6e63",
-    "no_demand": "#9e9e9e",
-}
-IDLE_CAUSE_COLORS = {name: _CAUSE_PALETTE[name] for name in IDLE_CAUSE_NAMES} | {
+# Idle causes: each cause's colour is the registry's (pipeline/registry.py), in its order of
+# precedence: reds/oranges for waste that scheduling could fix, greys for lack of capacity or
+# demand.
+IDLE_CAUSE_COLORS = {cause.name: cause.colour for cause in IDLE_CAUSES} | {
     "gang_wait (partial placement)": "#f9a825",
     "unknown": "#616161",
 }

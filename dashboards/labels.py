@@ -16,6 +16,7 @@ import pandas as pd
 
 from dashboards import cells
 from dashboards.data.core import IDLE_TENANT
+from pipeline.registry import IDLE_CAUSES
 
 PLATFORM_LINE = "Unallocated (idle)"
 """The idle pseudo-tenant (``__idle__`` in the marts) as the pages name it."""
@@ -31,13 +32,8 @@ VALUE_LABELS = {
     "gang_wait": "Partial placement (gang wait)",
     "lost_to_preemption": "Lost to preemption",
     "idle": "Idle",
-    # idle causes (the pipeline's registry; a cause it adds later reads through `words`)
-    "no_demand": "No demand",
-    "quota": "Quota",
-    "fragmentation": "Fragmentation",
-    "gang_barrier": "Gang barrier",
-    "shared_device_slack": "Shared-device slack",
-    "scheduling_latency": "Scheduling latency",
+    # idle causes: the pipeline's registry names them
+    **{cause.name: cause.label for cause in IDLE_CAUSES},
     "gang_wait (partial placement)": "Partial placement (gang wait)",
     # final states and outcomes
     "finished": "Finished",

@@ -210,7 +210,8 @@ def _rules_table(f: DemoFacts) -> str:
     rows: list[tuple[str, Callable[[str], str]]] = [
         *[(f"steady idle: {cause.replace('_', ' ')} (GPU-h)",
            lambda p, c=cause: _gpu_h(f.steady_idle.get((p, c), 0.0)))
-          for cause in ("quota", "no_demand", "fragmentation", "shared_device_slack", "scheduling_latency")],
+          for cause in ("quota", "no_demand", "capacity_shortfall", "fragmentation", "shared_device_slack",
+                        "scheduling_latency")],
         ("steady partial placement / lost to preemption (GPU-h)",
          lambda p: f"{_gpu_h(f.steady_gpu_hours.get((p, 'gang_wait'), 0.0))} / "
                    f"{_gpu_h(f.steady_gpu_hours.get((p, 'lost_to_preemption'), 0.0))}"),

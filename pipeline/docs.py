@@ -44,22 +44,25 @@ INTERPRETATION = """\
   Suspended; more GPUs than the queue's quota ceiling; fewer than min_count pods fit) are no
   demand: fct_unservable_demand reports them.
 - Waiting demand (from `submitted`/`requeued` to the next `reserved`/`started`/`rejected`),
-  by the latest `pending` or `admitted` row: `quota` (WaitingForQuota, WaitingForPodsReady),
-  `latency` (no attempt yet, admitted and not placed, PendingEvaluation, PodsReadyTimeout,
-  WaitingForPreemptedWorkloads), `placement` (any other code). A gang holding 0 < n < min_count
-  pods misses (min_count − n) × gpus_per_pod GPUs until its progress starts, on the models its
-  pods hold: `gang_barrier` while some are reserved at the barrier, `placement` when they
-  started one by one.
-- Per GPU model, the usable free GPUs (model GPUs − held − slack) are claimed in order:
-  `gang_barrier`, `fragmentation` (placement demand), `scheduling_latency` of admitted
-  workloads, `quota` (only where min_count pods of the waiting shape fit the nodes' free GPUs
-  on one model, int_quota_fit), `scheduling_latency` of workloads not evaluated yet, each
-  min(what is left, its demand); integrated exactly between the change points of the
-  cluster's timeline. A workload accepting several models counts once: at each step its GPUs
-  are split over its models in proportion to their free GPUs for its cause.
+  by the latest `pending` or `admitted` row: `quota` (WaitingForQuota, WaitingForPodsReady, or
+  any code before Kueue admitted it, e.g. NoMatchingFlavor), `latency` (no attempt yet, admitted
+  and not placed, PendingEvaluation, PodsReadyTimeout, WaitingForPreemptedWorkloads),
+  `placement` (any other code, once admitted or without Kueue). A gang holding 0 < n <
+  min_count pods misses (min_count − n) × gpus_per_pod GPUs until its progress starts, on the
+  models its pods hold: `gang_barrier` while some are reserved at the barrier, `placement` when
+  they started one by one.
+- Per GPU model, the usable free GPUs (model GPUs − held − slack) go to `gang_barrier`, then
+  to the waterfall of pipeline/registry.py: each step takes min(what is left, what its waits
+  could use by its fit test against the nodes' free GPUs, int_shape_fit): `fragmentation`
+  (admitted waits whose minimum fits packed but not as the GPUs are: the GPUs on nodes where
+  none of their pods fits), `scheduling_latency` (admitted waits whose minimum fits as they
+  are), `quota` (the same for quota waits), `scheduling_latency` (waits not evaluated yet),
+  `capacity_shortfall` (waits whose minimum is larger than the free GPUs of every model they
+  accept); integrated exactly between the change points of the cluster's timeline. A wait's
+  GPUs count once: across the models it accepts and across the steps.
 - Those amounts are spread over the model's nodes in proportion to each node's idle GPU-hours
-  net of its slack (capped at it); the remainder is `no_demand`. So for every node and period
-  Σ PricingQuantity = GPUs × hours, and no quantity is negative.
+  net of its slack, in the causes' order (capped at it); the remainder is `no_demand`. So for
+  every node and period Σ PricingQuantity = GPUs × hours, and no quantity is negative.
 - CPU and memory (when the price book prices them) are split the same way into requests and
   idle; their idle has the single reason `unallocated` (causes are a GPU notion).
 - Idle lines below 1e-12 units (float noise) are not written. Idle rows consume nothing:

@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from pipeline.registry import registry_macros
+from pipeline.waterfall import render
 
 MODELS_DIR = Path(__file__).parent / "models"
 AUDITS_DIR = Path(__file__).parent / "audits"
@@ -33,7 +34,7 @@ class Model:
         return "view" if self.layer == "staging" else "table"
 
     def sql(self) -> str:
-        return self.path.read_text()
+        return render(self.path.read_text())
 
     def dependencies(self) -> set[str]:
         """The models and raw tables the SQL reads (`from x` / `join x`; CTE names left out)."""
@@ -71,7 +72,7 @@ MODELS: tuple[Model, ...] = (
     Model("int_pending_demand_capped", "intermediate"),
     Model("int_gang_barrier_demand", "intermediate"),
     Model("int_shared_device_slack", "intermediate"),
-    Model("int_quota_fit", "intermediate"),
+    Model("int_shape_fit", "intermediate"),
     Model("int_idle_by_cause", "intermediate"),
     Model("int_node_prices", "intermediate"),
     Model("int_cost_lines", "intermediate"),
@@ -86,6 +87,7 @@ MODELS: tuple[Model, ...] = (
     Model("fct_usage_hourly", "marts"),
     Model("fct_workloads", "marts"),
     Model("fct_unservable_demand", "marts"),
+    Model("fct_pending_demand", "marts"),
     Model("fct_evictions", "marts"),
     Model("fct_queue_usage", "marts"),
     Model("fct_chargeback", "marts"),

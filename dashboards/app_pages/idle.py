@@ -32,8 +32,10 @@ a.metric("Idle", f"{metrics['idle_pct']:.1%}",
 b.metric("Idle cost", ui.compact_usd(metrics["idle_cost"]),
          help=f"${metrics['idle_cost']:,.2f}")
 c.metric("Fragmentation", ui.compact_number(by_cause.get("fragmentation", 0.0), " GPU-h"),
-         help="Free GPUs while a workload a placement attempt failed for asked for that model "
-              "(each workload counted once across the models it accepts).")
+         help="Free GPUs on nodes where none of an admitted waiting workload's pods fits, while its "
+              "minimum would fit the model's free GPUs if they were packed (each workload counted "
+              "once across the models it accepts). Demand larger than the free GPUs is capacity "
+              "shortfall, shown apart.")
 d.metric("Partial placement", ui.compact_number(by_cause.get("gang_wait (partial placement)", 0.0),
                                                 " GPU-h"),
          help="Held by gangs waiting for their last pods (usage class gang_wait): not idle in the "
@@ -96,8 +98,10 @@ chart_col, table_col = st.columns([1, 1])
 with chart_col:
     cache.chart(charts.fragmentation_by_model_chart(fragmentation))
 with table_col:
-    st.caption("GPU-hours that were free while a workload waiting for that GPU model could not use "
-               "them (too few free GPUs on any one node, or a gang needing more).")
+    st.caption("GPU-hours free on nodes where none of a waiting workload's pods fits, while its "
+               "minimum would fit that GPU model's free GPUs if they were packed: packing would have "
+               "put them to work. Free GPUs beside demand larger than all of them are capacity "
+               "shortfall, not fragmentation; those it fits as they are, scheduling latency.")
     ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")
 
 st.subheader("Avoidable or sunk")

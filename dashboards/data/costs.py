@@ -190,8 +190,8 @@ def idle_heatmap(
 def fragmentation_by_model(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
     """Per GPU model: capacity, idle and fragmentation GPU-hours and cost.
 
-    Fragmentation: GPUs free while a pending workload asked for that model and could not use
-    them (docs/tables.md, "How idle GPU-hours are split"). Columns: gpu_model,
+    Fragmentation: GPUs free on nodes where none of a waiting shape's pods fits, while its
+    minimum would fit the model's free GPUs packed (docs/cost-model.md §3.1). Columns: gpu_model,
     capacity_gpu_hours, idle_gpu_hours, fragmentation_gpu_hours, fragmentation_cost,
     fragmentation_pct (of capacity), fragmentation_share_of_idle.
     """

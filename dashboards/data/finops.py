@@ -12,7 +12,6 @@ from dashboards.data.core import (
     _FOCUS_TENANT,
     _FOCUS_WHERE,
     _USAGE_WHERE,
-    _WORKLOAD_FILTER,
     Filters,
     _df,
     _execute,
@@ -121,37 +120,34 @@ def savings(con: duckdb.DuckDBPyConnection, filters: Filters) -> dict[str, float
 
 
 def waiting_cost_by_team(con: duckdb.DuckDBPyConnection, filters: Filters) -> pd.DataFrame:
-    """GPU-hours demanded while pending per team (fct_workloads): what its workloads asked for
-    while they waited to run, capped by what the cluster could have run, and their value at
-    list price (demand, not spend). Columns: tenant, workloads (that waited),
-    pending_demand_gpu_hours, pending_demand_list_value, median_wait_h."""
+    """GPU-hours demanded while pending per team: the charge periods of fct_pending_demand inside
+    the window (what its workloads asked for while they waited to run, capped by the idle
+    GPU-hours of each period and model), and their value at list price (demand, not spend).
+    Columns: tenant, workloads (that waited in the window), pending_demand_gpu_hours,
+    pending_demand_list_value, median_wait_h (of those workloads' whole waits)."""
     columns = ["tenant", "workloads", "pending_demand_gpu_hours", "pending_demand_list_value",
                "median_wait_h"]
-    if "pending_demand_list_value" not in table_columns(con, "fct_workloads"):
+    if "list_value" not in table_columns(con, "fct_pending_demand"):
         return _empty(columns)
     return _df(
         con,
-        f"""
-        WITH waits AS (
-            SELECT w.tenant, w.wait_s, w.pending_demand_gpu_hours, w.pending_demand_list_value,
-                   epoch(w.submit_ts) AS wait_from,
-                   epoch(coalesce(w.first_start_ts, w.end_ts, r.end_ts)) AS wait_to,
-                   epoch(coalesce($ts_from::TIMESTAMP, r.start_ts)) AS window_from,
-                   epoch(coalesce($ts_to::TIMESTAMP, r.end_ts)) AS window_to
-            FROM fct_workloads w JOIN dim_runs r USING (run_id)
-            WHERE w.run_id = $run_id AND {_WORKLOAD_FILTER} AND w.pending_demand_gpu_hours > 0
-        ),
-        inside AS (
-            SELECT *, greatest(0, least(wait_to, window_to) - greatest(wait_from, window_from))
-                          / nullif(wait_to - wait_from, 0) AS share
-            FROM waits
+        """
+        WITH periods AS (
+            SELECT p.workload_id, p.tenant, sum(p.gpu_hours) AS gpu_hours, sum(p.list_value) AS list_value
+            FROM fct_pending_demand p
+            WHERE p.run_id = $run_id
+              AND ($ts_from::TIMESTAMP IS NULL OR p.charge_period_start >= $ts_from::TIMESTAMP)
+              AND ($ts_to::TIMESTAMP IS NULL OR p.charge_period_start < $ts_to::TIMESTAMP)
+              AND (len($gpu_models::VARCHAR[]) = 0 OR list_contains($gpu_models::VARCHAR[], p.gpu_model))
+            GROUP BY p.workload_id, p.tenant
         )
-        SELECT tenant, count(*) AS workloads, sum(pending_demand_gpu_hours * share) AS pending_demand_gpu_hours,
-               sum(pending_demand_list_value * share) AS pending_demand_list_value, median(wait_s) / 3600.0 AS median_wait_h
-        FROM inside
-        WHERE share > 0
-        GROUP BY tenant
-        ORDER BY pending_demand_list_value DESC, tenant
+        SELECT p.tenant, count(*) AS workloads, sum(p.gpu_hours) AS pending_demand_gpu_hours,
+               sum(p.list_value) AS pending_demand_list_value, median(w.wait_s) / 3600.0 AS median_wait_h
+        FROM periods p JOIN fct_workloads w ON w.run_id = $run_id AND w.workload_id = p.workload_id
+        WHERE (len($tenants::VARCHAR[]) = 0 OR list_contains($tenants::VARCHAR[], p.tenant))
+          AND p.gpu_hours > 0
+        GROUP BY p.tenant
+        ORDER BY pending_demand_list_value DESC, p.tenant
         """,
         filters.params(),
     )

@@ -83,3 +83,23 @@ create or replace temp macro rightsized_gpus_per_pod(gpus_per_pod, utilization) 
             lambda size: size >= gpus_per_pod * utilization / 0.8 - 1e-9 and size < gpus_per_pod
         ))
     end;
+
+-- The fit tests of the idle waterfall (pipeline/registry.py WATERFALL, docs/cost-model.md §3.1):
+-- what a waiting shape (min_pods pods of gpus_per_pod GPUs) could have used of the `free` GPUs
+-- its cause's step has left on a model. fit_pods, unfit_free_gpus and all_free_gpus are the
+-- model's (int_shape_fit); fits_packed_somewhere: its minimum fits, packed, the free GPUs of a
+-- model it accepts. Trying sooner places a shape whose minimum fits the GPUs as they are:
+create or replace temp macro fit_as_they_are(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod,
+        min_pods, fits_packed_somewhere) as
+    case when fit_pods >= min_pods then least(free, fit_pods * gpus_per_pod) else 0 end;
+-- packing (the FGD paper's fragmentation) frees what sits on nodes where none of its pods fits,
+-- for a shape whose minimum fits the model's free GPUs packed but not as they are:
+create or replace temp macro fit_unusable_while_packed_fits(free, fit_pods, unfit_free_gpus, all_free_gpus,
+        gpus_per_pod, min_pods, fits_packed_somewhere) as
+    case when fit_pods < min_pods and min_pods * gpus_per_pod <= all_free_gpus + 1e-9
+        then least(free, unfit_free_gpus) else 0 end;
+-- and only more capacity runs a shape whose minimum is larger than the free GPUs of every model
+-- it accepts:
+create or replace temp macro fit_larger_than_free(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod,
+        min_pods, fits_packed_somewhere) as
+    case when not fits_packed_somewhere then free else 0 end;

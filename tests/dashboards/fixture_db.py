@@ -1,5 +1,4 @@
-"""A small DuckDB file with the mart tables of docs/contracts.md, so that dashboard tests do not
-depend on the pipeline.
+"""A small DuckDB file with the mart tables of docs/contracts.md: dashboard tests without the pipeline.
 
 Two runs. ``demo-a`` (48 h, two nodes: 8x H100 Committed, 4x A100 Standard) holds:
 - ``train-1``: ml-research, 2 pods x 4 GPUs on the H100 node, productive hours 0-10;
@@ -20,8 +19,7 @@ GPUs for hours 2-6; ``cq-pl`` (h100: nominal 4, limit 0) admits infer-6 for hour
 uses 32 CPU cores ($0.01 a core-hour: $3.84), so GPU-hours must be counted on GPU rows only.
 The Committed H100 node of ``demo-a`` has a commitment ``Purchase`` row (no usage, no
 effective cost: the usage rows carry it), as the pipeline writes one per billing period.
-Costs: list 4.0 / contracted 3.0 per H100 GPU-hour, 2.0 / 1.5 per A100 GPU-hour; Committed
-nodes pay the contracted price, Standard nodes the list price.
+Costs: list 4.0 / contracted 3.0 per H100 GPU-hour, 2.0 / 1.5 per A100; Committed nodes pay contracted, Standard list.
 
 Run phases (``dim_runs``, ``x_Phase``): ``demo-a`` is steady throughout (so the numbers above are
 what every page shows by default); ``demo-b`` is steady for hours 0-12 and drains for 12-24.
@@ -33,6 +31,7 @@ charge period × GPU model in proportion to cost, one node per model so ``node``
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -91,6 +90,8 @@ CREATE TABLE fct_workloads (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
     gpu_hours_lost DOUBLE, effective_cost DOUBLE, outcome VARCHAR, unservable_reason VARCHAR,
     pending_demand_gpu_hours DOUBLE, pending_demand_list_value DOUBLE, idle_share_cost DOUBLE,
     cost_with_idle DOUBLE);
+CREATE TABLE fct_pending_demand (run_id VARCHAR, workload_id VARCHAR, tenant VARCHAR,
+    charge_period_start TIMESTAMP, gpu_model VARCHAR, gpu_hours DOUBLE, list_value DOUBLE);
 CREATE TABLE fct_workload_timeline (run_id VARCHAR, workload_id VARCHAR, seq BIGINT,
     ts TIMESTAMP, time_s DOUBLE, event VARCHAR, pod_index BIGINT, node VARCHAR, gpus DOUBLE,
     reason VARCHAR, message VARCHAR, preemptor VARCHAR, queue_position INTEGER,
@@ -518,7 +519,8 @@ def build_fixture_db(path: Path) -> Path:
             # the GPUs asked while waiting, at the list price of the cheapest accepted model (the
             # fixture does not apply the pipeline's cap by what the cluster could have run)
             wait_gpu_hours = 0.0 if unservable else pods * gpp * wait_h
-            cheapest = min(PRICES[m][0] for m in (model.split("|") if model else PRICES))
+            cheapest_model = min(model.split("|") if model else PRICES, key=lambda m: PRICES[m][0])
+            cheapest = PRICES[cheapest_model][0]
             idle_share = sum(v for k, v in workload_idle.items() if k[:2] == (run, wid))
             con.execute(
                 "INSERT INTO fct_workloads VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
@@ -532,6 +534,10 @@ def build_fixture_db(path: Path) -> Path:
                  unservable[0] if unservable else None, wait_gpu_hours, wait_gpu_hours * cheapest,
                  idle_share, cost + idle_share],
             )
+            for k in range(math.ceil(wait_h) if wait_gpu_hours > 0 else 0):  # the same, per hour waited
+                con.execute("INSERT INTO fct_pending_demand VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [run, wid, tenant, start + timedelta(hours=submit_h + k), cheapest_model,
+                             pods * gpp * min(1.0, wait_h - k), pods * gpp * min(1.0, wait_h - k) * cheapest])
             if unservable:
                 con.execute(
                     "INSERT INTO fct_unservable_demand VALUES (?, ?, ?, ?, ?, ?, 'rejected', ?, ?, ?, ?,"

@@ -73,9 +73,10 @@ def test_teams_charged_plus_unallocated_is_the_overview_total(con, windows):
                 assert float(over_time["charged_cost"].sum()) == pytest.approx(total, abs=CENT), policy
 
 
-def test_teams_cost_of_delay_is_pro_rated_to_the_window(con, windows):
+def test_teams_cost_of_delay_sums_the_windows_periods(con, windows):
     """Cost of delay is not spend: it is never compared with the bill, but it covers the page's
-    window: the steady phase's share is at most the whole run's, team by team."""
+    window (the charge periods of fct_pending_demand inside it): the steady phase's share is at
+    most the whole run's, team by team."""
     for filters in windows:
         whole = data.waiting_cost_by_team(con, replace(filters, phase=None, phase_window=None))
         part = data.waiting_cost_by_team(con, filters)

@@ -7,6 +7,7 @@ Every scenario is its own run id, so one build holds them all (and doubles as th
 from __future__ import annotations
 
 from runs import RunBuilder
+from scenarios_causes import ALL as CAUSE_RULES
 
 START = "2026-11-02T00:00:00Z"
 
@@ -617,4 +618,5 @@ ALL = (
     quota_fit,
     admitted_latency,
     pending_capped,
+    *CAUSE_RULES,
 )

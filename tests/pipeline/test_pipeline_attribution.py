@@ -100,39 +100,38 @@ def test_a_workload_waiting_for_quota_beside_free_gpus_makes_quota_idle(con):
 
 
 def test_demand_counts_once_across_the_models_it_accepts(con):
-    # w_x (8 GPUs, A100 or H100) beside 8 free A100 and 4 free H100 GPUs: split 8:4, 8 in all
+    # w_x (1 × 8 GPUs, A100 or H100) beside 8 free A100 (4 a node) and 4 free H100 GPUs: packed,
+    # it fits the A100s only, so their 8 are fragmentation; its 8 GPUs are then matched, and the
+    # H100s it could never use are no_demand, not a second claim (before the fit test: split 8:4
+    # as fragmentation on both models)
     assert_close(
         idle_by_cause(con, "multi-model"),
-        {
-            ("A100", "fragmentation"): 8 * 8 / 12,
-            ("A100", "no_demand"): 8 - 8 * 8 / 12,
-            ("H100", "fragmentation"): 8 * 4 / 12,
-            ("H100", "no_demand"): 4 - 8 * 4 / 12,
-        },
+        {("A100", "fragmentation"): 8.0, ("H100", "no_demand"): 4.0},
     )
 
 
 def test_gang_barrier_only_at_a_reservation_and_on_the_gangs_model(con):
     # the reserved pod waits on A100 (2 free): 2 × 0.5 h; the free H100s are not the barrier's.
-    # After the time-out the gang's 8 GPUs wait for placement beside 6 A100 and 8 H100
+    # After the time-out the gang (2 × 4) waits for placement beside 6 A100 GPUs on one node
+    # (one pod fits) and 8 H100 (both fit as they are): trying again would place it on the H100s,
+    # scheduling latency 8 × 0.5 h; the A100s could not have run it (before the fit test:
+    # fragmentation 8 × 0.5 h, split 6:8)
     assert_close(
         idle_by_cause(con, "barrier-model"),
         {
             ("A100", "gang_barrier"): 1.0,
-            ("A100", "fragmentation"): 8 * 6 / 14 * 0.5,
-            ("A100", "no_demand"): 4.0 - 1.0 - 8 * 6 / 14 * 0.5,
-            ("H100", "fragmentation"): 8 * 8 / 14 * 0.5,
-            ("H100", "no_demand"): 8.0 - 8 * 8 / 14 * 0.5,
+            ("A100", "no_demand"): 3.0,
+            ("H100", "scheduling_latency"): 4.0,
+            ("H100", "no_demand"): 4.0,
         },
     )
-    # kube-default starts pods one by one: no barrier holds anything, the missing pods are
-    # placement demand (fragmentation), and the waits before any attempt are latency
+    # kube-default starts pods one by one: no barrier holds anything. The gang (3 × 4) can never
+    # fit the 8-GPU node whole: its waits before any attempt (8 free × 100 s, then 8 × 2300 s
+    # and the second hour after the time-out) and its missing pods (4 free × 100 s) are capacity
+    # shortfall (before: scheduling latency and fragmentation)
     assert_close(
         idle_by_cause(con, "pod-by-pod"),
-        {
-            ("A100", "fragmentation"): 4 * 100 / H,
-            ("A100", "scheduling_latency"): (8 * 100 + 8 * 2300) / H + 8.0,
-        },
+        {("A100", "capacity_shortfall"): (8 * 100 + 4 * 100 + 8 * 2300) / H + 8.0},
     )
 
 
@@ -146,10 +145,12 @@ def test_untried_and_draining_waits_are_scheduling_latency(con):
     )
 
 
-def test_an_admitted_but_unplaceable_workload_makes_no_quota_idle(con):
-    # g (2 × 8, admitted) cannot be placed beside 8 free GPUs (4 a node): they wait for its
-    # placement, and w_q's quota wait (4 GPUs, which would fit) claims none of them
-    assert_close(idle_by_cause(con, "admitted-unplaced"), {("A100", "fragmentation"): 8.0})
+def test_an_admitted_but_unplaceable_workload_claims_only_what_it_could_use(con):
+    # g (2 × 8, admitted) cannot be placed beside 8 free GPUs (4 a node): even packed its 16
+    # need more than the 8 free, so it claims no fragmentation; w_q's quota wait (4 GPUs) fits
+    # one pod a node: quota 4 GPU-h, and g's shortfall takes the other 4 (before: fragmentation 8)
+    assert_close(idle_by_cause(con, "admitted-unplaced"),
+                 {("A100", "quota"): 4.0, ("A100", "capacity_shortfall"): 4.0})
 
 
 def test_an_admitted_workload_not_tried_yet_comes_before_quota(con):
@@ -160,24 +161,27 @@ def test_an_admitted_workload_not_tried_yet_comes_before_quota(con):
 def test_quota_idle_only_where_the_waiting_shape_fits(con):
     # 4 free GPUs on each of two nodes: 1 × 8 and 3 × 4 fit nowhere (first half hour: no
     # quota), 2 × 4 fits one pod a node (second half hour: 8 GPUs × 0.5 h); 3 × 4 on A100 or
-    # H100 fits 2 + 1 pods, never 3 on one model
+    # H100 fits 2 + 1 pods, never 3 on one model. The 3 × 4 shapes ask 12 GPUs, more than the
+    # 8 free A100 or 4 free H100 GPUs: capacity shortfall where quota claims none (before:
+    # no_demand)
     assert_close(
         idle_by_cause(con, "quota-fit"),
-        {("A100", "quota"): 4.0, ("A100", "no_demand"): 4.0, ("H100", "no_demand"): 4.0},
+        {("A100", "quota"): 4.0, ("A100", "capacity_shortfall"): 4.0, ("H100", "capacity_shortfall"): 4.0},
     )
     # the fit table: pods of each waiting size that fit on the model's free GPUs
     assert rows(
         con,
-        """select gpu_model, gpus_per_pod, start_s, end_s, fit_pods from int_quota_fit
+        """select gpu_model, gpus_per_pod, start_s, end_s, fit_pods from int_shape_fit
            where run_id = 'quota-fit' order by all""",
     ) == [("A100", 4.0, 0.0, 3600.0, 2), ("A100", 8.0, 0.0, 3600.0, 0),
           ("H100", 4.0, 0.0, 3600.0, 1), ("H100", 8.0, 0.0, 3600.0, 0)]
-    # a node fully free fits one pod of 8: admitted-unplaced has no quota wait of that size
+    # every waiting size: admitted-unplaced's gang of 8-GPU pods fits none on two half-held
+    # nodes, whose 8 free GPUs are all unusable by it
     assert rows(
         con,
-        """select gpus_per_pod, fit_pods from int_quota_fit
+        """select gpus_per_pod, fit_pods, unfit_free_gpus, free_gpus from int_shape_fit
            where run_id = 'admitted-unplaced' order by all""",
-    ) == [(4.0, 2)]
+    ) == [(4.0, 2, 0.0, 8.0), (8.0, 0, 8.0, 8.0)]
 
 
 def test_shared_device_slack_is_its_own_cause(con):
@@ -475,19 +479,22 @@ def test_contracted_price_of_committed_usage_excludes_the_commitment(con):
 
 
 def test_gpu_hours_demanded_while_pending(con):
-    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs): within the node's 8
-    # GPUs, so uncapped; valued at the A100 list price ($2)
+    # w2 waits for quota 600 s (4 GPUs), w3 from 1200 to the end (2 GPUs), valued at the A100
+    # list price ($2). Hour 0 had 4 × 600 s idle (before w2 started): the 2 GPU-h they demanded
+    # there (w2 4 × 600 s, w3 2 × 2400 s) are scaled to it, a third each; hour 1 had 7⅓ idle
+    # GPU-h, w3's 2 fit. Capped at the node's 8 GPU-h instead: 4 × 600 s and 2 × 6000 s
+    hour_0 = 4 * 600 / H / (4 * 600 / H + 2 * 2400 / H)
+    w2, w3 = 4 * 600 / H * hour_0, 2 * 2400 / H * hour_0 + 2.0
     approx_rows(
         rows(
             con,
             """select workload_id, pending_demand_gpu_hours, pending_demand_list_value from fct_workloads
                where run_id = 'kueue' order by all""",
         ),
-        [("w1", 0.0, 0.0), ("w2", 4 * 600 / H, 2.0 * 4 * 600 / H), ("w3", 2 * 6000 / H, 2.0 * 2 * 6000 / H)],
+        [("w1", 0.0, 0.0), ("w2", w2, 2.0 * w2), ("w3", w3, 2.0 * w3)],
     )
-    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(4 * 600 / H + 2 * 6000 / H)
-    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(
-        2.0 * (4 * 600 / H + 2 * 6000 / H))
+    assert metric(con, "kueue", "pending_demand_gpu_hours") == pytest.approx(w2 + w3)
+    assert metric(con, "kueue", "pending_demand_list_value") == pytest.approx(2.0 * (w2 + w3))
     # unservable demand is reported apart: w_big waited the whole hour with 8 GPUs
     assert metric(con, "unservable", "unservable_gpu_hours_waited") > 0
 

@@ -27,7 +27,7 @@ def test_every_intermediate_and_mart_model_has_a_table_test():
     tested = "".join(
         (here / name).read_text()
         for name in ("test_pipeline_models.py", "test_pipeline_marts.py", "test_pipeline_focus.py",
-                     "test_pipeline_attribution.py", "test_pipeline_label_allocation.py")
+                     "test_pipeline_attribution.py", "test_pipeline_label_allocation.py", "test_pipeline_idle_causes.py")
     )
     for model in MODELS:
         if model.layer != "staging":
@@ -239,18 +239,19 @@ def test_int_idle_by_cause(con):
         # nobody waits: all idle is no_demand
         ("finished-gang", "n1", 0, "no_demand"): 4.0,
         ("finished-gang", "n1", 1, "no_demand"): 8.0,
-        # w2 waits 10 s for 6 free GPUs, then w1 waits for 2 with 2 free until w2 ends
-        ("preempted", "n1", 0, "fragmentation"): (6 * 10 + 2 * 1600) / 3600,
+        # w2 waits 10 s for 6 free GPUs, then w1 waits for 2 with 2 free until w2 ends: each fits
+        # the free GPUs as they are, so trying again would have placed it (scheduling_latency;
+        # before the fit test: fragmentation)
+        ("preempted", "n1", 0, "scheduling_latency"): (6 * 10 + 2 * 1600) / 3600,
         ("preempted", "n1", 0, "no_demand"): 8 - 2 * 2000 / 3600 - 6 * 1600 / 3600 - (6 * 10 + 2 * 1600) / 3600,
-        ("preempted", "n1", 1, "fragmentation"): (2 * 1400 + 2 * 2200) / 3600,
-        # the 3-pod gang: 8 free before its first attempt and after its time-out (not tried:
-        # scheduling_latency); 4 free while one pod runs and misses two, a placement failure
-        # (kube-default has no barrier)
+        ("preempted", "n1", 1, "scheduling_latency"): (2 * 1400 + 2 * 2200) / 3600,
+        # the 3-pod gang (3 × 4) never fits the 8-GPU node whole: 8 free before its first
+        # attempt and after its time-out, 4 free while one pod runs and misses two, all capacity
+        # shortfall (before: scheduling_latency and fragmentation)
         ("pod-by-pod", "n1", 0, "gang_barrier"): 0.0,
-        ("pod-by-pod", "n1", 0, "fragmentation"): 4 * 100 / 3600,
-        ("pod-by-pod", "n1", 0, "scheduling_latency"): (8 * 100 + 8 * 2300) / 3600,
+        ("pod-by-pod", "n1", 0, "capacity_shortfall"): (8 * 100 + 4 * 100 + 8 * 2300) / 3600,
         ("pod-by-pod", "n1", 0, "no_demand"): 0.0,
-        ("pod-by-pod", "n1", 1, "scheduling_latency"): 8.0,
+        ("pod-by-pod", "n1", 1, "capacity_shortfall"): 8.0,
         ("pod-by-pod", "n1", 1, "no_demand"): 0.0,
         ("past-horizon", "n1", 0, "scheduling_latency"): 8 * 600 / 3600,
         # the unshared quarter of the shared T4 is its own cause
@@ -265,10 +266,15 @@ def test_int_idle_by_cause(con):
         ("kueue", "n1", 0, "no_demand"): 0.0,
         ("kueue", "n1", 1, "quota"): 2.0,
         ("kueue", "n1", 1, "no_demand"): 8 - 4 * 600 / 3600 - 2.0,
-        # claimed in order: the gang's missing pod, then placement, then quota (nothing left)
+        # claimed in order: the gang's missing pod (2 of 6 free), then what could use the rest:
+        # wp (1 × 8) does not fit the 6 free GPUs even packed; wq (1 × 4) fits them as they are,
+        # quota 4 × 0.5 h. After the gang's time-out 8 are free and both g (2 × 2) and wp fit
+        # them: trying again would have placed them, scheduling_latency 8 × 0.5 h (before the
+        # fit test: fragmentation 4 × 0.5 h + 8 × 0.5 h, quota none)
         ("mixed-causes", "n1", 0, "gang_barrier"): 2 * 1800 / 3600,
-        ("mixed-causes", "n1", 0, "quota"): 0.0,
-        ("mixed-causes", "n1", 0, "fragmentation"): 4 * 1800 / 3600 + 8 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "quota"): 4 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "scheduling_latency"): 8 * 1800 / 3600,
+        ("mixed-causes", "n1", 0, "fragmentation"): 0.0,
         ("mixed-causes", "n1", 0, "no_demand"): 0.0,
         ("cpu-memory", "g1", 0, "no_demand"): 6.0,
         ("cpu-memory", "c1", 0, "no_demand"): 0.0,
@@ -277,11 +283,11 @@ def test_int_idle_by_cause(con):
         # a cause that explains nothing of a node-period has no row
         assert actual.get(key, 0.0) == pytest.approx(hours, abs=1e-12), key
     assert min(actual.values()) > 0
-    # six causes, held + causes = capacity
+    # seven causes, held + causes = capacity
     assert rows(
         con, "select distinct idle_reason from int_idle_by_cause order by all"
-    ) == [("fragmentation",), ("gang_barrier",), ("no_demand",), ("quota",), ("scheduling_latency",),
-          ("shared_device_slack",)]
+    ) == [("capacity_shortfall",), ("fragmentation",), ("gang_barrier",), ("no_demand",), ("quota",),
+          ("scheduling_latency",), ("shared_device_slack",)]
 
 
 def test_int_node_prices_resolve_the_price_book(con):

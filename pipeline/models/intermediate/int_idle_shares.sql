@@ -11,9 +11,11 @@
 --             proportion to the quota they left unused in the period; gang_barrier idle to the
 --             gangs waiting at the barrier on that model, by their missing GPU-hours;
 --             shared_device_slack to the fractional tenants of that node and period, by their
---             GPU-hours; no_demand to the platform; fragmentation, scheduling_latency and
---             CPU/memory idle as `window`. A cause without owners in the cell falls back to
---             `window`, and a cell without users to the platform.
+--             GPU-hours; no_demand and capacity_shortfall to the platform (never to the
+--             waiting team); fragmentation, scheduling_latency and CPU/memory idle as
+--             `window` (who carries each cause is the registry's, pipeline/registry.py). A
+--             cause without owners in the cell falls back to `window`, and a cell without
+--             users to the platform.
 -- gpu_model is the node's ('' for CPU-only nodes); workload_id is null when the recipient is a
 -- team as a whole (quota owners) or the platform. Every other share names the workload whose
 -- use (or wait) earned it, under every policy: allocation by label (fct_label_allocation) sums
@@ -271,7 +273,7 @@ cause_rest as (
     select i.period_index, i.ckey,
         xsum(i.quantity) as quantity, xsum(i.cost) as cost, xsum(i.list_cost) as list_cost
     from idle as i
-    where i.idle_reason <> 'no_demand'
+    where not list_contains(platform_idle_causes(), i.idle_reason)
         and not exists (
             select 1 from owned_cells as o
             where o.period_index = i.period_index and o.pkey = i.pkey and o.idle_reason = i.idle_reason
@@ -286,10 +288,10 @@ cause_shares as (
     from owned as o
     inner join idle as i using (period_index, pkey, idle_reason)
     union all
-    -- no demand: the platform
+    -- the causes the registry charges to the platform (no demand, capacity shortfall)
     select period_index, ckey, '__idle__', null, quantity, cost, list_cost
     from idle
-    where idle_reason = 'no_demand'
+    where list_contains(platform_idle_causes(), idle_reason)
     union all
     -- the rest as `window`
     select r.period_index, r.ckey, null, u.wkey, r.quantity * u.weight, r.cost * u.weight, r.list_cost * u.weight

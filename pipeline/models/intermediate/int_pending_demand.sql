@@ -3,16 +3,18 @@
 -- the wait is cut at every `pending` and `admitted` row, and the latest of them says what
 -- holds it (`blocked_by`):
 --   quota     a Kueue `pending` row saying the quota is in use (WaitingForQuota) or admission
---             is held back (WaitingForPodsReady);
---   placement a placement attempt failed (Unschedulable, GangNotSatisfiable,
---             TopologyUnsatisfiable, Kueue TAS's TopologyPlacementFailed, any other code);
+--             is held back (WaitingForPodsReady), or any failure code before Kueue admitted it;
+--   placement a placement attempt of an admitted workload (or of one in a run without Kueue)
+--             failed (Unschedulable, GangNotSatisfiable, TopologyUnsatisfiable, any other code);
 --   latency   not tried yet: no attempt since it (re)entered the queue, admitted and not yet
 --             placed, queued for evaluation (PendingEvaluation), in a requeue backoff
 --             (PodsReadyTimeout), or waiting for preempted workloads to drain
 --             (WaitingForPreemptedWorkloads).
 -- admitted: Kueue admitted the attempt before this stretch (an `admitted` row since its last
 -- `submitted`/`requeued`): its quota is reserved, so free GPUs it waits beside are its own
--- wait, not quota's (docs/cost-model.md §3.1).
+-- wait, not quota's (docs/cost-model.md §3.1). In a run Kueue admits (it has `admitted`
+-- rows), a wait Kueue has not admitted has no pods and no placement attempt: a failure code
+-- there (NoMatchingFlavor: no flavor had quota for it) is a quota wait, never placement.
 -- Workloads that can never run (int_unservable_workloads) are left out. gpu_models lists the
 -- GPU models it accepts, 'A|B' sorted: its demand counts once across them; gpus_per_pod and
 -- min_pods are its minimum shape (the fit test of a quota wait).
@@ -68,6 +70,10 @@ rows_of_interest as (
     where event in ('submitted', 'requeued', 'pending', 'admitted', 'reserved', 'started', 'rejected')
 ),
 
+kueue_runs as (
+    select distinct run_id from events where event = 'admitted'
+),
+
 marked as (
     select
         *,
@@ -85,10 +91,19 @@ marked as (
 
 stretches as (
     -- each row of a wait starts a stretch that lasts until the workload's next row of interest
-    select m.run_id, m.workload_id, m.blocked_by, m.admitted, m.time_s as start_s,
+    select
+        m.run_id,
+        m.workload_id,
+        case
+            when m.blocked_by = 'placement' and not m.admitted and k.run_id is not null then 'quota'
+            else m.blocked_by
+        end as blocked_by,
+        m.admitted,
+        m.time_s as start_s,
         least(coalesce(m.next_time_s, r.horizon_s), r.horizon_s) as end_s
     from marked as m
     inner join runs as r using (run_id)
+    left join kueue_runs as k using (run_id)
     where m.state = 'wait' and m.boundary is distinct from 'stop'
 ),
 

@@ -1,4 +1,4 @@
--- grain: one row per run × workload × charge period × GPU model, with the GPU-hours the workload demanded while pending there, capped by what the cluster could have run
+-- grain: one row per run × workload × charge period × GPU model, with the GPU-hours the workload demanded while pending there, capped by what the cluster could have run (its idle GPU-hours there)
 -- The cost of delay a reader can defend (docs/cost-model.md §6.2): a waiting workload's GPUs ×
 -- its wait (int_pending_demand; workloads that can never run are left out: they are
 -- unservable demand, fct_unservable_demand) counted only as far as the cluster could have run
@@ -7,9 +7,10 @@
 --             the pods that fit there (Kueue gives a workload one flavor: its demand is split
 --             over those models in proportion to the GPUs its pods fit on each, never more than
 --             it fits on the best one);
---   capacity  per charge period and model, the demand never exceeds the model's GPU-hours:
---             where the waiting workloads together demand more, each is scaled down in
---             proportion.
+--   idle      per charge period and model, the demand never exceeds the model's idle
+--             GPU-hours (int_node_capacity_periods): GPUs that pods held could not have run
+--             it, so a fully busy model caps it at zero; where the waiting workloads together
+--             demand more, each is scaled down in proportion.
 -- list_value: those GPU-hours at the model's list price. Demand, not spend: nobody paid it.
 with pending as (
     select * from int_pending_demand
@@ -31,9 +32,14 @@ accepted_models as (
     select * from int_workload_gpu_models
 ),
 
-model_capacity as (
-    select run_id, gpu_model, sum(gpus) as model_gpus
-    from nodes
+capacity as (
+    select * from int_node_capacity_periods
+),
+
+model_idle as (
+    -- what the cluster could have run: the GPU-hours nobody held, per charge period and model
+    select run_id, gpu_model, period_index, xsum(idle_gpu_hours) as idle_gpu_hours
+    from capacity
     where gpu_model is not null
     group by all
 ),
@@ -106,15 +112,13 @@ fit_capped as (
     inner join fit_shares as f using (run_id, workload_id)
 ),
 
-capacity_capped as (
+idle_capped as (
     select
         c.*,
-        m.model_gpus * (least((c.period_index + 1) * r.charge_period_s, r.horizon_s)
-            - c.period_index * r.charge_period_s) / 3600.0 as model_gpu_hours,
+        coalesce(m.idle_gpu_hours, 0) as model_idle_gpu_hours,
         xsum(c.fit_gpu_hours) over (partition by c.run_id, c.period_index, c.gpu_model) as model_demand
     from fit_capped as c
-    inner join model_capacity as m using (run_id, gpu_model)
-    inner join runs as r using (run_id)
+    left join model_idle as m using (run_id, gpu_model, period_index)
 ),
 
 final as (
@@ -124,13 +128,13 @@ final as (
         c.tenant,
         c.period_index,
         c.gpu_model,
-        c.fit_gpu_hours * least(1.0, c.model_gpu_hours / nullif(c.model_demand, 0)) as gpu_hours,
-        c.fit_gpu_hours * least(1.0, c.model_gpu_hours / nullif(c.model_demand, 0))
+        c.fit_gpu_hours * least(1.0, c.model_idle_gpu_hours / nullif(c.model_demand, 0)) as gpu_hours,
+        c.fit_gpu_hours * least(1.0, c.model_idle_gpu_hours / nullif(c.model_demand, 0))
             * coalesce(pr.list_unit_price, 0) as list_value
-    from capacity_capped as c
+    from idle_capped as c
     left join prices as pr
         on pr.run_id = c.run_id and pr.resource = 'gpu' and pr.gpu_model = c.gpu_model
-    where c.fit_gpu_hours > 0
+    where c.fit_gpu_hours > 0 and c.model_idle_gpu_hours > 0
 )
 
 select * from final

@@ -1,11 +1,15 @@
--- grain: one row per run × GPU model × pod size (GPUs per pod of a workload waiting for quota) × step of the model's free GPUs, with the pods of that size that fit
--- The fit test of a quota wait (docs/cost-model.md §3.1): a workload Kueue holds back for quota
--- could have used free GPUs only where its minimum shape fits them, min_pods pods of its
--- request on the nodes of one GPU model it accepts (Kueue gives a workload one flavor), as a
--- placement attempt would test. A node fits
--- floor(free / gpus_per_pod) pods, its free GPUs being its GPUs − what pods hold − its
--- shared-device slack (devices fractions share are not free for a whole-GPU pod). The model's
--- fitting pods are the sum over its nodes, from each change point of a node to the next.
+-- grain: one row per run × GPU model × pod size (GPUs per pod of a waiting workload) × step of the model's free GPUs, with the pods of that size that fit, the free GPUs on nodes where none fits, and all free GPUs
+-- The fit tests of the idle causes (docs/cost-model.md §3.1): a waiting workload could have
+-- used free GPUs only where its minimum shape fits them, min_pods pods of its request on the
+-- nodes of one GPU model it accepts (Kueue gives a workload one flavor), as a placement attempt
+-- would test. A node fits floor(free / gpus_per_pod) pods, its free GPUs being its GPUs − what
+-- pods hold − its shared-device slack (devices fractions share are not free for a whole-GPU
+-- pod); where it fits none, its free GPUs are unusable by that size (fragmented in the FGD
+-- paper's sense). The model's sums over its nodes hold from each change point of a node to the
+-- next:
+--   fit_pods          pods of the size that fit as the GPUs are (the minimum fits if ≥ min_pods);
+--   unfit_free_gpus   free GPUs on the nodes where no pod of the size fits;
+--   free_gpus         all free GPUs (the minimum would fit packed if min_pods × size ≤ them).
 with intervals as (
     select * from int_pod_intervals
 ),
@@ -26,9 +30,15 @@ runs as (
     select * from stg_runs
 ),
 
+workloads as (
+    select * from stg_workloads
+),
+
 pod_sizes as (
-    -- only the sizes some quota wait asks for
-    select distinct run_id, gpus_per_pod from pending where blocked_by = 'quota' and gpus_per_pod > 0
+    -- only the sizes some wait asks for (a gang's missing pods are of its size)
+    select distinct run_id, gpus_per_pod from pending where gpus_per_pod > 0
+    union
+    select distinct run_id, gpus_per_pod from workloads where gpus_per_pod > 0 and min_count > 1
 ),
 
 node_changes as (
@@ -71,6 +81,8 @@ node_fits as (
         l.gpu_model,
         s.gpus_per_pod,
         l.time_s,
+        l.free_gpus,
+        coalesce(l.previous_free_gpus, 0) as previous_free_gpus,
         cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods,
         cast(floor(l.previous_free_gpus / s.gpus_per_pod + 1e-9) as bigint) as previous_fit_pods
     from (
@@ -86,7 +98,10 @@ fit_deltas as (
         gpu_model,
         gpus_per_pod,
         time_s,
-        fit_pods - coalesce(previous_fit_pods, 0) as fit_delta
+        fit_pods - coalesce(previous_fit_pods, 0) as fit_delta,
+        case when fit_pods = 0 then free_gpus else 0 end
+            - case when coalesce(previous_fit_pods, 0) = 0 then previous_free_gpus else 0 end as unfit_delta,
+        free_gpus - previous_free_gpus as free_delta
     from node_fits
 ),
 
@@ -96,11 +111,18 @@ model_levels as (
         gpu_model,
         gpus_per_pod,
         time_s,
-        sum(fit_delta) over (
-            partition by run_id, gpu_model, gpus_per_pod order by time_s
-            rows between unbounded preceding and current row
-        ) as fit_pods
-    from (select run_id, gpu_model, gpus_per_pod, time_s, sum(fit_delta) as fit_delta from fit_deltas group by all)
+        sum(fit_delta) over w as fit_pods,
+        -- whole milli-GPUs: rounding drops the float noise of long running sums
+        round(xsum(unfit_delta) over w, 9) as unfit_free_gpus,
+        round(xsum(free_delta) over w, 9) as free_gpus
+    from (
+        select run_id, gpu_model, gpus_per_pod, time_s, sum(fit_delta) as fit_delta,
+            xsum(unfit_delta) as unfit_delta, xsum(free_delta) as free_delta
+        from fit_deltas
+        group by all
+    )
+    window w as (partition by run_id, gpu_model, gpus_per_pod order by time_s
+        rows between unbounded preceding and current row)
 ),
 
 final as (
@@ -112,7 +134,9 @@ final as (
         coalesce(lead(m.time_s) over (
             partition by m.run_id, m.gpu_model, m.gpus_per_pod order by m.time_s
         ), r.horizon_s) as end_s,
-        m.fit_pods
+        m.fit_pods,
+        m.unfit_free_gpus,
+        m.free_gpus
     from model_levels as m
     inner join runs as r using (run_id)
 )
