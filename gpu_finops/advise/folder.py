@@ -45,8 +45,9 @@ def check_folder(out: Path, identity: dict[str, Any], result_files: Iterable[str
                  inputs: Iterable[Path | None]) -> None:
     """Everything DIR holds that this run would replace is the command's own and none of its
     ``inputs`` (module docstring)."""
-    if out.exists() and not out.is_dir():
-        raise InputError(out, "--out is a file, not a folder")
+    for folder in (out, out / "runs", out / "trials", out / "state"):
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise InputError(folder, f"{'--out' if folder == out else folder.name} must be a folder, not a file or a link")
     result_files = list(result_files)
     check_not_an_input(inputs, files=[out / STUDY_FILE, *(out / name for name in result_files),  # one line at the CLI
                                       *(out / "state" / name for name in STATE_FILES)],
@@ -96,7 +97,10 @@ def recorded_identity(path: Path) -> dict[str, Any] | None:
         if head.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
             raise InputError(path, _NOT_OURS.format("not an SQLite database"))
     try:
-        connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            connection = _read_only(path, "mode=ro")
+        except sqlite3.OperationalError:  # a journal a killed write left needs a writer to roll it back
+            connection = _read_only(path, "immutable=1")  # only to tell what the file is; Optuna rolls it back
         try:
             tables = {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if not tables <= _OPTUNA_TABLES or "studies" not in tables:
@@ -117,6 +121,16 @@ def recorded_identity(path: Path) -> dict[str, Any] | None:
     if not isinstance(recorded, dict):
         raise InputError(path, _NOT_OURS.format("it records no inputs"))
     return recorded
+
+
+def _read_only(path: Path, mode: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?{mode}", uri=True)
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()  # SQLite opens lazily
+    except sqlite3.Error:
+        connection.close()
+        raise
+    return connection
 
 
 def create_study_file(out: Path, make: Callable[[str], None]) -> None:

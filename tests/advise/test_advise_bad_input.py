@@ -60,7 +60,7 @@ def test_missing_price_book_and_bad_counts(tmp_path, capsys):
 ])
 def test_counts_and_seeds_out_of_bounds_are_one_line_before_any_replay(tmp_path, capsys, flags, message):
     files = unused_quota_case(tmp_path)
-    assert main(advise_args(files, tmp_path / "out", *flags)) == 2
+    assert main(advise_args(files, tmp_path / "out", "--trials", "1", "--batch", "1", *flags)) == 2  # flags win
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "out").exists()

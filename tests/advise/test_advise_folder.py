@@ -67,6 +67,16 @@ def test_a_users_trial_manifest_and_result_file_are_refused_before_any_replay(tm
     assert (out / "trials.csv").read_text() == "mine\n"
 
 
+@pytest.mark.parametrize("name", ["runs", "trials", "state"])
+def test_a_file_where_the_command_keeps_a_folder_is_refused_before_any_replay(tmp_path, capsys, name):
+    files = unused_quota_case(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / name).write_text("mine\n")
+    _refused(capsys, files, out, f"{name}: {name} must be a folder")
+    assert (out / name).read_text() == "mine\n"
+
+
 def test_a_folder_of_the_users_named_runs_today_is_refused_before_any_replay(tmp_path, capsys):
     files = unused_quota_case(tmp_path)
     out = tmp_path / "out"
