@@ -27,13 +27,15 @@ def _cmd_advise_quotas(args: argparse.Namespace) -> int:
     inputs = Inputs(trace, Path(args.cluster), Path(args.queues), prices,
                     Path(args.objectives) if args.objectives else None, args.profile or "gang-v1.37",
                     args.replay_seed, args.start, args.format)
+    from gpu_finops.interrupts import terminate_as_interrupt
     from gpu_finops.sweep.spec import scenario_timeout_of
 
     timeout = scenario_timeout_of(args)
-    advice = advise_quotas(inputs, Path(args.out), trials=args.trials, seed=args.seed, batch=args.batch,
-                           executor=args.executor, address=args.address, workers=args.workers, quiet=args.quiet,
-                           console=Console(file=sys.stderr, soft_wrap=True),
-                           **({} if timeout is False else {"scenario_timeout_s": timeout}))
+    with terminate_as_interrupt():  # SIGTERM (kill, a CI timeout) stops the workers as Ctrl-C does, as in `sweep`
+        advice = advise_quotas(inputs, Path(args.out), trials=args.trials, seed=args.seed, batch=args.batch,
+                               executor=args.executor, address=args.address, workers=args.workers, quiet=args.quiet,
+                               console=Console(file=sys.stderr, soft_wrap=True),
+                               **({} if timeout is False else {"scenario_timeout_s": timeout}))
     print_advice(advice, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
     return 0 if advice.recommended is not None else _EXIT_NO_RECOMMENDATION
 
@@ -72,7 +74,7 @@ def add_advise(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prices", help="price book CSV (default: prices.csv beside the trace)")
     p.add_argument("--objectives", metavar="O.toml", help="wait targets, shares and search bounds "
                    "(an example: data/advise-objectives.toml)")
-    p.add_argument("--trials", type=int, default=50, help="trials (replays) in all, resumed ones included; default 50")
+    p.add_argument("--trials", type=int, default=50, help="trials (replays) in all, resumed ones included; default 50, at most 10,000")
     p.add_argument("--seed", type=int, default=0, help="the sampler's seed: same seed, same trials (default 0)")
     p.add_argument("--batch", type=int, default=4, help="trials asked at once and replayed in parallel (default 4; "
                    "part of what a seed means)")

@@ -27,6 +27,7 @@ recommendation is the feasible point of least idle cost plus cost of delay.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -123,8 +124,8 @@ def _teams(path: Path, tables: Any) -> tuple[TeamTarget, ...]:
         _known(path, table, _TEAM_KEYS, where)
         values: dict[str, float] = {}
         for key, value in table.items():
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise InputError(path, f"must be a number >= 0, got {value!r}", field=f"{where}.{key}")
+            if not isinstance(value, int | float) or isinstance(value, bool) or not 0 <= value < math.inf:
+                raise InputError(path, f"must be a finite number >= 0, got {value!r}", field=f"{where}.{key}")
             if key.endswith("share") and value > 1:
                 raise InputError(path, f"a share is between 0 and 1, got {value!r}", field=f"{where}.{key}")
             values[key] = float(value)
@@ -160,8 +161,8 @@ def _bounds(path: Path, table: dict[str, Any], where: str, base: Bounds) -> Boun
         value = table["fair_sharing_weight"]
         if (not isinstance(value, list) or len(value) != 2
                 or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-                or not 0 < value[0] <= value[1]):
-            raise InputError(path, f"must be [low, high] with 0 < low <= high, got {value!r}",
+                or not 0 < value[0] <= value[1] < math.inf):
+            raise InputError(path, f"must be [low, high] with 0 < low <= high, finite, got {value!r}",
                              field=f"{where}.fair_sharing_weight")
         weight = (float(value[0]), float(value[1]))
     return Bounds(gpus("borrowing_limit"), gpus("lending_limit"), policies("reclaim_within_cohort"),

@@ -36,6 +36,9 @@ from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.writes import write_files
 
 DB_NAME = "gpu-finops.duckdb"
+FILES = ("trials.csv", "pareto.csv", "teams.csv", "recommended.yaml", "recommended.diff", "pareto.png",
+         "pareto.html", "advice.json", DB_NAME)
+"""Every file `write_outputs` may write into DIR: checked before the first replay (`gpu_finops.advise.folder`)."""
 
 
 def pareto_front(trials: list[Trial]) -> list[Trial]:

@@ -1,18 +1,23 @@
 """``gpu-finops advise quotas``: Kueue quotas recommended from a replay of the cluster's history.
 
+0. Before any replay: the counts and seeds, the inputs (objectives with finite targets for teams
+   the trace has), and everything in DIR the run would replace (`gpu_finops.advise.folder`),
+   under DIR's lock, held to the end.
 1. Replay today: the trace under the current manifests (run ``today``), built, its figures read
    (`gpu_finops.advise.figures`).
-2. Open (or resume) the Optuna study in ``DIR/study.db`` (SQLite). On a new study, the first
-   trials are the demand-proportional point (`SearchSpace.demand_params`) and today's
-   manifests brought within the bounds (`SearchSpace.today_params`): two principled starts a
-   sampler then improves on, and a recommendation never worse than today within the space.
+2. Create (whole, renamed into place) or resume the Optuna study in ``DIR/study.db``
+   (SQLite). A new study starts with two enqueued trials: the demand-proportional point
+   (`SearchSpace.demand_params`) and today's manifests brought within the bounds
+   (`SearchSpace.today_params`): two principled starts a sampler then improves on, and a recommendation never worse than today within the space.
 3. Trials go in batches of ``batch``: each batch's trials are asked of a sampler seeded from
    ``(seed, batch number)``, written as manifests, replayed by the sweep's executors (local
    worker processes or Ray tasks), built, and told back in trial order. The trials a seed gives
    depend on the seed, the batch size and the inputs only: not on the executor, the number of
    workers, or in which order replays finish.
-4. A rerun resumes: finished trials are kept, a trial left running by a killed process is
-   replayed again with its own parameters, and the study continues to ``trials``.
+4. A rerun resumes: finished trials are kept, a trial left running by an interrupted or killed
+   process is replayed again with its own parameters, and the study continues to ``trials``.
+   Ctrl-C or SIGTERM stops the workers and leaves the batch's trials running for that rerun (an
+   interrupt DuckDB turns into an error while a trial's figures are built included).
 5. The outputs (`gpu_finops.advise.outputs`): trials.csv, pareto.csv, recommended.yaml and its
    diff, the Pareto chart, per-team figures of the recommended point beside today's, and one
    DuckDB file with both runs built and the advice tables.
@@ -33,16 +38,26 @@ from rich.console import Console
 
 from gpu_finops.advise.figures import TABLES as FIGURE_TABLES
 from gpu_finops.advise.figures import RunFigures, figures_of
+from gpu_finops.advise.folder import (
+    STUDY_FILE,
+    STUDY_NAME,
+    check_folder,
+    create_study_file,
+    recorded_identity,
+)
 from gpu_finops.advise.objectives import Objectives, read_objectives, violations
-from gpu_finops.advise.outputs import write_outputs
+from gpu_finops.advise.outputs import FILES, write_outputs
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
+from gpu_finops.interrupts import raise_query_interrupt
 from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
-from gpu_finops.sweep.run import deliver_run, read_json_object, write_json
+from gpu_finops.sweep.run import deliver_run, read_json_object
+from gpu_finops.sweep.spec import MAX_SCENARIOS
 from gpu_finops.sweep.task import DEFAULT_TIMEOUT_S, ScenarioTask, sha256_file
 from scheduler.errors import InputError
+from scheduler.eventlog import writes
+from scheduler.eventlog.writes import output_lock, write_files
 
-STUDY = "advise-quotas"
 STARTUP_TRIALS = 8  # random trials before the sampler models the front (fixed: a seed means one sequence)
 TODAY = "today"
 
@@ -51,15 +66,14 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
                   executor: str = "local", address: str | None = None, workers: int | None = None,
                   quiet: bool = False, console: Console | None = None,
                   scenario_timeout_s: float | None = DEFAULT_TIMEOUT_S) -> Advice:
-    """``scenario_timeout_s``: each replay's time limit (a trial past it fails; None: none)."""
+    """``scenario_timeout_s``: each replay's time limit (a trial past it fails; None: none).
+    Every input and everything in ``out`` it would replace is checked before any replay
+    (`gpu_finops.advise.folder`); ``out`` is locked while the command runs."""
     import optuna
 
     began = time.perf_counter()
     console = console or Console(file=sys.stderr, soft_wrap=True)
-    if trials < 1 or batch < 1:
-        raise InputError("--trials" if trials < 1 else "--batch", "must be >= 1")
-    if workers is not None and workers < 1:  # as `sweep --workers`: no pool of no processes
-        raise InputError("--workers", f"must be >= 1, got {workers}")
+    _check_settings(trials, batch, workers, seed, inputs.replay_seed)
     for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
         if not Path(path).is_file():
             raise InputError(path, "file not found")
@@ -67,74 +81,134 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
     from scheduler.trace.cluster import read_cluster
 
     space = SearchSpace(inputs.queues, read_cluster(inputs.cluster), objectives)
-    runner = _Runner(inputs, out.resolve(), executor, address, workers, console)
-    runner.timeout_s = scenario_timeout_s
-    out = runner.out
-    today = runner.today()
-    # unservable demand is kept apart from the cost of delay: no trial may add to it
-    objectives = replace(objectives, max_unservable=today.unservable_workloads)
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = _study(out, inputs, objectives, seed, batch)
-    distributions = space.distributions()
-    if not study.trials:
-        start = space.demand_params(_demand(out / "state" / f"{TODAY}.demand.json"))
-        if start is not None:
-            study.enqueue_trial(start)
-        current = space.today_params()  # today's manifests, within the bounds
-        if current and current != start:
-            study.enqueue_trial(current)
-    ran = 0
-    left_running = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
-    if left_running:  # a killed run: the same trials again, with their own parameters
-        console.print(f"resuming: {len(left_running)} trial(s) left running are replayed again", highlight=False)
-        ran += runner.evaluate(study, space, objectives, [(t.number, t.params) for t in left_running])
-    finished = sum(1 for t in study.get_trials(deepcopy=False) if t.state.is_finished())
-    if finished and not left_running:
-        console.print(f"resuming: {finished} trial(s) finished before", highlight=False)
-    while finished < trials:
-        size = min(batch, trials - finished)
-        study.sampler = _sampler(seed, finished // batch, objectives)
-        asked = []
-        for _ in range(size):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # the multivariate sampler's experimental warning
-                trial = study.ask(distributions)
-            asked.append((trial.number, trial.params))
-        ran += runner.evaluate(study, space, objectives, asked, progress=(finished, trials, quiet))
-        finished += size
-    collected = _collect(study, space, objectives)
-    advice = Advice(out, today, collected, None, [], ran, 0.0)
-    write_outputs(advice, space, inputs, console)
+    _check_teams(objectives, inputs)
+    out = out.resolve()
+    identity = _identity(inputs, seed, batch)
+
+    def waiting(pid: int | None) -> None:
+        console.print(f"waiting for another gpu-finops command{f' (pid {pid})' if pid else ''} writing {out} …",
+                      highlight=False, markup=False)
+
+    with output_lock(out, wait_s=writes.LOCK_WAIT_S, waiting=waiting):  # one advise at a time in DIR: the next resumes its study
+        check_folder(out, identity, FILES, [inputs.trace, inputs.cluster, inputs.queues, inputs.prices,
+                                            inputs.objectives])
+        runner = _Runner(inputs, out, executor, address, workers, console)
+        runner.timeout_s = scenario_timeout_s
+        today = runner.today()
+        # unservable demand is kept apart from the cost of delay: no trial may add to it
+        objectives = replace(objectives, max_unservable=today.unservable_workloads)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        if recorded_identity(out / STUDY_FILE) is None:
+            create_study_file(out, lambda url: _new_study(url, identity, space, objectives, seed, out))
+        study = _open_study(out, objectives, seed)
+        distributions = space.distributions()
+        ran = 0
+        left_running = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.RUNNING]
+        if left_running:  # an interrupted or killed run: the same trials again, with their own parameters
+            console.print(f"resuming: {len(left_running)} trial(s) left running are replayed again", highlight=False)
+            ran += runner.evaluate(study, space, objectives, [(t.number, t.params) for t in left_running])
+        finished = sum(1 for t in study.get_trials(deepcopy=False) if t.state.is_finished())
+        if finished and not left_running:
+            console.print(f"resuming: {finished} trial(s) finished before", highlight=False)
+        while finished < trials:
+            size = min(batch, trials - finished)
+            study.sampler = _sampler(seed, finished // batch, objectives)
+            asked = []
+            for _ in range(size):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # the multivariate sampler's experimental warning
+                    trial = study.ask(distributions)
+                asked.append((trial.number, trial.params))
+            ran += runner.evaluate(study, space, objectives, asked, progress=(finished, trials, quiet))
+            finished += size
+        collected = _collect(study, space, objectives)
+        advice = Advice(out, today, collected, None, [], ran, 0.0)
+        write_outputs(advice, space, inputs, console)
     advice.seconds = time.perf_counter() - began
     return advice
+
+
+MAX_TRIALS = MAX_SCENARIOS  # as a sweep: a study is at most as many replays as a sweep's scenarios
+_SEED_BITS = 63  # seeds are stored as 64-bit signed integers (the runs' seed column)
+
+
+def _check_settings(trials: int, batch: int, workers: int | None, seed: int, replay_seed: int) -> None:
+    """The counts and seeds, before anything is read or replayed: one line naming the flag."""
+    for flag, value in (("--trials", trials), ("--batch", batch)):
+        if not 1 <= value <= MAX_TRIALS:
+            raise InputError(flag, f"must be between 1 and {MAX_TRIALS:,} (as many replays as a sweep), got {value:,}")
+    if workers is not None and workers < 1:  # as `sweep --workers`: no pool of no processes
+        raise InputError("--workers", f"must be >= 1, got {workers}")
+    if not 0 <= seed < 2 ** _SEED_BITS:
+        raise InputError("--seed", f"must be a whole number from 0 to 2^{_SEED_BITS}-1, got {seed}")
+    if not -(2 ** _SEED_BITS) <= replay_seed < 2 ** _SEED_BITS:
+        raise InputError("--replay-seed", f"must fit 64 bits (-2^{_SEED_BITS} to 2^{_SEED_BITS}-1), got {replay_seed}")
+
+
+def _check_teams(objectives: Objectives, inputs: Inputs) -> None:
+    """A team with targets must be a tenant of the trace: a misspelt one would silently hold
+    (a team without workloads waits 0 h) or fail every trial (its share is 0). One line, as an
+    unknown ClusterQueue in the same file."""
+    if not objectives.teams:
+        return
+    from scheduler.commands import DEFAULT_START, parse_start
+    from scheduler.trace.detect import load_trace
+
+    loaded, _, _ = load_trace(inputs.trace, inputs.trace_format, parse_start(inputs.start) if inputs.start else None,
+                              DEFAULT_START)
+    tenants = sorted({w.tenant for w in loaded.workloads})
+    for target in objectives.teams:
+        if target.team not in tenants:
+            known = ", ".join(tenants[:10]) + (", …" if len(tenants) > 10 else "")
+            raise InputError(objectives.source, f"no workload of {inputs.trace.name} has tenant {target.team!r} "
+                             f"(its tenants: {known or 'none'})", field=f"team.{target.team}")
 
 
 # ---------------------------------------------------------------------------- the study
 
 
-def _study(out: Path, inputs: Inputs, objectives: Objectives, seed: int, batch: int) -> Any:
-    import optuna
-
-    identity = {
+def _identity(inputs: Inputs, seed: int, batch: int) -> dict[str, Any]:
+    """What a study's trials follow from: a folder holding a study of other ones is refused."""
+    return {
         "version": _version(), "seed": seed, "batch": batch, "profile": inputs.profile,
         "replay_seed": inputs.replay_seed, "start": inputs.start, "format": inputs.trace_format,
         "files": {role: sha256_file(p) for role, p in (("trace", inputs.trace), ("cluster", inputs.cluster),
                                                      ("queues", inputs.queues), ("prices", inputs.prices),
                                                      ("objectives", inputs.objectives)) if p is not None},
     }
-    storage = optuna.storages.RDBStorage(f"sqlite:///{out / 'study.db'}")
+
+
+def _new_study(url: str, identity: dict[str, Any], space: SearchSpace, objectives: Objectives, seed: int,
+               out: Path) -> None:
+    """A new study at ``url`` with its identity and its two principled first trials (the
+    demand-proportional point, today's manifests within the bounds), closed again."""
+    import optuna
+
+    storage = optuna.storages.RDBStorage(url)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            study = optuna.create_study(storage=storage, study_name=STUDY_NAME, directions=["minimize", "minimize"],
+                                        sampler=_sampler(seed, 0, objectives))
+        study.set_user_attr("identity", identity)
+        start = space.demand_params(_demand(out / "state" / f"{TODAY}.demand.json"))
+        if start is not None:
+            study.enqueue_trial(start)
+        current = space.today_params()  # today's manifests, within the bounds
+        if current and current != start:
+            study.enqueue_trial(current)
+    finally:
+        storage.remove_session()
+        storage.engine.dispose()
+
+
+def _open_study(out: Path, objectives: Objectives, seed: int) -> Any:
+    import optuna
+
+    storage = optuna.storages.RDBStorage(f"sqlite:///{out / STUDY_FILE}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        study = optuna.create_study(storage=storage, study_name=STUDY, directions=["minimize", "minimize"],
-                                    load_if_exists=True, sampler=_sampler(seed, 0, objectives))
-    recorded = study.user_attrs.get("identity")
-    if recorded is None:
-        study.set_user_attr("identity", identity)
-    elif recorded != identity:
-        changed = sorted(k for k in identity if recorded.get(k) != identity[k])
-        raise InputError(out / "study.db", f"holds a study of other inputs or settings ({', '.join(changed)}): "
-                         "give a new --out, or remove the folder to start again")
-    return study
+        return optuna.load_study(storage=storage, study_name=STUDY_NAME, sampler=_sampler(seed, 0, objectives))
 
 
 def _sampler(seed: int, batch_number: int, objectives: Objectives) -> Any:
@@ -213,13 +287,18 @@ class _Runner:
         from pipeline.partial import build_models
 
         tables = (*FIGURE_TABLES, "stg_workloads") if task.name == TODAY else FIGURE_TABLES
-        con = build_models([task.run_dir], self.inputs.prices, tables)
         try:
-            figures = figures_of(con, task.run_id)
-            if task.name == TODAY:
-                write_json(self.out / "state" / f"{TODAY}.demand.json", _queue_demand(con, task.run_id))
-        finally:
-            con.close()
+            con = build_models([task.run_dir], self.inputs.prices, tables)
+            try:
+                figures = figures_of(con, task.run_id)
+                demand = _queue_demand(con, task.run_id) if task.name == TODAY else None
+            finally:
+                con.close()
+        except Exception as failure:
+            raise_query_interrupt(failure)  # the user's Ctrl-C (or SIGTERM), not a failed build
+            raise
+        if demand is not None:
+            _write_state(self.out, f"{TODAY}.demand.json", demand)
         return figures
 
     def today(self) -> RunFigures:
@@ -238,7 +317,7 @@ class _Runner:
             raise InputError(self.inputs.queues, f"the replay of today's manifests failed: "
                              f"{outcomes[0].error if outcomes else 'no answer'}")
         figures = self.figures(task)
-        write_json(state, {"fingerprint": fingerprint, "figures": figures.as_dict()})
+        _write_state(self.out, f"{TODAY}.json", {"fingerprint": fingerprint, "figures": figures.as_dict()})
         return figures
 
     def evaluate(self, study: Any, space: SearchSpace, objectives: Objectives, asked: list[tuple[int, dict[str, Any]]],
@@ -249,9 +328,9 @@ class _Runner:
         tasks: dict[str, tuple[int, ScenarioTask]] = {}
         for number, params in asked:
             folder = self.out / "trials" / f"trial-{number:04d}"
-            folder.mkdir(parents=True, exist_ok=True)
-            queues = folder / "queues.yaml"
-            space.write(space.point(params), queues, f"# advise quotas: trial {number}\n")
+            # through the folder's list of files: a file of the user's there is refused, not replaced
+            queues, = write_files(folder, {"queues.yaml": space.text(space.point(params),
+                                                                     f"# advise quotas: trial {number}\n")})
             tasks[f"trial-{number:04d}"] = (number, self.task(f"trial-{number:04d}", queues))
         results: dict[int, tuple[RunFigures | None, str]] = {}
 
@@ -262,7 +341,7 @@ class _Runner:
             else:
                 try:
                     results[number] = (self.figures(task), "")
-                except Exception as failure:  # a build that fails fails this trial only
+                except Exception as failure:  # a build that fails fails this trial only (an interrupt is not one)
                     results[number] = (None, f"{type(failure).__name__}: {failure}")
             figures, error = results[number]
             if progress is not None and not progress[2]:
@@ -283,6 +362,10 @@ class _Runner:
             study._storage.set_trial_user_attr(trial_id, "violations", violations(objectives, figures))
             study.tell(number, [figures.idle_cost, figures.cost_of_delay])
         return len(asked)
+
+
+def _write_state(out: Path, name: str, value: Any) -> None:
+    write_files(out / "state", {name: json.dumps(value, indent=2, default=str) + "\n"})
 
 
 def _trial_id(study: Any, number: int) -> int:

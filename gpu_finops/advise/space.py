@@ -262,8 +262,12 @@ class SearchSpace:
                 spec.setdefault("fairSharing", {})["weight"] = _weight(point.fair_sharing_weight[cq])
         return documents
 
+    def text(self, point: Point, header: str) -> str:
+        """The point's manifests as the YAML file `write` writes."""
+        return header + dump(self.manifests(point))
+
     def write(self, point: Point, path: Path, header: str) -> str:
-        text = header + dump(self.manifests(point))
+        text = self.text(point, header)
         path.write_text(text, encoding="utf-8")
         return text
 

@@ -10,7 +10,14 @@ from tests.advise.cases import TRIALS, advise_args, unused_quota_case
 
 
 @pytest.mark.parametrize(("objectives", "message"), [
-    ("[team.a]\np95_wait_hours = -1\n", "objectives.toml: field 'team.a.p95_wait_hours': must be a number >= 0"),
+    ("[team.a]\np95_wait_hours = -1\n", "objectives.toml: field 'team.a.p95_wait_hours': must be a finite number >= 0"),
+    ("[team.a]\np95_wait_hours = nan\n", "field 'team.a.p95_wait_hours': must be a finite number >= 0, got nan"),
+    ("[team.a]\np95_wait_hours = inf\n", "field 'team.a.p95_wait_hours': must be a finite number >= 0, got inf"),
+    ("[team.a]\nmax_gpu_hour_share = nan\n", "field 'team.a.max_gpu_hour_share': must be a finite number"),
+    ("[search]\nfair_sharing_weight = [1, inf]\n", "field 'search.fair_sharing_weight': must be [low, high]"),
+    ("[team.alhpa]\np95_wait_hours = 4\n",
+     "objectives.toml: field 'team.alhpa': no workload of trace.csv has tenant 'alhpa' (its tenants: a)"),
+    ("[team.\"a\u200b\"]\np95_wait_hours = 4\n", "no workload of trace.csv has tenant 'a\\u200b'"),
     ("[team.a]\nmin_gpu_hour_share = 2\n", "field 'team.a.min_gpu_hour_share': a share is between 0 and 1"),
     ("[search]\nborrowing_limit = [8, 2]\n", "field 'search.borrowing_limit': must be [low, high] whole GPUs"),
     ("[search]\nreclaim_within_cohort = [\"Sometimes\"]\n", "field 'search.reclaim_within_cohort'"),
@@ -42,6 +49,21 @@ def test_missing_price_book_and_bad_counts(tmp_path, capsys):
     assert main(advise_args(files, tmp_path / "out3", "--workers", "0")) == 2
     assert "--workers: must be >= 1, got 0" in capsys.readouterr().err
     assert not (tmp_path / "out3").exists()
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--trials", "1000000"), "--trials: must be between 1 and 10,000 (as many replays as a sweep), got 1,000,000"),
+    (("--batch", "0"), "--batch: must be between 1 and 10,000"),
+    (("--seed", "-1"), "--seed: must be a whole number from 0 to 2^63-1, got -1"),
+    (("--seed", str(2 ** 64)), "--seed: must be a whole number from 0 to 2^63-1"),
+    (("--replay-seed", str(2 ** 70)), "--replay-seed: must fit 64 bits"),
+])
+def test_counts_and_seeds_out_of_bounds_are_one_line_before_any_replay(tmp_path, capsys, flags, message):
+    files = unused_quota_case(tmp_path)
+    assert main(advise_args(files, tmp_path / "out", "--trials", "1", "--batch", "1", *flags)) == 2  # flags win
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "out").exists()
 
 
 def test_team_names_are_shown_and_written_safely(tmp_path, capsys):

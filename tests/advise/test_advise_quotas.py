@@ -116,5 +116,7 @@ def test_other_inputs_in_the_same_folder_are_refused(unused, tmp_path, capsys):
     documents = list(yaml.safe_load_all(files["queues"].read_text()))
     documents[1]["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]["nominalQuota"] = 3
     changed["queues"].write_text(yaml.safe_dump_all(documents))
+    today = (out / "runs" / "today" / "run.json").read_bytes()
     assert main(advise_args(changed, out, *TRIALS)) == 2
     assert "holds a study of other inputs or settings (files)" in capsys.readouterr().err
+    assert (out / "runs" / "today" / "run.json").read_bytes() == today  # refused before any replay
