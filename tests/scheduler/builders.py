@@ -365,12 +365,14 @@ class ConfigurationBuilder:
         return self
 
     def wait_for_pods_ready(self, *, timeout: str = "5m", block_admission: bool = False, backoff_limit: int | None = None,
-                            backoff_base_s: int = 60) -> ConfigurationBuilder:
+                            backoff_base_s: int = 60, recovery_timeout: str | None = None) -> ConfigurationBuilder:
         strategy: dict[str, Any] = {"backoffBaseSeconds": backoff_base_s}
         if backoff_limit is not None:
             strategy["backoffLimitCount"] = backoff_limit
         self._document["waitForPodsReady"] = {"timeout": timeout, "blockAdmission": block_admission,
                                               "requeuingStrategy": strategy}
+        if recovery_timeout is not None:
+            self._document["waitForPodsReady"]["recoveryTimeout"] = recovery_timeout
         self._document["featureGates"].pop("DisableWaitForPodsReady", None)
         return self
 
