@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from scheduler.admission.admission_fair_sharing import admission_fair_sharing
 from scheduler.admission.admitter import Admitter, CycleResult
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
@@ -115,7 +116,9 @@ class KueueAdmission(PlacementOptionsOf):
         self.config = config
         self.eviction_grace_s = eviction_grace_s
         self.tree = QuotaTree(config)
-        self.queues = {name: PendingQueue(name, cq.queueing_strategy) for name, cq in config.cluster_queues.items()}
+        self.fair_usage = admission_fair_sharing(config, lambda: self.env.now)  # admission fair sharing's ledger
+        self.queues = {name: PendingQueue(name, cq.queueing_strategy, self.fair_usage.ordering(name))
+                       for name, cq in config.cluster_queues.items()}
         # Workloads holding quota per ClusterQueue (admitted, or evicted and terminating).
         self.holders = Holders(config.cluster_queues)
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
@@ -285,6 +288,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.unexplained.pop(wl.name, None)
         self.tree.add(node, assignment.usage)
         self.commit(assignment.usage)
+        self.fair_usage.admitted(wl, assignment.usage)  # entry penalty, settled at once
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holders.add(node.name, wl)
@@ -322,6 +326,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.holders.remove(node.name, wl)
         self.admitter.scan.workloads_changed(node.name)
         self.tas.release(wl.name)
+        self.fair_usage.released(wl)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)

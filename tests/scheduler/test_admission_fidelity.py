@@ -352,10 +352,10 @@ def test_fair_sharing_breaks_a_tie_between_target_queues_by_their_first_candidat
 
 def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
     """kueue apis/kueue/v1beta2/clusterqueue_types.go (namespaceSelector: "null is a nothing
-    selector"; admissionChecks, admissionChecksStrategy, admissionScope) and
-    localqueue_types.go (stopPolicy, fairSharing): fields that change what Kueue decides but
-    that the replay ignores are said once per field, naming the objects; they used to be
-    accepted silently."""
+    selector"; admissionChecks, admissionChecksStrategy) and localqueue_types.go
+    (stopPolicy): fields that change what Kueue decides but that the replay ignores are said
+    once per field, naming the objects; they used to be accepted silently. admissionScope
+    (admission fair sharing) is modelled and says nothing."""
     checked = make_cluster_queue("checked").quota("a100", gpus=8).obj()
     checked["spec"]["admissionChecks"] = ["provisioning"]
     checked["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
@@ -369,8 +369,6 @@ def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
     assert config.warnings == (
         "queues.yaml: spec.admissionChecks is not modelled: workloads are admitted as if every admission check "
         "passed at once (checked, also-checked)",
-        "queues.yaml: spec.admissionScope (admission fair sharing) is not modelled: workloads of a ClusterQueue are "
-        "ordered by priority and time only (checked)",
         "queues.yaml: ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, so "
         "Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {} (unselected)",
         "queues.yaml: LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held (held/held)",
