@@ -396,6 +396,9 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     admission.admitter.preemptor.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
+    for queue in admission.queues.values():
+        if queue.fair_usage is not None:  # admission fair sharing's rebuilt heap
+            queue.check = clocked
     return clocked
 
 

@@ -58,6 +58,7 @@ from scheduler.admission.workloads import AdmissionWorkload
 
 if TYPE_CHECKING:
     from scheduler.admission.admission_fair_sharing import QueueUsage
+    from scheduler.verify import ClockedVerifier
 
 Entry = tuple[tuple[int, float, int], AdmissionWorkload]  # (queue key, workload)
 
@@ -77,6 +78,7 @@ class PendingQueue:
         self.strict_fifo = queueing_strategy is QueueingStrategy.STRICT_FIFO
         self.fair_usage = fair_usage  # admission fair sharing: LocalQueue usage orders first
         self._usage_version = -1  # the usage version the heap's keys were computed at
+        self.check: ClockedVerifier | None = None  # `replay --verify`: the fair head against a plain scan
         self._heap: list[tuple[Any, int, AdmissionWorkload]] = []
         self._token: dict[str, int] = {}  # workload -> its live heap entry
         self._tokens = itertools.count()
@@ -145,7 +147,7 @@ class PendingQueue:
     def _heap_push(self, wl: AdmissionWorkload) -> None:
         token = next(self._tokens)
         self._token[wl.name] = token
-        key = wl.queue_key if self.fair_usage is None else (self.fair_usage.of(wl), wl.queue_key)
+        key = wl.queue_key if self.fair_usage is None else self._fair_key(self.fair_usage, wl)
         heapq.heappush(self._heap, (key, token, wl))
         self._in_heap.setdefault(wl.shape, {})[wl.name] = wl
 
@@ -187,26 +189,42 @@ class PendingQueue:
                 return wl
         return None
 
+    @staticmethod
+    def _fair_key(usage: QueueUsage, wl: AdmissionWorkload) -> tuple[float, tuple[int, float, int]]:
+        return usage.of(wl), wl.queue_key
+
     def _pop_fair(self, usage: QueueUsage) -> AdmissionWorkload | None:
         """pop_head under admission fair sharing: keys re-read when a usage moved."""
         version = usage.version()
         if version != self._usage_version:
             self._usage_version = version
-            self._heap = [((usage.of(wl), wl.queue_key), token, wl) for _, token, wl in self._heap
+            self._heap = [(self._fair_key(usage, wl), token, wl) for _, token, wl in self._heap
                           if self._token.get(wl.name) == token]
             heapq.heapify(self._heap)
         while self._heap and self._token.get(self._heap[0][2].name) != self._heap[0][1]:
             heapq.heappop(self._heap)
         top = self._heap[0] if self._heap else None
         sticky = None if self.strict_fifo else self.preemptor
-        if sticky is not None and sticky.name in self._token and (top is None or usage.of(sticky) <= top[0][0]):
-            self._take_out(sticky)
-            return sticky
-        if top is None:
+        sticky = sticky if sticky is not None and sticky.name in self._token else None
+        if sticky is not None and (top is None or usage.of(sticky) <= top[0][0]):
+            head: AdmissionWorkload | None = sticky
+        else:
+            head = None if top is None else top[2]
+        if self.check is not None:
+            plain = self._plain_fair_head(usage, sticky)
+            self.check.same("admission fair sharing head from the rebuilt heap", head and head.name, plain and plain.name)
+        if head is None:
             return None
-        heapq.heappop(self._heap)
-        self._take_out(top[2])
-        return top[2]
+        if head is not sticky:
+            heapq.heappop(self._heap)
+        self._take_out(head)
+        return head
+
+    def _plain_fair_head(self, usage: QueueUsage, sticky: AdmissionWorkload | None) -> AdmissionWorkload | None:
+        """The head by queueOrderingFunc, scanned: every workload in the heap (the sticky
+        preemptor is one), the lower usage first, the sticky one first among equals."""
+        live = [wl for _, token, wl in self._heap if self._token.get(wl.name) == token]
+        return min(live, key=lambda wl: (usage.of(wl), wl is not sticky, wl.queue_key), default=None)
 
     def requeue(self, wl: AdmissionWorkload, *, transient: bool, requeues_at_pop: int) -> bool:
         """Put a head back after a failed attempt; True when it went to the inadmissible set."""

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scheduler.admission_story import A100, kueue_rows, timeline
+from scheduler.admission.queues import PendingQueue
+from scheduler.commands import replay
+from scheduler.verify import VerificationError, Verifier
+from tests.scheduler.admission_story import A100, kueue_files, kueue_rows, timeline
 from tests.scheduler.builders import (
     make_cluster_queue,
     make_configuration,
@@ -61,3 +64,22 @@ JOBS = [make_workload("a1").queue("a").at(0).runs_for(1000).gpus(8).obj(),
 def test_the_local_queue_with_less_decayed_usage_goes_first(tmp_path, fair, want):
     rows = kueue_rows(tmp_path, [make_node("n1").obj()], JOBS, _objects(fair))
     assert timeline(rows, "admitted") == want
+
+
+def _verified_replay(tmp_path):
+    trace, cluster, queues = kueue_files(tmp_path, [make_node("n1").obj()], JOBS, _objects(True))
+    verifier = Verifier()
+    replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=1, queues=queues, verifier=verifier)
+    return verifier
+
+
+def test_replay_verify_checks_the_fair_head_against_a_plain_scan(tmp_path):
+    assert _verified_replay(tmp_path).checks["admission fair sharing head from the rebuilt heap"] > 0
+
+
+def test_a_heap_key_broken_on_purpose_stops_the_verified_replay(tmp_path, monkeypatch):
+    """The heap ordered by the opposite usage admits a2 at 1001 s; the plain scan says b1."""
+    monkeypatch.setattr(PendingQueue, "_fair_key", staticmethod(lambda usage, wl: (-usage.of(wl), wl.queue_key)))
+    with pytest.raises(VerificationError, match="admission fair sharing head from the rebuilt heap"):
+        _verified_replay(tmp_path)
+    assert not (tmp_path / "run").exists()  # nothing half-written
