@@ -17,6 +17,7 @@ from scheduler.admission.admission_fair_sharing import (
     mul_by_float,
 )
 from scheduler.admission.objects import AdmissionFairSharing
+from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.workloads import admission_workload
 from scheduler.errors import InputError
 from tests.scheduler.admission_state import QuotaOnlyReplay, workload_run
@@ -223,3 +224,35 @@ AFS = make_configuration().admission_fair_sharing(half_life="10m", sampling_inte
 def test_admission_order_inside_a_cluster_queue(objects, jobs, want):
     log = QuotaOnlyReplay(*(o.obj() for o in objects)).submit(*jobs).run(until=2000)
     assert [w for _, event, w, _ in log if event == "admitted"] == want
+
+
+# -- preemption inside the ClusterQueue ----------------------------------------------------------
+
+
+def _preempting_team(*, mode=True):
+    queue = make_cluster_queue("team").quota("a100", gpus=8).preemption(within=PreemptionPolicy.LOWER_PRIORITY)
+    return [queue.admission_mode() if mode else queue,
+            *(make_local_queue(name).namespace("ns").cluster_queue("team") for name in ("a", "b", "c")), AFS]
+
+
+# a0 (a, 8 GPUs, 0-10 s) leaves LocalQueue a a usage of 2.343; a-low (a, 4 GPUs) is admitted
+# at 10 s (a: 2.343·(1−α10) + 4·α10 + 4·α ≈ 3.50), b-low (b, 4 GPUs) at 20 s (b: 4·α = 1.17).
+# At 30 s "urgent" (c, priority 10, 4 GPUs) preempts one of them.
+PREEMPTION_JOBS = [
+    make_workload("a0").queue("a").at(0).runs_for(10).gpus(8).obj(),
+    make_workload("a-low").queue("a").at(10).runs_for(1000).gpus(4).obj(),
+    make_workload("b-low").queue("b").at(20).runs_for(1000).gpus(4).obj(),
+    make_workload("urgent").queue("c").at(30).runs_for(100).gpus(4).priority(10).obj(),
+]
+
+
+@pytest.mark.parametrize(("mode", "victim"), [
+    pytest.param(True, "a-low", id="admission fair sharing: the LocalQueue of higher usage loses first"),
+    pytest.param(False, "b-low", id="usual order: the most recently admitted loses first"),
+])
+def test_the_candidate_of_the_busier_local_queue_is_preempted_first(mode, victim):
+    """kueue pkg/scheduler/preemption/common/ordering.go CandidatesOrdering step 2 (within one
+    ClusterQueue, different LocalQueues: the higher LocalQueue usage first), as
+    classical/candidate_generator.go sorts the preemptor's own queue's candidates."""
+    log = QuotaOnlyReplay(*(o.obj() for o in _preempting_team(mode=mode))).submit(*PREEMPTION_JOBS).run(until=60)
+    assert [(t, w) for t, event, w, _ in log if event == "evicted"] == [(30.0, victim)]
