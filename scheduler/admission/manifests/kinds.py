@@ -211,7 +211,7 @@ def _when_can(reader: FieldReader, spec: Mapping) -> tuple[Mapping, FlavorFungib
 
 def read_local_queue(reader: FieldReader, name: str, metadata: Mapping, document: Mapping) -> LocalQueue:
     spec = reader.mapping(document.get("spec"), "spec", optional=False)
-    reader.unknown_fields(spec, {"clusterQueue"} | QUIET_FIELDS["LocalQueue"], "spec.")
+    reader.unknown_fields(spec, {"clusterQueue", "fairSharing"} | QUIET_FIELDS["LocalQueue"], "spec.")
     namespace = metadata.get("namespace")
     namespace = "default" if namespace is None else reader.name(namespace, "metadata.namespace")
     _say_not_modelled(reader, "LocalQueue", f"{namespace}/{name}", spec)
