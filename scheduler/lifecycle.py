@@ -47,7 +47,8 @@ class AdmissionLayer(Protocol):
     workload for placement; it schedules its own admission cycles in `Phase.ADMIT` and may
     evict admitted workloads. `release` is called when a workload finishes (its quota is
     free again); `requeue` when every pod of it is gone without it finishing;
-    `pods_ready` when every pod of it runs (Kueue's PodsReady).
+    `pods_ready` when every pod of it runs (Kueue's PodsReady); `pods_terminating` when its
+    pods are marked for deletion (the Job's ready count drops then, before they are gone).
     """
 
     def submit(self, run: WorkloadRun) -> None: ...
@@ -61,6 +62,8 @@ class AdmissionLayer(Protocol):
         ...
 
     def pods_ready(self, run: WorkloadRun) -> None: ...
+
+    def pods_terminating(self, run: WorkloadRun) -> None: ...
 
     def placement_options(self, run: WorkloadRun) -> tuple[Hashable, Sequence[Narrowing] | None]:
         """What placement could still be asked for `run` (the quiescence test): a token of
@@ -244,12 +247,12 @@ class Lifecycle:
         self.capacity_released()
 
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
-        """Preempt every pod of `run` for `preemptor`; it resumes later from its last
-        checkpoint. The pods terminate for the profile's grace period first, holding their
-        GPUs (no victims for anyone else meanwhile); the preemptor waits for them and does
-        not preempt again (kube-scheduler). `message`: Kueue's preemption message, if any."""
+        """Preempt every pod of `run` for `preemptor`: marked for deletion now, they hold their GPUs
+        for the grace period while the preemptor waits. `message`: Kueue's, if it preempted."""
         if run.terminating:
             return
+        if self.admission is not None:
+            self.admission.pods_terminating(run)
         grace = self.profile.termination_grace_s
         if grace <= 0:
             self._terminated(run, preemptor, message, grace)

@@ -177,7 +177,8 @@ class Admitter:
         self.scan = ScanProgressRules(config.cluster_queues, config.configuration.preserve_scan_progress)
         self.shares = FairShares(tree)
         self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
-        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions)
+        self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions,
+                                   {name: q.fair_usage for name, q in queues.items() if q.fair_usage is not None})
         # Nominations (assignment, targets): a head that is retried while nothing it reads
         # changed, or shaped like one just tried, reuses them (see nomination_cache).
         self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(

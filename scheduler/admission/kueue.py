@@ -19,7 +19,9 @@ Life cycle of a workload here:
              ─▶ pods lost in the placement layer (kube-scheduler preemption, Permit
                 rejection, rendezvous time-out): still admitted, quota kept, the PodsReady
                 timer still counting from admission (or, once it was ready, the
-                recoveryTimeout timer counting from now); placement tries again
+                recoveryTimeout timer counting from when the pods stopped being ready:
+                for a preemption, when they were marked for deletion); placement tries
+                again
 
 Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
 one at an instant when something may have changed (a submission, released quota, a backoff
@@ -33,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from scheduler.admission.admission_fair_sharing import admission_fair_sharing
 from scheduler.admission.admitter import Admitter, CycleResult
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
@@ -113,11 +116,13 @@ class KueueAdmission(PlacementOptionsOf):
         self.config = config
         self.eviction_grace_s = eviction_grace_s
         self.tree = QuotaTree(config)
-        self.queues = {name: PendingQueue(name, cq.queueing_strategy) for name, cq in config.cluster_queues.items()}
+        self.fair_usage = admission_fair_sharing(config, lambda: self.env.now)  # admission fair sharing's ledger
+        self.queues = {name: PendingQueue(name, cq.queueing_strategy, self.fair_usage.ordering(name))
+                       for name, cq in config.cluster_queues.items()}
         # Workloads holding quota per ClusterQueue (admitted, or evicted and terminating).
         self.holders = Holders(config.cluster_queues)
         self.pods_ready_tracker = PodsReadyTracker(self.env, config.configuration.wait_for_pods_ready,
-                                                   self._pods_ready_timeout, self.request_cycle)
+                                                   lambda wl: _pods_ready_timeout(self, wl), self.request_cycle)
         self.admitter = Admitter(config, self.tree, self.queues, self.holders, port=self)
         self.verify = _attach_verifier(self, verifier) if verifier is not None else None
         self.workloads: dict[str, AdmissionWorkload] = {}
@@ -193,12 +198,17 @@ class KueueAdmission(PlacementOptionsOf):
         wl = self.workloads.get(run.spec.workload_id)
         if wl is None or wl.state is State.UNMANAGED:
             return True
-        if wl.state is State.ADMITTED and wl.name not in self.preempting and wl.name not in self.timed_out:
+        if _kept_through_pod_loss(self, wl):
             self.pods_ready_tracker.lost(wl)
             return True
         self.release(run)
         self.submit(run)
         return False
+
+    def pods_terminating(self, run: WorkloadRun) -> None:
+        """Its pods were marked for deletion: kube-level, the recovery timer starts now."""
+        if (wl := self.workloads.get(run.spec.workload_id)) is not None and _kept_through_pod_loss(self, wl):
+            self.pods_ready_tracker.lost(wl)
 
     def pods_ready(self, run: WorkloadRun) -> None:
         wl = self.workloads.get(run.spec.workload_id)
@@ -278,6 +288,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.unexplained.pop(wl.name, None)
         self.tree.add(node, assignment.usage)
         self.commit(assignment.usage)
+        self.fair_usage.admitted(wl, assignment.usage)  # entry penalty, settled at once
         wl.state, wl.usage, wl.flavors = State.ADMITTED, dict(assignment.usage), dict(assignment.flavors)
         wl.admitted_s, wl.borrowing = self.now, assignment.borrow > 0
         self.holders.add(node.name, wl)
@@ -315,6 +326,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.holders.remove(node.name, wl)
         self.admitter.scan.workloads_changed(node.name)
         self.tas.release(wl.name)
+        self.fair_usage.released(wl)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
         self._schedule_requeue(node)
@@ -343,12 +355,22 @@ class KueueAdmission(PlacementOptionsOf):
         if moved:
             self.request_cycle()
 
-    def _pods_ready_timeout(self, wl: AdmissionWorkload) -> None:
-        if wl.state is not State.ADMITTED:
-            return
-        self.timed_out.add(wl.name)
-        self.admitter.scan.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
-        self.replay.expire(wl.run, PODS_READY_TIMEOUT, self.pods_ready_tracker.timeout_message(wl))
+
+
+def _pods_ready_timeout(admission: KueueAdmission, wl: AdmissionWorkload) -> None:
+    if wl.state is not State.ADMITTED:
+        return
+    admission.timed_out.add(wl.name)
+    admission.admitter.scan.workloads_changed(wl.cluster_queue or "")  # its Evicted condition
+    admission.replay.expire(wl.run, PODS_READY_TIMEOUT, admission.pods_ready_tracker.timeout_message(wl))
+
+
+def _kept_through_pod_loss(admission: KueueAdmission, wl: AdmissionWorkload) -> bool:
+    """Its pods are lost (or marked for deletion) while it is admitted and Kueue did not
+    evict it (preemption, PodsReady timeout): a kube-level failure, the quota is kept. The
+    Job's ready count drops as soon as a pod is marked for deletion (terminating pods are
+    not active), so a PodsReady workload turns WaitForRecovery then."""
+    return wl.state is State.ADMITTED and wl.name not in admission.preempting and wl.name not in admission.timed_out
 
 
 def _backoff_finished(kueue: KueueAdmission, wl: AdmissionWorkload) -> None:
@@ -374,6 +396,9 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     admission.admitter.preemptor.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
+    for queue in admission.queues.values():
+        if queue.fair_usage is not None:  # admission fair sharing's rebuilt heap
+            queue.check = clocked
     return clocked
 
 

@@ -134,6 +134,9 @@ class ClusterQueue:
     flavor_fungibility: FlavorFungibility = FlavorFungibility()
     fair_sharing_weight: float = 1.0
     stop_policy: StopPolicy = StopPolicy.NONE  # Hold / HoldAndDrain: the queue admits nothing
+    # spec.admissionScope.admissionMode UsageBasedAdmissionFairSharing: its workloads are
+    # ordered by their LocalQueue's decayed usage first (when the Configuration enables it).
+    usage_based_admission_fair_sharing: bool = False
 
     @property
     def flavor_names(self) -> tuple[str, ...]:
@@ -154,6 +157,7 @@ class LocalQueue:
     namespace: str
     name: str
     cluster_queue: str
+    fair_sharing_weight: float = 1.0  # spec.fairSharing.weight: admission fair sharing divides by it
 
     @property
     def key(self) -> str:
@@ -226,9 +230,23 @@ class FairSharing:
 
 
 @dataclass(frozen=True, slots=True)
+class AdmissionFairSharing:
+    """The Configuration's admissionFairSharing (apis/config/v1beta2 AdmissionFairSharing):
+    a LocalQueue's consumed resources decay with half-life `usage_half_life_s` (0: reset at
+    every sample), sampled every `usage_sampling_interval_s`; `resource_weights` (resource
+    name -> weight, default 1) sum them into one usage figure."""
+
+    usage_half_life_s: float = 0.0
+    usage_sampling_interval_s: float = 300.0
+    resource_weights: tuple[tuple[str, float], ...] = ()  # sorted by resource name
+
+
+@dataclass(frozen=True, slots=True)
 class KueueConfiguration:
     wait_for_pods_ready: WaitForPodsReady | None = None
     fair_sharing: FairSharing | None = None
+    # admissionFairSharing with the AdmissionFairSharing gate on (beta, default on since 0.15)
+    admission_fair_sharing: AdmissionFairSharing | None = None
     # featureGates.PrioritizePreemptorWorkloads (alpha in Kueue 0.20, off by default): a
     # workload waiting for its preemptions goes first in the cycle's order and holds the
     # quota it can claim even without targets, so its victims cannot take it back.

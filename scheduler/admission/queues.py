@@ -35,6 +35,14 @@ dormant workload has a key above its shape's heap representative, so heads come 
 exactly the order one heap of everybody would give.
 
 `positions` keeps every pending workload's queue key sorted, for "position N of M".
+
+Admission fair sharing (`admission_fair_sharing`, a ClusterQueue in
+UsageBasedAdmissionFairSharing mode): the heap orders by (LocalQueue usage, queue key), the
+sticky preemptor first only among equal usage (cluster_queue.go `queueOrderingFunc` puts the
+usage before `baseCompareFunc`). Usage moves with samples and admissions, so the heap is
+rebuilt whenever the ClusterQueue's usage version moved since the last pop (as Kueue's
+`RebuildActiveHeap`), and requeued workloads go into the heap at once (no dormant lists: one
+shape's workloads can sit in LocalQueues of different usage).
 """
 
 from __future__ import annotations
@@ -43,9 +51,14 @@ import bisect
 import heapq
 import itertools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from scheduler.admission.policies import QueueingStrategy
 from scheduler.admission.workloads import AdmissionWorkload
+
+if TYPE_CHECKING:
+    from scheduler.admission.admission_fair_sharing import QueueUsage
+    from scheduler.verify import ClockedVerifier
 
 Entry = tuple[tuple[int, float, int], AdmissionWorkload]  # (queue key, workload)
 
@@ -60,10 +73,13 @@ class _Shape:
 
 
 class PendingQueue:
-    def __init__(self, name: str, queueing_strategy: QueueingStrategy) -> None:
+    def __init__(self, name: str, queueing_strategy: QueueingStrategy, fair_usage: QueueUsage | None = None) -> None:
         self.name = name
         self.strict_fifo = queueing_strategy is QueueingStrategy.STRICT_FIFO
-        self._heap: list[tuple[tuple[int, float, int], int, AdmissionWorkload]] = []
+        self.fair_usage = fair_usage  # admission fair sharing: LocalQueue usage orders first
+        self._usage_version = -1  # the usage version the heap's keys were computed at
+        self.check: ClockedVerifier | None = None  # `replay --verify`: the fair head against a plain scan
+        self._heap: list[tuple[Any, int, AdmissionWorkload]] = []
         self._token: dict[str, int] = {}  # workload -> its live heap entry
         self._tokens = itertools.count()
         self._in_heap: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}  # by shape
@@ -131,7 +147,8 @@ class PendingQueue:
     def _heap_push(self, wl: AdmissionWorkload) -> None:
         token = next(self._tokens)
         self._token[wl.name] = token
-        heapq.heappush(self._heap, (wl.queue_key, token, wl))
+        key = wl.queue_key if self.fair_usage is None else self._fair_key(self.fair_usage, wl)
+        heapq.heappush(self._heap, (key, token, wl))
         self._in_heap.setdefault(wl.shape, {})[wl.name] = wl
 
     def _take_out(self, wl: AdmissionWorkload) -> None:
@@ -159,6 +176,8 @@ class PendingQueue:
 
     def pop_head(self) -> AdmissionWorkload | None:
         """The next workload to try; it stays a member until requeued or removed."""
+        if self.fair_usage is not None:
+            return self._pop_fair(self.fair_usage)
         sticky = None if self.strict_fifo else self.preemptor
         if sticky is not None and sticky.name in self._token:
             self._take_out(sticky)
@@ -169,6 +188,43 @@ class PendingQueue:
                 self._take_out(wl)
                 return wl
         return None
+
+    @staticmethod
+    def _fair_key(usage: QueueUsage, wl: AdmissionWorkload) -> tuple[float, tuple[int, float, int]]:
+        return usage.of(wl), wl.queue_key
+
+    def _pop_fair(self, usage: QueueUsage) -> AdmissionWorkload | None:
+        """pop_head under admission fair sharing: keys re-read when a usage moved."""
+        version = usage.version()
+        if version != self._usage_version:
+            self._usage_version = version
+            self._heap = [(self._fair_key(usage, wl), token, wl) for _, token, wl in self._heap
+                          if self._token.get(wl.name) == token]
+            heapq.heapify(self._heap)
+        while self._heap and self._token.get(self._heap[0][2].name) != self._heap[0][1]:
+            heapq.heappop(self._heap)
+        top = self._heap[0] if self._heap else None
+        sticky = None if self.strict_fifo else self.preemptor
+        sticky = sticky if sticky is not None and sticky.name in self._token else None
+        if sticky is not None and (top is None or usage.of(sticky) <= top[0][0]):
+            head: AdmissionWorkload | None = sticky
+        else:
+            head = None if top is None else top[2]
+        if self.check is not None:
+            plain = self._plain_fair_head(usage, sticky)
+            self.check.same("admission fair sharing head from the rebuilt heap", head and head.name, plain and plain.name)
+        if head is None:
+            return None
+        if head is not sticky:
+            heapq.heappop(self._heap)
+        self._take_out(head)
+        return head
+
+    def _plain_fair_head(self, usage: QueueUsage, sticky: AdmissionWorkload | None) -> AdmissionWorkload | None:
+        """The head by queueOrderingFunc, scanned: every workload in the heap (the sticky
+        preemptor is one), the lower usage first, the sticky one first among equals."""
+        live = [wl for _, token, wl in self._heap if self._token.get(wl.name) == token]
+        return min(live, key=lambda wl: (usage.of(wl), wl is not sticky, wl.queue_key), default=None)
 
     def requeue(self, wl: AdmissionWorkload, *, transient: bool, requeues_at_pop: int) -> bool:
         """Put a head back after a failed attempt; True when it went to the inadmissible set."""
@@ -209,6 +265,11 @@ class PendingQueue:
             if not shape.parked:
                 continue
             moved += len(shape.parked)
+            if self.fair_usage is not None:  # every one into the heap: no dormant list
+                entries, shape.parked = shape.parked, []
+                for _, wl in entries:
+                    self._heap_push(wl)
+                continue
             shape.dormant = _merged(shape.dormant, shape.parked)
             shape.parked = []
             self._heap_push(shape.dormant.pop(0)[1])

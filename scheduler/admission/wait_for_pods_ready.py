@@ -8,8 +8,12 @@ triggerDeactivationOrBackoffRequeue), pkg/workload/workload.go (semantics refere
   rejection, rendezvous time-out, kube-scheduler preemption) do not restart it: the
   workload stays admitted.
 - Once ready, a workload that loses its pods waits for recovery: the recoveryTimeout
-  timer (default: the timeout) starts when its pods are gone, and stops when they all run
-  again (admittedNotReadyWorkload, WaitForRecovery).
+  timer (default: the timeout) starts when the Job's ready count drops (the PodsReady
+  condition turns False, reason WaitForRecovery; jobframework/reconciler.go
+  `podsReadyCondition`), and stops when they all run again (admittedNotReadyWorkload). A
+  preempted pod stops counting as ready when it is marked for deletion (the Job controller
+  counts only active, non-terminating pods), so the timer starts then, not when its
+  termination grace period ends.
 - On expiry the workload is evicted (PodsReadyTimeout), its quota is released, and it is
   requeued after min(backoffBaseSeconds · 2^(n−1), backoffMaxSeconds) for its n-th requeue,
   with the eviction time as its queue-order timestamp (requeuingStrategy.timestamp Eviction;
@@ -69,8 +73,9 @@ class PodsReadyTracker:
         self._stop(wl)
 
     def lost(self, wl: AdmissionWorkload) -> None:
-        """`wl`, still admitted, lost its pods to a kube-level failure. Before PodsReady the
-        admission timer just keeps running; after it, the recovery timer starts now."""
+        """`wl`, still admitted, lost its pods to a kube-level failure (or they were marked
+        for deletion). Before PodsReady the admission timer just keeps running; after it,
+        the recovery timer starts now; a second loss while recovering changes nothing."""
         if self.settings is None or not wl.pods_ready:
             return
         wl.pods_ready, wl.recovering = False, True

@@ -232,6 +232,11 @@ class ClusterQueueBuilder:
         self._spec["stopPolicy"] = str(policy)
         return self
 
+    def admission_mode(self, mode: str = "UsageBasedAdmissionFairSharing") -> ClusterQueueBuilder:
+        """spec.admissionScope.admissionMode (admission fair sharing)."""
+        self._spec["admissionScope"] = {"admissionMode": mode}
+        return self
+
     def obj(self) -> dict[str, Any]:
         return {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": self.name},
                 "spec": {**self._spec, "resourceGroups": self._quotas.manifest()}}
@@ -336,6 +341,7 @@ class LocalQueueBuilder:
         self.name = name
         self._namespace = name
         self._cluster_queue = name
+        self._weight: float | str | None = None
 
     def namespace(self, namespace: str) -> LocalQueueBuilder:
         self._namespace = namespace
@@ -345,9 +351,17 @@ class LocalQueueBuilder:
         self._cluster_queue = cluster_queue
         return self
 
+    def weight(self, weight: float | str) -> LocalQueueBuilder:
+        """spec.fairSharing.weight (admission fair sharing)."""
+        self._weight = weight
+        return self
+
     def obj(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {"clusterQueue": self._cluster_queue}
+        if self._weight is not None:
+            spec["fairSharing"] = {"weight": self._weight}
         return {"apiVersion": API_VERSION, "kind": "LocalQueue", "metadata": {"name": self.name, "namespace": self._namespace},
-                "spec": {"clusterQueue": self._cluster_queue}}
+                "spec": spec}
 
 
 def make_local_queue(name: str) -> LocalQueueBuilder:
@@ -365,13 +379,26 @@ class ConfigurationBuilder:
         return self
 
     def wait_for_pods_ready(self, *, timeout: str = "5m", block_admission: bool = False, backoff_limit: int | None = None,
-                            backoff_base_s: int = 60) -> ConfigurationBuilder:
+                            backoff_base_s: int = 60, recovery_timeout: str | None = None) -> ConfigurationBuilder:
         strategy: dict[str, Any] = {"backoffBaseSeconds": backoff_base_s}
         if backoff_limit is not None:
             strategy["backoffLimitCount"] = backoff_limit
         self._document["waitForPodsReady"] = {"timeout": timeout, "blockAdmission": block_admission,
                                               "requeuingStrategy": strategy}
+        if recovery_timeout is not None:
+            self._document["waitForPodsReady"]["recoveryTimeout"] = recovery_timeout
         self._document["featureGates"].pop("DisableWaitForPodsReady", None)
+        return self
+
+    def admission_fair_sharing(self, *, half_life: str = "10m", sampling_interval: str | None = "5m",
+                               resource_weights: dict[str, float] | None = None) -> ConfigurationBuilder:
+        """admissionFairSharing: usageHalfLifeTime, usageSamplingInterval, resourceWeights."""
+        block: dict[str, Any] = {"usageHalfLifeTime": half_life}
+        if sampling_interval is not None:
+            block["usageSamplingInterval"] = sampling_interval
+        if resource_weights is not None:
+            block["resourceWeights"] = resource_weights
+        self._document["admissionFairSharing"] = block
         return self
 
     def feature_gate(self, name: str, enabled: bool) -> ConfigurationBuilder:

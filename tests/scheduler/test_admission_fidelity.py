@@ -228,32 +228,42 @@ def test_pods_ready_means_every_pod_running_not_min_count(tmp_path):
     ]
 
 
-def test_recovery_timeout_evicts_a_workload_whose_pods_are_not_back_in_time(tmp_path):
+@pytest.mark.parametrize(("recovery_timeout", "evicted_at"), [
+    (None, 400.0),  # recoveryTimeout defaults to the timeout: 100 s + 300 s (was 430 s)
+    ("2m", 220.0),  # 100 s + 120 s (was 250 s)
+    ("0s", 100.0),  # evicted as soon as the pods are marked for deletion (was 130 s)
+])
+def test_recovery_timeout_runs_from_when_the_pods_are_marked_for_deletion(tmp_path, recovery_timeout, evicted_at):
     """kueue pkg/controller/core/workload_controller.go (admittedNotReadyWorkload:
-    WaitForRecovery) and apis/config/v1beta2/defaults.go (recoveryTimeout defaults to the
-    timeout): once PodsReady was reached, losing pods starts the recovery timer from that
-    moment; when the pods are not all running again in time Kueue evicts the workload.
+    WaitForRecovery counts from the PodsReady condition's last transition),
+    pkg/controller/jobframework/reconciler.go (PodsReady turns False, WaitForRecovery, as
+    soon as the Job's ready count is below its pods: `Job.PodsReady`), kubernetes
+    pkg/controller/job (ready counts active pods, and a pod marked for deletion is not
+    active); apis/config/v1beta2/defaults.go (recoveryTimeout defaults to the timeout).
 
     "train" runs on the only node; at 100 s a pod Kueue does not manage preempts it
-    (kube-scheduler; its pods are gone at 130 s). Kueue keeps the quota (a kube-level
-    failure) and evicts it 5 min later, at 430 s. The old replay re-admitted it at 130 s."""
+    (kube-scheduler marks its pod for deletion then; it is gone at 130 s after the 30 s
+    grace period). Kueue keeps the quota (a kube-level failure) and evicts it when the
+    recovery timer, started at 100 s, runs out; it is admitted again 60 s later (backoff).
+    The replay started the timer at 130 s."""
     manifests = [
         A100.obj(),
         make_cluster_queue("team-a").quota("a100", gpus=8).obj(),
-        make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False).obj(),
+        make_configuration().wait_for_pods_ready(timeout="5m", block_admission=False,
+                                                 recovery_timeout=recovery_timeout).obj(),
     ]
     jobs = [_job("train", "team-a", 0, 5_000).priority(0).obj(),
             make_workload("urgent").at(100).runs_for(2_000).gpus(8).priority(100).obj()]
     rows = kueue_rows(tmp_path, [N1], jobs, manifests)
-    assert _story(rows, "train", *ADMISSION)[:4] == [
-        (0.0, "admitted", None),
-        (130.0, "requeued", "Preempted"),  # kube-scheduler's preemption: still admitted
-        (430.0, "requeued", "PodsReadyTimeout"),  # recoveryTimeout (= timeout, 5 min) from 130 s
-        (490.0, "admitted", None),  # backoff 60 s
-    ]
+    story = _story(rows, "train", *ADMISSION)
+    assert story[0] == (0.0, "admitted", None)
+    assert (130.0, "requeued", "Preempted") in story or evicted_at <= 130.0  # still admitted after the preemption
+    assert (evicted_at, "requeued", "PodsReadyTimeout") in story
+    assert story[story.index((evicted_at, "requeued", "PodsReadyTimeout")) + 1] == (evicted_at + 60.0, "admitted", None)
     evicted = next(r for r in rows if r["workload_id"] == "train" and r["reason"] == "PodsReadyTimeout")
+    wait = 300 if recovery_timeout is None else {"2m": 120, "0s": 0}[recovery_timeout]
     assert evicted["message"] == (
-        "Exceeded the PodsReady timeout train: pods not ready again 300s after they stopped running (recoveryTimeout)"
+        f"Exceeded the PodsReady timeout train: pods not ready again {wait}s after they stopped running (recoveryTimeout)"
     )
 
 
@@ -342,10 +352,10 @@ def test_fair_sharing_breaks_a_tie_between_target_queues_by_their_first_candidat
 
 def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
     """kueue apis/kueue/v1beta2/clusterqueue_types.go (namespaceSelector: "null is a nothing
-    selector"; admissionChecks, admissionChecksStrategy, admissionScope) and
-    localqueue_types.go (stopPolicy, fairSharing): fields that change what Kueue decides but
-    that the replay ignores are said once per field, naming the objects; they used to be
-    accepted silently."""
+    selector"; admissionChecks, admissionChecksStrategy) and localqueue_types.go
+    (stopPolicy): fields that change what Kueue decides but that the replay ignores are said
+    once per field, naming the objects; they used to be accepted silently. admissionScope
+    (admission fair sharing) is modelled and says nothing."""
     checked = make_cluster_queue("checked").quota("a100", gpus=8).obj()
     checked["spec"]["admissionChecks"] = ["provisioning"]
     checked["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
@@ -359,8 +369,6 @@ def test_kueue_fields_the_replay_does_not_model_give_one_warning_line_each():
     assert config.warnings == (
         "queues.yaml: spec.admissionChecks is not modelled: workloads are admitted as if every admission check "
         "passed at once (checked, also-checked)",
-        "queues.yaml: spec.admissionScope (admission fair sharing) is not modelled: workloads of a ClusterQueue are "
-        "ordered by priority and time only (checked)",
         "queues.yaml: ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, so "
         "Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {} (unselected)",
         "queues.yaml: LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held (held/held)",

@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("preemption.search", "preemption.bounds"),
     ("preemption.common",),
     ("queues", "holders", "fair_shares", "tas", "versions"),
+    ("admission_fair_sharing",),
     ("workloads",),
     ("quota", "manifests", "port", "admits_nothing"),
     ("manifests.kinds", "manifests.configuration", "manifests.validation"),

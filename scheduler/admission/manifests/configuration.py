@@ -22,10 +22,15 @@ Defaults follow the API version, as Kueue's defaulting does
   backoffLimitCount unset (requeue forever); preemption strategies
   [LessThanOrEqualToFinalShare, LessThanInitialShare].
 
+``admissionFairSharing`` ({usageHalfLifeTime, usageSamplingInterval (default 5m),
+resourceWeights}) turns on admission fair sharing for the ClusterQueues whose
+``admissionScope.admissionMode`` is UsageBasedAdmissionFairSharing (`admission_fair_sharing`).
+
 ``featureGates`` (a map of gate name to true/false, as the manager's ``--feature-gates``):
 ``PrioritizePreemptorWorkloads`` (alpha in 0.20, default false), ``PartialAdmission``
-(beta, default true) and ``FlavorFungibilityPreserveScanProgress`` (beta in 0.20, default
-true) change what the replay decides and are honoured;
+(beta, default true), ``FlavorFungibilityPreserveScanProgress`` (beta in 0.20, default
+true) and ``AdmissionFairSharing`` (beta since 0.15, default true) change what the replay
+decides and are honoured;
 ``DisableWaitForPodsReady`` is read with waitForPodsReady. Any other gate gets one warning
 line: the replay runs as with that gate at its default.
 
@@ -44,7 +49,12 @@ from types import MappingProxyType
 from typing import Any
 
 from scheduler.admission.manifests.fields import FieldReader
-from scheduler.admission.objects import FairSharing, KueueConfiguration, WaitForPodsReady
+from scheduler.admission.objects import (
+    AdmissionFairSharing,
+    FairSharing,
+    KueueConfiguration,
+    WaitForPodsReady,
+)
 from scheduler.admission.policies import FairSharingStrategy, RequeueTimestamp
 
 CONFIG_API_GROUP = "config.kueue.x-k8s.io"
@@ -67,7 +77,7 @@ _QUIET_FIELDS = {
 # Feature gates the replay honours (pkg/features/kube_features.go), with Kueue 0.20's defaults.
 MODELLED_GATES: Mapping[str, bool] = MappingProxyType(
     {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False,
-     "FlavorFungibilityPreserveScanProgress": True})
+     "FlavorFungibilityPreserveScanProgress": True, "AdmissionFairSharing": True})
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -105,6 +115,7 @@ def read_configuration(reader: FieldReader, api_version: str, document: Mapping)
     return KueueConfiguration(
         wait_for_pods_ready=_wait_for_pods_ready(reader, document, v1beta1, gates),
         fair_sharing=_fair_sharing(reader, document, v1beta1),
+        admission_fair_sharing=_admission_fair_sharing(reader, document) if gates["AdmissionFairSharing"] else None,
         prioritize_preemptor_workloads=gates["PrioritizePreemptorWorkloads"],
         partial_admission=gates["PartialAdmission"],
         preserve_scan_progress=gates["FlavorFungibilityPreserveScanProgress"],
@@ -177,6 +188,26 @@ def _fair_sharing(reader: FieldReader, document: Mapping, v1beta1: bool) -> Fair
         allowed = "; ".join(", ".join(s) for s in VALID_STRATEGIES)
         raise reader.error(f"{path}.preemptionStrategies", f"must be one of [{allowed}], got {strategies!r}")
     return FairSharing(tuple(FairSharingStrategy(strategy) for strategy in strategies))
+
+
+def _admission_fair_sharing(reader: FieldReader, document: Mapping) -> AdmissionFairSharing | None:
+    """admissionFairSharing: present means on (with the gate); usageSamplingInterval defaults
+    to 5m and must be > 0, usageHalfLifeTime to 0 (config/v1beta2/defaults.go; pkg/config/
+    validation.go validateAdmissionFairSharing), resourceWeights >= 0."""
+    path = "admissionFairSharing"
+    if document.get(path) is None:
+        return None
+    spec = reader.mapping(document.get(path), path)
+    for key in spec:
+        if key not in {"usageHalfLifeTime", "usageSamplingInterval", "resourceWeights"}:
+            reader.warn(f"field '{path}.{key}' is not a known field; ignored")
+    half_life = _duration(reader, spec, "usageHalfLifeTime", path, 0.0)
+    interval = _duration(reader, spec, "usageSamplingInterval", path, 300.0) or 300.0  # cmp.Or: 0 is unset
+    weights = reader.mapping(spec.get("resourceWeights"), f"{path}.resourceWeights")
+    for name, weight in weights.items():
+        if not isinstance(weight, int | float) or isinstance(weight, bool) or not 0 <= weight < float("inf"):
+            raise reader.error(f"{path}.resourceWeights.{name}", f"must be a number >= 0, got {weight!r}")
+    return AdmissionFairSharing(half_life, interval, tuple(sorted((str(k), float(v)) for k, v in weights.items())))
 
 
 def _duration(reader: FieldReader, spec: Mapping, key: str, path: str, default: float) -> float:

@@ -106,7 +106,7 @@ class FieldReader:
         return milli
 
     def weight(self, spec: Mapping, path: str) -> float:
-        """``fairSharing.weight`` of a ClusterQueue or Cohort spec (default 1)."""
+        """``fairSharing.weight`` of a ClusterQueue, Cohort or LocalQueue spec (default 1)."""
         fair = self.mapping(spec.get("fairSharing"), path + "fairSharing")
         self.unknown_fields(fair, {"weight"}, path + "fairSharing.")
         if "weight" not in fair:

@@ -1,8 +1,8 @@
 """One reader per Kueue kind: a document's ``spec`` in, a frozen value out.
 
 Fields Kueue has but the simulator does not model are accepted (`QUIET_FIELDS`); those that
-change what Kueue would decide (admission checks, admission fair sharing, a LocalQueue's
-stopPolicy, a missing namespaceSelector) give one warning per field naming the objects
+change what Kueue would decide (admission checks, a LocalQueue's stopPolicy, a missing
+namespaceSelector) give one warning per field naming the objects
 (`NOT_MODELLED`); any other unknown field is a warning of its own. Both API versions are read: v1beta1 ``spec.cohort`` / Cohort ``spec.parent``
 and v1beta2 ``spec.cohortName`` / ``spec.parentName``.
 """
@@ -38,9 +38,9 @@ from scheduler.model.cluster import HOSTNAME_LABEL, TAINT_EFFECTS, Taint, Tolera
 
 QUIET_FIELDS = {
     "ResourceFlavor": set(),
-    "ClusterQueue": {"namespaceSelector", "admissionChecks", "admissionChecksStrategy", "stopPolicy", "admissionScope",
+    "ClusterQueue": {"namespaceSelector", "admissionChecks", "admissionChecksStrategy", "stopPolicy",
                      "concurrentAdmissionPolicy"},
-    "LocalQueue": {"stopPolicy", "fairSharing"},
+    "LocalQueue": {"stopPolicy"},
     "Cohort": set(),
 }
 # Real Kueue fields that change its decisions but not the replay's: the one-line warning.
@@ -49,18 +49,17 @@ NOT_MODELLED = {
                                          "every admission check passed at once",
     ("ClusterQueue", "admissionChecksStrategy"): "spec.admissionChecksStrategy is not modelled: workloads are admitted "
                                                  "as if every admission check passed at once",
-    ("ClusterQueue", "admissionScope"): "spec.admissionScope (admission fair sharing) is not modelled: workloads of "
-                                        "a ClusterQueue are ordered by priority and time only",
     ("ClusterQueue", "concurrentAdmissionPolicy"): "spec.concurrentAdmissionPolicy is not modelled: one variant per "
                                                    "workload",
     ("LocalQueue", "stopPolicy"): "LocalQueue spec.stopPolicy is not modelled: the LocalQueue is never held",
-    ("LocalQueue", "fairSharing"): "LocalQueue spec.fairSharing (admission fair sharing) is not modelled: its weight "
-                                   "is ignored",
 }
 NO_NAMESPACE_SELECTOR = ("ClusterQueue without spec.namespaceSelector: Kueue's null selector matches no namespace, "
                          "so Kueue would admit nothing from it; the replay admits from every LocalQueue as if it were {}")
 _RESOURCE_FLAVOR_FIELDS = {"nodeLabels", "nodeTaints", "tolerations", "topologyName"}
-_CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing"}
+_CLUSTER_QUEUE_FIELDS = {"cohort", "cohortName", "queueingStrategy", "resourceGroups", "preemption", "flavorFungibility", "fairSharing",
+                         "admissionScope"}
+# apis/kueue/v1beta2/clusterqueue_types.go AdmissionMode
+_ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
 # v1beta1 spelled "stop at this flavor" Borrow (whenCanBorrow) and Preempt (whenCanPreempt):
 # deprecated old names of MayStopSearch (apis/kueue/v1beta1/clusterqueue_types.go
 # FlavorFungibilityPolicy, clusterqueue_conversion.go).
@@ -151,7 +150,20 @@ def read_cluster_queue(reader: FieldReader, name: str, document: Mapping) -> Clu
         flavor_fungibility=FlavorFungibility(when_can_borrow, when_can_preempt, preference),
         fair_sharing_weight=reader.weight(spec, "spec."),
         stop_policy=reader.choice(spec.get("stopPolicy"), "spec.stopPolicy", tuple(StopPolicy), StopPolicy.NONE),
+        usage_based_admission_fair_sharing=_admission_mode(reader, spec) == _ADMISSION_MODES[0],
     )
+
+
+def _admission_mode(reader: FieldReader, spec: Mapping) -> str | None:
+    """``spec.admissionScope.admissionMode`` (required in an admissionScope)."""
+    if spec.get("admissionScope") is None:
+        return None
+    scope = reader.mapping(spec.get("admissionScope"), "spec.admissionScope")
+    reader.unknown_fields(scope, {"admissionMode"}, "spec.admissionScope.")
+    mode = scope.get("admissionMode")
+    if mode not in _ADMISSION_MODES:
+        raise reader.error("spec.admissionScope.admissionMode", f"must be one of {', '.join(_ADMISSION_MODES)}, got {shown(mode)}")
+    return str(mode)
 
 
 def _say_not_modelled(reader: FieldReader, kind: str, name: str, spec: Mapping) -> None:
@@ -199,11 +211,12 @@ def _when_can(reader: FieldReader, spec: Mapping) -> tuple[Mapping, FlavorFungib
 
 def read_local_queue(reader: FieldReader, name: str, metadata: Mapping, document: Mapping) -> LocalQueue:
     spec = reader.mapping(document.get("spec"), "spec", optional=False)
-    reader.unknown_fields(spec, {"clusterQueue"} | QUIET_FIELDS["LocalQueue"], "spec.")
+    reader.unknown_fields(spec, {"clusterQueue", "fairSharing"} | QUIET_FIELDS["LocalQueue"], "spec.")
     namespace = metadata.get("namespace")
     namespace = "default" if namespace is None else reader.name(namespace, "metadata.namespace")
     _say_not_modelled(reader, "LocalQueue", f"{namespace}/{name}", spec)
-    return LocalQueue(namespace, name, reader.name(spec.get("clusterQueue"), "spec.clusterQueue"))
+    return LocalQueue(namespace, name, reader.name(spec.get("clusterQueue"), "spec.clusterQueue"),
+                      fair_sharing_weight=reader.weight(spec, "spec."))
 
 
 def read_cohort(reader: FieldReader, name: str, document: Mapping) -> Cohort:

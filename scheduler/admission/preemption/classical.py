@@ -10,7 +10,9 @@ classical/candidate_generator.go, classical/hierarchical_preemption.go (semantic
      subtree owns the quota), ReclaimWithoutBorrowing, ReclaimWhileBorrowing
      (borrowWithinCohort, priority below maxPriorityThreshold).
   2. Order inside a class: already evicted first, lower priority, most recently admitted,
-     then id; classes: hierarchical, priority, same queue (evicted ones of each first).
+     then id; classes: hierarchical, priority, same queue (evicted ones of each first). In a
+     ClusterQueue under admission fair sharing its own candidates go by their LocalQueue's
+     usage first, highest first (common/ordering.go CandidatesOrdering step 2).
   3. Runs with allowBorrowing true and/or false (order by configuration); each run removes
      valid candidates until the preemptor fits, then adds them back newest-removed-first
      while it still fits (`search.VictimSearch`).
@@ -19,8 +21,9 @@ classical/candidate_generator.go, classical/hierarchical_preemption.go (semantic
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from enum import Enum, IntEnum
+from typing import TYPE_CHECKING
 
 from scheduler.admission.holders import Holders, order_key
 from scheduler.admission.objects import ClusterQueue
@@ -44,7 +47,11 @@ from scheduler.admission.quota import (
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
 
+if TYPE_CHECKING:
+    from scheduler.admission.admission_fair_sharing import QueueUsage
+
 _Source = tuple[QuotaNode, "QuotaNode | None", bool]  # (queue holding candidates, LCA, hierarchical advantage)
+CandidateKey = Callable[["_Candidate"], tuple[object, ...]]
 # Compared per candidate: module constants (see preemption.common).
 _NEVER = PreemptionPolicy.NEVER
 _NO_BORROWING = BorrowWithinCohortPolicy.NEVER
@@ -89,10 +96,12 @@ class ClassicalPreemption:
     """Targets against the live quota tree (restored before returning). `holders` indexes
     the workloads holding quota in each ClusterQueue (admitted, or evicted and terminating)."""
 
-    def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders) -> None:
+    def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders,
+                 fair_orderings: Mapping[str, QueueUsage] | None = None) -> None:
         self.tree = tree
         self.specs = specs
         self.holders = holders
+        self.fair_orderings = fair_orderings or {}  # admission fair sharing, per ClusterQueue
         self.check: ClockedVerifier | None = None  # `replay --verify`: every bound's "no" simulated too
 
     def targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
@@ -110,12 +119,15 @@ class ClassicalPreemption:
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
         if not self._could_fit(wl, queue, usage, [*same, *hierarchy, *by_priority]):
             return []
-        evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same))
+        same_key = _same_queue_key(self.fair_orderings.get(queue.name))
+        evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same), same_key)
 
         def ordered(done: set[str]) -> Iterator[_Candidate]:
             yield from evicted
-            for sources in (hierarchy, by_priority, same):
+            for sources in (hierarchy, by_priority):
                 yield from self._stream(wl, queue, sources, frs_need, done)
+            stream = self._stream(wl, queue, same, frs_need, done)
+            yield from stream if same_key is None else sorted(stream, key=same_key)
 
         def exists(sources: list[_Source]) -> bool:
             return next(self._stream(wl, queue, sources, frs_need, set()), None) is not None
@@ -206,10 +218,10 @@ class ClassicalPreemption:
         return heapq.merge(*streams, key=lambda c: order_key(c.workload))
 
     def _evicted_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource],
-                            groups: tuple[list[_Source], ...]) -> list[_Candidate]:
+                            groups: tuple[list[_Source], ...], same_key: CandidateKey | None) -> list[_Candidate]:
         """Victims already being evicted come first, class by class (their quota is coming back)."""
         found = []
-        for sources in groups:
+        for index, sources in enumerate(groups):
             where = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
             in_group = []
             for candidate in self.holders.evicting.values():
@@ -218,7 +230,8 @@ class ClassicalPreemption:
                     variant = self._classify(wl, queue, candidate, advantage)
                     if variant is not Variant.NEVER:
                         in_group.append(_Candidate(candidate, lca, variant))
-            found.extend(sorted(in_group, key=lambda c: order_key(c.workload)))
+            last = index == len(groups) - 1  # the preemptor's own ClusterQueue
+            found.extend(sorted(in_group, key=same_key if last and same_key is not None else _by_order_key))
         return found
 
     def _valid(self, candidate: _Candidate, queue: QuotaNode, allow_borrowing: bool, frs_need: frozenset[FlavorResource],
@@ -314,3 +327,15 @@ def _named(targets: list[Target]) -> list[tuple[str, str]]:
 def _under_nominal(queue: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
     """Kueue's queueUnderNominalInResourcesNeedingPreemption (strictly below)."""
     return all(queue.usage.get(fr, 0) < queue.subtree.get(fr, 0) for fr in frs)
+
+
+def _by_order_key(candidate: _Candidate) -> tuple[object, ...]:
+    return order_key(candidate.workload)
+
+
+def _same_queue_key(fair: QueueUsage | None) -> CandidateKey | None:
+    """Admission fair sharing (CandidatesOrdering step 2): among the preemptor's own
+    ClusterQueue's candidates, the higher LocalQueue usage goes first, then the usual order."""
+    if fair is None:
+        return None
+    return lambda candidate: (-fair.of(candidate.workload), *order_key(candidate.workload))

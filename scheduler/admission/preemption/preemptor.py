@@ -8,6 +8,7 @@ preemption_oracle.go (SimulatePreemption).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.holders import Holders
@@ -22,6 +23,9 @@ from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
 
+if TYPE_CHECKING:
+    from scheduler.admission.admission_fair_sharing import QueueUsage
+
 _MOST_ANSWERS = 100_000  # with the queue-order timestamp in the key, one per waiting workload
 
 
@@ -31,10 +35,13 @@ class Preemptor:
 
     def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], holders: Holders,
                  fair_sharing: FairSharing | None, shares: FairShares,
-                 versions: FlavorResourceVersions | None = None) -> None:
+                 versions: FlavorResourceVersions | None = None, fair_orderings: Mapping[str, QueueUsage] | None = None) -> None:
         self.tree = tree
+        # Admission fair sharing's LocalQueue usage per ClusterQueue in that mode: it orders
+        # the preemptor's own queue's candidates (classical preemption), so answers read it.
+        self.fair_orderings = fair_orderings or {}
         self.strategy: ClassicalPreemption | FairSharingPreemption = (
-            ClassicalPreemption(tree, specs, holders) if fair_sharing is None
+            ClassicalPreemption(tree, specs, holders, self.fair_orderings) if fair_sharing is None
             else FairSharingPreemption(tree, specs, holders, fair_sharing, shares)
         )
         # Oracle answers, each valid while the one flavor-resource it reads keeps its version
@@ -57,7 +64,9 @@ class Preemptor:
     def simulate(self, wl: AdmissionWorkload, queue: QuotaNode, fr: FlavorResource, value: int) -> tuple[Possibility, int]:
         """The oracle: could preemption make room for `value` of `fr`, and with which
         borrowing level once the victims are gone."""
-        key = (queue.name, fr, value, wl.priority, wl.queue_timestamp_s if self._timestamp_matters else None)
+        fair = self.fair_orderings.get(queue.name)
+        key = (queue.name, fr, value, wl.priority, wl.queue_timestamp_s if self._timestamp_matters else None,
+               None if fair is None else fair.version())
         stamp = self._stamp(fr)
         cached = self._answers.get(key)
         if cached is not None and cached[0] == stamp:
