@@ -26,6 +26,7 @@ from scheduler.emitter import EventEmitter
 from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
+from scheduler.pod_loss import PodLoss
 from scheduler.sim import Environment, Phase
 from scheduler.state.cluster_state import ClusterState, gpus_held
 from scheduler.state.holding_index import HoldingIndex
@@ -86,9 +87,10 @@ class Lifecycle:
         self.holdings = holdings
         self.dispatcher = dispatcher
         self.admission: AdmissionLayer | None = None
-        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's
-        # own; `free_gpus` the state's, `gpus_held(workload_id, pods)` the state's function.
+        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's own; `free_gpus` the
+        # state's, `gpus_held(workload_id, pods)` the state's function; ReplayActions' `evict_pods` PodLoss's.
         self.narrow, self.free_gpus, self.gpus_held = WorkloadRun.narrow, state.free_gpus, partial(gpus_held, state)
+        self.evict_pods = PodLoss(env, state, profile, emitter, holdings, dispatcher, self._terminated).evict_pods
 
     @property
     def env(self) -> Environment:
@@ -164,7 +166,7 @@ class Lifecycle:
         self.state.drop_nominations(run.spec.workload_id, pod)  # what was kept for it is its own now
         self.state.allocate((run.spec.workload_id, pod), node, run.request)
         self.holdings.holds(run)
-        run.running_group = None
+        run.running_victims = None
         run.pending.discard(pod)
         if reserve:
             run.reserved.add(pod)
@@ -182,7 +184,7 @@ class Lifecycle:
 
     def _start(self, run: WorkloadRun, pod: int, node: int) -> None:
         run.started[pod] = self._env.now
-        run.running_group = None
+        run.running_victims = None
         self.dispatcher.pods_started += 1
         self.emitter.emit_pod(run, EventType.STARTED, pod, node)
         if self.admission is not None and len(run.started) == run.spec.pods:
@@ -218,7 +220,7 @@ class Lifecycle:
             holding = self.state.release((run.spec.workload_id, pod))
             self.emitter.emit_pod(run, EventType.FINISHED, pod, holding.node)
         run.started.clear()
-        run.running_group = None
+        run.running_victims = None
         self.holdings.stopped(run)
         run.done = True
         run.terminating = False
@@ -244,10 +246,9 @@ class Lifecycle:
         self.capacity_released()
 
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
-        """Preempt every pod of `run` for `preemptor`; it resumes later from its last
-        checkpoint. The pods terminate for the profile's grace period first, holding their
-        GPUs (no victims for anyone else meanwhile); the preemptor waits for them and does
-        not preempt again (kube-scheduler). `message`: Kueue's preemption message, if any."""
+        """Preempt every pod of `run` for `preemptor`; it resumes later from its last checkpoint. The
+        pods terminate for the profile's grace period first, holding their GPUs (no victims for anyone
+        else meanwhile); the preemptor waits and does not preempt again. `message`: why, if given."""
         if run.terminating:
             return
         grace = self.profile.termination_grace_s
@@ -255,7 +256,7 @@ class Lifecycle:
             self._terminated(run, preemptor, message, grace)
             return
         run.terminating = True
-        run.running_group = None
+        run.running_victims = None
         done_at = self._env.now + grace
         preemptor.awaiting_victims_until = max(preemptor.awaiting_victims_until, done_at)
         attempt = run.attempt
@@ -306,7 +307,7 @@ class Lifecycle:
             self.emitter.emit_pod(run, event, pod, holding.node, reason=reason, message=message, preemptor=preemptor)
         run.reserved.clear()
         run.started.clear()
-        run.running_group = None
+        run.running_victims, run.terminating_pods = None, set()
         self.holdings.stopped(run)
 
     def _requeue(self, run: WorkloadRun, reason: str, message: str, preemptor: str | None = None) -> None:

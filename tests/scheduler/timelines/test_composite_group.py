@@ -62,12 +62,28 @@ def test_a_running_composite_is_one_victim_whose_children_go_together(tmp_path):
         tmp_path,
         [node("n1"), node("n2")],
         [
+            job("learner", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2, disruption_mode="all"),
+            job("actor", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2, disruption_mode="all"),
+            job("urgent", 100, 500, priority=9),
+        ],
+        lowest_index("gang-v1.37"),
+    )
+    # disruptionMode All: urgent needs one node, and the composite goes as one victim
+    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["actor", "learner"]
+    assert {r["preemptor"] for r in rows if r["event"] == "preempted"} == {"urgent"}
+
+
+def test_a_single_mode_composite_loses_only_the_pod_the_preemptor_needs(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1"), node("n2")],
+        [
             job("learner", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
             job("actor", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
             job("urgent", 100, 500, priority=9),
         ],
         lowest_index("gang-v1.37"),
     )
-    # urgent needs one node: evicting one child would break the composite's quorum
-    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["actor", "learner"]
-    assert {r["preemptor"] for r in rows if r["event"] == "preempted"} == {"urgent"}
+    # disruptionMode Single (the API default): each pod is a victim; the later-started or,
+    # started together, the last by id among equals is the least important: one pod goes
+    assert [r["workload_id"] for r in rows if r["event"] == "preempted"] == ["learner"]

@@ -38,23 +38,24 @@ def test_gang_v137_preemption_evicts_whole_groups_and_no_more_than_needed(tmp_pa
     pytest.param(
         # started first, a single pod would be spared before a gang under start-time order
         [job("single-old", 0, 9000, gpus=4, priority=10), job("single-new", 5, 9000, gpus=4, priority=10),
-         job("gang", 10, 9000, pods=2, gpus=4, priority=10)],
+         job("gang", 10, 9000, pods=2, gpus=4, priority=10, disruption_mode="all")],
         ["single-new", "single-old"], id="a gang is more important than single pods of its priority"),
     pytest.param(
-        [job("small-gang", 0, 9000, pods=2, gpus=4, priority=10),
-         job("big-gang", 10, 9000, pods=4, gpus=2, priority=10)],
+        [job("small-gang", 0, 9000, pods=2, gpus=4, priority=10, disruption_mode="all"),
+         job("big-gang", 10, 9000, pods=4, gpus=2, priority=10, disruption_mode="all")],
         ["small-gang"], id="a larger gang is more important than a smaller one"),
     pytest.param(
-        [job("gang-old", 0, 9000, pods=2, gpus=4, priority=10), job("gang-new", 10, 9000, pods=2, gpus=4, priority=10)],
+        [job("gang-old", 0, 9000, pods=2, gpus=4, priority=10, disruption_mode="all"), job("gang-new", 10, 9000, pods=2, gpus=4, priority=10, disruption_mode="all")],
         ["gang-new"], id="between gangs of one size the earlier start is more important"),
     pytest.param(
-        [job("high", 0, 9000, gpus=4, priority=20), job("gang", 10, 9000, pods=3, gpus=4, priority=10)],
+        [job("high", 0, 9000, gpus=4, priority=20), job("gang", 10, 9000, pods=3, gpus=4, priority=10, disruption_mode="all")],
         ["gang"], id="priority comes first"),
 ], )
 def test_victims_are_reprieved_in_more_important_pod_group_order(tmp_path, victims, want_preempted):
-    """kube-scheduler moreImportantVictim (podgrouppreemption.go): priority; a gang before a
-    single pod; single pods by earlier start; gangs by size, then earlier start. One node of
-    16 GPUs, full; the preemptor needs 8: reprieved most important first while it fits."""
+    """kube-scheduler MoreImportantVictim (preemption/util.go): priority; a gang before a
+    single pod; single pods by earlier start; gangs by size, then earlier start. The gangs
+    here say disruptionMode All (each is one victim). One node of 16 GPUs, full; the
+    preemptor needs 8: reprieved most important first while it fits."""
     rows = replay_rows(tmp_path, [node("n1", gpus=16)],
                        [*victims, job("urgent", 100, 600, gpus=8, priority=1000)], lowest_index("gang-v1.37"))
     assert sorted(r["workload_id"] for r in rows if r["event"] == "requeued") == sorted(want_preempted)
