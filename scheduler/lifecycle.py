@@ -144,8 +144,8 @@ class Lifecycle:
         self.capacity_released()
 
     def resize(self, run: WorkloadRun, min_count: int) -> None:
-        """Mutable min_count (elastic): running pods are not disturbed; a pending group is
-        tried again at once when its quorum shrinks (the KEP's PodGroup-update hint)."""
+        """Mutable min_count (elastic): running pods are not disturbed; pending pods are tried again at
+        once under the new quorum, after a raise together with the running ones (`pods_needed`)."""
         if run.done or min_count == run.min_count:
             return
         old, run.min_count = run.min_count, min_count
@@ -155,9 +155,9 @@ class Lifecycle:
                 self.start_reserved(run)
             if run.started and not run.reserved:
                 self.maybe_start_progress(run)
-            if run.pending:
-                self.dispatcher.dequeue(run)
-                self.dispatcher.enqueue(run)
+        if run.pending:
+            self.dispatcher.dequeue(run)
+            self.dispatcher.enqueue(run)
 
     # -- placing and running (the ReplayActions) ------------------------------------------
 

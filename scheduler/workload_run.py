@@ -119,9 +119,10 @@ class WorkloadRun:
 
     @property
     def pods_needed(self) -> int:
-        """Pods that must fit in this cycle: the rest of min_count, or 1 once satisfied."""
-        if self.satisfied:
-            return 1
+        """Pods that must fit together in this cycle: the rest of min_count counting the pods
+        it holds, at least 1 (kube-scheduler gangscheduling.go `PlacementFeasible`: the
+        scheduled pods and the pending ones reach minCount together). Once the group runs,
+        a raised min_count asks that many pending pods at once, not one by one."""
         return max(1, self.min_count - len(self.holding))
 
 

@@ -87,9 +87,10 @@ class GroupVictimSearch:
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
-    """Evict whole lower-priority groups so that `run` fits; True when some were evicted."""
+    """Evict lower-priority victims so that `run` fits; True when some were evicted. Under
+    DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37)."""
     framework = ctx.framework
-    if not framework.group_post_filters:
+    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
@@ -264,7 +265,7 @@ def _victims_of(ctx: CycleContext, run: WorkloadRun, level: int) -> tuple[Runnin
 def preempt_for_composite(ctx: CycleContext, parent: str, priority: int, planner: Planner) -> bool:
     """Workload-aware preemption for a CompositePodGroup whose quorum fits nowhere: victims
     whose removal lets `min_groups` children fit together. True when some were evicted."""
-    if not ctx.framework.group_post_filters:
+    if not ctx.framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
         return False
     running = [g for g in running_groups(ctx, priority, ctx.framework.post_filter_needs_loss)
                if g.workload_id != parent]

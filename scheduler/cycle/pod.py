@@ -129,7 +129,7 @@ class PodVictimSearch:
 
 
 def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: Diagnosis | None) -> int | None:
-    if not ctx.framework.pod_post_filters:
+    if not ctx.framework.pod_post_filters or not ctx.profile.preemption_frees_gpus:
         return None
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do

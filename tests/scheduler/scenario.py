@@ -89,6 +89,22 @@ def story(rows: list[dict[str, Any]], *, events: tuple[str, ...] | None = None) 
     ]
 
 
+def dra_preemption(profile: str) -> str:
+    """`profile` (a shipped name or a TOML text) with `dra_preemption = true`: scheduler
+    preemption frees GPUs claimed through DRA (KEP-5690, v1.38). Stories about
+    workload-aware preemption under gang-v1.37, whose GPUs are claimed through DRA, need it:
+    v1.35-v1.37 cannot preempt them."""
+    text = profile if "\n" in profile else (Path(scheduler.__file__).parent / "profiles" / f"{profile}.toml").read_text()
+    if re.search(r"^dra_preemption\s*=", text, flags=re.M):
+        return re.sub(r"^dra_preemption\s*=.*$", "dra_preemption = true", text, flags=re.M)
+    if "[behaviour]\n" in text:
+        return text.replace("[behaviour]\n", "[behaviour]\ndra_preemption = true\n", 1)
+    return f"{text}\n[behaviour]\ndra_preemption = true\n"
+
+
+GANG_V137_PREEMPTING = dra_preemption("gang-v1.37")
+
+
 # gang-v1.37 without the shared device claim: a group may mix GPU models (tests that steer
 # workloads onto nodes by model use it, so the claim does not change their story).
 GANG_V137_PER_POD_CLAIMS = """

@@ -24,6 +24,7 @@ from tests.scheduler.builders import (
     make_workload,
     queue_config,
 )
+from tests.scheduler.scenario import dra_preemption
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
 TRY_NEXT = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
@@ -244,7 +245,8 @@ def test_recovery_timeout_evicts_a_workload_whose_pods_are_not_back_in_time(tmp_
     ]
     jobs = [_job("train", "team-a", 0, 5_000).priority(0).obj(),
             make_workload("urgent").at(100).runs_for(2_000).gpus(8).priority(100).obj()]
-    rows = kueue_rows(tmp_path, [N1], jobs, manifests)
+    # kube-scheduler preempts "train" only where it may free DRA-claimed GPUs (KEP-5690)
+    rows = kueue_rows(tmp_path, [N1], jobs, manifests, profile=dra_preemption("gang-v1.37"))
     assert _story(rows, "train", *ADMISSION)[:4] == [
         (0.0, "admitted", None),
         (130.0, "requeued", "Preempted"),  # kube-scheduler's preemption: still admitted

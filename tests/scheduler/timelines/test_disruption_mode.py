@@ -12,14 +12,21 @@ victim is the gang's pod on n1 (Single) or the whole gang (All).
 
 import pytest
 
-from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
+from tests.scheduler.scenario import (
+    GANG_V137_PREEMPTING,
+    job,
+    lowest_index,
+    node,
+    replay_rows,
+    story,
+)
 
 NODES = [node("n1"), node("n2"), node("n3"), node("n4")]
 
 
 def _rows(tmp_path, **gang_columns):
     gang = job("gang", 0, 9000, pods=4, priority=1, checkpoint=1000, kind="training", **gang_columns)
-    return replay_rows(tmp_path, NODES, [gang, job("urgent", 100, 500, priority=9)], lowest_index("gang-v1.37"))
+    return replay_rows(tmp_path, NODES, [gang, job("urgent", 100, 500, priority=9)], lowest_index(GANG_V137_PREEMPTING))
 
 
 def _gang_story(rows):
@@ -85,5 +92,5 @@ def test_single_with_replace_pod_reruns_the_lost_pod_alone(tmp_path):
 ])
 def test_the_default_policy_follows_the_workload_kind(tmp_path, kind, preempted_pods):
     gang = job("gang", 0, 9000, pods=4, priority=1, kind=kind)
-    rows = replay_rows(tmp_path, NODES, [gang, job("urgent", 100, 500, priority=9)], lowest_index("gang-v1.37"))
+    rows = replay_rows(tmp_path, NODES, [gang, job("urgent", 100, 500, priority=9)], lowest_index(GANG_V137_PREEMPTING))
     assert sum(r["event"] == "preempted" for r in rows) == preempted_pods

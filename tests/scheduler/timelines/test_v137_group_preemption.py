@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.scheduler.scenario import job, lowest_index, node, replay_rows
+from tests.scheduler.scenario import GANG_V137_PREEMPTING, job, lowest_index, node, replay_rows
 
 
 def test_gang_v137_preemption_evicts_whole_groups_and_no_more_than_needed(tmp_path):
@@ -22,7 +22,7 @@ def test_gang_v137_preemption_evicts_whole_groups_and_no_more_than_needed(tmp_pa
             job("low-c", 6, 9000, priority=10),
             job("urgent", 100, 600, pods=2, priority=1000),
         ],
-        lowest_index("gang-v1.37"),
+        lowest_index(GANG_V137_PREEMPTING),
     )
     preempted = {(r["workload_id"], r["reason"]) for r in rows if r["event"] == "preempted"}
     assert preempted == {("low-a", "preempted-by:urgent"), ("low-b", "preempted-by:urgent")}
@@ -57,7 +57,7 @@ def test_victims_are_reprieved_in_more_important_pod_group_order(tmp_path, victi
     here say disruptionMode All (each is one victim). One node of 16 GPUs, full; the
     preemptor needs 8: reprieved most important first while it fits."""
     rows = replay_rows(tmp_path, [node("n1", gpus=16)],
-                       [*victims, job("urgent", 100, 600, gpus=8, priority=1000)], lowest_index("gang-v1.37"))
+                       [*victims, job("urgent", 100, 600, gpus=8, priority=1000)], lowest_index(GANG_V137_PREEMPTING))
     assert sorted(r["workload_id"] for r in rows if r["event"] == "requeued") == sorted(want_preempted)
 
 
@@ -89,5 +89,5 @@ def test_by_default_the_victim_on_the_proposed_node_goes(tmp_path):
     """Upstream reprieves against the preemptor's proposed assignment: with both jobs
     removed the plan takes n1 (ties: lowest index here), so "old" is the victim whatever its
     importance, and "fresh" on n2 is spared."""
-    rows = replay_rows(tmp_path, [node("n1"), node("n2")], LOSS_SCENARIO, lowest_index("gang-v1.37"))
+    rows = replay_rows(tmp_path, [node("n1"), node("n2")], LOSS_SCENARIO, lowest_index(GANG_V137_PREEMPTING))
     assert [r["workload_id"] for r in rows if r["event"] == "requeued"] == ["old"]
