@@ -91,3 +91,17 @@ def test_by_default_the_victim_on_the_proposed_node_goes(tmp_path):
     importance, and "fresh" on n2 is spared."""
     rows = replay_rows(tmp_path, [node("n1"), node("n2")], LOSS_SCENARIO, lowest_index(GANG_V137_PREEMPTING))
     assert [r["workload_id"] for r in rows if r["event"] == "requeued"] == ["old"]
+
+
+def test_the_preemptor_is_planned_once_with_every_lower_priority_victim_gone(tmp_path):
+    """podgrouppreemption.go selectVictimsOnDomain: one plan on the cluster without every
+    lower-priority victim, then reprieves against that plan; no search over priority levels
+    (KEP-5710's binary search was dropped). The plan takes n1 (both nodes empty, lowest
+    index), so "mid" on n1 is the victim although evicting "low" on n2 would have done."""
+    rows = replay_rows(tmp_path, [node("n1"), node("n2")],
+                       [job("mid", 0, 9000, priority=5), job("low", 5, 9000, priority=1),
+                        job("urgent", 100, 600, priority=9)], lowest_index(GANG_V137_PREEMPTING))
+    assert [r["workload_id"] for r in rows if r["event"] == "preempted" and r["preemptor"] == "urgent"] == ["mid"]
+    # mid, requeued, then preempts low in its turn (a cascade is upstream's behaviour too)
+    assert [(r["workload_id"], r["preemptor"]) for r in rows if r["event"] == "preempted"] == [
+        ("mid", "urgent"), ("low", "mid")]
