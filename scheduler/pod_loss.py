@@ -25,7 +25,7 @@ from scheduler.state.holding_index import HoldingIndex
 from scheduler.workload_run import WorkloadRun
 
 # (run, preemptor, message, grace): every pod of the run is gone, requeue it (`Lifecycle._terminated`)
-WholeGroupGone = Callable[[WorkloadRun, WorkloadRun, "str | None", float], None]
+WholeGroupGone = Callable[[WorkloadRun, WorkloadRun, str | None, float], None]
 
 
 class PodLoss:
