@@ -26,6 +26,7 @@ from scheduler.emitter import EventEmitter
 from scheduler.eventlog.schema import EventType, PendingReason, last_checkpoint_s
 from scheduler.framework.profile import Profile
 from scheduler.framework.runtime import Framework
+from scheduler.pod_loss import PodLoss
 from scheduler.sim import Environment, Phase
 from scheduler.state.cluster_state import ClusterState, gpus_held
 from scheduler.state.holding_index import HoldingIndex
@@ -89,9 +90,10 @@ class Lifecycle:
         self.holdings = holdings
         self.dispatcher = dispatcher
         self.admission: AdmissionLayer | None = None
-        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's
-        # own; `free_gpus` the state's, `gpus_held(workload_id, pods)` the state's function.
+        # ReplayPort's `narrow(run, gpu_models, selector, *, topology_assigned)` is the run's own; `free_gpus` the
+        # state's, `gpus_held(workload_id, pods)` the state's function; ReplayActions' `evict_pods` PodLoss's.
         self.narrow, self.free_gpus, self.gpus_held = WorkloadRun.narrow, state.free_gpus, partial(gpus_held, state)
+        self.evict_pods = PodLoss(env, state, profile, emitter, holdings, dispatcher, self._terminated).evict_pods
 
     @property
     def env(self) -> Environment:
@@ -111,12 +113,10 @@ class Lifecycle:
 
     def admit(self, run: WorkloadRun, cluster_queue: str, *, reason: str | None = None,
               message: str | None = None, flavor: str | None = None, pods: int | None = None) -> None:
-        """The admission layer admitted `run`: it now queues for placement.
-
-        `reason` is a short code on the `admitted` row (e.g. "Borrowing" when the workload
-        uses quota borrowed from its cohort), `message` the sentence with the numbers,
-        `flavor` the ResourceFlavor of its GPUs, `pods` the count Kueue admitted (partial
-        admission; None: the trace's): the job runs that many pods."""
+        """The admission layer admitted `run`: it now queues for placement. `reason` is a short
+        code on the `admitted` row (e.g. "Borrowing": quota borrowed from its cohort), `message`
+        the sentence with the numbers, `flavor` the ResourceFlavor of its GPUs, `pods` the count
+        Kueue admitted (partial admission; None: the trace's): the job runs that many pods."""
         run.cluster_queue = cluster_queue
         if run.admitted_pods(pods):
             run.pending = set(range(run.spec.pods))
@@ -145,8 +145,8 @@ class Lifecycle:
         self.capacity_released()
 
     def resize(self, run: WorkloadRun, min_count: int) -> None:
-        """Mutable min_count (elastic): running pods are not disturbed; a pending group is
-        tried again at once when its quorum shrinks (the KEP's PodGroup-update hint)."""
+        """Mutable min_count (elastic): running pods are not disturbed; pending pods are tried again at
+        once under the new quorum, after a raise together with the running ones (`pods_needed`)."""
         if run.done or min_count == run.min_count:
             return
         old, run.min_count = run.min_count, min_count
@@ -156,9 +156,9 @@ class Lifecycle:
                 self.start_reserved(run)
             if run.started and not run.reserved:
                 self.maybe_start_progress(run)
-            if run.pending:
-                self.dispatcher.dequeue(run)
-                self.dispatcher.enqueue(run)
+        if run.pending:
+            self.dispatcher.dequeue(run)
+            self.dispatcher.enqueue(run)
 
     # -- placing and running (the ReplayActions) ------------------------------------------
 
@@ -167,7 +167,7 @@ class Lifecycle:
         self.state.drop_nominations(run.spec.workload_id, pod)  # what was kept for it is its own now
         self.state.allocate((run.spec.workload_id, pod), node, run.request)
         self.holdings.holds(run)
-        run.running_group = None
+        run.running_victims = None
         run.pending.discard(pod)
         if reserve:
             run.reserved.add(pod)
@@ -185,7 +185,7 @@ class Lifecycle:
 
     def _start(self, run: WorkloadRun, pod: int, node: int) -> None:
         run.started[pod] = self._env.now
-        run.running_group = None
+        run.running_victims = None
         self.dispatcher.pods_started += 1
         self.emitter.emit_pod(run, EventType.STARTED, pod, node)
         if self.admission is not None and len(run.started) == run.spec.pods:
@@ -221,7 +221,7 @@ class Lifecycle:
             holding = self.state.release((run.spec.workload_id, pod))
             self.emitter.emit_pod(run, EventType.FINISHED, pod, holding.node)
         run.started.clear()
-        run.running_group = None
+        run.running_victims = None
         self.holdings.stopped(run)
         run.done = True
         run.terminating = False
@@ -247,8 +247,9 @@ class Lifecycle:
         self.capacity_released()
 
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
-        """Preempt every pod of `run` for `preemptor`: marked for deletion now, they hold their GPUs
-        for the grace period while the preemptor waits. `message`: Kueue's, if it preempted."""
+        """Preempt every pod of `run` for `preemptor`; it resumes later from its last checkpoint. The
+        pods terminate for the profile's grace period first, holding their GPUs (no victims for anyone
+        else meanwhile); the preemptor waits and does not preempt again. `message`: why, if given."""
         if run.terminating:
             return
         if self.admission is not None:
@@ -258,7 +259,7 @@ class Lifecycle:
             self._terminated(run, preemptor, message, grace)
             return
         run.terminating = True
-        run.running_group = None
+        run.running_victims = None
         done_at = self._env.now + grace
         preemptor.awaiting_victims_until = max(preemptor.awaiting_victims_until, done_at)
         attempt = run.attempt
@@ -309,7 +310,7 @@ class Lifecycle:
             self.emitter.emit_pod(run, event, pod, holding.node, reason=reason, message=message, preemptor=preemptor)
         run.reserved.clear()
         run.started.clear()
-        run.running_group = None
+        run.running_victims, run.terminating_pods = None, set()
         self.holdings.stopped(run)
 
     def _requeue(self, run: WorkloadRun, reason: str, message: str, preemptor: str | None = None) -> None:

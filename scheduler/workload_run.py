@@ -52,9 +52,12 @@ class WorkloadRun:
     # Why its last pod failed, without the pod or its group (a newcomer of the same parked
     # shape inherits this, under its own pod and group: `cycle.pod.unschedulable_message`).
     unschedulable_detail: str | None = None
-    # What preemption sees of this run while it holds pods (built on demand, dropped
-    # whenever a pod is placed, started or released: see `cycle.group_preemption`).
-    running_group: RunningGroup | None = None
+    # What preemption sees of this run while it holds pods: one victim, or one per pod under
+    # disruption mode Single (built on demand, dropped whenever a pod is placed, started or
+    # released: see `cycle.group_preemption`).
+    running_victims: tuple[RunningGroup, ...] | None = None
+    # Pods preempted alone (disruption mode Single) in their termination grace period.
+    terminating_pods: set[int] = field(default_factory=set)
 
     original_spec: Workload = field(init=False)
     original_request: PodRequest = field(init=False)
@@ -116,9 +119,10 @@ class WorkloadRun:
 
     @property
     def pods_needed(self) -> int:
-        """Pods that must fit in this cycle: the rest of min_count, or 1 once satisfied."""
-        if self.satisfied:
-            return 1
+        """Pods that must fit together in this cycle: the rest of min_count counting the pods
+        it holds, at least 1 (kube-scheduler gangscheduling.go `PlacementFeasible`: the
+        scheduled pods and the pending ones reach minCount together). Once the group runs,
+        a raised min_count asks that many pending pods at once, not one by one."""
         return max(1, self.min_count - len(self.holding))
 
 

@@ -68,6 +68,8 @@ class Membership:
     topology_key: str | None = None  # a node label key the whole group must share
     kind: str = "training"
     schedule_timeout_s: int | None = None  # a scheduler-plugins PodGroup's scheduleTimeoutSeconds
+    disruption_mode: str = ""  # "all" when the PodGroup (or its CompositePodGroup) says so; "": Single
+    on_pod_loss: str = ""  # what its controller does when one pod is preempted ("": the kind's default)
 
 
 def _get(pod: PodRecord, key: str) -> str:
@@ -96,12 +98,15 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
         composite = objects.composites.get((ns, spec.parent)) if spec and spec.parent else None
         # No PodGroup object in the dump: every member; a Basic policy: no quorum (1).
         minimum = None if spec is None else (spec.min_count or 1)
+        # The trace's disruption_mode of a composite's child is the composite's (docs/traces.md).
+        disruption_all = composite.disruption_all if composite else bool(spec and spec.disruption_all)
         return Membership(
             f"{ns}/podgroup/{pod.scheduling_group}", "PodGroup (scheduling.k8s.io)", slot,
             min_count=minimum,
             parent=f"{ns}/compositepodgroup/{spec.parent}" if spec and spec.parent else None,
             parent_min=composite.min_groups if composite else None,
             topology_key=spec.topology_key if spec else None,
+            disruption_mode="all" if disruption_all else "",
         )
     if pod.workload_ref and pod.workload_ref[0]:
         workload, group, replica = pod.workload_ref
@@ -130,12 +135,13 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
         return Membership(f"{ns}/kueue-group/{name}", "Kueue pod group", _get(pod, KUEUE_GROUP_INDEX) or slot,
                           min_count=_positive(pod.annotations.get(KUEUE_GROUP_TOTAL, "")))
     if pod.labels.get(LWS_NAME):
-        return _leader_worker_set(pod)
+        return _leader_worker_set(pod, objects)
     if _get(pod, JOBSET_NAME):
         name = _get(pod, JOBSET_NAME)
         replicated = _get(pod, JOBSET_REPLICATED_JOB)
         member = "/".join(p for p in (replicated, _get(pod, JOBSET_JOB_INDEX), index) if p) or pod.name
-        return Membership(f"{ns}/jobset/{name}", "JobSet", member, role=replicated)
+        # A preempted pod fails its Job, and by the JobSet's default failure policy the JobSet.
+        return Membership(f"{ns}/jobset/{name}", "JobSet", member, role=replicated, on_pod_loss="restart_group")
     owner = pod.owner
     if _get(pod, KUBEFLOW_JOB) or (owner and owner.kind in TRAINING_KINDS):
         name = _get(pod, KUBEFLOW_JOB) or (owner.name if owner else pod.name)
@@ -145,13 +151,18 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
     if owner and owner.kind == "Job":
         # An Indexed Job is a gang of its parallelism (KEP-5547); a NonIndexed one runs its
         # pods independently: one workload, any member may start alone.
+        # Either way the Job's controller creates a preempted pod again (same completion index).
         return Membership(f"{ns}/job/{owner.name}", "Job (owner reference)", slot,
-                          min_count=None if index else 1, kind="training" if index else "batch")
+                          min_count=None if index else 1, kind="training" if index else "batch",
+                          on_pod_loss="replace_pod")
     return None
 
 
-def _leader_worker_set(pod: PodRecord) -> Membership:
+def _leader_worker_set(pod: PodRecord, objects: GroupObjects) -> Membership:
     name = pod.labels[LWS_NAME]
+    # restartPolicy RecreateGroupOnPodRestart (the default) recreates the whole group when
+    # one pod goes; None lets the group's StatefulSet create the lost pod again.
+    restart = objects.lws_restart_policies.get((pod.namespace, name), "RecreateGroupOnPodRestart")
     worker = pod.labels.get(LWS_WORKER_INDEX, "")
     group = pod.labels.get(LWS_GROUP_INDEX, "")
     if not group and worker in ("", "0") and pod.name.startswith(f"{name}-"):
@@ -160,6 +171,7 @@ def _leader_worker_set(pod: PodRecord) -> Membership:
         f"{pod.namespace}/lws/{name}-{group or '0'}", "LeaderWorkerSet", worker or pod.name,
         role="leader" if worker == "0" else "worker",
         min_count=_positive(pod.annotations.get(LWS_SIZE, "")), kind="inference",
+        on_pod_loss="replace_pod" if restart == "None" else "restart_group",
     )
 
 

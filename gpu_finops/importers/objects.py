@@ -1,9 +1,10 @@
 """The objects of a dump beside its pods that say how pods form gangs and how many GPUs a
 DRA claim holds: native Workload / PodGroup / CompositePodGroup (scheduling.k8s.io),
-scheduler-plugins and Volcano PodGroups, batch Jobs, ResourceClaims and their templates.
+scheduler-plugins and Volcano PodGroups, batch Jobs, LeaderWorkerSets (their restart policy),
+ResourceClaims and their templates.
 
 Add them to the pods dump to rebuild gangs exactly, e.g.
-``kubectl get pods,jobs,podgroups,resourceclaims,resourceclaimtemplates -A -o json``.
+``kubectl get pods,jobs,podgroups,compositepodgroups,leaderworkersets,resourceclaims,resourceclaimtemplates -A -o json``.
 Without them, gangs are still rebuilt from pod labels; the quorum is then every member.
 """
 
@@ -18,7 +19,8 @@ from gpu_finops.importers.records import CompositeSpec, GroupObjects, PodGroupSp
 
 NATIVE_GROUP = "scheduling.k8s.io"
 PLUGIN_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
-KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup", "Job", "ResourceClaim", "ResourceClaimTemplate"})
+KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup", "Job", "ResourceClaim", "ResourceClaimTemplate",
+                   "LeaderWorkerSet"})
 
 
 def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects, list[SourceObject]]:
@@ -41,10 +43,16 @@ def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects
                 _gang_min(_map(spec.get("schedulingPolicy")), "minCount"),
                 str(spec.get("parentCompositePodGroupName") or "") or None,
                 _topology_key(spec),
+                _disruption_all(spec),
             )
         elif obj.kind == "CompositePodGroup" and group == NATIVE_GROUP:
             found.composites[key] = CompositeSpec(_gang_min(_map(spec.get("schedulingPolicy")), "minGroupCount"),
-                                                  _topology_key(spec))
+                                                  _topology_key(spec), _disruption_all(spec))
+        elif obj.kind == "LeaderWorkerSet" and group == "leaderworkerset.x-k8s.io":
+            policy = _map(spec.get("leaderWorkerTemplate")).get("restartPolicy")
+            if not isinstance(policy, str) or not policy:
+                continue
+            found.lws_restart_policies[key] = policy
         elif obj.kind == "PodGroup" and group in PLUGIN_GROUPS:
             minimum = _count(spec.get("minMember"))
             if minimum is not None:
@@ -116,6 +124,12 @@ def _gang_min(policy: Mapping[str, Any], field: str) -> int | None:
     if not isinstance(gang, Mapping):
         return None  # basic policy: no quorum
     return _count(gang.get(field))
+
+
+def _disruption_all(spec: Mapping[str, Any]) -> bool:
+    """`disruptionMode: {all: {}}`; absent, or `{single: {}}`, is Single (the API default)."""
+    mode = spec.get("disruptionMode")
+    return isinstance(mode, Mapping) and "all" in mode
 
 
 def _count(value: Any) -> int | None:

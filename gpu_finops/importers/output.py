@@ -37,7 +37,7 @@ TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "cpu_milli_per_pod", "memory_mib_per_pod", "tenant", "queue", "priority", "topology_required",
     "topology_preferred", "parent_group", "parent_min_groups", "kind", "gpu_utilization",
-    "schedule_timeout_s", "labels",
+    "schedule_timeout_s", "labels", "disruption_mode", "on_pod_loss",
 )
 CLUSTER_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone", "block", "rack", "pricing_category")
 REJECTED_COLUMNS = ("source", "row", "kind", "namespace", "name", "field", "reason")
@@ -133,7 +133,8 @@ def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
         row.tenant, row.queue, row.priority, row.topology_required, row.topology_preferred, row.parent_group,
         "" if row.parent_min_groups is None else row.parent_min_groups, row.kind,
         "" if row.gpu_utilization is None else _number(row.gpu_utilization),
-        "" if row.schedule_timeout_s is None else row.schedule_timeout_s, row.labels,
+        "" if row.schedule_timeout_s is None else row.schedule_timeout_s, row.labels, row.disruption_mode,
+        row.on_pod_loss,
     ]
 
 

@@ -83,12 +83,14 @@ class PodGroupSpec:
     min_count: int | None  # None: no gang (native Basic policy)
     parent: str | None = None
     topology_key: str | None = None
+    disruption_all: bool = False  # spec.disruptionMode: {all: {}} (the API default is Single)
 
 
 @dataclass(frozen=True, slots=True)
 class CompositeSpec:
     min_groups: int | None
     topology_key: str | None = None
+    disruption_all: bool = False
 
 
 @dataclass
@@ -104,3 +106,5 @@ class GroupObjects:
     claim_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)  # ResourceClaim
     template_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)
     priority_classes: dict[str, int] = field(default_factory=dict)  # Kueue WorkloadPriorityClass
+    # A LeaderWorkerSet's leaderWorkerTemplate.restartPolicy (RecreateGroupOnPodRestart, None)
+    lws_restart_policies: dict[tuple[str, str], str] = field(default_factory=dict)

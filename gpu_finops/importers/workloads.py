@@ -56,6 +56,8 @@ class TraceRow:
     gpu_utilization: float | None = None  # mean engine-active fraction (DCGM); None: unknown
     schedule_timeout_s: int | None = None  # the PodGroup's scheduleTimeoutSeconds
     labels: str = ""  # allocation labels and annotations, the trace's canonical JSON cell
+    disruption_mode: str = ""  # "all", or "" (Single, the API default)
+    on_pod_loss: str = ""  # restart_group / keep_running / replace_pod; "": the kind's default
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +221,7 @@ def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, obje
         "topology_required": _level(group_id, required, options, built),
         "topology_preferred": _level(group_id, preferred, options, built),
         "schedule_timeout_s": first.schedule_timeout_s,
+        "disruption_mode": first.disruption_mode, "on_pod_loss": first.on_pod_loss,
         "labels": options.allocation_keys.select(
             group_id, [(p.labels, p.annotations) for p in sorted(pods, key=lambda p: (p.created, p.name))],
             built.notes),

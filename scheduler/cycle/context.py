@@ -44,6 +44,10 @@ class ReplayActions(Protocol):
     def evict(self, run: WorkloadRun, preemptor: WorkloadRun, *, message: str | None = None) -> None:
         """Preempt every pod of `run` to make room for `preemptor`."""
 
+    def evict_pods(self, run: WorkloadRun, pods: list[int], preemptor: WorkloadRun) -> None:
+        """Preempt only `pods` of `run` (disruption mode Single); its controller's
+        `on_pod_loss` says what happens to the rest."""
+
     def capacity_released(self) -> None:
         """GPUs were given back: the queue should look again."""
 

@@ -16,15 +16,17 @@ evicts them. Shortcuts keep this cheap on a large cluster, each exact and checke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from scheduler.cycle.context import CycleContext
 from scheduler.cycle.planning import plan_group
+from scheduler.cycle.pod_loss import evict_group, lose_pods
 from scheduler.cycle.victim_plans import Assignment, RemovalPlan, ViewPlan
 from scheduler.eventlog.schema import last_checkpoint_s
 from scheduler.framework.victims import RunningGroup
+from scheduler.model.workload import DisruptionMode, OnPodLoss
 from scheduler.state.cluster_state import ClusterState, Holding, PodKey
 from scheduler.state.level_views import LevelViews
 from scheduler.workload_run import GROUP, WorkloadRun
@@ -85,9 +87,10 @@ class GroupVictimSearch:
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
-    """Evict whole lower-priority groups so that `run` fits; True when some were evicted."""
+    """Evict lower-priority victims so that `run` fits; True when some were evicted. Under
+    DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37)."""
     framework = ctx.framework
-    if not framework.group_post_filters:
+    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
@@ -112,13 +115,17 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
 
 
 def evict_victims(ctx: CycleContext, victims: list[RunningGroup], preemptor: WorkloadRun) -> None:
-    """Evict every member of every victim (a composite's started children together)."""
+    """Evict every member of every victim (a composite's started children together); pods
+    preempted alone (disruption mode Single) go as their workload's policy says
+    (`scheduler/cycle/pod_loss.py`)."""
+    pods_of: dict[str, list[int]] = {}
     for victim in victims:
+        if victim.pod is not None:
+            pods_of.setdefault(victim.workload_id, []).append(victim.pod)
+            continue
         for member in victim.members or (victim.workload_id,):
-            ctx.actions.evict(ctx.runs[member], preemptor)
-        parent = ctx.runs[victim.workload_id].spec.parent_group if not victim.members else victim.workload_id
-        if parent:
-            ctx.composites_started.discard(parent)  # its quorum must be met again
+            evict_group(ctx, ctx.runs[member], preemptor)
+    lose_pods(ctx, pods_of, preemptor)
     ctx.actions.capacity_released()
 
 
@@ -157,7 +164,7 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[Run
 
 
 def _ids(groups: list[RunningGroup] | None) -> list[str]:
-    return [g.workload_id for g in groups or []]
+    return [g.workload_id if g.pod is None else f"{g.workload_id}/{g.pod}" for g in groups or []]
 
 
 def terminating_below(ctx: CycleContext, priority: int) -> list[tuple[PodKey, Holding]]:
@@ -165,7 +172,8 @@ def terminating_below(ctx: CycleContext, priority: int) -> list[tuple[PodKey, Ho
     keep their devices until they are gone."""
     holdings = ctx.state.holdings
     return [((wid, pod), holdings[(wid, pod)]) for _, runs in ctx.holdings.below(priority)
-            for wid, other in runs.items() if other.terminating for pod in other.holding]
+            for wid, other in runs.items() if other.terminating or other.terminating_pods
+            for pod in other.holding if other.terminating or pod in other.terminating_pods]
 
 
 def preemption_could_help(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
@@ -195,39 +203,38 @@ def _enough_pods_could_fit(ctx: CycleContext, run: WorkloadRun, needed: int) -> 
         with ctx.framework.unobserved():
             found = _victims(ctx, run, needed)[0] or None
         ctx.verifier.same(ctx.now, "group preemption ruled out by virtual free counts", None,
-                          [g.workload_id for g in found] if found else None, run.spec.workload_id)
+                          _ids(found) if found else None, run.spec.workload_id)
     return could
 
 
 def running_groups(ctx: CycleContext, priority: int, with_loss: bool) -> list[RunningGroup]:
-    """Running groups of lower priority than the preemptor: the only possible victims. The
-    started children of one CompositePodGroup are one victim, evicted together.
+    """The victims preemption may choose among: everything running below the preemptor's
+    priority, as upstream's `getCrossNodesVictims` groups it (preemption/types.go). A
+    workload whose disruption mode is All is one victim, and the started children of an
+    All CompositePodGroup are one victim, evicted together; under Single (the API default)
+    each of its pods is a victim of its own. Pods already terminating are no one's victims.
 
-    Each run keeps its group between calls (dropped when it places, starts or releases a
+    Each run keeps its victims between calls (dropped when it places, starts or releases a
     pod): on a large cluster thousands of groups are candidates for every preemption, and
     rebuilding their holdings each time cost more than choosing among them."""
-    groups = []
+    groups: list[RunningGroup] = []
     composites: dict[str, list[RunningGroup]] = {}
-    state = ctx.state
     for level, runs in ctx.holdings.below(priority):
-        for wid, other in runs.items():
+        for other in runs.values():
             if other.terminating:
                 continue  # already going: no victim for anyone else
-            group = other.running_group
-            if group is None:
-                holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in other.holding)
-                models = frozenset(state.nodes[h.node].gpu_model for _, h in holdings)
-                group = RunningGroup(wid, level, min(other.started.values(), default=ctx.now), holdings, models=models,
-                                     is_gang=other.spec.min_count > 1)
+            victims = other.running_victims
+            if victims is None:
+                victims = _victims_of(ctx, other, level)
                 if other.started:  # reserved only: its start time is "now", which moves on
-                    other.running_group = group
+                    other.running_victims = victims
             if with_loss:
-                group = replace(group, loss_gpu_s=loss_gpu_s(ctx.now, other))
+                victims = tuple(replace(v, loss_gpu_s=loss_gpu_s(ctx.now, other, v.pod)) for v in victims)
             parent = other.spec.parent_group
-            if parent and parent in ctx.composites_started:
-                composites.setdefault(parent, []).append(group)
+            if parent and parent in ctx.composites_started and other.spec.disruption_mode is DisruptionMode.ALL:
+                composites.setdefault(parent, []).extend(victims)
             else:
-                groups.append(group)
+                groups.extend(victims)
     for parent, children in composites.items():
         groups.append(RunningGroup(
             parent, min(c.priority for c in children), min(c.started_at_s for c in children),
@@ -237,10 +244,28 @@ def running_groups(ctx: CycleContext, priority: int, with_loss: bool) -> list[Ru
     return groups
 
 
+def _victims_of(ctx: CycleContext, run: WorkloadRun, level: int) -> tuple[RunningGroup, ...]:
+    state, wid, now = ctx.state, run.spec.workload_id, ctx.now
+    is_gang = run.spec.min_count > 1
+    pods = [p for p in run.holding if p not in run.terminating_pods]
+    if run.spec.disruption_mode is DisruptionMode.ALL:
+        holdings = tuple(((wid, p), state.holdings[(wid, p)]) for p in pods)
+        models = frozenset(state.nodes[h.node].gpu_model for _, h in holdings)
+        return (RunningGroup(wid, level, min(run.started.values(), default=now), holdings, models=models,
+                             is_gang=is_gang),)
+    victims = []
+    for pod in pods:
+        holding = state.holdings[(wid, pod)]
+        victims.append(RunningGroup(wid, level, run.started.get(pod, now), (((wid, pod), holding),),
+                                    models=frozenset((state.nodes[holding.node].gpu_model,)), is_gang=is_gang,
+                                    pod=pod))
+    return tuple(victims)
+
+
 def preempt_for_composite(ctx: CycleContext, parent: str, priority: int, planner: Planner) -> bool:
     """Workload-aware preemption for a CompositePodGroup whose quorum fits nowhere: victims
     whose removal lets `min_groups` children fit together. True when some were evicted."""
-    if not ctx.framework.group_post_filters:
+    if not ctx.framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
         return False
     running = [g for g in running_groups(ctx, priority, ctx.framework.post_filter_needs_loss)
                if g.workload_id != parent]
@@ -251,9 +276,13 @@ def preempt_for_composite(ctx: CycleContext, parent: str, priority: int, planner
     return True
 
 
-def loss_gpu_s(now: float, run: WorkloadRun) -> float:
-    """GPU-seconds an eviction now would throw away: progress since the last checkpoint."""
+def loss_gpu_s(now: float, run: WorkloadRun, pod: int | None = None) -> float:
+    """GPU-seconds an eviction now would throw away: progress since the last checkpoint, of
+    the whole group, or of `pod` alone when its controller keeps the others running."""
     if run.progress_start_s is None:
         return 0.0
     checkpoint = last_checkpoint_s(run.progress_start_s, now, run.spec.checkpoint_interval_s)
-    return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in run.started.values())
+    starts: Iterable[float] = run.started.values()
+    if pod is not None and run.spec.pod_loss_policy is not OnPodLoss.RESTART_GROUP:
+        starts = [run.started[pod]] if pod in run.started else []
+    return sum(run.spec.gpus_per_pod * (now - max(start, checkpoint)) for start in starts)

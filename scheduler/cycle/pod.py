@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from scheduler.cycle.context import CycleContext
 from scheduler.cycle.outcome import Outcome, failure_of
+from scheduler.cycle.pod_loss import lose_pods
 from scheduler.eventlog.schema import PendingReason
 from scheduler.framework.runtime import Diagnosis
 from scheduler.state.cluster_state import ClusterState, PodKey
@@ -117,7 +118,8 @@ class PodVictimSearch:
         return self.ctx.runs[key[0]].spec.priority
 
     def terminating(self, key: PodKey) -> bool:
-        return self.ctx.runs[key[0]].terminating
+        run = self.ctx.runs[key[0]]
+        return run.terminating or key[1] in run.terminating_pods
 
     def started_at(self, key: PodKey) -> float:
         return self.ctx.runs[key[0]].started.get(key[1], self.ctx.now)
@@ -127,7 +129,7 @@ class PodVictimSearch:
 
 
 def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: Diagnosis | None) -> int | None:
-    if not ctx.framework.pod_post_filters:
+    if not ctx.framework.pod_post_filters or not ctx.profile.preemption_frees_gpus:
         return None
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
@@ -144,10 +146,11 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: D
     if choice is None:
         run.preemption_failed_at = version
         return None
-    # A distributed job cannot lose one worker and go on: evicting any of its pods
-    # evicts the whole workload (its controller restarts it from the last checkpoint).
-    for wid in sorted({key[0] for key in choice.pods}):
-        ctx.actions.evict(ctx.runs[wid], run)
+    # The victims' own controllers decide what losing a pod means (on_pod_loss).
+    pods_of: dict[str, list[int]] = {}
+    for wid, victim in choice.pods:
+        pods_of.setdefault(wid, []).append(victim)
+    lose_pods(ctx, pods_of, run)
     ctx.actions.capacity_released()
     # The pod's nominated node: its GPUs are kept for it while the victims terminate.
     ctx.state.nominate((run.spec.workload_id, pod), run.spec.priority, [(choice.node, run.request.milli)])

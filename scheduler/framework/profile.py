@@ -33,8 +33,9 @@ _BEHAVIOUR = {
     "tie_break",
     "percentage_of_nodes_to_score",
     "termination_grace_s",
+    "dra_preemption",
 }
-_FLAGS = {"group_device_claim"}
+_FLAGS = {"group_device_claim", "dra_preemption"}
 
 
 class TieBreak(StrEnum):
@@ -66,6 +67,10 @@ class Profile:
     # DRA: the pods of a group share one ResourceClaim, so all get devices of one class
     # (one GPU model) even when the group accepts several.
     group_device_claim: bool = False
+    # Scheduler preemption frees GPUs claimed through DRA (KEP-5690, alpha in v1.38). False,
+    # as v1.35-v1.37 do: the claim stays allocated in preemption's simulation, so under
+    # `group_device_claim` no victim can make room for GPUs (Kueue's eviction still can).
+    dra_preemption: bool = False
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
     tie_break: TieBreak = TieBreak.RANDOM  # kube-scheduler's selectHost
@@ -77,6 +82,12 @@ class Profile:
     # default) holding its GPUs; the preemptor waits for it and binds afterwards.
     termination_grace_s: float = 30.0
     source: str = ""
+
+    @property
+    def preemption_frees_gpus(self) -> bool:
+        """Can kube-scheduler's preemption (PostFilter) give a preemptor GPUs? Not when
+        the GPUs are claimed through DRA, before KEP-5690 (`dra_preemption`)."""
+        return not self.group_device_claim or self.dra_preemption
 
     def args(self, plugin: str) -> dict[str, Any]:
         return self.plugin_args.get(plugin, {})

@@ -18,7 +18,9 @@ from scheduler.state.cluster_state import ClusterState, Holding, PodKey
 
 @dataclass(frozen=True, slots=True)
 class RunningGroup:
-    """A running (or reserved) workload as group preemption sees it."""
+    """One preemption victim as group preemption sees it: a running (or reserved) workload
+    whose disruption mode is All, a CompositePodGroup's started children, or, under the
+    default disruption mode Single, one pod of a workload (`pod`)."""
 
     workload_id: str
     priority: int
@@ -32,6 +34,8 @@ class RunningGroup:
     # The workloads evicted together: the group itself, or every started child of a
     # CompositePodGroup (whose quorum would break without any one of them).
     members: tuple[str, ...] = ()
+    # Disruption mode Single: the one pod of `workload_id` this victim is (None: the whole group).
+    pod: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,36 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 MILLI = 1000
 """GPU requests are kept in milli-GPUs so that fractional sharing adds up exactly."""
+
+
+class DisruptionMode(StrEnum):
+    """A PodGroup's `disruptionMode` (scheduling.k8s.io): what one preemption victim is."""
+
+    SINGLE = "single"  # the API default: each pod is a victim of its own
+    ALL = "all"  # the whole group (a CompositePodGroup's started children together) is one victim
+
+
+class OnPodLoss(StrEnum):
+    """What the workload's own controller does when the scheduler preempts one of its pods."""
+
+    RESTART_GROUP = "restart_group"  # JobSet's default failure handling, LWS RecreateGroupOnPodRestart
+    KEEP_RUNNING = "keep_running"  # elastic or degraded-capable: the other pods go on
+    REPLACE_POD = "replace_pod"  # an Indexed Job recreates the pod: it alone goes back to pending
+
+
+# The controller a workload kind usually runs under, when the trace does not say (docs/traces.md).
+ON_POD_LOSS_BY_KIND: dict[str, OnPodLoss] = {
+    "training": OnPodLoss.RESTART_GROUP,  # JobSet / Kubeflow jobs: a lost worker restarts the job
+    "fine-tune": OnPodLoss.RESTART_GROUP,
+    "inference": OnPodLoss.RESTART_GROUP,  # LeaderWorkerSet's default RecreateGroupOnPodRestart
+    "batch": OnPodLoss.REPLACE_POD,  # a Job's controller recreates the lost pod
+    "notebook": OnPodLoss.REPLACE_POD,
+}
+DEFAULT_ON_POD_LOSS = OnPodLoss.RESTART_GROUP  # any other kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +65,9 @@ class Workload:
     # group by and the FOCUS Tags. Costing only: the replay never reads them.
     labels: tuple[tuple[str, str], ...] = ()
     source_row: int = 0  # spreadsheet line of the input row (header = 1), for messages
+    # Its PodGroup's disruptionMode; on a row with a parent_group, the CompositePodGroup's.
+    disruption_mode: DisruptionMode = DisruptionMode.SINGLE
+    on_pod_loss: OnPodLoss | None = None  # None: the default of its kind (`pod_loss_policy`)
 
     @property
     def gpu_milli_per_pod(self) -> int:
@@ -47,6 +77,13 @@ class Workload:
     def shares_device(self) -> bool:
         """A request below one GPU shares a device with other pods (GPU sharing)."""
         return self.gpu_milli_per_pod < MILLI
+
+    @property
+    def pod_loss_policy(self) -> OnPodLoss:
+        """What its controller does when one pod is preempted: the trace's, else its kind's default."""
+        if self.on_pod_loss is not None:
+            return self.on_pod_loss
+        return ON_POD_LOSS_BY_KIND.get(self.kind, DEFAULT_ON_POD_LOSS)
 
     @property
     def total_gpus(self) -> float:

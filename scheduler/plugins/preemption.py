@@ -32,24 +32,26 @@ class VictimOrder(StrEnum):
     CHEAPEST_LOSS = "cheapest_loss"  # within a priority, the group whose eviction loses most work
 
 
-def _importance(group: RunningGroup) -> tuple[int, bool, int, float, str]:
-    """kube-scheduler's moreImportantVictim (podgrouppreemption.go), most important first:
-    higher priority; then a gang before a single pod; among single pods the earlier start;
-    among gangs the larger (more pods scheduled), then the earlier start. The workload id
-    makes the order total (upstream leaves equal victims in list order)."""
+def _importance(group: RunningGroup) -> tuple[int, bool, int, float, str, int]:
+    """kube-scheduler's MoreImportantVictim (preemption/util.go), most important first:
+    higher priority; then a pod group's victim before a lone pod's (a Single-mode pod of a
+    gang is its group's type, `NewPodVictim`); then more pods; then the earlier start. The
+    workload id and pod make the order total (upstream: the pods' UIDs)."""
     size = len(group.holdings) if group.is_gang else 0
-    return (-group.priority, not group.is_gang, -size, group.started_at_s, group.workload_id)
+    pod = -1 if group.pod is None else group.pod
+    return (-group.priority, not group.is_gang, -size, group.started_at_s, group.workload_id, pod)
 
 
-def _importance_by_loss(group: RunningGroup) -> tuple[int, float, str]:
-    # The project's option, not upstream's: within a priority, the group whose eviction
+def _importance_by_loss(group: RunningGroup) -> tuple[int, float, str, int]:
+    # The project's option, not upstream's: within a priority, the victim whose eviction
     # loses the most work is the most important, so the victims are those that lose least.
-    return (-group.priority, -group.loss_gpu_s, group.workload_id)
+    return (-group.priority, -group.loss_gpu_s, group.workload_id, -1 if group.pod is None else group.pod)
 
 
 class WorkloadPreemption:
-    """v1.37 workload-aware preemption: the victim unit is a whole pod group
-    (disruption mode All), the domain is the whole cluster."""
+    """v1.37 workload-aware preemption: the domain is the whole cluster; the victim unit is
+    what the cycle offers (`RunningGroup`): a whole pod group under disruption mode All, one
+    pod under Single (the default)."""
 
     name = names.WORKLOAD_PREEMPTION
     unit = Unit.POD_GROUP

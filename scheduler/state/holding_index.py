@@ -45,16 +45,20 @@ class HoldingIndex:
     def any_below(self, priority: int) -> bool:
         return any(o.spec.priority < priority for o in self.runs.values())
 
-    def count_release(self, run: WorkloadRun) -> None:
-        """`run` is about to give back every pod it holds (call before releasing them).
+    def count_release(self, run: WorkloadRun, pods: list[int] | None = None) -> None:
+        """`run` is about to give back every pod it holds, or only `pods` (call before
+        releasing them).
 
-        A run whose pods were terminating after a preemption counts for every preemptor:
-        while they terminated they were neither free nor anyone's victims, so their
-        release can help a preemption of any priority."""
-        priority = _EVERYONE if run.terminating else run.spec.priority
+        Pods that were terminating after a preemption count for every preemptor: while
+        they terminated they were neither free nor anyone's victims, so their release can
+        help a preemption of any priority."""
+        if pods is None:
+            pods = run.holding
+        terminating = run.terminating or any(pod in run.terminating_pods for pod in pods)
+        priority = _EVERYONE if terminating else run.spec.priority
         nodes, holdings = self.state.nodes, self.state.holdings
         wid = run.spec.workload_id
-        for model in {nodes[holdings[(wid, pod)].node].gpu_model for pod in run.holding}:
+        for model in {nodes[holdings[(wid, pod)].node].gpu_model for pod in pods}:
             self._releases[(model, priority)] = self._releases.get((model, priority), 0) + 1
 
     def version(self, priority: int, models: tuple[str, ...], selector: object = None) -> tuple[object, ...]:

@@ -41,11 +41,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from scheduler.errors import InputError
 from scheduler.model.cluster import TOPOLOGY_LEVELS
-from scheduler.model.workload import MILLI, Workload
+from scheduler.model.workload import MILLI, DisruptionMode, OnPodLoss, Workload
 from scheduler.trace.io import (
     DEFAULT_BATCH_ROWS,
     ROW_PROBLEM,
@@ -76,6 +76,8 @@ OPTIONAL_COLUMNS = (
     "gpu_utilization",
     "schedule_timeout_s",
     "labels",
+    "disruption_mode",
+    "on_pod_loss",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -308,7 +310,23 @@ def _parse_row(
         schedule_timeout_s=None if schedule_timeout is None else float(schedule_timeout),
         labels=parse_labels(record.get("labels")),
         source_row=row_number,
+        disruption_mode=_choice(record, "disruption_mode", DisruptionMode) or DisruptionMode.SINGLE,
+        on_pod_loss=_choice(record, "on_pod_loss", OnPodLoss),
     )
+
+
+_Choice = TypeVar("_Choice", DisruptionMode, OnPodLoss)
+
+
+def _choice(record: dict[str, Any], column: str, values: type[_Choice]) -> _Choice | None:
+    """One of an enumeration's values (any case); empty is None."""
+    text = _shared_text(record, column)
+    if text is None:
+        return None
+    try:
+        return values(text.lower())
+    except ValueError:
+        raise _RowProblem(column, f"must be {' or '.join(values)}, got {_shown(text)}") from None
 
 
 # ------------------------------------------------------------------------------ values

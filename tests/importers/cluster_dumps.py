@@ -141,6 +141,9 @@ def pods_list() -> dict[str, Any]:
         pod("vllm-0-1", "team-vision", created="08:30:01", gpus=4, started="08:31:30", finished="13:00:00",
             node="a100-1", labels={**lws, "leaderworkerset.sigs.k8s.io/worker-index": "1"},
             annotations={"leaderworkerset.sigs.k8s.io/size": "2"}, owner=("StatefulSet", "vllm-0", "apps/v1")),
+        {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+         "metadata": {"name": "vllm", "namespace": "team-vision"},
+         "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "restartPolicy": "None"}}},
         {"apiVersion": "scheduling.k8s.io/v1alpha1", "kind": "Workload",
          "metadata": {"name": "sim", "namespace": "team-vision", "creationTimestamp": t("10:59:00")},
          "spec": {"podGroups": [{"name": "workers", "policy": {"gang": {"minCount": 2}}}]}},
@@ -151,7 +154,7 @@ def pods_list() -> dict[str, Any]:
     items += [
         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "CompositePodGroup",
          "metadata": {"name": "moe", "namespace": "team-vision"},
-         "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 2}}}},
+         "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 2}}, "disruptionMode": {"all": {}}}},
         {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup",
          "metadata": {"name": "moe-experts", "namespace": "team-vision"},
          "spec": {"parentCompositePodGroupName": "moe", "schedulingPolicy": {"gang": {"minCount": 2}},

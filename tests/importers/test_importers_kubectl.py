@@ -44,7 +44,7 @@ def test_every_input_pod_is_a_workload_a_member_or_a_rejected_row(imported):
     assert counts["input_pods"] == len(pods) == 29
     assert (counts["pods_as_workloads"], counts["pods_as_members"], counts["pods_rejected"]) == (2, 22, 5)
     assert counts["gang_and_claim_objects"] == {"PodGroup": 3, "Workload": 1, "CompositePodGroup": 1, "Job": 1,
-                                                "ResourceClaimTemplate": 1}
+                                                "ResourceClaimTemplate": 1, "LeaderWorkerSet": 1}
 
 
 def test_gangs_are_rebuilt_from_every_grouping_mechanism(imported):
@@ -87,6 +87,21 @@ def test_gangs_are_rebuilt_from_every_grouping_mechanism(imported):
     assert chat["duration_s"] == str(7 * 3600 - 60)  # still running at the dump (14:00): cut there
     assert trace["team-web/notebook-ana"]["gpus_per_pod"] == "1"  # the DRA claim template's one GPU
     assert pods["llm-pretrain-workers-0-1-x7k2p"]["restarts"] == "2"
+
+
+def test_disruption_mode_and_pod_loss_policy_come_from_the_objects(imported):
+    trace = {r["workload_id"]: r for r in rows(imported / "trace.csv")}
+
+    def said(workload_id: str) -> tuple[str, str]:
+        return trace[workload_id]["disruption_mode"], trace[workload_id]["on_pod_loss"]
+
+    # CompositePodGroup moe: disruptionMode {all: {}}, its children's rows carry it
+    assert said("team-vision/podgroup/moe-experts") == said("team-vision/podgroup/moe-router") == ("all", "")
+    assert said("team-llm/podgroup/bert") == ("", "")  # no disruptionMode: Single, the kind's policy
+    assert said("team-llm/jobset/llm-pretrain") == ("", "restart_group")  # JobSet's default failure policy
+    assert said("team-vision/job/finetune") == ("", "replace_pod")  # the Job recreates the pod
+    # LeaderWorkerSet restartPolicy None: the group's StatefulSet recreates the lost pod
+    assert said("team-vision/lws/vllm-0/leader") == said("team-vision/lws/vllm-0/worker") == ("", "replace_pod")
 
 
 def test_refused_objects_say_why(imported):

@@ -23,7 +23,7 @@ TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "tenant", "queue", "priority", "checkpoint_interval_s", "topology_required", "topology_preferred",
     "parent_group", "parent_min_groups", "parent_topology_required", "cpu_milli_per_pod", "memory_mib_per_pod",
-    "schedule_timeout_s",
+    "schedule_timeout_s", "kind", "disruption_mode", "on_pod_loss",
 )
 
 
@@ -87,6 +87,22 @@ def story(rows: list[dict[str, Any]], *, events: tuple[str, ...] | None = None) 
         for r in rows
         if events is None or r["event"] in events
     ]
+
+
+def dra_preemption(profile: str) -> str:
+    """`profile` (a shipped name or a TOML text) with `dra_preemption = true`: scheduler
+    preemption frees GPUs claimed through DRA (KEP-5690, v1.38). Stories about
+    workload-aware preemption under gang-v1.37, whose GPUs are claimed through DRA, need it:
+    v1.35-v1.37 cannot preempt them."""
+    text = profile if "\n" in profile else (Path(scheduler.__file__).parent / "profiles" / f"{profile}.toml").read_text()
+    if re.search(r"^dra_preemption\s*=", text, flags=re.M):
+        return re.sub(r"^dra_preemption\s*=.*$", "dra_preemption = true", text, flags=re.M)
+    if "[behaviour]\n" in text:
+        return text.replace("[behaviour]\n", "[behaviour]\ndra_preemption = true\n", 1)
+    return f"{text}\n[behaviour]\ndra_preemption = true\n"
+
+
+GANG_V137_PREEMPTING = dra_preemption("gang-v1.37")
 
 
 # gang-v1.37 without the shared device claim: a group may mix GPU models (tests that steer

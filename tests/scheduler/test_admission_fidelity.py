@@ -24,6 +24,7 @@ from tests.scheduler.builders import (
     make_workload,
     queue_config,
 )
+from tests.scheduler.scenario import dra_preemption
 
 ADMISSION = ("admitted", "requeued", "finished", "preempted", "timed_out", "rejected")
 TRY_NEXT = FlavorFungibilityPolicy.TRY_NEXT_FLAVOR
@@ -254,7 +255,8 @@ def test_recovery_timeout_runs_from_when_the_pods_are_marked_for_deletion(tmp_pa
     ]
     jobs = [_job("train", "team-a", 0, 5_000).priority(0).obj(),
             make_workload("urgent").at(100).runs_for(2_000).gpus(8).priority(100).obj()]
-    rows = kueue_rows(tmp_path, [N1], jobs, manifests)
+    # kube-scheduler preempts "train" only where it may free DRA-claimed GPUs (KEP-5690)
+    rows = kueue_rows(tmp_path, [N1], jobs, manifests, profile=dra_preemption("gang-v1.37"))
     story = _story(rows, "train", *ADMISSION)
     assert story[0] == (0.0, "admitted", None)
     assert (130.0, "requeued", "Preempted") in story or evicted_at <= 130.0  # still admitted after the preemption

@@ -169,3 +169,26 @@ def test_gpu_utilization_out_of_range_is_a_rejected_row(tmp_path, cell, reason_c
 def test_gpu_utilization_is_unknown_when_the_column_is_absent(tmp_path):
     (w,) = read_generic_trace(write(tmp_path, "w1,0,60,1,1,1,,t,q,0,,batch"), START).workloads
     assert w.gpu_utilization is None
+
+
+def test_disruption_mode_and_on_pod_loss_are_read_in_any_case_with_documented_defaults(tmp_path):
+    header = "workload_id,submit_time,duration_s,gpus_per_pod,pods,kind,disruption_mode,on_pod_loss"
+    path = write(tmp_path, "a,0,60,1,4,training,All,keep_running", "b,0,60,1,4,batch,,", "c,0,60,1,4,training,single,",
+                 header=header)
+    a, b, c = read_generic_trace(path, START).workloads
+    assert (a.disruption_mode, a.on_pod_loss, a.pod_loss_policy) == ("all", "keep_running", "keep_running")
+    # Single is upstream's API default; the policy defaults by the workload's kind
+    assert (b.disruption_mode, b.on_pod_loss, b.pod_loss_policy) == ("single", None, "replace_pod")
+    assert (c.disruption_mode, c.pod_loss_policy) == ("single", "restart_group")
+
+
+@pytest.mark.parametrize(("cells", "field", "reason"), [
+    ("some,", "disruption_mode", "must be single or all, got 'some'"),
+    (",restart", "on_pod_loss", "must be restart_group or keep_running or replace_pod, got 'restart'"),
+])
+def test_an_unknown_disruption_mode_or_pod_loss_policy_is_a_rejected_row(tmp_path, cells, field, reason):
+    header = "workload_id,submit_time,duration_s,gpus_per_pod,disruption_mode,on_pod_loss"
+    load = read_generic_trace(write(tmp_path, "ok,0,60,1,,", f"w1,0,60,1,{cells}", header=header), START)
+    assert [w.workload_id for w in load.workloads] == ["ok"]
+    (rejected,) = load.rejected
+    assert (rejected.row, rejected.field, rejected.reason) == (3, field, reason)

@@ -30,7 +30,7 @@ from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
-from tests.scheduler.scenario import lowest_index
+from tests.scheduler.scenario import dra_preemption, lowest_index
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
@@ -65,14 +65,29 @@ def small_demo(tmp_path_factory):
 
 
 def _replay(files, out, profile, verifier):
+    if "\n" in profile:
+        path = out.parent / f"{out.name}-profile.toml"
+        path.write_text(profile)
+        profile = str(path)
     return replay(files.trace, files.cluster, out, profile=profile, seed=42, queues=files.queues, verifier=verifier)
 
 
+# gang-v1.37 with scheduler preemption of DRA-claimed GPUs (KEP-5690): without it the
+# replay's group preemption, and the shortcuts it takes, never run.
+GANG_V137 = dra_preemption("gang-v1.37")
+
+
 @pytest.mark.parametrize(("profile", "want_kinds"), [
-    ("gang-v1.37", GROUP_CHECKS),
+    (GANG_V137, GROUP_CHECKS),
+    ("gang-v1.37", GROUP_CHECKS - {"GPUs held below a priority from the index", "victims with deferred reprieves",
+                                   "victims planned on the view without lower priorities",
+                                   "group preemption ruled out by virtual free counts",
+                                   "group preemption skipped as unchanged"}),
     ("kube-default", POD_CHECKS),
     ("kube-default-gpu", POD_CHECKS | {"node chosen through the usage index"}),
-], ids=["pod groups: every group shortcut is checked", "pods: every pod shortcut is checked",
+], ids=["pod groups: every group shortcut is checked",
+        "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
+        "pods: every pod shortcut is checked",
         "pods scored by GPUs: the usage index is checked too"])
 def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_demo, tmp_path, profile, want_kinds):
     verifier = Verifier()
@@ -96,7 +111,7 @@ BROKEN = {
         "free GPUs of a topology domain from running sums"),
     "the usage index walks nodes in the wrong order": (  # keyed ties walk all of them: the order matters to the first
         lambda mp: mp.setattr(UsageClass, "in_order", lambda self, milli, most: _ORIGINAL_IN_ORDER(self, milli, not most)),
-        "node chosen through the usage index", lowest_index("gang-v1.37")),
+        "node chosen through the usage index", lowest_index(GANG_V137)),
     "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
         lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
         "node chosen through the usage index"),
@@ -174,10 +189,7 @@ def _wrap(function, change):
 @pytest.mark.parametrize("broken", list(BROKEN), ids=list(BROKEN))
 def test_a_shortcut_broken_on_purpose_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, broken):
     breaking, want_kind, *under = BROKEN[broken]
-    profile = under[0] if under else "gang-v1.37"
-    if "\n" in profile:
-        (tmp_path / "profile.toml").write_text(profile)
-        profile = str(tmp_path / "profile.toml")
+    profile = under[0] if under else GANG_V137
     breaking(monkeypatch)
     with pytest.raises(VerificationError, match=want_kind):
         _replay(small_demo, tmp_path / "run", profile, Verifier())
@@ -187,8 +199,9 @@ def test_a_shortcut_broken_on_purpose_stops_the_verified_replay(small_demo, tmp_
 def test_the_cli_reports_the_first_difference_in_one_line(small_demo, tmp_path, monkeypatch, capsys):
     BROKEN["the held-GPU index miscounts"][0](monkeypatch)
     files = small_demo
+    (tmp_path / "profile.toml").write_text(GANG_V137)
     code = main(["replay", "--trace", str(files.trace), "--cluster", str(files.cluster), "--queues", str(files.queues),
-                 "--out", str(tmp_path / "run"), "--verify", "-q"])
+                 "--profile", str(tmp_path / "profile.toml"), "--out", str(tmp_path / "run"), "--verify", "-q"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == EXIT_VERIFY_FAILED
     assert len(err) == 1 and err[0].startswith("gpu-finops replay --verify: at t=")

@@ -1,6 +1,6 @@
 """A preempted workload loses only the work since its last checkpoint."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import GANG_V137_PREEMPTING, job, node, replay_rows, story
 
 PLACEMENT = ("started", "reserved", "finished", "timed_out", "preempted", "requeued")
 
@@ -10,7 +10,7 @@ def test_preempted_work_resumes_from_the_last_checkpoint(tmp_path):
         tmp_path,
         [node("n1")],
         [job("trainer", 0, 3000, priority=1, checkpoint=600), job("urgent", 1000, 100, priority=9)],
-        "gang-v1.37",
+        GANG_V137_PREEMPTING,
     )
     trainer = [s for s in story(rows, events=PLACEMENT) if s[2] == "trainer"]
     # Evicted at 1000, its pod terminates for the 30 s grace period (it holds the GPUs until

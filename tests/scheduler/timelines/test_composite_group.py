@@ -1,6 +1,13 @@
 """A CompositePodGroup starts no child before its siblings can start too."""
 
-from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
+from tests.scheduler.scenario import (
+    GANG_V137_PREEMPTING,
+    job,
+    lowest_index,
+    node,
+    replay_rows,
+    story,
+)
 
 
 def test_a_composite_group_starts_no_child_before_its_siblings_can(tmp_path):
@@ -13,7 +20,7 @@ def test_a_composite_group_starts_no_child_before_its_siblings_can(tmp_path):
             job("learner", 10, 500, parent_group="rl-run", parent_min_groups=2),
             job("actors", 20, 500, pods=2, parent_group="rl-run", parent_min_groups=2),
         ],
-        lowest_index("gang-v1.37"),
+        lowest_index(GANG_V137_PREEMPTING),
     )
     children = story([r for r in rows if r["workload_id"] in ("learner", "actors")], events=("started",))
     assert [t[0] for t in children] == [1000.0, 1000.0, 1000.0]
@@ -30,7 +37,7 @@ def test_a_composite_with_a_rack_constraint_keeps_all_children_in_one_rack(tmp_p
             job("a", 0, 500, parent_group="p", parent_topology_required="rack"),
             job("b", 0, 500, parent_group="p", parent_topology_required="rack"),
         ],
-        lowest_index("gang-v1.37"),
+        lowest_index(GANG_V137_PREEMPTING),
     )
     nodes = {r["node"] for r in rows if r["event"] == "started"}
     assert nodes in ({"n1", "n2"}, {"n3", "n4"})
@@ -50,7 +57,7 @@ def test_a_composite_quorum_preempts_lower_priority_groups_to_start_together(tmp
             job("learner", 100, 500, priority=9, parent_group="rl", parent_min_groups=2),
             job("actor", 100, 500, priority=9, parent_group="rl", parent_min_groups=2),
         ],
-        lowest_index("gang-v1.37"),
+        lowest_index(GANG_V137_PREEMPTING),
     )
     assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["low-1", "low-2"]
     children = story([r for r in rows if r["workload_id"] in ("learner", "actor")], events=("started",))
@@ -62,12 +69,28 @@ def test_a_running_composite_is_one_victim_whose_children_go_together(tmp_path):
         tmp_path,
         [node("n1"), node("n2")],
         [
+            job("learner", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2, disruption_mode="all"),
+            job("actor", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2, disruption_mode="all"),
+            job("urgent", 100, 500, priority=9),
+        ],
+        lowest_index(GANG_V137_PREEMPTING),
+    )
+    # disruptionMode All: urgent needs one node, and the composite goes as one victim
+    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["actor", "learner"]
+    assert {r["preemptor"] for r in rows if r["event"] == "preempted"} == {"urgent"}
+
+
+def test_a_single_mode_composite_loses_only_the_pod_the_preemptor_needs(tmp_path):
+    rows = replay_rows(
+        tmp_path,
+        [node("n1"), node("n2")],
+        [
             job("learner", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
             job("actor", 0, 9000, priority=1, parent_group="rl", parent_min_groups=2),
             job("urgent", 100, 500, priority=9),
         ],
-        lowest_index("gang-v1.37"),
+        lowest_index(GANG_V137_PREEMPTING),
     )
-    # urgent needs one node: evicting one child would break the composite's quorum
-    assert sorted(r["workload_id"] for r in rows if r["event"] == "preempted") == ["actor", "learner"]
-    assert {r["preemptor"] for r in rows if r["event"] == "preempted"} == {"urgent"}
+    # disruptionMode Single (the API default): each pod is a victim; the later-started or,
+    # started together, the last by id among equals is the least important: one pod goes
+    assert [r["workload_id"] for r in rows if r["event"] == "preempted"] == ["learner"]

@@ -7,7 +7,7 @@ eligible to preempt again (pkg/scheduler/framework/preemption: PodEligibleToPree
 and the pod group evaluator's preemptorEligibleToPreemptOthers). The replay's profiles take
 the grace period as `termination_grace_s` (default 30 s, as upstream)."""
 
-from tests.scheduler.scenario import job, node, replay_rows, story
+from tests.scheduler.scenario import GANG_V137_PREEMPTING, job, node, replay_rows, story
 
 NO_GRACE = """
 name = "gang-v1.37-no-grace"
@@ -25,7 +25,7 @@ def _placement(rows):
 
 def test_the_victim_holds_its_gpus_for_the_grace_period_and_the_preemptor_binds_after(tmp_path):
     rows = replay_rows(tmp_path, [node("n1")], [job("low", 0, 5000, priority=1), job("urgent", 100, 50, priority=9)],
-                       "gang-v1.37")
+                       GANG_V137_PREEMPTING)
     assert _placement(rows) == [
         (0.0, "started", "low", 0, "n1"),
         (130.0, "preempted", "low", 0, "n1"),
@@ -53,7 +53,7 @@ def test_without_a_grace_period_the_preemptor_binds_at_once(tmp_path):
 
 def test_a_victim_that_finishes_while_it_terminates_is_not_requeued(tmp_path):
     rows = replay_rows(tmp_path, [node("n1")], [job("low", 0, 110, priority=1), job("urgent", 100, 50, priority=9)],
-                       "gang-v1.37")
+                       GANG_V137_PREEMPTING)
     assert _placement(rows) == [
         (0.0, "started", "low", 0, "n1"),
         (110.0, "finished", "low", 0, "n1"),

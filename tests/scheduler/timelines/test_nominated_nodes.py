@@ -8,7 +8,14 @@ cleared when the preemptor binds or when a later attempt of it finds nothing to 
 Without it, GPUs that come free during the grace period go to whichever lower-priority
 pod the queue tries first, and the preemptor preempts again, and again."""
 
-from tests.scheduler.scenario import job, lowest_index, node, replay_rows, story
+from tests.scheduler.scenario import (
+    GANG_V137_PREEMPTING,
+    job,
+    lowest_index,
+    node,
+    replay_rows,
+    story,
+)
 
 NODES = [node("n1"), node("n2")]
 
@@ -22,7 +29,7 @@ def test_a_lower_priority_pod_waits_while_gpus_are_kept_for_a_preemptor(tmp_path
     # pending filler (lower priority) must not take n2 from the preemptor.
     rows = replay_rows(tmp_path, NODES, [
         job("low-a", 0, 5000, priority=1), job("low-b", 0, 110, priority=1),
-        job("filler", 50, 1000, priority=1), job("urgent", 100, 50, pods=2, priority=9)], lowest_index("gang-v1.37"))
+        job("filler", 50, 1000, priority=1), job("urgent", 100, 50, pods=2, priority=9)], lowest_index(GANG_V137_PREEMPTING))
     assert _placement(rows) == [
         (0.0, "started", "low-a", 0, "n1"),
         (0.0, "started", "low-b", 0, "n2"),
@@ -46,6 +53,6 @@ def test_a_higher_priority_pod_ignores_the_nomination(tmp_path):
     # of lower priority are not added when filtering it).
     rows = replay_rows(tmp_path, NODES, [
         job("low-a", 0, 5000, priority=1), job("low-b", 0, 110, priority=1),
-        job("urgent", 100, 50, pods=2, priority=5), job("vip", 105, 1000, priority=9)], lowest_index("gang-v1.37"))
+        job("urgent", 100, 50, pods=2, priority=5), job("vip", 105, 1000, priority=9)], lowest_index(GANG_V137_PREEMPTING))
     vip_start = [(t, n) for t, e, w, _, n in _placement(rows) if w == "vip" and e == "started"]
     assert vip_start == [(110.0, "n2")]

@@ -11,7 +11,7 @@ reproducible per seed; `tie_break = "lowest_index"` keeps the first node of the 
 
 from __future__ import annotations
 
-from tests.scheduler.scenario import job, lowest_index, node, replay_rows
+from tests.scheduler.scenario import GANG_V137_PREEMPTING, job, lowest_index, node, replay_rows
 
 SCENARIO = [job("old", 0, 9000, priority=10), job("fresh", 600, 9000, priority=10), job("urgent", 1500, 100, priority=1000)]
 
@@ -23,12 +23,12 @@ def _victim(tmp_path, profile: str, seed: int) -> str:
 
 
 def test_by_default_either_workload_on_two_emptied_nodes_may_be_the_victim(tmp_path):
-    victims = {_victim(tmp_path / f"s{seed}", "gang-v1.37", seed) for seed in range(1, 13)}
+    victims = {_victim(tmp_path / f"s{seed}", GANG_V137_PREEMPTING, seed) for seed in range(1, 13)}
     assert victims == {"old", "fresh"}
 
 
 def test_lowest_index_always_evicts_the_workload_on_the_first_node(tmp_path):
-    victims = {_victim(tmp_path / f"s{seed}", lowest_index("gang-v1.37"), seed) for seed in range(1, 7)}
+    victims = {_victim(tmp_path / f"s{seed}", lowest_index(GANG_V137_PREEMPTING), seed) for seed in range(1, 7)}
     assert victims == {"old"}
 
 
@@ -36,7 +36,7 @@ def test_the_same_seed_gives_the_same_log(tmp_path):
     logs = []
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
-        replay_rows(tmp_path / run, [node("n1"), node("n2")], SCENARIO, "gang-v1.37", seed=7)
+        replay_rows(tmp_path / run, [node("n1"), node("n2")], SCENARIO, GANG_V137_PREEMPTING, seed=7)
         logs.append((tmp_path / run / "run" / "events.parquet").read_bytes())
     assert logs[0] == logs[1]
 
