@@ -107,7 +107,8 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     evict_victims(ctx, victims, run)
     # The proposed assignment's GPUs are kept for the group while its victims terminate.
     ctx.state.nominate((run.spec.workload_id, GROUP), run.spec.priority,
-                       [(node, planned.request.milli) for planned, _, node in plan])
+                       [(node, planned.request.milli) for planned, _, node in plan],
+                       [(pod, node) for planned, pod, node in plan if planned is run])
     return True
 
 

@@ -191,7 +191,9 @@ def place_group(
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None, (wid, pod))
+            nominated = state.nominations.node_of(wid, pod) if state.nominations else None
+            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None, (wid, pod),
+                                                  nominated)
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))
