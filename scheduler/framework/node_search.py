@@ -11,10 +11,11 @@ the order one worker takes. `Diagnosis` is what every failed node adds up to.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
+from scheduler.framework.node_heap import heap_choice
 from scheduler.framework.status import Code, Resource, Status
 from scheduler.state.cluster_state import ClusterState, PodRequest
 
@@ -47,6 +48,41 @@ class Diagnosis:
         return f"0/{self.total_nodes} nodes are available: {parts}." if parts else (
             f"0/{self.total_nodes} nodes are available."
         )
+
+
+def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlugin, float]], state: ClusterState,
+               request: PodRequest, candidates: Sequence[int], heap: bool,
+               key: Callable[[int], int] | None) -> tuple[int | None, Diagnosis]:
+    """Every candidate filtered in its order and the feasible ones scored: the best node
+    (ties: the heap's root when `heap`, else the least `key`, else the first) and the
+    failed nodes' diagnosis."""
+    best_node, best_score, best_key, tied = None, -1.0, 0, False
+    scored: list[tuple[float, int]] = []
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    for node in candidates:
+        failed = None
+        for plugin in filters:
+            status = plugin.filter(state, request, node)
+            if not status.ok:
+                failed = status
+                break
+        if failed is not None:
+            diagnosis.failed(node, failed)
+            continue
+        score = sum(w * p.score(state, request, node) for p, w in scores) if scores else 0.0
+        if heap:
+            scored.append((score, node))
+        if score > best_score:
+            best_node, best_score, tied = node, score, False
+            if key is not None:
+                best_key = key(node)
+        elif score == best_score:
+            tied = True
+            if key is not None and (node_key := key(node)) < best_key:
+                best_node, best_key = node, node_key
+    if best_node is not None and heap and tied:
+        return heap_choice(scored), diagnosis
+    return best_node, diagnosis
 
 
 class PartialSearch:

@@ -80,13 +80,32 @@ class Framework:
             else:
                 self.pod_post_filters.append(plugin)
 
+    @property
+    def search_start(self) -> int:
+        """Where the next whole-cluster node search starts (kube-scheduler's nextStartNodeIndex)."""
+        return self._next_start
+
     @contextmanager
-    def unobserved(self) -> Iterator[None]:
+    def search_start_kept(self) -> Iterator[None]:
+        """Searches that leave the start index where it was: placements inside one topology
+        domain (or one GPU model of a shared device claim), which a bounded search tries in
+        its own order and its `--verify` twin in another; both must see the same start."""
+        start = self._next_start
+        try:
+            yield
+        finally:
+            self._next_start = start
+
+    @contextmanager
+    def unobserved(self, search_start: int | None = None) -> Iterator[None]:
         """Run plugins without the run noticing: the random generator and the position of
         the partial node search are put back afterwards, and so is the attempt the tie keys
         are drawn for (`replay --verify`'s extra checks must leave the replay exactly as it
-        would be without them)."""
+        would be without them). `search_start`: the position the checks start from (a
+        twin of a computation that already moved it starts where that one started)."""
         rng_state, next_start, attempt = self._rng.getstate(), self._next_start, self.ties.attempt
+        if search_start is not None:
+            self._next_start = search_start
         try:
             yield
         finally:
@@ -241,43 +260,17 @@ class Framework:
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-        best_node, best_score, best_key = None, -1.0, 0
-        keyed, heap = self._keyed, self.profile.tie_break is TieBreak.HEAP_ORDER
-        salts = self.ties.salts(len(state.nodes)) if keyed else []
-        scored: list[tuple[float, int]] = []
-        tied = False
-        diagnosis: Diagnosis | None = None
-        for node in candidates:
-            failed = None
-            for plugin in self.filters:
-                status = plugin.filter(state, request, node)
-                if not status.ok:
-                    failed = status
-                    break
-            if failed is not None:
-                if diagnosis is None:
-                    diagnosis = Diagnosis(total_nodes=len(state.nodes))
-                diagnosis.failed(node, failed)
-                continue
-            score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
-            if heap:
-                scored.append((score, node))
-            if score > best_score:
-                best_node, best_score, tied = node, score, False
-                if keyed:
-                    best_key = ((base ^ salts[node]) * KEY_MULT) & MASK
-            elif score == best_score:
-                tied = True
-                if keyed:
-                    key = ((base ^ salts[node]) * KEY_MULT) & MASK
-                    if key < best_key:
-                        best_node, best_key = node, key
-        if best_node is not None:
-            return (heap_choice(scored) if heap and tied else best_node), None
-        diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
-        if nodes is None:
+        key = None
+        if self._keyed:
+            salts = self.ties.salts(len(state.nodes))
+
+            def key(node: int) -> int:
+                return ((base ^ salts[node]) * KEY_MULT) & MASK
+        node, diagnosis = node_search.scan_nodes(self.filters, self.scores, state, request, candidates,
+                                                 self.profile.tie_break is TieBreak.HEAP_ORDER, key)
+        if node is None and nodes is None:
             _count_non_candidates(state, request, diagnosis)
-        return None, diagnosis
+        return node, (None if node is not None else diagnosis)
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""

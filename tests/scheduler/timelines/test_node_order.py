@@ -67,3 +67,25 @@ def test_percentage_100_scores_every_node_from_a_start_that_never_moves(tmp_path
     workloads = [job(f"p{i}", float(i), 9000, gpus=1) for i in (1, 2, 3)]
     rows = replay_rows(tmp_path, nodes, workloads, profile)
     assert [s[4] for s in story(rows, events=("started",))] == ["n000", "n001", "n003"]
+
+
+def test_a_verified_replay_on_a_cluster_where_the_start_rotates_writes_the_same_log(tmp_path):
+    """110 nodes (100 feasible found per search, so the start moves), three priority
+    levels: workload-aware preemption plans the preemptor with the partial search, and its
+    `--verify` twins (victims planned by removal, one by one) start where the checked
+    computation started and put the start back, so checking changes nothing."""
+    from scheduler.commands import replay
+    from scheduler.verify import Verifier
+    from tests.scheduler.scenario import replay_rows
+
+    nodes = [node(f"n{i:03d}") for i in range(110)]
+    workloads = [job(f"w{i:03d}", i * 30.0, 20_000 + (i * 97) % 3000, pods=(4, 8, 2)[i % 3], gpus=(8, 4, 2, 1)[i % 4],
+                     priority=(0, 100, 1000)[(i // 7) % 3]) for i in range(70)]
+    (tmp_path / "plain").mkdir()
+    replay_rows(tmp_path / "plain", nodes, workloads, "gang-v1.37")
+    verifier = Verifier()
+    plain = tmp_path / "plain"
+    replay(plain / "trace.csv", plain / "cluster.csv", tmp_path / "verified", profile="gang-v1.37", seed=1,
+           verifier=verifier)
+    assert verifier.checks["victims planned on the view without lower priorities"] > 0, verifier.summary()
+    assert (tmp_path / "verified" / "events.parquet").read_bytes() == (plain / "run" / "events.parquet").read_bytes()
