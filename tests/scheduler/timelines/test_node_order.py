@@ -89,3 +89,18 @@ def test_a_verified_replay_on_a_cluster_where_the_start_rotates_writes_the_same_
            verifier=verifier)
     assert verifier.checks["victims planned on the view without lower priorities"] > 0, verifier.summary()
     assert (tmp_path / "verified" / "events.parquet").read_bytes() == (plain / "run" / "events.parquet").read_bytes()
+
+
+def test_a_preempting_pod_groups_pod_binds_to_the_node_of_its_proposed_assignment(tmp_path):
+    """gang-v1.37 (pod groups, workload-aware preemption). 'hi' (priority 1000) holds n1 until
+    t=40; 'a' and 'b' (priority 1) hold n2 and n3. 'urgent' (priority 100) is planned at t=10
+    on the cluster without lower priorities: n1 busy, n2 and n3 empty, the heap's root n2;
+    'a' is the victim and urgent's pod is nominated to n2. At t=40 hi has finished and a has
+    terminated: a scan's heap would give n1, but the pod's nominated n2 passes the filters."""
+    nodes = [node("n1"), node("n2"), node("n3")]
+    workloads = [job("hi", 0, 40, priority=1000), job("a", 1, 9000, priority=1), job("b", 2, 9000, priority=1),
+                 job("urgent", 10, 100, priority=100)]
+    rows = replay_rows(tmp_path, nodes, workloads, "gang-v1.37")
+    placed = story(rows, events=("started", "preempted"))
+    assert (40.0, "preempted", "a", 0, "n2") in placed, placed
+    assert [s for s in placed if s[2] == "urgent"] == [(40.0, "started", "urgent", 0, "n2")]
