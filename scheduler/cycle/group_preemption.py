@@ -110,7 +110,8 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     evict_victims(ctx, victims, run)
     # The proposed assignment's GPUs are kept for the group while its victims terminate.
     ctx.state.nominate((run.spec.workload_id, GROUP), run.spec.priority,
-                       [(node, planned.request.milli) for planned, _, node in plan])
+                       [(node, planned.request.milli) for planned, _, node in plan],
+                       [(pod, node) for planned, pod, node in plan if planned is run])
     return True
 
 
@@ -148,12 +149,14 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[Run
     running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
     terminating = terminating_below(ctx, run.spec.priority)
     search = _group_search(ctx, run, needed, running, terminating, How.VIEW)
+    start = ctx.framework.search_start
     victims = ctx.framework.run_post_filter(search)
     if ctx.verifier:  # planned on the view as by removal; deferred reprieves as one by one
         wid = run.spec.workload_id
-        with ctx.framework.unobserved():
+        with ctx.framework.unobserved(search_start=start):  # each twin from where the search started
             removal = _group_search(ctx, run, needed, running, terminating, How.REMOVAL)
             removed = ctx.framework.run_post_filter(removal)
+        with ctx.framework.unobserved(search_start=start):
             one_by_one = ctx.framework.run_post_filter(
                 _group_search(ctx, run, needed, running, terminating, How.ONE_BY_ONE))
         ctx.verifier.same(ctx.now, "victims with deferred reprieves", _ids(removed), _ids(one_by_one), wid)

@@ -169,10 +169,12 @@ def _verify_best_domain(ctx: CycleContext, verifier: Verifier, run: WorkloadRun,
 def place_in(ctx: CycleContext, run: WorkloadRun, needed: int, domain: topology.Domain,
              explain: bool = True) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Place within one domain. A whole-model domain is a model constraint, not a node
-    list, so the usage index can answer instead of a scan of the domain's nodes."""
-    if domain.level == "gpu_model":
-        return place_group(ctx, run, needed, models=(domain.value,), explain=explain)
-    return place_group(ctx, run, needed, domain.nodes, explain=explain)
+    list, so the usage index can answer instead of a scan of the domain's nodes. Whatever
+    the order domains are tried in, each starts its node search at the same index."""
+    with ctx.framework.search_start_kept():
+        if domain.level == "gpu_model":
+            return place_group(ctx, run, needed, models=(domain.value,), explain=explain)
+        return place_group(ctx, run, needed, domain.nodes, explain=explain)
 
 
 def place_group(
@@ -191,7 +193,9 @@ def place_group(
     mark = state.mark()
     try:
         for tried, pod in enumerate(pods, start=1):
-            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None, (wid, pod))
+            nominated = state.nominations.node_of(wid, pod) if state.nominations else None
+            node, diagnosis = framework.find_node(state, request, nodes, explain and first_failure is None, (wid, pod),
+                                                  nominated)
             if node is not None:
                 state.allocate((wid, pod), node, run.request)
                 placed.append((pod, node))

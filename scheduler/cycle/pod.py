@@ -25,7 +25,8 @@ from scheduler.workload_run import WorkloadRun
 
 def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     # 1. Filter + Score
-    node, diagnosis = ctx.framework.find_node(ctx.state, run.request, pod=(run.spec.workload_id, pod))
+    nominated = ctx.state.nominations.node_of(run.spec.workload_id, pod) if ctx.state.nominations else None
+    node, diagnosis = ctx.framework.find_node(ctx.state, run.request, pod=(run.spec.workload_id, pod), nominated=nominated)
     # 2. PostFilter (not while the victims of its last preemption still terminate)
     if node is None and run.awaiting_victims_until > ctx.now:
         ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,

@@ -72,13 +72,14 @@ class FilterPlugin(Protocol):
 class ScorePlugin(Protocol):
     """Ranks the nodes that passed every filter; higher is better, range 0..100.
 
-    Scores of several plugins are combined by the weights in the profile. Ties are drawn by
-    the profile's `tie_break` (a seeded key per node, or the lowest node index), so a replay
-    stays deterministic; a plugin that wants randomness
+    Scores of several plugins are combined by the weights in the profile. Ties fall by the
+    profile's `tie_break` (the heap's order, a seeded key per node, or the lowest node
+    index), so a replay stays deterministic; a plugin that wants randomness
     draws from the seeded generator it was given at construction. A plugin whose score
     orders the nodes of one (GPU model, GPU count) class by used GPUs alone may say so with
-    `index_order = "least" | "most"`: the runtime then walks the state's usage index
-    instead of every node, and finds the same node.
+    `index_order = "least" | "most"`: under the `random` and `lowest_index` rules with every
+    node scored the runtime then walks the state's usage index instead of every node, and
+    finds the same node.
     """
 
     name: str

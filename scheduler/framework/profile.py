@@ -41,8 +41,9 @@ _FLAGS = {"group_device_claim", "dra_preemption"}
 class TieBreak(StrEnum):
     """Which of the best-scoring nodes a pod gets."""
 
+    HEAP_ORDER = "heap_order"  # kube-scheduler since v1.35: the root of the heap of scores (node_heap.py)
     LOWEST_INDEX = "lowest_index"  # the first in the cluster file: reproducible by eye
-    RANDOM = "random"  # kube-scheduler's selectHost: uniform among them (seeded per-node keys, tie_keys.py)
+    RANDOM = "random"  # selectHost before v1.35: uniform among them (seeded per-node keys, tie_keys.py)
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,11 @@ class Profile:
     dra_preemption: bool = False
     # Safety stop for traces that can never drain (e.g. a gang that never fits).
     max_simulated_s: float = 90 * 86_400.0
-    tie_break: TieBreak = TieBreak.RANDOM  # kube-scheduler's selectHost
+    tie_break: TieBreak = TieBreak.HEAP_ORDER  # kube-scheduler's newSortedNodeScores(...).Pop()
     # kube-scheduler stops filtering once it found this share of the nodes feasible
     # (percentageOfNodesToScore; 0: upstream's adaptive default, 50 % − nodes/125, at least
-    # 5 % and 100 nodes), starting where the last pod's search stopped. None: every node.
-    percentage_of_nodes_to_score: float | None = None
+    # 5 % and 100 nodes; 100: every node), starting where the last pod's search stopped.
+    percentage_of_nodes_to_score: float = 0.0
     # A preempted pod terminates for this long (terminationGracePeriodSeconds, 30 s by
     # default) holding its GPUs; the preemptor waits for it and binds afterwards.
     termination_grace_s: float = 30.0

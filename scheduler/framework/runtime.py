@@ -11,14 +11,12 @@ plugins (interface.py has their contracts).
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
-from scheduler.framework import index_walk
+from scheduler.framework import index_walk, node_search
 from scheduler.framework.interface import (
     FilterPlugin,
     GroupPostFilterPlugin,
@@ -28,9 +26,11 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from scheduler.framework.node_heap import heap_choice
+from scheduler.framework.node_search import MODEL_MISMATCH, Diagnosis, feasible_nodes_to_find
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
-from scheduler.framework.status import Code, Resource, Status
+from scheduler.framework.status import Resource, Status
 from scheduler.framework.tie_keys import KEY_MULT, MASK, TieKeys
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
@@ -42,36 +42,7 @@ from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
 T = TypeVar("T")
-MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
-MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-MODEL_MISMATCH = "node(s) didn't match GPU model"
-# The reason GpuFit gives; the usage index counts the nodes it skips under it.
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
-
-
-@dataclass
-class Diagnosis:
-    total_nodes: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-    unresolvable: set[int] = field(default_factory=set)
-
-    # The resources some node was short of (`Status.short_of`): what the queue decides by.
-    short_of: set[Resource] = field(default_factory=set)
-
-    def failed(self, node: int, status: Status) -> None:
-        """`node` failed a filter with `status`."""
-        self.reasons[status.reasons[0] if status.reasons else status.code.value] += 1
-        if status.short_of is not None:
-            self.short_of.add(status.short_of)
-        if status.code is Code.UNRESOLVABLE:
-            self.unresolvable.add(node)
-
-    def message(self) -> str:
-        """kube-scheduler's FailedScheduling shape: '0/64 nodes are available: …'."""
-        parts = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
-        return f"0/{self.total_nodes} nodes are available: {parts}." if parts else (
-            f"0/{self.total_nodes} nodes are available."
-        )
 
 
 class Framework:
@@ -109,13 +80,32 @@ class Framework:
             else:
                 self.pod_post_filters.append(plugin)
 
+    @property
+    def search_start(self) -> int:
+        """Where the next whole-cluster node search starts (kube-scheduler's nextStartNodeIndex)."""
+        return self._next_start
+
     @contextmanager
-    def unobserved(self) -> Iterator[None]:
+    def search_start_kept(self) -> Iterator[None]:
+        """Searches that leave the start index where it was: placements inside one topology
+        domain (or one GPU model of a shared device claim), which a bounded search tries in
+        its own order and its `--verify` twin in another; both must see the same start."""
+        start = self._next_start
+        try:
+            yield
+        finally:
+            self._next_start = start
+
+    @contextmanager
+    def unobserved(self, search_start: int | None = None) -> Iterator[None]:
         """Run plugins without the run noticing: the random generator and the position of
         the partial node search are put back afterwards, and so is the attempt the tie keys
         are drawn for (`replay --verify`'s extra checks must leave the replay exactly as it
-        would be without them)."""
+        would be without them). `search_start`: the position the checks start from (a
+        twin of a computation that already moved it starts where that one started)."""
         rng_state, next_start, attempt = self._rng.getstate(), self._next_start, self.ties.attempt
+        if search_start is not None:
+            self._next_start = search_start
         try:
             yield
         finally:
@@ -187,22 +177,22 @@ class Framework:
 
     # -- Filter and Score ---------------------------------------------------------------------
 
-    @property
-    def _index_order(self) -> str | None:
-        """"least"/"most" when the profile scores by GPU allocation alone (one such plugin)
-        and scores every node: then the usage index finds the node a full scan would (with
-        keyed ties, by walking every feasible node of the best score)."""
-        if self.profile.percentage_of_nodes_to_score is not None:
+    def _index_order(self, count: int) -> str | None:
+        """"least"/"most" when the usage index finds the node a filter scan would: the profile
+        scores by GPU allocation alone (one such plugin), every node is filtered (fewer than
+        100 nodes, or `percentage_of_nodes_to_score` 100) and the tie rule does not depend on
+        the scan order (the keyed draw, the lowest index; not the heap's order)."""
+        if self.profile.tie_break is TieBreak.HEAP_ORDER or len(self.scores) != 1:
             return None
-        if len(self.scores) == 1:
-            return getattr(self.scores[0][0], "index_order", None)
-        return None
+        if feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, count) < count:
+            return None
+        return getattr(self.scores[0][0], "index_order", None)
 
     def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True,
                        base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """The node a full scan would choose, found by walking the usage index
         (`index_walk.py`); when none fits, the same diagnosis a full scan would give."""
-        most, plugin = self._index_order == "most", self.scores[0][0]
+        most, plugin = self._index_order(len(state.nodes)) == "most", self.scores[0][0]
         if self._keyed:
             table = self.ties.table(len(state.nodes))
             node, failures = index_walk.keyed(state, request, self.filters, plugin, most, base, table)
@@ -220,17 +210,31 @@ class Framework:
             return False
         return all(f.filter(state, request, node).ok for f in self.filters)
 
+    def _nominated_fits(self, state: ClusterState, request: PodRequest, nodes: list[int] | None, node: int) -> bool:
+        """The nominated node is among the candidates (the list, the accepted GPU models)
+        and passes every filter."""
+        if nodes is not None and node not in nodes:
+            return False
+        if request.models and state.nodes[node].gpu_model not in request.models:
+            return False
+        return self.feasible(state, request, node)
+
     def find_node(
         self, state: ClusterState, request: PodRequest, nodes: list[int] | None = None,
-        explain: bool = True, pod: tuple[str, int] | None = None,
+        explain: bool = True, pod: tuple[str, int] | None = None, nominated: int | None = None,
     ) -> tuple[int | None, Diagnosis | None]:
         """The best feasible node, or None and (when `explain`) why no node fits.
 
         What-ifs that only need the answer pass explain=False: building the diagnosis
         touches every node. `pod` (workload, pod index): the pod being placed, whose keys
-        break ties among the best nodes under `tie_break = random`."""
+        break ties among the best nodes under `tie_break = random`. `nominated`: the pod's
+        nominated node (set by its preemption); as kube-scheduler's evaluateNominatedNode,
+        when it passes the filters it is taken without a scan (and the partial search's
+        start does not move); a node outside `nodes` is not tried."""
+        if nominated is not None and self._nominated_fits(state, request, nodes, nominated):
+            return nominated, None
         base = self.ties.pod_base(pod) if self._keyed else 0
-        if nodes is None and self._index_order is not None:
+        if nodes is None and self._index_order(len(state.nodes)) is not None:
             found = self._find_by_index(state, request, explain, base)
             if self.verifier:
                 scanned = self._scan(state, request, None, base)
@@ -243,81 +247,41 @@ class Framework:
               base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """Filter the candidate nodes, score the feasible ones, keep the best (the plain way).
 
-        With `percentage_of_nodes_to_score`, as kube-scheduler: nodes are filtered in
-        cluster order from where the last search stopped, until enough are feasible; with
-        `tie_break = random`, of the best-scoring nodes the one of least key (`base`) wins,
-        a uniform draw (selectHost)."""
-        if nodes is None and self.profile.percentage_of_nodes_to_score is not None:
+        On the whole cluster, as kube-scheduler: `_scan_some`. On a list of nodes (one
+        topology domain; the FGD study's candidates) every node of the list is filtered in
+        its order; of the best-scoring nodes the heap's root wins (`node_heap.py`), or with
+        `tie_break = random` the one of least key (`base`), or the first."""
+        if nodes is None and (self.profile.tie_break is TieBreak.HEAP_ORDER
+                              or feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score,
+                                                        len(state.nodes)) < len(state.nodes)):
             return self._scan_some(state, request, base)
         if nodes is None:
             candidates = state.candidates.candidate_nodes(request.models, request.selector)
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-        best_node, best_score, best_key = None, -1.0, 0
-        keyed = self._keyed
-        salts = self.ties.salts(len(state.nodes)) if keyed else []
-        diagnosis: Diagnosis | None = None
-        for node in candidates:
-            failed = None
-            for plugin in self.filters:
-                status = plugin.filter(state, request, node)
-                if not status.ok:
-                    failed = status
-                    break
-            if failed is not None:
-                if diagnosis is None:
-                    diagnosis = Diagnosis(total_nodes=len(state.nodes))
-                diagnosis.failed(node, failed)
-                continue
-            score = sum(w * p.score(state, request, node) for p, w in self.scores) if self.scores else 0.0
-            if score > best_score:
-                best_node, best_score = node, score
-                if keyed:
-                    best_key = ((base ^ salts[node]) * KEY_MULT) & MASK
-            elif keyed and score == best_score:
-                key = ((base ^ salts[node]) * KEY_MULT) & MASK
-                if key < best_key:
-                    best_node, best_key = node, key
-        if best_node is not None:
-            return best_node, None
-        diagnosis = diagnosis or Diagnosis(total_nodes=len(state.nodes))
-        if nodes is None:
-            _count_non_candidates(state, request, diagnosis)
-        return None, diagnosis
+        key = None
+        if self._keyed:
+            salts = self.ties.salts(len(state.nodes))
 
+            def key(node: int) -> int:
+                return ((base ^ salts[node]) * KEY_MULT) & MASK
+        node, diagnosis = node_search.scan_nodes(self.filters, self.scores, state, request, candidates,
+                                                 self.profile.tie_break is TieBreak.HEAP_ORDER, key)
+        if node is None and nodes is None:
+            _count_non_candidates(state, request, diagnosis)
+        return node, (None if node is not None else diagnosis)
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
-        """kube-scheduler's findNodesThatPassFilters with numFeasibleNodesToFind: every node
-        (a node of another GPU model fails NodeAffinity), from `_next_start`, until enough
-        are feasible; then the best score among those."""
-        count = len(state.nodes)
-        wanted = feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score or 0.0, count)
-        feasible: list[tuple[float, int]] = []
-        diagnosis = Diagnosis(total_nodes=count)
-        excluded = state.candidates.excluded(request.selector)
-        processed = 0
-        for i in range(count):
-            if len(feasible) >= wanted:
-                break
-            node = (self._next_start + i) % count
-            processed += 1
-            if request.models and state.nodes[node].gpu_model not in request.models:
-                diagnosis.reasons[MODEL_MISMATCH] += 1
-                continue
-            if excluded and node in excluded:
-                diagnosis.reasons[excluded[node]] += 1
-                continue
-            failed = self._first_failure(state, request, node)
-            if failed is not None:
-                diagnosis.failed(node, failed)
-                continue
-            feasible.append((sum(w * p.score(state, request, node) for p, w in self.scores), node))
-        self._next_start = (self._next_start + processed) % count if count else 0
-        if not feasible:
+        """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""
+        search = node_search.PartialSearch(self.filters, self.scores, self.profile.percentage_of_nodes_to_score)
+        scored, diagnosis, self._next_start = search.run(state, request, self._next_start)
+        if not scored:
             return None, diagnosis
-        top = max(score for score, _ in feasible)
-        best = [node for score, node in feasible if score == top]
+        if self.profile.tie_break is TieBreak.HEAP_ORDER:
+            return heap_choice(scored), None
+        top = max(score for score, _ in scored)
+        best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
 
 
@@ -359,15 +323,6 @@ def _count_non_candidates(state: ClusterState, request: PodRequest, diagnosis: D
         diagnosis.reasons[MODEL_MISMATCH] += mismatched
     for reason, count in state.candidates.excluded_reasons(request.models, request.selector).items():
         diagnosis.reasons[reason] += count
-
-
-def feasible_nodes_to_find(percentage: float, nodes: int) -> int:
-    """kube-scheduler's numFeasibleNodesToFind (0 %: the adaptive default)."""
-    if nodes < MIN_FEASIBLE_NODES_TO_FIND:
-        return nodes
-    if percentage == 0:
-        percentage = float(max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND))  # exact: small integers
-    return max(int(nodes * percentage // 100), MIN_FEASIBLE_NODES_TO_FIND)
 
 
 def _answer(found: tuple[int | None, Diagnosis | None], explain: bool) -> tuple[object, ...]:

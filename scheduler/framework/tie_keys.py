@@ -1,7 +1,7 @@
-"""Keyed ties among the best nodes (`tie_break = "random"`, kube-scheduler's selectHost).
+"""Keyed ties among the best nodes (`tie_break = "random"`, kube-scheduler's selectHost before v1.35).
 
-Upstream draws uniformly among the best-scored nodes (reservoir sampling over the scan).
-The replay draws the same way, but not from the seeded generator's sequence: every node
+Before v1.35 upstream drew uniformly among the best-scored nodes (reservoir sampling over the
+scan; since, the heap's order decides, `node_heap.py`). This option draws the same way, but not from the seeded generator's sequence: every node
 gets a key hashed from the seed, the scheduling attempt (workload, attempt, failures,
 instant), the pod being placed and the node's index, and the best-scored feasible node
 with the smallest key wins. A key is `(base ^ salt[node]) * KEY_MULT mod 2**64`: `base`

@@ -181,9 +181,11 @@ class ClusterState:
             self._journal.append(("alloc", key, holding))
         return holding
 
-    def nominate(self, nominee: Nominee, priority: int, placements: list[tuple[int, int]]) -> None:
-        """Keep GPUs on nodes for a preemptor (see `scheduler/state/nominations.py`)."""
-        self.nominations.add(nominee, priority, placements)
+    def nominate(self, nominee: Nominee, priority: int, placements: list[tuple[int, int]],
+                 pods: list[tuple[int, int]] | None = None) -> None:
+        """Keep GPUs on nodes for a preemptor (see `scheduler/state/nominations.py`); `pods`:
+        (pod index, node) of a group's pods, their NominatedNodeName each."""
+        self.nominations.add(nominee, priority, placements, pods or ())
 
     def drop_nominations(self, workload_id: str, pod: int | None = None) -> None:
         """End a workload's nominations (`Nominations.drop_run`): kept GPUs become usable."""

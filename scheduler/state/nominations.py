@@ -28,6 +28,9 @@ class Nominations:
         self._on_node: dict[int, dict[Nominee, tuple[int, int]]] = {}  # node → nominee → (priority, milli)
         self._nodes_of: dict[Nominee, tuple[int, ...]] = {}
         self._nominees_of_run: dict[str, set[Nominee]] = {}
+        # Each nominated pod's NominatedNodeName (pod index → node), per nominee: the node
+        # the pod tries first on its next attempt (evaluateNominatedNode).
+        self._pod_nodes: dict[Nominee, dict[int, int]] = {}
         # Grows on every change: answers that depended on the nominations (a preemption that
         # found no victims) are stale once it moves.
         self.generation = 0
@@ -42,9 +45,23 @@ class Nominations:
             return 0
         return sum(milli for held_priority, milli in nominated.values() if held_priority > priority)
 
-    def add(self, nominee: Nominee, priority: int, placements: Iterable[tuple[int, int]]) -> None:
-        """Nominate `nominee`'s pods: (node, milli-GPUs) each; replaces its earlier nomination."""
+    def node_of(self, workload_id: str, pod: int) -> int | None:
+        """The nominated node of pod `pod` of `workload_id`, or None."""
+        for nominee in ((workload_id, pod), (workload_id, WHOLE_GROUP)):
+            pods = self._pod_nodes.get(nominee)
+            if pods is not None and pod in pods:
+                return pods[pod]
+        return None
+
+    def add(self, nominee: Nominee, priority: int, placements: Iterable[tuple[int, int]],
+            pods: Iterable[tuple[int, int]] = ()) -> None:
+        """Nominate `nominee`'s pods: (node, milli-GPUs) each, and (pod index, node) per pod
+        (a pod nominee: its one placement); replaces its earlier nomination."""
         self.drop(nominee)
+        placements = list(placements)
+        pod_nodes = dict(pods)
+        if not pod_nodes and nominee[1] != WHOLE_GROUP and len(placements) == 1:
+            pod_nodes = {nominee[1]: placements[0][0]}
         per_node: dict[int, int] = {}
         for node, milli in placements:
             per_node[node] = per_node.get(node, 0) + milli
@@ -53,12 +70,15 @@ class Nominations:
         for node, milli in per_node.items():
             self._on_node.setdefault(node, {})[nominee] = (priority, milli)
         self._nodes_of[nominee] = tuple(per_node)
+        if pod_nodes:
+            self._pod_nodes[nominee] = pod_nodes
         self._nominees_of_run.setdefault(nominee[0], set()).add(nominee)
         self.generation += 1
 
     def drop(self, nominee: Nominee) -> tuple[int, ...]:
         """End `nominee`'s nomination; the nodes it held GPUs on (empty: it had none)."""
         nodes = self._nodes_of.pop(nominee, ())
+        self._pod_nodes.pop(nominee, None)
         for node in nodes:
             on_node = self._on_node[node]
             del on_node[nominee]

@@ -52,10 +52,16 @@ def _write(path: Path, columns: tuple[str, ...], rows: list[dict[str, Any]]) -> 
 
 def lowest_index(profile: str) -> str:
     """`profile` (a shipped name or a TOML text) with ties among the best nodes to the lowest
-    node index instead of the seeded draw: for stories whose nodes follow the cluster file's
-    order (the shipped profiles draw, as kube-scheduler's selectHost)."""
+    node index instead of the heap's order: for stories whose nodes follow the cluster
+    file's order."""
+    return with_tie_break(profile, "lowest_index")
+
+
+def with_tie_break(profile: str, rule: str) -> str:
+    """`profile` (a shipped name or a TOML text) with `tie_break = rule` (the usage-index walk
+    answers under "random" and "lowest_index" only)."""
     text = profile if "\n" in profile else (Path(scheduler.__file__).parent / "profiles" / f"{profile}.toml").read_text()
-    pin = 'tie_break = "lowest_index"'
+    pin = f'tie_break = "{rule}"'
     if re.search(r"^tie_break\s*=", text, flags=re.M):
         return re.sub(r"^tie_break\s*=.*$", pin, text, flags=re.M)
     if "[behaviour]\n" in text:

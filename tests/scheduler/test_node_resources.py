@@ -14,7 +14,7 @@ from scheduler.plugins.node_resources import (
     Strategy,
 )
 from scheduler.state.cluster_state import ClusterState, PodRequest
-from tests.scheduler.scenario import job, node, replay_rows
+from tests.scheduler.scenario import job, node, replay_rows, with_tie_break
 
 GIB = 1024
 
@@ -71,21 +71,30 @@ def test_kube_default_places_by_cpu_and_memory_not_by_free_gpus(tmp_path):
     assert [r["node"] for r in by_gpu if r["event"] == "started"] == ["n1"]
 
 
-def _spread(tmp_path, seed: int) -> list[str]:
+def _spread(tmp_path, seed: int, profile: str = "kube-default") -> list[str]:
     nodes = [_cpu_node(f"n{i}", 64000) for i in range(8)]
     pods = [job(f"p{i}", i, 10_000, gpus=1) | {"cpu_milli_per_pod": 1000, "memory_mib_per_pod": 1 * GIB}
             for i in range(3)]
     folder = tmp_path / f"s{seed}"
     folder.mkdir(parents=True)
-    rows = replay_rows(folder, nodes, pods, "kube-default", seed=seed)
+    rows = replay_rows(folder, nodes, pods, profile, seed=seed)
     return [r["node"] for r in rows if r["event"] == "started"]
 
 
+def test_equal_best_nodes_fall_by_the_heaps_order_on_every_seed(tmp_path):
+    """kube-scheduler v1.35+: the first popped from the heap of scores (Randomizer 0). Eight
+    equal nodes: p0 takes n0; n0 then scores lower and sinks, p1 takes n1; with n0 and n1
+    lower, heap.Init lifts n3 above n1 and the root's tie goes to its left child: p2 takes n3."""
+    assert {tuple(_spread(tmp_path / "heap", seed=seed)) for seed in (1, 2, 3)} == {("n0", "n1", "n3")}
+
+
 def test_equal_best_nodes_are_drawn_at_random_reproducibly_per_seed(tmp_path):
-    """selectHost: among the best-scoring nodes, uniformly; the replay's seeded generator."""
-    first = _spread(tmp_path, seed=1)
-    assert _spread(tmp_path / "again", seed=1) == first
-    draws = {tuple(_spread(tmp_path / "seeds", seed=seed)) for seed in range(2, 8)} | {tuple(first)}
+    """tie_break = "random" (selectHost before v1.35): among the best-scoring nodes,
+    uniformly, by seeded keys."""
+    profile = with_tie_break("kube-default", "random")
+    first = _spread(tmp_path, seed=1, profile=profile)
+    assert _spread(tmp_path / "again", seed=1, profile=profile) == first
+    draws = {tuple(_spread(tmp_path / "seeds", seed=seed, profile=profile)) for seed in range(2, 8)} | {tuple(first)}
     assert len(draws) > 1, "every seed drew the same nodes: ties are not drawn at random"
     # each pod goes to an untouched node (all equal until then): never a node already used
     assert all(len(set(draw)) == len(draw) for draw in draws)

@@ -30,7 +30,7 @@ from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
-from tests.scheduler.scenario import dra_preemption, lowest_index
+from tests.scheduler.scenario import dra_preemption, lowest_index, with_tie_break
 
 GROUP_CHECKS = {
     "GPUs held below a priority from the index",
@@ -38,7 +38,6 @@ GROUP_CHECKS = {
     "best topology domain from a bounded search",
     "free GPUs of a topology domain from running sums",
     "group preemption skipped as unchanged",
-    "node chosen through the usage index",
     "parked shape still fails",
     "victims with deferred reprieves",
     "victims planned on the view without lower priorities",
@@ -65,10 +64,9 @@ def small_demo(tmp_path_factory):
 
 
 def _replay(files, out, profile, verifier):
-    if "\n" in profile:
-        path = out.parent / f"{out.name}-profile.toml"
-        path.write_text(profile)
-        profile = str(path)
+    if "\n" in profile:  # a TOML text
+        out.parent.joinpath(f"{out.name}.toml").write_text(profile)
+        profile = str(out.parent / f"{out.name}.toml")
     return replay(files.trace, files.cluster, out, profile=profile, seed=42, queues=files.queues, verifier=verifier)
 
 
@@ -84,11 +82,11 @@ GANG_V137 = dra_preemption("gang-v1.37")
                                    "group preemption ruled out by virtual free counts",
                                    "group preemption skipped as unchanged"}),
     ("kube-default", POD_CHECKS),
-    ("kube-default-gpu", POD_CHECKS | {"node chosen through the usage index"}),
+    (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
         "pods: every pod shortcut is checked",
-        "pods scored by GPUs: the usage index is checked too"])
+        "pods scored by GPUs with the keyed draw: the usage index is checked too"])
 def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_demo, tmp_path, profile, want_kinds):
     verifier = Verifier()
     _replay(small_demo, tmp_path / "verified", profile, verifier)
@@ -114,7 +112,7 @@ BROKEN = {
         "node chosen through the usage index", lowest_index(GANG_V137)),
     "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
         lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
-        "node chosen through the usage index"),
+        "node chosen through the usage index", with_tie_break("gang-v1.37", "random")),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
@@ -219,7 +217,8 @@ def test_the_index_diagnosis_matches_a_scan_on_nodes_of_different_sizes(tmp_path
             make_workload("wide").at(10).runs_for(100).gpus(8).obj()]
     trace, cluster, _ = kueue_files(tmp_path, nodes, jobs, [])
     verifier = Verifier()
-    replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=42, verifier=verifier)
+    (tmp_path / "random.toml").write_text(with_tie_break("gang-v1.37", "random"))
+    replay(trace, cluster, tmp_path / "run", profile=str(tmp_path / "random.toml"), seed=42, verifier=verifier)
     assert verifier.checks["node chosen through the usage index"] > 0
     messages = [r["message"] for r in pq.read_table(tmp_path / "run" / "events.parquet").to_pylist()
                 if r["workload_id"] == "wide" and r["event"] == "pending"]

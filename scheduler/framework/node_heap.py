@@ -1,0 +1,68 @@
+"""The node kube-scheduler takes among the best-scored ones: the first popped from a heap.
+
+Since v1.35 `schedulePod` (pkg/scheduler, `schedule_one.go`; `algorithm.go` on master) builds
+`newSortedNodeScores` over the scored feasible nodes, a `container/heap` whose `Less` is
+"higher TotalScore, or equal score and higher Randomizer", and takes `Pop()`. The Randomizer
+is set only for nodes an extender scored (`prioritizeNodes`); the replay has no extenders,
+so every Randomizer is 0 and ties fall by the heap's own order: the node Go's `heap.Init`
+(Floyd's bottom-up sift-down, left child first on a tie, no swap between equals) leaves at
+the root, over the feasible nodes in the order the filter scan found them. That is neither
+the first tied node of the scan nor a draw: a tied node deeper in the heap can climb past a
+tied node nearer the root (`tests/scheduler/test_node_heap.py` has the cases).
+
+`SortedScoredNodes` keeps popping in the same order (`heap.Pop`: swap the root with the
+last element, sift down over the rest), which OpportunisticBatching would hand out as hints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class SortedScoredNodes:
+    """Go's `container/heap` over (score, node) pairs, max-score first, with its exact order."""
+
+    def __init__(self, scored: Sequence[tuple[float, int]]) -> None:
+        self._heap = list(scored)
+        n = len(self._heap)
+        for i in range(n // 2 - 1, -1, -1):  # heap.Init
+            self._down(i, n)
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def peek(self) -> int:
+        """The node `pop` would return."""
+        return self._heap[0][1]
+
+    def pop(self) -> int:
+        """heap.Pop: the root's node; the rest stays a heap."""
+        heap = self._heap
+        last = len(heap) - 1
+        heap[0], heap[last] = heap[last], heap[0]
+        self._down(0, last)
+        return heap.pop()[1]
+
+    def _down(self, i: int, n: int) -> None:
+        """container/heap's down: `Less(j, i)` is "scores strictly higher" (Randomizer 0)."""
+        heap = self._heap
+        while True:
+            j = 2 * i + 1
+            if j >= n:
+                return
+            if j + 1 < n and heap[j + 1][0] > heap[j][0]:
+                j += 1  # the right child only when strictly better
+            if not heap[j][0] > heap[i][0]:
+                return
+            heap[i], heap[j] = heap[j], heap[i]
+            i = j
+
+
+def heap_choice(scored: Sequence[tuple[float, int]]) -> int:
+    """The node `newSortedNodeScores(scored).Pop()` returns (`scored` in scan order, not empty).
+    A unique best score is the root whatever the heap's shape; only ties build the heap."""
+    top = max(score for score, _ in scored)
+    best = [node for score, node in scored if score == top]
+    if len(best) == 1:
+        return best[0]
+    return SortedScoredNodes(scored).peek()

@@ -1,0 +1,140 @@
+"""kube-scheduler's search for feasible nodes on the whole cluster, one node at a time.
+
+`findNodesThatFitPod` / `findNodesThatPassFilters` (pkg/scheduler `schedule_one.go`,
+`algorithm.go` on master): nodes are filtered from `nextStartNodeIndex` in cluster order
+until `numFeasibleNodesToFind` passed; the next node to pass cancels the search and is not
+counted, and the index moves on by the nodes processed (feasible + failed). A node of
+another GPU model fails NodeAffinity like any filter. Upstream filters in parallel; this is
+the order one worker takes. `Diagnosis` is what every failed node adds up to.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from scheduler.framework.interface import FilterPlugin, ScorePlugin
+from scheduler.framework.node_heap import heap_choice
+from scheduler.framework.status import Code, Resource, Status
+from scheduler.state.cluster_state import ClusterState, PodRequest
+
+MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+MODEL_MISMATCH = "node(s) didn't match GPU model"
+# The reason GpuFit gives; the usage index counts the nodes it skips under it.
+
+
+@dataclass
+class Diagnosis:
+    total_nodes: int = 0
+    reasons: Counter[str] = field(default_factory=Counter)
+    unresolvable: set[int] = field(default_factory=set)
+
+    # The resources some node was short of (`Status.short_of`): what the queue decides by.
+    short_of: set[Resource] = field(default_factory=set)
+
+    def failed(self, node: int, status: Status) -> None:
+        """`node` failed a filter with `status`."""
+        self.reasons[status.reasons[0] if status.reasons else status.code.value] += 1
+        if status.short_of is not None:
+            self.short_of.add(status.short_of)
+        if status.code is Code.UNRESOLVABLE:
+            self.unresolvable.add(node)
+
+    def message(self) -> str:
+        """kube-scheduler's FailedScheduling shape: '0/64 nodes are available: …'."""
+        parts = ", ".join(f"{count} {reason}" for reason, count in sorted(self.reasons.items()))
+        return f"0/{self.total_nodes} nodes are available: {parts}." if parts else (
+            f"0/{self.total_nodes} nodes are available."
+        )
+
+
+def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlugin, float]], state: ClusterState,
+               request: PodRequest, candidates: Sequence[int], heap: bool,
+               key: Callable[[int], int] | None) -> tuple[int | None, Diagnosis]:
+    """Every candidate filtered in its order and the feasible ones scored: the best node
+    (ties: the heap's root when `heap`, else the least `key`, else the first) and the
+    failed nodes' diagnosis."""
+    best_node, best_score, best_key, tied = None, -1.0, 0, False
+    scored: list[tuple[float, int]] = []
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    for node in candidates:
+        failed = None
+        for plugin in filters:
+            status = plugin.filter(state, request, node)
+            if not status.ok:
+                failed = status
+                break
+        if failed is not None:
+            diagnosis.failed(node, failed)
+            continue
+        score = sum(w * p.score(state, request, node) for p, w in scores) if scores else 0.0
+        if heap:
+            scored.append((score, node))
+        if score > best_score:
+            best_node, best_score, tied = node, score, False
+            if key is not None:
+                best_key = key(node)
+        elif score == best_score:
+            tied = True
+            if key is not None and (node_key := key(node)) < best_key:
+                best_node, best_key = node, node_key
+    if best_node is not None and heap and tied:
+        return heap_choice(scored), diagnosis
+    return best_node, diagnosis
+
+
+class PartialSearch:
+    """One profile's filters and weighted scores, and its percentage_of_nodes_to_score."""
+
+    def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlugin, float]],
+                 percentage: float) -> None:
+        self.filters, self.scores, self.percentage = filters, scores, percentage
+
+    def run(self, state: ClusterState, request: PodRequest, start: int) -> tuple[list[tuple[float, int]], Diagnosis, int]:
+        """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis,
+        and where the next search starts."""
+        count = len(state.nodes)
+        wanted = feasible_nodes_to_find(self.percentage, count)
+        feasible: list[tuple[float, int]] = []
+        diagnosis = Diagnosis(total_nodes=count)
+        excluded = state.candidates.excluded(request.selector)
+        filters, scores = self.filters, self.scores
+        processed = 0
+        for i in range(count):
+            node = start + i
+            if node >= count:
+                node -= count
+            if request.models and state.nodes[node].gpu_model not in request.models:
+                diagnosis.reasons[MODEL_MISMATCH] += 1
+                processed += 1
+                continue
+            if excluded and node in excluded:
+                diagnosis.reasons[excluded[node]] += 1
+                processed += 1
+                continue
+            failed = None
+            for plugin in filters:
+                status = plugin.filter(state, request, node)
+                if not status.ok:
+                    failed = status
+                    break
+            if failed is not None:
+                diagnosis.failed(node, failed)
+                processed += 1
+                continue
+            if len(feasible) == wanted:
+                break  # one feasible node more than wanted: the search is cancelled
+            feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
+            processed += 1
+        return feasible, diagnosis, (start + processed) % count if count else 0
+
+
+def feasible_nodes_to_find(percentage: float, nodes: int) -> int:
+    """kube-scheduler's numFeasibleNodesToFind (0 %: the adaptive default)."""
+    if nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return nodes
+    if percentage == 0:
+        percentage = float(max(50 - nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND))  # exact: small integers
+    return max(int(nodes * percentage // 100), MIN_FEASIBLE_NODES_TO_FIND)
