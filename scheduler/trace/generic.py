@@ -326,7 +326,7 @@ def _choice(record: dict[str, Any], column: str, values: type[_Choice]) -> _Choi
     try:
         return values(text.lower())
     except ValueError:
-        raise _RowProblem(column, f"must be {' or '.join(values)}, got {_shown(text)}") from None
+        raise _RowProblem(column, f"must be {' or '.join(str(v.value) for v in values)}, got {_shown(text)}") from None
 
 
 # ------------------------------------------------------------------------------ values
