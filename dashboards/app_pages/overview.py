@@ -35,8 +35,8 @@ partial.metric("Partial placement", ui.compact_number(metrics["partial_placement
                help="GPU-hours held by gangs waiting for their last pods: held, so not idle, "
                     "but no work done.")
 saving = cache.query(db, data.savings, filters)
-esr.metric("Effective savings rate", f"{saving['esr_over_list']:.1%} / {saving['esr_over_contract']:.1%}",
-           help=f"Over list (the FinOps Foundation's ESROverList): (list cost of the capacity paid "
+esr.metric("ESR list / contract", f"{saving['esr_over_list']:.1%} / {saving['esr_over_contract']:.1%}",
+           help=f"Effective savings rate. Over list (the FinOps Foundation's ESROverList): (list cost of the capacity paid "
                 f"${saving['list_cost']:,.0f} − its effective cost ${saving['effective_cost']:,.0f}) ÷ that "
                 f"list cost. Over contract (ESROverContract): (contracted cost ${saving['contracted_cost']:,.0f} "
                 "− effective cost) ÷ contracted cost, the commitments' part. Idle included. Committed "

@@ -79,8 +79,8 @@ def test_overview_renders_metrics_charts_and_downloads(monkeypatch, fixture_db):
     assert helps["Idle cost"].startswith("$1,168.00")
     # (list − effective) over the capacity paid: $1,920 at list (idle included), $1,536 paid; over
     # contract the same (no negotiated rate: contracted = list), both shown, named in the help
-    assert values["Effective savings rate"] == f"{(1920 - 1536) / 1920:.1%} / {(1920 - 1536) / 1920:.1%}"
-    assert "ESROverList" in {m.label: m.help for m in at.metric}["Effective savings rate"]
+    assert values["ESR list / contract"] == f"{(1920 - 1536) / 1920:.1%} / {(1920 - 1536) / 1920:.1%}"
+    assert "ESROverList" in {m.label: m.help for m in at.metric}["ESR list / contract"]
     # spend by team, idle by cause, usage over time, costliest, cost per training run
     assert _charts(at) == 5
     downloads = [b.key for b in at.get("download_button")]
