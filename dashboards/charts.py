@@ -35,6 +35,7 @@ IDLE_CAUSE_COLORS = {cause.name: cause.colour for cause in IDLE_CAUSES} | {
 DEFAULT_WIDTH = 560
 # One panel of a faceted chart: fits the main column of the dashboard at 1366 px wide.
 FACET_PANEL_WIDTH = 760
+TIMELINE_MIN_WIDTH = 800  # px: the events chart's width at 1366 px, where its labels must not overlap
 DEFAULT_HEIGHT = 230
 MONEY = "$,.2f"
 
@@ -163,14 +164,15 @@ def costliest_workloads_chart(
         .mark_bar()
         .encode(
             x=alt.X("effective_cost:Q", title="effective cost (USD)", axis=alt.Axis(format="$,.0f")),
-            y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=220)),
+            # every bar named: labels never thinned out for overlap (a row is tall enough for one)
+            y=alt.Y("workload_id:N", title=None, sort="-x", axis=alt.Axis(labelLimit=220, labelOverlap=False)),
             color=alt.Color("tenant:N", title="team", legend=alt.Legend(orient="top", labelExpr=LABEL_EXPR),
                             scale=team_scale(teams)),
             tooltip=tooltip,
         )
     )
     # every bar keeps its label: at least 18 pixels a workload
-    return sized(chart, width, max(height, 18 * len(df)))
+    return sized(chart, width, max(height, 20 * len(df)))
 
 
 def workload_timeline_chart(
@@ -186,16 +188,18 @@ def workload_timeline_chart(
     # changes, or the text piles up into a smear.
     previous = data.groupby("event", sort=False)["label"].shift()
     data["label"] = data["label"].where(data["label"] != previous, "")
-    # Labels closer than a twelfth of the span on one lane would overlap: keep the first.
+    # A label is drawn only where the one before it on its lane has ended: a label of n
+    # characters spans about 6·n + 14 px of a chart at least TIMELINE_MIN_WIDTH px wide, i.e.
+    # that share of the span (a fixed share let long reasons run into each other).
     if "ts" in data and len(data) > 1:
         times = pd.to_datetime(data["ts"])
-        gap = (times.max() - times.min()) / 12
-        last_kept: dict[object, pd.Timestamp] = {}
+        span = times.max() - times.min()
+        free_from: dict[object, pd.Timestamp] = {}
         keep = []
         for event, label, when in zip(data["event"], data["label"], times, strict=True):
-            shown = bool(label) and (event not in last_kept or when - last_kept[event] >= gap)
+            shown = bool(label) and (event not in free_from or when >= free_from[event])
             if shown:
-                last_kept[event] = when
+                free_from[event] = when + span * (6 * len(str(label)) + 14) / TIMELINE_MIN_WIDTH
             keep.append(shown)
         data["label"] = data["label"].where(keep, "")
     tooltip = [alt.Tooltip("ts:T", title="time", format="%Y-%m-%d %H:%M:%S"),

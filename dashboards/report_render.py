@@ -83,7 +83,8 @@ h1{margin-bottom:.2rem} .scope{color:#616161;margin-top:0}
 .cards{display:flex;flex-wrap:wrap;gap:.75rem;margin:1rem 0}
 .card{border:1px solid #e0e0e0;border-radius:8px;padding:.6rem .9rem;min-width:12rem}
 .card .label{font-size:.8rem;color:#616161} .card .value{font-size:1.25rem;font-weight:600}
-table{border-collapse:collapse;font-size:.85rem;margin:.5rem 0 1.5rem}
+.table{overflow-x:auto;max-width:100%;margin:.5rem 0 1.5rem}
+table{border-collapse:collapse;font-size:.85rem}
 th,td{border:1px solid #e0e0e0;padding:.25rem .5rem;text-align:left}
 th{background:#f5f5f5} img.chart{max-width:100%;height:auto;display:block;margin:.5rem 0}
 .note{color:#616161;font-size:.9rem} .window{font-size:.9rem;font-weight:600;margin-bottom:0} .empty{color:#9e9e9e;font-style:italic}
@@ -123,8 +124,9 @@ def render_html(metrics: dict[str, float], sections: list[Section], scope: str,
             parts.append(f'<img class="chart" alt="{esc(section.title)}" '
                          f'src="data:image/svg+xml;base64,{encoded}">')
         # numbers are text already, written one way (labels.readable_table, dashboards/cells.py)
-        parts.append(blank_missing(labels.readable_table(section.table)).to_html(
-            index=False, escape=True, border=0, na_rep=""))
+        # a wide table (the runs ranked) scrolls inside the page instead of running off it
+        parts.append('<div class="table">' + blank_missing(labels.readable_table(section.table)).to_html(
+            index=False, escape=True, border=0, na_rep="") + "</div>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

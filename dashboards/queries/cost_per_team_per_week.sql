@@ -1,8 +1,8 @@
 -- title: Cost per team per week
--- question: What does each team's GPU time cost, week by week? Idle capacity is its own line (__idle__); costs add up GPU, CPU and memory; GPU-hours are PricingQuantity, the capacity each row prices.
+-- question: What does each team's GPU time cost, week by week? Idle capacity is its own line, Unallocated (idle); costs add up GPU, CPU and memory; GPU-hours are PricingQuantity, the capacity each row prices.
 SELECT x_RunId AS run_id,
        date_trunc('week', ChargePeriodStart)::DATE AS week,
-       x_Tenant AS team,
+       CASE x_Tenant WHEN '__idle__' THEN 'Unallocated (idle)' ELSE x_Tenant END AS team,
        round(sum(PricingQuantity) FILTER (WHERE x_Resource = 'gpu'), 1) AS gpu_hours,
        round(sum(EffectiveCost), 2) AS effective_cost,
        round(sum(ListCost), 2) AS list_cost

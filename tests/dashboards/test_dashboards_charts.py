@@ -134,3 +134,23 @@ def test_a_faceted_ad_hoc_chart_has_panels_of_a_width_in_pixels():
                           "usd": [1.0, 2.0, 3.0, 4.0]})
     spec = charts.auto_chart(frame, width="container").to_dict()
     assert "facet" in spec and isinstance(spec["spec"]["width"], int) and spec["spec"]["width"] > 0
+
+
+def test_timeline_labels_on_one_lane_never_run_into_each_other():
+    # over 10 h, "WaitingForPreemptedWorkloads" (28 characters, about 180 px of an 800 px chart)
+    # spans about 2.3 h: a reason 1 h later on its lane is left unlabelled, one 3 h later is not
+    times = pd.to_datetime(["2026-11-02 00:00", "2026-11-02 01:00", "2026-11-02 04:00", "2026-11-02 10:00"])
+    events = pd.DataFrame({"ts": times, "event": ["pending"] * 3 + ["started"],
+                           "reason": ["WaitingForPreemptedWorkloads", "NoMatchingFlavor", "WaitingForQuota", None],
+                           "message": [""] * 4})
+    values = charts.workload_timeline_chart(events).to_dict()["datasets"]
+    labels = [row["label"] for row in next(iter(values.values()))]
+    assert labels == ["WaitingForPreemptedWorkloads", "", "WaitingForQuota", "started"]
+
+
+def test_the_costliest_workloads_chart_names_every_bar():
+    frame = pd.DataFrame({"workload_id": [f"training-{i:05d}" for i in range(25)], "tenant": ["a"] * 25,
+                          "effective_cost": [float(100 - i) for i in range(25)]})
+    spec = charts.costliest_workloads_chart(frame).to_dict()
+    assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False
+    assert spec["height"] >= 20 * 25

@@ -184,3 +184,15 @@ def test_docs_answer_the_saved_questions_and_list_every_mart():
     marts = Path(__file__).resolve().parents[2] / "pipeline" / "models" / "marts"
     for model in sorted(marts.glob("*.sql")):
         assert f"`{model.stem}`" in text, f"docs/sql.md does not list the mart {model.stem}"
+
+
+def test_saved_queries_name_the_platform_line_in_words(fixture_db):
+    """The SQL page's examples say "Unallocated (idle)", never the marts' internal `__idle__`, in
+    their questions and in the rows they return for a team."""
+    from dashboards.sql import saved_queries
+
+    for saved in saved_queries():
+        assert "__idle__" not in (saved.question or ""), saved.name
+    for name in ("cost_per_team_per_week", "chargeback_idle_shared"):
+        teams = {r["team"] for r in json.loads(run_sql(fixture_db, fmt="json", name=name))}
+        assert "Unallocated (idle)" in teams and "__idle__" not in teams, name

@@ -48,3 +48,10 @@ def test_the_demo_report_writes_numbers_one_way(demo_db, tmp_path):
         assert path.read_bytes() == (tmp_path / "second" / path.name).read_bytes(), path.name
         for line in path.read_text().splitlines()[1:]:
             assert not re.search(r"\d\.\d{7,}", line), (path.name, line)
+
+
+def test_every_report_table_scrolls_inside_the_page(fixture_db, tmp_path):
+    assert main(["report", "--db", str(fixture_db), "--out", str(tmp_path / "r"), "--format", "html", "-q"]) == 0
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert page.count("<table") == page.count('<div class="table"><table') > 0
+    assert ".table{overflow-x:auto" in page
