@@ -196,8 +196,10 @@ def budget_sections(con, run_id: str, budgets: Path, as_of: date,
                  f"daily spend over the days with cost records, t quantile; docs/reports.md). {budget_names(burned) or 'Every budget is on track.'}",
                  burned, finops_charts.budget_burn_chart, window=budget_window),
         Section("budget_anomalies", "Anomalous days",
-                 f"Days whose spend or idle share is far from the {whose} usual day (modified z-score "
-                 f"above {budget_rules.Z_THRESHOLD}).", flagged, window=budget_window),
+                 f"Days whose spend or idle share is far from the {whose} usual day before them (modified "
+                 f"z-score above {budget_rules.Z_THRESHOLD}).", flagged,
+                 window="whole days of the run's steady phase, each judged against the days before it "
+                        "(the warm-up and the drain are not a usual day)"),
     ]
 
 
@@ -243,6 +245,9 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
     con = data.connect_read_only(db)
     try:
         run_range = data.run_date_range(con, filters.run_id)
+        # the hours the selection covers, the phase cut to the dates: "steady phase, 2026-11-02
+        # 16:00 to 2026-11-09 00:00 UTC" (the dates alone overstated the phase's end)
+        window = data.window_label(filters, data.run_phases(con, filters.run_id))
         bucket = data.pick_time_bucket(filters, run_range)
         metrics = {**data.headline_metrics(con, filters), **data.savings(con, filters),
                    # efficiency is None when nothing is measured: left out, the row says unknown
@@ -339,10 +344,8 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
         section.table = printable_frame(section.table)
         _drop_chart_past_row_cap(section)
     teams = ", ".join(filters.tenants) if filters.tenants else "all teams"
-    phase = f", {filters.phase} phase" if filters.phase else ""
-    scope = printable(f"run {filters.run_id}, {filters.date_from} to {filters.date_to} (UTC){phase}, {teams}")
-    selected = printable(f"the report's selection: {filters.phase + ' phase' if filters.phase else 'whole run'}, "
-                         f"{filters.date_from} to {filters.date_to} (UTC)")
+    scope = printable(f"run {filters.run_id}, {window}, {teams}")
+    selected = printable(f"the report's selection: {window}")
     for section in sections:
         section.window = section.window or selected
     return metrics, sections, scope

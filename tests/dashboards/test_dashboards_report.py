@@ -138,7 +138,7 @@ def test_one_teams_report_from_the_command_line(fixture_db, tmp_path, capsys):
                  "--to", "2026-11-02"]) == 0
     text = (out / "report.md").read_text(encoding="utf-8")
     # the steady phase by default (demo-a is steady throughout)
-    assert "run demo-a, 2026-11-02 to 2026-11-02 (UTC), steady phase, team-o'brien" in text
+    assert "run demo-a, steady phase, 2026-11-02 00:00 to 2026-11-03 00:00 UTC, team-o'brien" in text
     assert "- **Total cost**: $32.00" in text
     assert "| ml-research |" not in text.split("## Spend by team")[1].split("##")[0]
     assert main(["report", "--db", str(fixture_db), "--out", str(tmp_path / "x"),
@@ -190,7 +190,7 @@ def test_every_section_names_its_window(report_dir):
     windows = dict(re.findall(r'<h2 id="([a-z_]+)">.*?</h2>\n<p class="window">Window: ([^<]*)</p>', page))
     headings = re.findall(r'<h2 id="([a-z_]+)">', page)
     assert headings and set(headings) == set(windows), set(headings) - set(windows)
-    selection = "the report&#x27;s selection: steady phase, 2026-11-02 to 2026-11-03 (UTC)"
+    selection = "the report&#x27;s selection: steady phase, 2026-11-02 00:00 to 2026-11-04 00:00 UTC"
     for slug in ("spend_by_team", "chargeback", "idle_cost_by_cause", "cost_per_training_run", "pending_workloads"):
         assert windows[slug] == selection, slug
     for slug in ("runs_compared", "runs_waits"):
