@@ -229,9 +229,10 @@ def window_label(filters: Filters, phases: dict[str, tuple[datetime, datetime]] 
     gives the whole run's ends where no date or phase bounds it."""
     params = filters.params()
     start, end = params["ts_from"], params["ts_to"]
-    if phases:
-        start = start if start is not None else min(window[0] for window in phases.values())
-        end = end if end is not None else max(window[1] for window in phases.values())
+    if phases:  # cut to the run: dates past its ends cover no hour of it
+        first, last = min(w[0] for w in phases.values()), max(w[1] for w in phases.values())
+        start = first if start is None else max(start, first)
+        end = last if end is None else min(end, last)
     name = f"{filters.phase} phase" if filters.phase else "whole run"
     if start is None or end is None:
         return name

@@ -81,7 +81,7 @@ def test_team_and_period_reach_the_report(config, tmp_path):
     schedule.run_due(config, now=datetime(2026, 11, 9, 8, 0))
     text = (tmp_path / "reports" / "weekly-obrien" / "2026-11-02_2026-11-08" / "report.md"
             ).read_text(encoding="utf-8")
-    assert "run demo-a, whole run, 2026-11-02 00:00 to 2026-11-09 00:00 UTC, team-o'brien" in text
+    assert "run demo-a, whole run, 2026-11-02 00:00 to 2026-11-04 00:00 UTC, team-o'brien" in text
     assert "- **Total cost**: $32.00" in text  # the team's partially placed gang only
 
 
