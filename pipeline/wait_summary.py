@@ -91,17 +91,25 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:,.1f} h"
 
 
-_MILLI_GPUS = re.compile(r"for (?P<resource>\S*gpu\S*) in flavor (?P<flavor>[^,.;]+), (?P<milli>\d+)m more needed")
+# Kueue's shortfall, "for RESOURCE in flavor F, Q more needed", Q a Kubernetes quantity
+# ("87", "72500m"): GPUs and CPU cores are counted, memory keeps its quantity ("4544Gi").
+_SHORTFALL = re.compile(r"for (?P<resource>\S+) in flavor (?P<flavor>[^,.;]+), (?P<amount>\d+)(?P<milli>m?) more needed")
+_COUNTED = {"cpu": "CPUs"}
 
 
 def human_message(message: str) -> str:
-    """A message with GPU quantities in GPUs: Kueue writes a fractional shortfall as a
-    Kubernetes quantity in milli-units ("7250m more needed"); a reader wants "7.25 GPUs"."""
-    def gpus(match: re.Match[str]) -> str:
-        value = int(match.group("milli")) / 1000
-        return (f"for {match.group('resource')} in flavor {match.group('flavor')}, "
-                f"{value:,.3f}".rstrip("0").rstrip(".") + " GPUs more needed")
-    return _MILLI_GPUS.sub(gpus, message or "")
+    """A message with every GPU and CPU shortfall in one form, a count with its unit: Kueue
+    writes whole ones as numbers ("87 more needed") and fractional ones in milli-units ("72500m
+    more needed", "111250m" cores); a reader wants "87 GPUs", "72.5 GPUs", "111.25 CPUs"."""
+    def counted(match: re.Match[str]) -> str:
+        resource = match.group("resource")
+        unit = "GPUs" if "gpu" in resource else _COUNTED.get(resource)
+        if unit is None:
+            return match.group(0)
+        value = int(match.group("amount")) / (1000 if match.group("milli") else 1)
+        return (f"for {resource} in flavor {match.group('flavor')}, "
+                f"{value:,.3f}".rstrip("0").rstrip(".") + f" {unit} more needed")
+    return _SHORTFALL.sub(counted, message or "")
 
 
 def summary_sentence(rows: Sequence[Mapping[str, Any]], end_s: float | None = None) -> str:

@@ -59,6 +59,11 @@ def test_long_runs_of_one_reason_fold_into_one_line_with_their_count():
      "insufficient unused quota for nvidia.com/gpu in flavor a100, 126.25 GPUs more needed; position 3"),
     ("quota for nvidia.com/gpu in flavor h100, 500m more needed", "quota for nvidia.com/gpu in flavor h100, 0.5 GPUs more needed"),
     ("quota for memory in flavor a100, 4544Gi more needed", "quota for memory in flavor a100, 4544Gi more needed"),
+    # one form for whole and fractional shortfalls, GPUs and CPU cores alike (explain mixed
+    # "87 more needed", "72.5 GPUs more needed" and "111250m more needed")
+    ("quota for nvidia.com/gpu in flavor h100, 87 more needed", "quota for nvidia.com/gpu in flavor h100, 87 GPUs more needed"),
+    ("quota for cpu in flavor h100, 111250m more needed", "quota for cpu in flavor h100, 111.25 CPUs more needed"),
+    ("quota for cpu in flavor h100, 64 more needed", "quota for cpu in flavor h100, 64 CPUs more needed"),
 ])
 def test_gpu_shortfalls_read_in_gpus(message, shown):
     assert human_message(message) == shown
