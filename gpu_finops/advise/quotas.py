@@ -262,6 +262,8 @@ class _Runner:
             self.ray.check()
         self.workers = workers or os.cpu_count() or 1
         self.timeout_s: float | None = DEFAULT_TIMEOUT_S
+        # trials told in this process and since when: the time left, from the pace so far
+        self.told, self.began = 0, time.monotonic()
         for folder in ("runs", "state", "trials"):
             (out / folder).mkdir(parents=True, exist_ok=True)
 
@@ -344,10 +346,13 @@ class _Runner:
                 except Exception as failure:  # a build that fails fails this trial only (an interrupt is not one)
                     results[number] = (None, f"{type(failure).__name__}: {failure}")
             figures, error = results[number]
+            self.told += 1
             if progress is not None and not progress[2]:
                 told = f"idle ${figures.idle_cost:,.0f}, delay ${figures.cost_of_delay:,.0f}" if figures else \
                     f"[red]failed[/]: {error}"
-                self.console.print(f"trial {number} ({len(results) + progress[0]}/{progress[1]}): {told}",
+                finished = len(results) + progress[0]
+                self.console.print(f"trial {number} ({finished}/{progress[1]}): {told}"
+                                   f"{time_left(time.monotonic() - self.began, self.told, progress[1] - finished)}",
                                    highlight=False)
 
         self.run([task for _, task in tasks.values()], done)
@@ -366,6 +371,14 @@ class _Runner:
 
 def _write_state(out: Path, name: str, value: Any) -> None:
     write_files(out / "state", {name: json.dumps(value, indent=2, default=str) + "\n"})
+
+
+def time_left(elapsed_s: float, done: int, left: int) -> str:
+    """" · about 12 min left" at the pace of the trials done so far ("" when none is left)."""
+    if left <= 0 or done <= 0:
+        return ""
+    seconds = elapsed_s / done * left
+    return f" · about {seconds / 60:,.0f} min left" if seconds >= 90 else f" · about {seconds:,.0f} s left"
 
 
 def _trial_id(study: Any, number: int) -> int:

@@ -66,3 +66,10 @@ def test_a_quantity_is_written_in_the_form_it_was_given():
     assert in_form_of(64_000, 32) == 64
     assert in_form_of(64_000, "32000m") == "64000m"
     assert in_form_of(500, 1) is None
+
+
+def test_advise_says_the_time_left_at_the_pace_so_far():
+    from gpu_finops.advise.quotas import time_left
+    assert time_left(600.0, 4, 46) == " · about 115 min left"  # 150 s a trial
+    assert time_left(20.0, 4, 3) == " · about 15 s left"
+    assert time_left(600.0, 4, 0) == "" and time_left(0.0, 0, 10) == ""
