@@ -14,7 +14,7 @@ HEADER = "id, user, group, queue, nodes, gpus, walltime_req, termcode, time_subm
 DAY = 1506816000  # 2017-10-01T00:00:00Z
 
 
-def test_the_report_puts_recorded_and_replayed_waits_side_by_side_with_cost(tmp_path):
+def test_the_report_puts_recorded_and_replayed_waits_side_by_side_with_cost(tmp_path, capsys, monkeypatch):
     rows = [
         f"1, 0, 0, 0, 2, 8, 600, 0, {DAY}, {DAY + 10}, {DAY + 3610}, 10, 3600",  # a 2-node gang
         f"2, 0, 1, 1, 1, 4, 600, 0, {DAY + 20}, {DAY + 30}, {DAY + 1830}, 10, 1800",
@@ -24,7 +24,12 @@ def test_the_report_puts_recorded_and_replayed_waits_side_by_side_with_cost(tmp_
     trace = tmp_path / "aaicwl-test.csv"
     trace.write_text("\n".join([HEADER, *rows]) + "\n", encoding="utf-8")
     out = tmp_path / "aaic"
-    assert main(["experiment", "aaic", "--trace", str(trace), "--out", str(out), "--nodes", "2", "-q"]) == 0
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["experiment", "aaic", "--trace", str(trace), "--out", str(out), "--nodes", "2"]) == 0
+    # it says what it does (the build ran minutes in silence) and keeps run names whole at 80
+    # columns (they were cut to "gang-v1.…")
+    said = capsys.readouterr().out
+    assert "building cost records of 3 runs" in said and "gang-v1.37-kueue" in said, said
     report = (out / "report.md").read_text(encoding="utf-8")
     for label in ("kube-default", "gang-v1.37", "gang-v1.37-kueue"):
         assert (out / "runs" / label / "events.parquet").is_file()
