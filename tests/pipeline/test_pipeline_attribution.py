@@ -11,23 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from tables import approx_rows, as_dict, rows
+from tables import approx_rows, as_dict, idle_by_cause, rows
 
 H = 3600.0
 
-
-def idle_by_cause(con, run_id: str) -> dict[tuple, float]:
-    """(gpu_model, idle reason) → GPU-hours over the run (zero amounts left out)."""
-    return {
-        key: value
-        for key, value in as_dict(
-            con,
-            """select gpu_model, idle_reason, sum(gpu_hours) from int_idle_by_cause
-               where run_id = ? group by all""",
-            [run_id],
-        ).items()
-        if abs(value) > 1e-12
-    }
 
 
 def charged(con, run_id: str, policy: str, column: str = "charged_cost") -> dict[str, float]:
