@@ -296,7 +296,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _add_import(sub: argparse._SubParsersAction) -> None:
-    from gpu_finops.importers.commands import add_common
+    from gpu_finops.importers.commands import add_common, add_live
 
     parser = sub.add_parser("import", help="a cluster's own history → trace, cluster, Kueue queues, rejected rows",
                             description="a cluster's own history (kubectl dumps, Kueue objects, Prometheus "
@@ -317,11 +317,15 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
                    "ResourceClaims in them are read too)")
     p.add_argument("--nodes", nargs="+", required=True, metavar="NODES.json", help="node dumps")
     add_common(p)
-    p = add("prometheus", "Prometheus range-query exports (/api/v1/query_range JSON) of kube-state-metrics "
-            "pod requests, start and completion times → the same files")
-    p.add_argument("--series", nargs="+", required=True, metavar="QUERY.json",
-                   help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
-                   "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
+    p = add("prometheus", "kube-state-metrics and DCGM series from a live Prometheus (--url) or its "
+            "/api/v1/query_range answers saved as JSON (--series) → the same files")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--series", nargs="+", metavar="QUERY.json",
+                        help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
+                        "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
+    source.add_argument("--url", help="a live Prometheus (http://prometheus:9090): its documented queries are run "
+                        "over --start..--end")
+    add_live(p)
     p.add_argument("--nodes", nargs="+", metavar="NODES.json",
                    help="node dumps (default: nodes from kube_node_status_allocatable and kube_node_labels)")
     add_common(p)

@@ -31,6 +31,23 @@ def add_common(parser: argparse.ArgumentParser) -> None:
                         "cost-center, cost_center, app.kubernetes.io/*; 'default' stands for these, '' for none)")
 
 
+def add_live(parser: argparse.ArgumentParser) -> None:
+    """The options of `import prometheus --url`."""
+    live = parser.add_argument_group("a live Prometheus (--url)")
+    live.add_argument("--start", help="start of the range, RFC 3339 (2026-03-02T00:00:00Z) or Unix seconds")
+    live.add_argument("--end", help="end of the range, likewise")
+    live.add_argument("--step", help="the query resolution: how precisely deletions are seen "
+                      "(seconds or a duration: 30s, 5m; default 60s)")
+    live.add_argument("--bearer-token-file", metavar="FILE",
+                      help="a token sent as Authorization: Bearer (a service account's, in a cluster)")
+    tls = live.add_mutually_exclusive_group()
+    tls.add_argument("--ca-file", metavar="FILE", help="CA certificates the server's TLS certificate is checked against")
+    tls.add_argument("--insecure", action="store_true", help="do not check the server's TLS certificate")
+
+
+LIVE_OPTIONS = ("start", "end", "step", "bearer_token_file", "ca_file", "insecure")
+
+
 def options_of(args: argparse.Namespace):
     from gpu_finops.importers.allocation_keys import AllocationKeys
     from gpu_finops.importers.kubectl import ImportOptions
@@ -52,11 +69,7 @@ def run(args: argparse.Namespace) -> int:
         result = import_kubectl([Path(p) for p in args.pods], [Path(p) for p in args.nodes], out,
                                 kueue=Path(args.kueue) if args.kueue else None, options=options_of(args))
     elif args.source == "prometheus":
-        from gpu_finops.importers.prometheus import import_prometheus
-
-        result = import_prometheus([Path(p) for p in args.series], out,
-                                   nodes=[Path(p) for p in args.nodes or ()],
-                                   kueue=Path(args.kueue) if args.kueue else None, options=options_of(args))
+        result = _prometheus(args, out)
     else:
         from gpu_finops.importers.kueue_only import import_kueue_only
         from scheduler.errors import InputError
@@ -68,6 +81,27 @@ def run(args: argparse.Namespace) -> int:
         return 0
     _summary(result, out, Console(file=sys.stdout, soft_wrap=True, emoji=False))
     return 0
+
+
+def _prometheus(args: argparse.Namespace, out: Path) -> ImportResult:
+    from gpu_finops.importers.prometheus import import_prometheus, import_prometheus_live
+    from gpu_finops.importers.prometheus_http import live_range
+    from scheduler.errors import InputError
+
+    nodes, kueue = [Path(p) for p in args.nodes or ()], Path(args.kueue) if args.kueue else None
+    if args.series:
+        given = next((name for name in LIVE_OPTIONS if getattr(args, name)), None)
+        if given:
+            raise InputError(f"--{given.replace('_', '-')}", "only with --url (a live Prometheus); --series files "
+                             "hold their range")
+        return import_prometheus([Path(p) for p in args.series], out, nodes=nodes, kueue=kueue,
+                                 options=options_of(args))
+    live = live_range(args.url, args.start, args.end, args.step or "60s", bearer_token_file=args.bearer_token_file,
+                      ca_file=args.ca_file, insecure=args.insecure)
+    options = options_of(args)
+    if live.insecure:
+        print(f"warning: the TLS certificate of {live.shown_url} is not checked (--insecure)", file=sys.stderr)
+    return import_prometheus_live(live, out, nodes=nodes, kueue=kueue, options=options)
 
 
 def _summary(result: ImportResult, out: Path, console: Console) -> None:

@@ -60,6 +60,8 @@ class ImportResult:
     objects_read: dict[str, int] = field(default_factory=dict)  # gang and claim objects, by kind
     price_book: StarterBook | None = None  # set by write_import
     price_book_kept: bool = False  # the folder's prices.csv is the user's: not rewritten
+    fetched: dict[str, str] = field(default_factory=dict)  # a live import's queries: SHA-256 of each answer
+    origin: dict[str, Any] = field(default_factory=dict)  # a live import's server, range and step
 
     @property
     def start(self) -> datetime:
@@ -116,7 +118,8 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
         "source": result.source,
         "start": iso(start),
         "observed_at": iso(result.observed_at),
-        "inputs": {p.name: sha256_file(p) for p in result.inputs},
+        "inputs": {**{p.name: sha256_file(p) for p in result.inputs}, **result.fetched},
+        **({"prometheus": result.origin} if result.origin else {}),
         "counts": result.summary(),
         "warnings": result.warnings + (result.kueue.warnings if result.kueue else []),
         "notes": result.built.notes,

@@ -30,6 +30,7 @@ a pod still there at the end of the range is cut there, like a running pod in a 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -57,6 +58,7 @@ from gpu_finops.importers.nodes import node_row
 from gpu_finops.importers.objects import collect_group_objects
 from gpu_finops.importers.output import ImportResult, write_import
 from gpu_finops.importers.pods import pod_record
+from gpu_finops.importers.prometheus_http import LiveRange, PrometheusError, fetch_answers
 from gpu_finops.importers.records import NodeRow, PodRecord, Rejected
 from gpu_finops.importers.workloads import Options, build_workloads
 from scheduler.admission.manifests.quantities import shown
@@ -126,47 +128,55 @@ def read_series(paths: list[Path]) -> list[Series]:
             raise InputError(path, "not valid JSON: nested too deeply") from None
         except ValueError:  # an integer of more than 4,300 digits: Python will not read it
             raise InputError(path, "not valid JSON: it holds an integer of more than 4,300 digits") from None
-        row = 0
-        for number, answer in enumerate(document if isinstance(document, list) else [document], start=1):
-            for series in _answer_series(answer, path, number):
-                row += 1
-                found.append(_series(series, path, row))
+        found.extend(answer_series(path.name, path.stem, document))
     return found
 
 
-def _answer_series(answer: Any, path: Path, number: int) -> Iterator[Mapping[str, Any]]:
+def answer_series(source: str, stem: str, document: Any) -> list[Series]:
+    """The series of one file (or one live query): an answer or a JSON array of answers, rows
+    numbered from 1 across them. ``stem``: the metric a series without ``__name__`` is read as,
+    when it is one (a file named after it)."""
+    found: list[Series] = []
+    for number, answer in enumerate(document if isinstance(document, list) else [document], start=1):
+        for series in _answer_series(answer, source, number):
+            found.append(_series(series, source, stem, len(found) + 1))
+    return found
+
+
+def _answer_series(answer: Any, source: str, number: int) -> Iterator[Mapping[str, Any]]:
     if not isinstance(answer, Mapping):
-        raise InputError(path, f"answer {number} is not a query_range response (a JSON object)")
+        raise InputError(source, f"answer {number} is not a query_range response (a JSON object)")
     if answer.get("status") == "error":
-        raise InputError(path, f"answer {number} is a Prometheus error: {answer.get('errorType')}: {answer.get('error')}")
+        raise InputError(source, f"answer {number} is a Prometheus error: {answer.get('errorType')}: "
+                         f"{answer.get('error')}")
     data = answer.get("data")
     if not isinstance(data, Mapping) or not isinstance(data.get("result"), list):
-        raise InputError(path, f"answer {number}: no data.result list (export the JSON of /api/v1/query_range)",
+        raise InputError(source, f"answer {number}: no data.result list (export the JSON of /api/v1/query_range)",
                          field="data.result")
     if data.get("resultType") not in ("matrix", "vector"):
-        raise InputError(path, f"answer {number}: resultType {data.get('resultType')!r}; want matrix or vector",
+        raise InputError(source, f"answer {number}: resultType {data.get('resultType')!r}; want matrix or vector",
                          field="data.resultType")
     yield from (s for s in data["result"] if isinstance(s, Mapping))
 
 
-def _series(raw: Mapping[str, Any], path: Path, row: int) -> Series:
+def _series(raw: Mapping[str, Any], source: str, stem: str, row: int) -> Series:
     found = raw.get("metric")
     metric: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
-    name = str(metric.get("__name__") or (path.stem if path.stem in POD_METRICS | NODE_METRICS else ""))
+    name = str(metric.get("__name__") or (stem if stem in POD_METRICS | NODE_METRICS else ""))
     listed = raw.get("values")
     values: list[Any] = listed if isinstance(listed, list) else [raw.get("value")]
     labels = {str(k): str(v) for k, v in metric.items()}
     if name in DCGM_METRICS:  # a bad sample is a rejected row there, not the end of the import
-        return Series(path.name, row, name, labels, (), tuple(values))
+        return Series(source, row, name, labels, (), tuple(values))
     samples = []
     for number, pair in enumerate(values, start=1):
         problem = _sample_problem(name, pair)
         if problem is not None:  # the series is a rejected row; the rest of the export is read
-            return Series(path.name, row, name, labels, (), problem=(f"values[{number - 1}]", problem))
+            return Series(source, row, name, labels, (), problem=(f"values[{number - 1}]", problem))
         moment, value = float(pair[0]), float(pair[1])
         if value == value:  # NaN: the metric was absent at that step
             samples.append((moment, value))
-    return Series(path.name, row, name, labels, tuple(sorted(samples)))
+    return Series(source, row, name, labels, tuple(sorted(samples)))
 
 
 TIME_METRICS = frozenset({"kube_pod_created", "kube_pod_start_time", "kube_pod_completion_time"})
@@ -196,14 +206,45 @@ def _sample_problem(name: str, pair: Any) -> str | None:
 
 def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None = None, kueue: Path | None = None,
                       options: ImportOptions | None = None) -> ImportResult:
+    """Exported query_range answers (files) → the import's files in ``out``."""
+    result = _import(read_series(paths), paths[0], paths, nodes, kueue, options or ImportOptions())
+    write_import(out, result)
+    return result
+
+
+def import_prometheus_live(live: LiveRange, out: Path, *, nodes: list[Path] | None = None, kueue: Path | None = None,
+                           options: ImportOptions | None = None) -> ImportResult:
+    """The same from a live Prometheus: each of the documented queries run over the range
+    (`gpu_finops.importers.prometheus_http`), each answer read as the file of that query would be."""
     options = options or ImportOptions()
-    series = read_series(paths)
+    AllocationKeys.parse(options.label_keys)  # a bad entry stops here, before any query runs
+    answers = fetch_answers(live)
+    series = [s for query, answer in answers for s in answer_series(query, query, answer)]
+    if not any(s.samples or s.raw_values for s in series):
+        raise PrometheusError(live.shown_url, None, f"no series of the documented queries from "
+                              f"{_iso_ms(live.start_ms)} to {_iso_ms(live.end_ms)} (does it scrape kube-state-metrics?)")
+    result = _import(series, live.shown_url, [], nodes, kueue, options)
+    result.fetched = {query: hashlib.sha256(json.dumps(answer, sort_keys=True).encode()).hexdigest()
+                      for query, answer in answers}
+    result.origin = {"url": live.shown_url, "start": _iso_ms(live.start_ms), "end": _iso_ms(live.end_ms),
+                     "step_s": live.step_ms / 1000, "pages_per_query": sum(1 for _ in live.pages())}
+    write_import(out, result)
+    return result
+
+
+def _iso_ms(milliseconds: int) -> str:
+    return kube.iso(datetime.fromtimestamp(milliseconds / 1000, UTC))
+
+
+def _import(series: list[Series], where: str | Path, paths: list[Path], nodes: list[Path] | None,
+            kueue: Path | None, options: ImportOptions) -> ImportResult:
+    """The import of ``series`` (``where``: what an error about them all names)."""
     if not any(s.samples for s in series):
         bad = next((s for s in series if s.problem is not None), None)
         if bad is not None and bad.problem is not None:
             raise InputError(bad.source, f"no usable series in the export; series {bad.row} ({bad.name or 'no __name__'}): "
                              f"{bad.problem[1]}", field=bad.problem[0])
-        raise InputError(paths[0], "no series in the export" if not series else "no pod or node series in the export")
+        raise InputError(where, "no series in the export" if not series else "no pod or node series in the export")
     end = max(s.samples[-1][0] for s in series if s.samples)
     step = _step(series)
     rejected: list[Rejected] = []
@@ -263,7 +304,6 @@ def import_prometheus(paths: list[Path], out: Path, *, nodes: list[Path] | None 
     result = ImportResult("prometheus", [*paths, *(nodes or []), *([kueue] if kueue else [])], built, node_rows,
                           rejected + node_rejected, observed_at, kueue_import,
                           warnings=[calendar_warning] if calendar_warning else [], input_pods=len(objects))
-    write_import(out, result)
     return result
 
 

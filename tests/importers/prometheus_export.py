@@ -139,3 +139,37 @@ def dcgm_series(metric: str, pod: str | None, gpu: int, value: Any, first: str =
     values = value if isinstance(value, list) else [value] * len(moments)
     return {"metric": labels, "values": [[m, v if not isinstance(v, float | int) else str(v)]
                                          for m, v in zip(moments, values, strict=False)]}
+
+
+ACTIVE, UTIL = "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL"
+
+
+def research_pod() -> list[dict]:
+    """A second team: namespace research, pod eval (4 GPUs on h100-b, 08:10 -> 09:10)."""
+    base = {"namespace": "research", "pod": "eval", "uid": "uid-eval"}
+    first, last = at("08:00"), at("09:15")
+    return [
+        series("kube_pod_created", base, at("08:00"), first, last),
+        series("kube_pod_start_time", base, at("08:10"), at("08:10"), last),
+        series("kube_pod_completion_time", base, at("09:10"), at("09:10"), last),
+        series("kube_pod_container_resource_requests",
+               {**base, "container": "main", "node": "h100-b", "resource": "nvidia_com_gpu", "unit": "integer"},
+               4, first, last),
+        series("kube_pod_info", {**base, "node": "h100-b", "priority_class": ""}, 1, first, last),
+        *(series("kube_pod_status_phase", {**base, "phase": phase}, 1 if phase == "Succeeded" else 0, first, last)
+          for phase in ("Pending", "Running", "Succeeded", "Failed")),
+    ]
+
+
+def write_export_with_dcgm(folder: Path) -> list[Path]:
+    """`write_export`, a second team's pod (research.json) and dcgm-exporter series (dcgm.json):
+    the train workers at 0.9 and 0.7, solo at 30 % (GPU_UTIL), eval at 0.25."""
+    paths = write_export(folder)
+    (folder / "research.json").write_text(json.dumps(answer(research_pod())))
+    dcgm = [dcgm_series(ACTIVE, "train-workers-0-0", g, 0.9, "08:20", "10:20") for g in range(8)]
+    dcgm += [dcgm_series(ACTIVE, "train-workers-0-1", g, 0.7, "08:20", "10:20", node="h100-b") for g in range(8)]
+    dcgm += [dcgm_series(UTIL, "solo", g, 30, "09:00", "09:30") for g in range(2)]  # percent
+    dcgm += [dcgm_series(ACTIVE, "eval", g, 0.25, "08:10", "09:10", node="h100-b", namespace="research")
+             for g in range(4)]
+    (folder / "dcgm.json").write_text(json.dumps(answer(dcgm)))
+    return [*paths, folder / "research.json", folder / "dcgm.json"]

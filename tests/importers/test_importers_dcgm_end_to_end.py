@@ -11,44 +11,17 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from prometheus_export import answer, at, dcgm_series, series, write_export
+from prometheus_export import write_export_with_dcgm
 
 from gpu_finops.cli import main
-
-ACTIVE, UTIL = "DCGM_FI_PROF_GR_ENGINE_ACTIVE", "DCGM_FI_DEV_GPU_UTIL"
-
-
-def _research_pod() -> list[dict]:
-    """A second team: namespace research, pod eval (4 GPUs on h100-b, 08:10 -> 09:10)."""
-    base = {"namespace": "research", "pod": "eval", "uid": "uid-eval"}
-    first, last = at("08:00"), at("09:15")
-    return [
-        series("kube_pod_created", base, at("08:00"), first, last),
-        series("kube_pod_start_time", base, at("08:10"), at("08:10"), last),
-        series("kube_pod_completion_time", base, at("09:10"), at("09:10"), last),
-        series("kube_pod_container_resource_requests",
-               {**base, "container": "main", "node": "h100-b", "resource": "nvidia_com_gpu", "unit": "integer"},
-               4, first, last),
-        series("kube_pod_info", {**base, "node": "h100-b", "priority_class": ""}, 1, first, last),
-        *(series("kube_pod_status_phase", {**base, "phase": phase}, 1 if phase == "Succeeded" else 0, first, last)
-          for phase in ("Pending", "Running", "Succeeded", "Failed")),
-    ]
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("dcgm-e2e")
-    paths = write_export(folder / "export")
-    (folder / "export" / "research.json").write_text(json.dumps(answer(_research_pod())))
-    dcgm = [dcgm_series(ACTIVE, "train-workers-0-0", g, 0.9, "08:20", "10:20") for g in range(8)]
-    dcgm += [dcgm_series(ACTIVE, "train-workers-0-1", g, 0.7, "08:20", "10:20", node="h100-b") for g in range(8)]
-    dcgm += [dcgm_series(UTIL, "solo", g, 30, "09:00", "09:30") for g in range(2)]  # percent
-    dcgm += [dcgm_series(ACTIVE, "eval", g, 0.25, "08:10", "09:10", node="h100-b", namespace="research")
-             for g in range(4)]
-    (folder / "export" / "dcgm.json").write_text(json.dumps(answer(dcgm)))
+    paths = write_export_with_dcgm(folder / "export")
     imported = folder / "imported"
-    assert main(["import", "prometheus", "--series", *map(str, paths), str(folder / "export" / "research.json"),
-                 str(folder / "export" / "dcgm.json"), "--out", str(imported), "-q"]) == 0
+    assert main(["import", "prometheus", "--series", *map(str, paths), "--out", str(imported), "-q"]) == 0
     start = json.loads((imported / "import.json").read_text())["start"]
     assert main(["replay", "--trace", str(imported / "trace.csv"), "--cluster", str(imported / "cluster.csv"),
                  "--start", start, "--run-id", "dcgm", "--out", str(folder / "run"), "-q"]) == 0
