@@ -160,11 +160,10 @@ def _session(live: LiveRange):
     retry = Retry(total=live.retries, connect=live.retries, read=live.retries, status=live.retries,
                   backoff_factor=live.backoff_s,
                   status_forcelist=RETRIED_STATUSES, allowed_methods=frozenset({"GET"}),
-                  respect_retry_after_header=True, raise_on_status=False)
+                  other=0, respect_retry_after_header=True, raise_on_status=False)  # other: TLS, not retried
     session = requests.Session()
     session.mount("http://", HTTPAdapter(max_retries=retry))
     session.mount("https://", HTTPAdapter(max_retries=retry))
-    session.verify = False if live.insecure else str(live.ca_file) if live.ca_file else True
     session.headers["Accept"] = "application/json"
     if live.bearer_token_file is not None:
         token = live.bearer_token_file.read_text(encoding="utf-8").strip()
@@ -234,7 +233,9 @@ def _get(session, live: LiveRange, query: str, start_ms: int, end_ms: int) -> li
 
     params = {"query": query, "start": _seconds(start_ms), "end": _seconds(end_ms), "step": _seconds(live.step_ms)}
     try:
-        response = session.get(f"{live.url}/api/v1/query_range", params=params, timeout=live.timeout_s)
+        # verify per request: a session's setting loses to REQUESTS_CA_BUNDLE (requests#3829)
+        response = session.get(f"{live.url}/api/v1/query_range", params=params, timeout=live.timeout_s,
+                               verify=False if live.insecure else str(live.ca_file) if live.ca_file else True)
     except requests.exceptions.SSLError as error:
         raise PrometheusError(live.shown_url, query, f"TLS failed ({_reason(error)}): give the server's CA with "
                               "--ca-file (or --insecure to skip the check)") from None

@@ -8,6 +8,10 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -137,7 +141,8 @@ def test_live_import_replay_and_build_give_the_file_imports_team_costs(server, f
     assert from_live == from_files
 
 
-BASIC_AUTH = "basic_auth_users:\n  gpu-finops: $2b$12$kARVTWBSzxD0Bg4Jp1EwjOxLqJoxb4gOierAYNvq7OVxmx/KBU7by\n"
+# the bcrypt hash (cost 4: quick to check) of the password "not-this-one"
+BASIC_AUTH = "basic_auth_users:\n  gpu-finops: $2b$04$xinzJQFRJp2n/4QED/.jiOIrd2KRYsZVED1p8KUUuYYzNMxEyrAGm\n"
 
 
 def test_a_refused_token_is_one_line_naming_the_server_and_query(export, tmp_path, capsys):
@@ -238,3 +243,73 @@ def test_the_server_is_stopped_and_removed(export, tmp_path):
     assert not (tmp_path / "once" / "tsdb").exists()
     with pytest.raises(requests.exceptions.ConnectionError):
         requests.get(f"{url}/-/ready", timeout=2)
+
+
+def test_basic_auth_in_the_url_is_sent_and_never_written(export, tmp_path):
+    with prometheus_server(tmp_path / "guarded", openmetrics(export), web_config=BASIC_AUTH) as url:
+        guarded = url.replace("http://", "http://gpu-finops:not-this-one@")
+        assert live(guarded, tmp_path / "out") == 0
+    manifest = (tmp_path / "out" / "import.json").read_text()
+    assert json.loads(manifest)["prometheus"]["url"] == url and "not-this-one" not in manifest
+
+
+def _certificate(folder: Path) -> tuple[Path, Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    cert, key = folder / "server.crt", folder / "server.key"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                           "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key),
+                           "-out", str(cert)], capture_output=True, text=True, timeout=60)
+    if made.returncode != 0:
+        pytest.skip(f"openssl cannot make a certificate here: {made.stderr[-300:]}")
+    return cert, key
+
+
+def test_tls_is_checked_against_the_ca_file(export, file_import, tmp_path, capsys):
+    cert, key = _certificate(tmp_path / "tls")
+    web = f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+    with prometheus_server(tmp_path / "tls-server", openmetrics(export), web_config=web) as url:
+        assert url.startswith("https://")
+        assert live(url, tmp_path / "unknown-ca") == 2
+        error = capsys.readouterr().err
+        assert error.startswith(f"gpu-finops import prometheus: {url}: query kube_pod_created: TLS failed (")
+        assert error.rstrip().endswith("give the server's CA with --ca-file (or --insecure to skip the check)")
+        assert len(error.splitlines()) == 1 and not (tmp_path / "unknown-ca").exists()
+        assert live(url, tmp_path / "ca", "--ca-file", str(cert)) == 0
+        assert live(url, tmp_path / "insecure", "--insecure") == 0
+        assert capsys.readouterr().err == f"warning: the TLS certificate of {url} is not checked (--insecure)\n"
+    for out in ("ca", "insecure"):
+        assert (tmp_path / out / "trace.csv").read_bytes() == (file_import / "trace.csv").read_bytes()
+
+
+@pytest.mark.parametrize(("arguments", "line"), [
+    (["--series", "x.json", "--start", START], "--start: only with --url (a live Prometheus); --series files hold "
+                                               "their range"),
+    (["--url", "http://p:9090", "--end", END], "--start: required with --url: the range to import"),
+    (["--url", "http://p:9090", "--start", END, "--end", START], f"--end: {START} is not after --start {END}"),
+    (["--url", "http://p:9090", "--start", START, "--end", END, "--step", "5 min"],
+     "--step: '5 min' is not a duration (60, 30s, 5m, 1h)"),
+    (["--url", "http://p:9090", "--start", "2026-03-02T08:00:00", "--end", END],
+     "--start: '2026-03-02T08:00:00' has no time zone: add Z for UTC"),
+    (["--url", "http://p:9090", "--start", START, "--end", END, "--bearer-token-file", "no-such-token"],
+     "no-such-token: field '--bearer-token-file': file not found"),
+])
+def test_options_are_checked_before_any_query(arguments, line, tmp_path, capsys):
+    assert main(["import", "prometheus", *arguments, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == f"gpu-finops import prometheus: {line}\n"
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_readmes_live_import_block_runs_as_written(server, file_import, tmp_path):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"<!-- import-prometheus -->\n```sh\n(.*?)```", readme, re.S)
+    assert block, "README.md has no import-prometheus block"
+    shim = tmp_path / "bin" / "gpu-finops"  # the installed command, as the block calls it
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m gpu_finops.cli "$@"\n')
+    shim.chmod(0o755)
+    environment = {**os.environ, "PROM": server, "PATH": f"{shim.parent}{os.pathsep}{os.environ['PATH']}",
+                   "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", block.group(1)], cwd=tmp_path, env=environment,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (tmp_path / "my-cluster" / "trace.csv").read_bytes() == (file_import / "trace.csv").read_bytes()
