@@ -278,4 +278,5 @@ def _reason(error: Exception) -> str:
         cause = cause.args[0]
     reason = getattr(cause, "reason", None)
     text = str(reason if reason is not None else cause)
-    return re.sub(r"<urllib3\.[^>]*>:?\s*", "", text).strip() or type(error).__name__
+    text = re.sub(r"<urllib3\.[^>]*>:?\s*|^\w*Connection\([^)]*\):\s*", "", text)  # urllib3's object names
+    return text.strip() or type(error).__name__

@@ -68,9 +68,11 @@ def openmetrics(paths: list[Path]) -> str:
 
 
 @contextmanager
-def prometheus_server(folder: Path, exposition: str, *, web_config: str | None = None) -> Iterator[str]:
+def prometheus_server(folder: Path, exposition: str, *, web_config: str | None = None,
+                      flags: tuple[str, ...] = ()) -> Iterator[str]:
     """A Prometheus serving ``exposition`` (OpenMetrics) on 127.0.0.1; yields its URL
-    (``https`` when ``web_config`` sets TLS). Stopped and its data removed afterwards."""
+    (``https`` when ``web_config`` sets TLS). ``flags``: more of the server's flags. Stopped
+    and its data removed afterwards."""
     prometheus, promtool = prometheus_or_skip()
     folder.mkdir(parents=True, exist_ok=True)
     source, data = folder / "series.om", folder / "tsdb"
@@ -81,7 +83,7 @@ def prometheus_server(folder: Path, exposition: str, *, web_config: str | None =
     config = folder / "prometheus.yml"
     config.write_text("global:\n  scrape_interval: 1h\n", encoding="utf-8")  # scrapes nothing
     flags = [f"--config.file={config}", f"--storage.tsdb.path={data}", "--storage.tsdb.retention.time=100y",
-             f"--query.lookback-delta={LOOKBACK}"]
+             f"--query.lookback-delta={LOOKBACK}", *flags]
     scheme = "http"
     if web_config is not None:
         (folder / "web.yml").write_text(web_config, encoding="utf-8")

@@ -313,3 +313,13 @@ def test_the_readmes_live_import_block_runs_as_written(server, file_import, tmp_
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert (tmp_path / "my-cluster" / "trace.csv").read_bytes() == (file_import / "trace.csv").read_bytes()
+
+
+def test_a_page_past_the_servers_sample_limit_is_halved(export, file_import, tmp_path):
+    # 32 series of kube_pod_status_phase: 200 samples hold 6 steps of them, not a 49-step page
+    with prometheus_server(tmp_path / "small", openmetrics(export), flags=("--query.max-samples=200",)) as url:
+        refused = requests.get(f"{url}/api/v1/query_range", params={
+            "query": "kube_pod_status_phase", "start": START, "end": END, "step": 300}, timeout=30)
+        assert refused.status_code == 422 and "too many samples" in refused.json()["error"]
+        import_prometheus_live(quick(url), tmp_path / "out")
+    assert (tmp_path / "out" / "trace.csv").read_bytes() == (file_import / "trace.csv").read_bytes()
