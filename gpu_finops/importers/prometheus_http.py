@@ -39,6 +39,7 @@ NODE_QUERIES = ("kube_node_status_allocatable", "kube_node_status_capacity", "ku
 QUERIES = (*POD_QUERIES, *NODE_QUERIES, *DCGM_METRICS)
 MAX_POINTS = 11_000
 """Evaluation times per page: Prometheus answers at most 11,001 per series (web/api/v1)."""
+LATEST_S = datetime(2200, 1, 1, tzinfo=UTC).timestamp()  # the importers' calendar ends with 2199
 RETRIES = 5
 BACKOFF_S = 0.5  # 0, 1, 2, 4, 8 s before the retries (urllib3's exponential backoff), or Retry-After
 TIMEOUT_S = (10.0, 120.0)  # connect, read: a range query over weeks of a large cluster takes a while
@@ -104,30 +105,33 @@ def parse_time(text: str, option: str) -> int:
     """``--start``/``--end`` in milliseconds: RFC 3339 (``2026-03-02T08:00:00Z``) or Unix seconds,
     as Prometheus takes them."""
     try:
-        return round(float(text) * 1000)
+        seconds = float(text)
     except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise InputError(option, f"{text!r} is not an RFC 3339 time (2026-03-02T08:00:00Z) nor Unix seconds") from None
-    if moment.tzinfo is None:
-        raise InputError(option, f"{text!r} has no time zone: add Z for UTC")
-    return round(moment.astimezone(UTC).timestamp() * 1000)
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise InputError(option, f"{text!r} is not an RFC 3339 time (2026-03-02T08:00:00Z) nor Unix "
+                             "seconds") from None
+        if moment.tzinfo is None:
+            raise InputError(option, f"{text!r} has no time zone: add Z for UTC") from None
+        seconds = moment.astimezone(UTC).timestamp()
+    if not 0 <= seconds < LATEST_S:  # NaN and infinities too
+        raise InputError(option, f"{text!r} is not within 1970-2199")
+    return round(seconds * 1000)
 
 
 def parse_step(text: str) -> int:
     """``--step`` in milliseconds: seconds (``60``, ``0.5``) or a Prometheus duration (``5m``, ``1h30m``)."""
     try:
         seconds = float(text)
-        milliseconds = round(seconds * 1000) if math.isfinite(seconds) else 0
+        milliseconds = round(seconds * 1000) if math.isfinite(seconds) and seconds < LATEST_S else 0
     except ValueError:
         matched = _DURATION.findall(text)
         if not matched or "".join(n + u for n, u in matched) != text:
             raise InputError("--step", f"{text!r} is not a duration (60, 30s, 5m, 1h)") from None
         milliseconds = sum(int(n) * _UNIT_MS[u] for n, u in matched)
-    if milliseconds < 1:
-        raise InputError("--step", f"{text!r}: the step must be at least 1 ms")
+    if not 1 <= milliseconds < LATEST_S * 1000:
+        raise InputError("--step", f"{text!r}: the step must be at least 1 ms and less than the calendar")
     return milliseconds
 
 
@@ -166,9 +170,13 @@ def _session(live: LiveRange):
     session.mount("https://", HTTPAdapter(max_retries=retry))
     session.headers["Accept"] = "application/json"
     if live.bearer_token_file is not None:
-        token = live.bearer_token_file.read_text(encoding="utf-8").strip()
-        if not token:
-            raise InputError(live.bearer_token_file, "the token file is empty", field="--bearer-token-file")
+        try:
+            token = live.bearer_token_file.read_text(encoding="utf-8").strip()
+        except UnicodeDecodeError:
+            token = "\n"
+        if not token or not token.isprintable():  # never quoted: it is a secret
+            raise InputError(live.bearer_token_file, "not one line of text: a token file holds the token alone",
+                             field="--bearer-token-file")
         session.headers["Authorization"] = f"Bearer {token}"
     return session
 

@@ -292,8 +292,18 @@ def test_tls_is_checked_against_the_ca_file(export, file_import, tmp_path, capsy
      "--start: '2026-03-02T08:00:00' has no time zone: add Z for UTC"),
     (["--url", "http://p:9090", "--start", START, "--end", END, "--bearer-token-file", "no-such-token"],
      "no-such-token: field '--bearer-token-file': file not found"),
+    *((["--url", "http://127.0.0.1:1", "--start", START, "--end", END, "--bearer-token-file", name],
+       f"{name}: field '--bearer-token-file': not one line of text: a token file holds the token alone")
+      for name in ("two-lines", "binary")),
+    (["--url", "http://p:9090", "--start", "inf", "--end", END], "--start: 'inf' is not within 1970-2199"),
+    (["--url", "http://p:9090", "--start", START, "--end", "1e300"], "--end: '1e300' is not within 1970-2199"),
+    (["--url", "http://p:9090", "--start", START, "--end", END, "--step", "0"],
+     "--step: '0': the step must be at least 1 ms and less than the calendar"),
 ])
-def test_options_are_checked_before_any_query(arguments, line, tmp_path, capsys):
+def test_options_are_checked_before_any_query(arguments, line, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "two-lines").write_text("a-secret\nsecond\n")
+    (tmp_path / "binary").write_bytes(b"\xff\xfe\x00secret")
     assert main(["import", "prometheus", *arguments, "--out", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == f"gpu-finops import prometheus: {line}\n"
     assert not (tmp_path / "out").exists()
