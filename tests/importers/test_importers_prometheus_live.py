@@ -69,8 +69,8 @@ def rows(path: Path) -> list[dict[str, str]]:
 def quick(url: str, **settings) -> LiveRange:
     """The live range of the fixtures, retrying without the long waits of the defaults."""
     base = live_range(url, START, END, STEP)
-    return LiveRange(base.url, base.start_ms, base.end_ms, base.step_ms, backoff_s=0.01,
-                     **{"timeout_s": (2.0, 5.0), **settings})
+    settings.setdefault("timeout_s", (2.0, 5.0))
+    return LiveRange(base.url, base.start_ms, base.end_ms, base.step_ms, backoff_s=0.01, **settings)
 
 
 def test_the_live_import_writes_the_file_imports_trace(server, file_import, tmp_path):
