@@ -84,7 +84,15 @@ def priorities(value: Any, fail: Any) -> tuple[int, ...]:
 
 
 def apply_trace_policy(source: Path, destination: Path, policy: TracePolicy) -> int:
-    """Copy a generic CSV trace with `policy`'s columns set on the rows it names; returns how many
+    """Copy a generic CSV trace with `policy`'s columns set on the rows it names (written whole,
+    then renamed into place); returns how many rows changed (`trace_policy_text`)."""
+    text, changed = trace_policy_text(source, policy)
+    atomic_write_text(Path(destination), text)
+    return changed
+
+
+def trace_policy_text(source: Path, policy: TracePolicy) -> tuple[str, int]:
+    """A generic CSV trace's text with `policy`'s columns set on the rows it names, and how many
     rows changed. Missing columns are added (empty elsewhere: their defaults); every other cell
     stays as it is, and a row whose priority does not parse is copied unchanged (the replay
     rejects it with its reason)."""
@@ -126,8 +134,7 @@ def apply_trace_policy(source: Path, destination: Path, policy: TracePolicy) -> 
                 row[at[column]] = values[kind]
         changed += row != before
         body.append(row)
-    atomic_write_text(Path(destination), csv_text(header, body))
-    return changed
+    return csv_text(header, body), changed
 
 
 def _number(value: float) -> str:
