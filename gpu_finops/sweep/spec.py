@@ -17,7 +17,7 @@
     profiles = ["gang-v1.37", "kube-default"]
     queues = ["inputs", "none"]     # the inputs' Kueue manifests, no admission layer, or a file
     scoring = ["LeastAllocated", "MostAllocated"]   # or [["GpuPacking", 2], ["LeastAllocated", 1]]
-    preemption = ["profile", "none"]                # profile | none | priority | cheapest_loss
+    preemption = ["profile", "none"]  # profile | none | priority | cheapest_loss | priority_search (not upstream)
     seeds = [42]
     never_preempt = [[], [1000]]    # trace overrides: priority classes with preemptionPolicy Never,
     disruption_mode = ["trace", {training = "all"}]  # and per workload kind disruption_mode,
@@ -48,7 +48,7 @@ from gpu_finops.trace_policy import TracePolicy, kind_values, priorities
 from scheduler.errors import InputError, checked_path_text
 from scheduler.eventlog.text import parse_toml
 
-PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
+PREEMPTION = ("profile", "none", "priority", "cheapest_loss", "priority_search")
 TRACE_POLICY_AXES = ("never_preempt", "disruption_mode", "on_pod_loss", "checkpoint_interval_s")
 GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "preemption": "preemption",
              "seeds": "seed", "rightsize": "rightsize", **{axis: axis for axis in TRACE_POLICY_AXES}}

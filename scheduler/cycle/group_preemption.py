@@ -149,7 +149,10 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[Run
     """The victims and the preemptor's proposed assignment (planned with them gone)."""
     running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
     terminating = terminating_below(ctx, run.spec.priority)
-    search = _group_search(ctx, run, needed, running, terminating, How.VIEW)
+    # A plugin that plans without only part of the lower priorities plans by removal: the view
+    # is the cluster without every lower priority.
+    how = How.REMOVAL if ctx.framework.post_filter_plans_by_removal else How.VIEW
+    search = _group_search(ctx, run, needed, running, terminating, how)
     start = ctx.framework.search_start
     victims = ctx.framework.run_post_filter(search)
     if ctx.verifier:  # planned on the view as by removal; deferred reprieves as one by one

@@ -93,3 +93,16 @@ def test_apply_trace_policy_sets_kind_columns_and_keeps_every_other_cell(tmp_pat
                             "gpus_per_pod": "8", "priority": "1", "kind": "training", "preemption_policy": "",
                             "disruption_mode": "all", "on_pod_loss": "", "checkpoint_interval_s": "600"}
     assert rows[1]["disruption_mode"] == "" and rows[1]["checkpoint_interval_s"] == ""
+
+
+def test_the_priority_search_scenario_swaps_the_plugin_and_is_named_not_upstream(tmp_path):
+    from gpu_finops.sweep.profiles import scenario_profile
+    from gpu_finops.sweep.spec import Scenario
+    from scheduler.framework.profile import load_profile
+
+    path = scenario_profile(Scenario("search", preemption="priority_search"), tmp_path)
+    profile = load_profile(path)
+    assert profile.post_filter == ("PriorityLevelSearchPreemption",)
+    assert profile.name == "gang-v1.37+priority-search-not-upstream"
+    with pytest.raises(InputError, match="WorkloadPreemption"):
+        scenario_profile(Scenario("per-pod", profile="kube-default", preemption="priority_search"), tmp_path)
