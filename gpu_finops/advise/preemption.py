@@ -11,13 +11,17 @@ replay (docs/preemption.md).
    other disruption mode; every preempted kind checkpointing at Young's and Daly's first-order
    interval √(2·δ·M) − δ (δ the checkpoint cost, M the kind's mean time between preemptions)
    and at half and twice it.
-3. Every candidate is replayed over the same seeds and compared with today seed by seed: GPU-hours
-   and dollars saved (lost work plus checkpoint overhead), what it costs in waits and in the cost
-   of delay. Per class and per kind the best candidate is recommended only when it saves on
-   every seed and its mean saving exceeds the spread of the savings over the seeds.
-4. The recommendations together are written as trace overrides (``recommended-trace.csv``,
-   ``overrides.csv``) and a profile (``recommended-profile.toml``, today's: no recommendation is
-   a profile setting), and that combination is replayed over the seeds too.
+3. Every candidate is replayed over the same seeds and compared with today seed by seed: the
+   dollars saved (lost work + checkpoint overhead + GPU-hours waited, `ReplayFigures.cost_usd`)
+   and the GPU-hours (lost work + overhead). Per class and per kind the best candidate is kept
+   only when it saves on every seed and its mean saving exceeds the spread over the seeds.
+4. The kept candidates are combined greedily, best first: each is added only when the
+   combination, replayed over the seeds, saves beyond its spread and more than without it
+   (two changes that each save can save less together: a class that stops preempting leaves
+   nothing for a checkpoint to save). The combination is written as trace overrides
+   (``recommended-trace.csv``, ``overrides.csv``) and a profile (``recommended-profile.toml``,
+   today's: no recommendation is a profile setting), and replayed over the seeds as
+   ``recommended``.
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ class Candidate:
     savings_usd: list[float] = field(default_factory=list)  # against today, seed by seed
     savings_gpu_hours: list[float] = field(default_factory=list)
     recommended: bool = False
+    note: str = ""  # why a candidate that saves on its own is not recommended
 
     @property
     def mean_saving_usd(self) -> float:
@@ -184,19 +189,44 @@ def advise(inputs: Inputs, out: Path, replayer: Replayer, write_trace: Callable[
         key = (candidate.change, candidate.subject)
         if candidate.beyond_spread and (key not in chosen or candidate.mean_saving_usd > chosen[key].mean_saving_usd):
             chosen[key] = candidate
-    for candidate in chosen.values():
-        candidate.recommended = True
+    kept = _combine(sorted(chosen.values(), key=lambda c: (-c.mean_saving_usd, c.name)), today, inputs, replayer,
+                    write_trace)
     combined = None
-    if chosen:
+    if kept:
         policy = TracePolicy()
-        for candidate in chosen.values():
+        for candidate in kept:
+            candidate.recommended = True
             policy = policy.merged(candidate.policy)
         combined = Candidate("recommended", "combined", "all", policy.label(), policy,
-                             "the recommended changes together", recommended=True)
+                             " + ".join(c.name for c in kept), recommended=True)
         text, _ = trace_policy_text(inputs.trace, policy)
         combined.figures = replayer(combined, write_trace("recommended", text))
         _compare(combined, today)
     return PreemptionAdvice(out, inputs, classes, kinds, today, candidates, combined)
+
+
+def _combine(ordered: list[Candidate], today: Candidate, inputs: Inputs, replayer: Replayer,
+             write_trace: Callable[[str, str], Path]) -> list[Candidate]:
+    """Step 4: the candidates kept, best first, each adding a saving beyond the spread."""
+    if not ordered:
+        return []
+    kept, best = [ordered[0]], ordered[0]
+    for candidate in ordered[1:]:
+        policy = TracePolicy()
+        for other in [*kept, candidate]:
+            policy = policy.merged(other.policy)
+        trial = Candidate(f"with-{candidate.name}", "combined", "all", policy.label(), policy,
+                          " + ".join(c.name for c in [*kept, candidate]))
+        text, _ = trace_policy_text(inputs.trace, policy)
+        trial.figures = replayer(trial, write_trace(trial.name, text))
+        _compare(trial, today)
+        gains = [t - b for t, b in zip(trial.savings_usd, best.savings_usd, strict=True)]
+        if trial.beyond_spread and min(gains) > 0 and statistics.fmean(gains) > max(gains) - min(gains):
+            kept.append(candidate)
+            best = trial
+        else:
+            candidate.note = f"adds no saving beyond the spread on top of {' + '.join(c.name for c in kept)}"
+    return kept
 
 
 def _compare(candidate: Candidate, today: Candidate) -> None:

@@ -137,10 +137,10 @@ def _check_folder(inputs: Inputs, out: Path) -> None:
 # ------------------------------------------------------------------------------------ outputs
 
 
-_CANDIDATE_COLUMNS = ("candidate", "change", "subject", "setting", "basis", "recommended", "beyond_spread",
+_CANDIDATE_COLUMNS = ("candidate", "change", "subject", "setting", "basis", "note", "recommended", "beyond_spread",
                       "mean_saving_usd", "min_saving_usd", "max_saving_usd", "spread_usd", "mean_saved_gpu_hours",
                       "spread_saved_gpu_hours", "mean_lost_gpu_hours", "mean_overhead_gpu_hours",
-                      "wait_hours_change", "delay_usd_change", "seeds")
+                      "wait_hours_change", "wait_gpu_hours_change", "wait_usd_change", "delay_usd_change", "seeds")
 
 
 def candidate_rows(result: PreemptionAdvice) -> list[dict[str, Any]]:
@@ -150,6 +150,7 @@ def candidate_rows(result: PreemptionAdvice) -> list[dict[str, Any]]:
         saved_h = c.savings_gpu_hours or [0.0]
         rows.append({
             "candidate": c.name, "change": c.change, "subject": c.subject, "setting": c.setting, "basis": c.basis,
+            "note": c.note,
             "recommended": c.recommended, "beyond_spread": c.beyond_spread,
             "mean_saving_usd": c.mean_saving_usd, "min_saving_usd": min(c.savings_usd or [0.0]),
             "max_saving_usd": max(c.savings_usd or [0.0]), "spread_usd": c.spread_usd,
@@ -159,6 +160,9 @@ def candidate_rows(result: PreemptionAdvice) -> list[dict[str, Any]]:
             "mean_overhead_gpu_hours": _mean([f.overhead_gpu_hours for f in c.figures]),
             "wait_hours_change": _mean([f.wait_hours - t.wait_hours for f, t in zip(c.figures, today.figures,
                                                                                      strict=True)]),
+            "wait_gpu_hours_change": _mean([f.wait_gpu_hours - t.wait_gpu_hours
+                                            for f, t in zip(c.figures, today.figures, strict=True)]),
+            "wait_usd_change": _mean([f.wait_usd - t.wait_usd for f, t in zip(c.figures, today.figures, strict=True)]),
             "delay_usd_change": _mean([f.delay_usd - t.delay_usd for f, t in zip(c.figures, today.figures,
                                                                                  strict=True)]),
             "seeds": len(c.figures)})
@@ -175,7 +179,7 @@ def _outputs(result: PreemptionAdvice) -> dict[str, bytes | str]:
     inputs = result.inputs
     rows = candidate_rows(result)
     frame = pl.DataFrame(rows, schema={c: (pl.Boolean if c in ("recommended", "beyond_spread") else pl.Int64
-                                           if c == "seeds" else pl.Utf8 if c in _CANDIDATE_COLUMNS[:5] else pl.Float64)
+                                           if c == "seeds" else pl.Utf8 if c in _CANDIDATE_COLUMNS[:6] else pl.Float64)
                                        for c in _CANDIDATE_COLUMNS})
     parquet = io.BytesIO()
     frame.write_parquet(parquet)
@@ -245,8 +249,9 @@ def summary_text(result: PreemptionAdvice) -> str:
              f"{', '.join(str(s) for s in inputs.replay_seeds)} under profile {Path(inputs.profile).name}",
              f"checkpoint overhead assumed: {inputs.checkpoint_cost_s:g} s of a group's GPUs per checkpoint "
              "(--checkpoint-cost-s); the replay does not model checkpoint writes, the overhead is added first order",
-             "savings: lost work + checkpoint overhead + cost of delay, today minus the candidate, seed by seed; "
-             "recommended only when every seed saves and the mean exceeds the spread", ""]
+             "savings: lost work + checkpoint overhead + GPU-hours waited (at list price), today minus the "
+             "candidate, seed by seed; recommended only when every seed saves and the mean exceeds the spread, "
+             "and combined only where the combination saves more", ""]
     lines.append("priority classes (today): " + "; ".join(
         f"{c.priority}: {c.preempted_pods_caused} pods preempted, {c.victims_lost_gpu_hours:g} GPU-h lost, "
         f"{c.cascaded_preempted_pods} cascaded" for c in result.classes))
@@ -254,7 +259,7 @@ def summary_text(result: PreemptionAdvice) -> str:
         f"{k.kind}: {k.preemptions} preemptions, {k.lost_gpu_hours:g} GPU-h lost" for k in result.kinds))
     lines.append("")
     for c in [*result.candidates, *([result.recommended] if result.recommended else [])]:
-        mark = "RECOMMENDED" if c.recommended else "not recommended"
+        mark = "RECOMMENDED" if c.recommended else f"not recommended{f' ({c.note})' if c.note else ''}"
         lines.append(f"{c.name}: saves ${c.mean_saving_usd:,.2f} (spread ${c.spread_usd:,.2f}), "
                      f"{sum(c.savings_gpu_hours) / max(1, len(c.savings_gpu_hours)):,.2f} GPU-h; {mark}"
                      + (f"  [{c.basis}]" if c.basis else ""))

@@ -12,9 +12,13 @@ sums doubles in no fixed order):
   spends ``checkpoint_cost_s`` of all its GPUs per interval of progress, first order, on its
   productive plus lost GPU-hours, at its own effective cost per GPU-hour;
 - ``wait_hours``: submission to first running pod, summed over the workloads that started;
-  ``delay_usd``: the cost of delay (`fct_workloads.pending_demand_list_value`, GPU-hours demanded
-  while pending, capped by what the cluster could have run, at list price); ``still_pending``:
-  workloads that never ran;
+  ``wait_gpu_hours`` / ``wait_usd``: every stretch a workload waited (first and after each
+  requeue, `int_pending_demand`) times the GPUs it asked for, at the list price of the cheapest
+  model it accepts: waiting GPU-hours valued as if they ran, uncapped (a preemption policy moves
+  waits between priority classes, and the cluster is full when it matters, where the capped
+  cost of delay counts nothing); ``delay_usd``: the project's cost of delay
+  (`fct_workloads.pending_demand_list_value`, capped by what the cluster could have run),
+  reported beside it; ``still_pending``: workloads that never ran;
 - per priority class (`observe`): the preempted pod events its workloads caused, the GPU-hours
   their victims lost (`int_pod_intervals.preemptor`), and how many of those victims went on to
   preempt others (a cascade); per workload kind: preemptions (once per attempt), the group-hours
@@ -27,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-TABLES = ("fct_workloads", "int_pod_intervals")
+TABLES = ("fct_workloads", "int_pod_intervals", "int_pending_demand")
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,8 @@ class ReplayFigures:
     delay_usd: float
     preempted_pods: int
     still_pending: int
+    wait_gpu_hours: float
+    wait_usd: float
 
     @property
     def waste_gpu_hours(self) -> float:
@@ -48,8 +54,8 @@ class ReplayFigures:
 
     @property
     def cost_usd(self) -> float:
-        """What the advice minimises: lost work, checkpoint overhead and the cost of delay."""
-        return round(self.lost_usd + self.overhead_usd + self.delay_usd, 2)
+        """What the advice minimises: lost work, checkpoint overhead and the GPU-hours waited."""
+        return round(self.lost_usd + self.overhead_usd + self.wait_usd, 2)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self) | {"waste_gpu_hours": self.waste_gpu_hours, "cost_usd": self.cost_usd}
@@ -66,7 +72,7 @@ def replay_figures(run_dir: Path, prices: Path, checkpoint_cost_s: float) -> Rep
     assert row is not None
     hours, usd = (lambda v: round(float(v or 0), 4)), (lambda v: round(float(v or 0), 2))
     return ReplayFigures(hours(row[0]), usd(row[1]), hours(row[2]), usd(row[3]), hours(row[4]), usd(row[5]),
-                         int(row[6] or 0), int(row[7] or 0))
+                         int(row[6] or 0), int(row[7] or 0), hours(row[8]), usd(row[9]))
 
 
 _FIGURES = """
@@ -78,6 +84,13 @@ with w as (
     from fct_workloads as f
     inner join stg_workloads as s using (run_id, workload_id)
     where f.final_state <> 'rejected'
+),
+waits as (
+    select d.demand_gpus * (d.end_s - d.start_s) / 3600.0 as gpu_hours,
+        (select min(p.list_unit_price) from stg_prices as p
+         where p.run_id = d.run_id and p.resource = 'gpu'
+             and list_contains(string_split(d.gpu_models, '|'), p.gpu_model)) as usd_per_gpu_hour
+    from int_pending_demand as d
 )
 select
     sum(gpu_hours_lost),
@@ -88,7 +101,9 @@ select
     sum(wait_s) / 3600.0,
     sum(pending_demand_list_value),
     (select count(*) from stg_events where event = 'preempted'),
-    count(*) filter (where final_state = 'pending_at_end')
+    count(*) filter (where final_state = 'pending_at_end'),
+    (select sum(gpu_hours) from waits),
+    (select sum(gpu_hours * coalesce(usd_per_gpu_hour, 0)) from waits)
 from w
 """
 

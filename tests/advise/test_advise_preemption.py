@@ -106,3 +106,10 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "summary.txt" in err and len(err.strip().splitlines()) == 1
     assert (tmp_path / "out" / "summary.txt").read_text() == "mine\n" and not (tmp_path / "out" / "runs").exists()
+
+
+def test_a_class_whose_work_would_wait_for_hours_is_not_advised_to_stop_preempting(steady):
+    _, out = steady
+    candidates = {r["candidate"]: r for r in _rows(out / "candidates.csv")}
+    assert candidates["never-1000"]["recommended"] == "False"
+    assert float(candidates["never-1000"]["wait_gpu_hours_change"]) > 0
