@@ -113,3 +113,15 @@ def test_a_class_whose_work_would_wait_for_hours_is_not_advised_to_stop_preempti
     candidates = {r["candidate"]: r for r in _rows(out / "candidates.csv")}
     assert candidates["never-1000"]["recommended"] == "False"
     assert float(candidates["never-1000"]["wait_gpu_hours_change"]) > 0
+
+
+def test_a_rerun_replaces_its_own_files_and_a_quiet_trace_advises_nothing(tmp_path, capsys):
+    files = steady_rate_case(tmp_path / "inputs")
+    files["trace"].write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod,priority,kind\n"
+                              "solo,0,3600,1,8,0,training\n")
+    for _ in range(2):
+        assert _advise(files, tmp_path / "out", "--seeds", "1") == 0
+    assert "no change saves beyond the spread" in capsys.readouterr().out
+    assert [r["candidate"] for r in _rows(tmp_path / "out" / "candidates.csv")] == ["today"]
+    assert (tmp_path / "out" / "recommended-trace.csv").read_text() == files["trace"].read_text()
+    assert _rows(tmp_path / "out" / "overrides.csv") == []
