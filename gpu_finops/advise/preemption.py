@@ -169,20 +169,20 @@ def candidates_for(classes: list[ClassObserved], kinds: list[KindObserved], mode
     return found
 
 
-Replayer = Callable[[Candidate, Path], list[ReplayFigures]]  # a candidate's trace -> its figures per seed
+# Replays each (candidate, its trace) over the seeds, all of them together, and sets its figures.
+Replayer = Callable[[list[tuple[Candidate, Path]]], None]
 
 
 def advise(inputs: Inputs, out: Path, replayer: Replayer, write_trace: Callable[[str, str], Path],
            today_run: Callable[[], Path]) -> PreemptionAdvice:
-    """Steps 2-4 of the module docstring; `replayer` replays a candidate's trace over the seeds,
+    """Steps 1-4 of the module docstring; `replayer` replays candidates' traces over the seeds,
     `write_trace(name, text)` stores a candidate's trace, `today_run()` is today's first run."""
     today = Candidate("today", "today", "", "as traced", TracePolicy())
-    today.figures = replayer(today, inputs.trace)
+    replayer([(today, inputs.trace)])
     classes, kinds = observe(today_run(), inputs.prices)
     candidates = candidates_for(classes, kinds, traced_modes(inputs.trace), inputs.checkpoint_cost_s)
+    replayer([(c, write_trace(c.name, trace_policy_text(inputs.trace, c.policy)[0])) for c in candidates])
     for candidate in candidates:
-        text, _ = trace_policy_text(inputs.trace, candidate.policy)
-        candidate.figures = replayer(candidate, write_trace(candidate.name, text))
         _compare(candidate, today)
     chosen: dict[tuple[str, str], Candidate] = {}
     for candidate in candidates:
@@ -200,7 +200,7 @@ def advise(inputs: Inputs, out: Path, replayer: Replayer, write_trace: Callable[
         combined = Candidate("recommended", "combined", "all", policy.label(), policy,
                              " + ".join(c.name for c in kept), recommended=True)
         text, _ = trace_policy_text(inputs.trace, policy)
-        combined.figures = replayer(combined, write_trace("recommended", text))
+        replayer([(combined, write_trace("recommended", text))])
         _compare(combined, today)
     return PreemptionAdvice(out, inputs, classes, kinds, today, candidates, combined)
 
@@ -218,7 +218,7 @@ def _combine(ordered: list[Candidate], today: Candidate, inputs: Inputs, replaye
         trial = Candidate(f"with-{candidate.name}", "combined", "all", policy.label(), policy,
                           " + ".join(c.name for c in [*kept, candidate]))
         text, _ = trace_policy_text(inputs.trace, policy)
-        trial.figures = replayer(trial, write_trace(trial.name, text))
+        replayer([(trial, write_trace(trial.name, text))])
         _compare(trial, today)
         gains = [t - b for t, b in zip(trial.savings_usd, best.savings_usd, strict=True)]
         if trial.beyond_spread and min(gains) > 0 and statistics.fmean(gains) > max(gains) - min(gains):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from collections.abc import Callable
 from importlib import resources
@@ -40,7 +41,6 @@ from gpu_finops.advise.preemption import (
     figures_of,
     young_daly_interval_s,
 )
-from gpu_finops.advise.preemption_figures import ReplayFigures
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.writes import check_not_an_input, output_lock, write_files, written_by_us
@@ -51,11 +51,22 @@ FILES = ("candidates.csv", "candidates.parquet", "replays.csv", "classes.csv", "
 MAX_SEEDS = 100
 
 
-def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Console | None = None) -> PreemptionAdvice:
-    """Check the inputs and DIR, replay today and the candidates, write the outputs."""
+def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Console | None = None,
+               executor: str = "local", address: str | None = None, workers: int | None = None) -> PreemptionAdvice:
+    """Check the inputs and DIR, replay today and the candidates (the sweep's executors: local
+    worker processes or Ray tasks), write the outputs."""
     console = console or Console(file=sys.stderr)
     _check(inputs, out)
-    from scheduler.commands import replay
+    if workers is not None and not 1 <= workers <= 1024:
+        raise InputError("--workers", f"must be 1 … 1024, got {workers}")
+    from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
+    from gpu_finops.sweep.run import deliver_run
+    from gpu_finops.sweep.task import ScenarioTask
+
+    ray = RayExecutor(address or "auto", lambda task, files: deliver_run(task.run_dir, files)) \
+        if executor == "ray" else None
+    if ray is not None:
+        ray.check()
 
     with output_lock(out, waiting=lambda pid: console.print(
             f"waiting for another gpu-finops command writing {out}{f' (pid {pid})' if pid else ''}", markup=False)):
@@ -65,18 +76,35 @@ def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Conso
         with progress:
             task = progress.add_task("replays", total=inputs.seeds)
 
-            def replayer(candidate: Candidate, trace: Path) -> list[ReplayFigures]:
-                if candidate.name != "today":
-                    progress.update(task, total=(progress.tasks[0].total or 0) + inputs.seeds)
-                runs = []
-                for seed in inputs.replay_seeds:
-                    progress.update(task, description=f"{candidate.name} seed {seed}")
-                    run_dir = out / "runs" / f"{candidate.name}-s{seed}"
-                    replay(trace, inputs.cluster, run_dir, profile=inputs.profile, seed=seed, start=inputs.start,
-                           queues=inputs.queues, run_id=f"{candidate.name}-s{seed}")
-                    runs.append(run_dir)
+            def replayer(batch: list[tuple[Candidate, Path]]) -> None:
+                if batch and batch[0][0].name != "today":
+                    progress.update(task, total=(progress.tasks[0].total or 0) + inputs.seeds * len(batch))
+                (out / "runs").mkdir(parents=True, exist_ok=True)
+                tasks = [ScenarioTask(name=f"{c.name}-s{seed}", run_id=f"{c.name}-s{seed}", trace=trace,
+                                      cluster=inputs.cluster, queues=inputs.queues, profile=inputs.profile, seed=seed,
+                                      start=inputs.start, trace_format="generic",
+                                      run_dir=out / "runs" / f"{c.name}-s{seed}")
+                         for c, trace in batch for seed in inputs.replay_seeds]
+                failed: list[Outcome] = []
+
+                def done(outcome: Outcome) -> None:
+                    progress.update(task, description=outcome.task.name)
                     progress.advance(task)
-                return figures_of(runs, inputs)
+                    if not outcome.ok:
+                        failed.append(outcome)
+
+                def started(task_: ScenarioTask, where: str) -> None:
+                    del task_, where
+
+                if ray is not None:
+                    ray.run(tasks, started, done)
+                else:
+                    LocalExecutor(workers or os.cpu_count() or 1).run(tasks, started, done)
+                if failed:
+                    raise InputError(failed[0].task.run_dir, f"replay failed: {failed[0].error}")
+                for c, _ in batch:
+                    c.figures = figures_of([out / "runs" / f"{c.name}-s{seed}" for seed in inputs.replay_seeds],
+                                           inputs)
 
             def write_trace(name: str, text: str) -> Path:
                 written, = write_files(out / "traces", {f"{name}.csv": text}, inputs=_inputs_of(inputs))
@@ -287,8 +315,9 @@ def _cmd_advise_preemption(args: argparse.Namespace) -> int:
                     args.profile or "gang-v1.37", args.replay_seed, args.seeds, args.start, args.checkpoint_cost_s)
     from gpu_finops.interrupts import terminate_as_interrupt
 
-    with terminate_as_interrupt():
-        result = run_advice(inputs, Path(args.out), quiet=args.quiet, console=Console(file=sys.stderr))
+    with terminate_as_interrupt():  # SIGTERM stops the workers as Ctrl-C does, as in `sweep`
+        result = run_advice(inputs, Path(args.out), quiet=args.quiet, console=Console(file=sys.stderr),
+                            executor=args.executor, address=args.address, workers=args.workers)
     print_summary(result, Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200))
     return 0
 
@@ -307,4 +336,8 @@ def add_preemption(add: Callable[..., argparse.ArgumentParser]) -> None:
     p.add_argument("--checkpoint-cost-s", type=float, default=DEFAULT_CHECKPOINT_COST_S,
                    help=f"δ, seconds of a group's GPUs one checkpoint takes (default {DEFAULT_CHECKPOINT_COST_S:g})")
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or Ray tasks on an existing Ray cluster")
+    p.add_argument("--address", help="Ray cluster address (default: auto)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: one per CPU)")
     p.add_argument("--out", required=True, help="folder: candidates.csv, recommended-trace.csv, summary.txt, runs/, …")

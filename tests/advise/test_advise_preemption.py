@@ -19,7 +19,7 @@ from tests.advise.preemption_cases import cascade_case, steady_rate_case
 def _advise(files: dict[str, Path], out: Path, *extra: str) -> int:
     return main(["advise", "preemption", "--trace", str(files["trace"]), "--cluster", str(files["cluster"]),
                  "--prices", str(files["prices"]), "--profile", str(files["profile"]), "--out", str(out), "-q",
-                 *extra])
+                 "--workers", "2", *extra])
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
