@@ -279,7 +279,16 @@ def summary_text(result: PreemptionAdvice) -> str:
              "(--checkpoint-cost-s); the replay does not model checkpoint writes, the overhead is added first order",
              "savings: lost work + checkpoint overhead + GPU-hours waited (at list price), today minus the "
              "candidate, seed by seed; recommended only when every seed saves and the mean exceeds the spread, "
-             "and combined only where the combination saves more", ""]
+             "and combined only where the combination saves more"]
+    from scheduler.framework.profile import load_profile
+
+    profile = load_profile(inputs.profile)
+    if not profile.post_filter or not profile.preemption_frees_gpus:
+        lines.append(f"profile {profile.name}: its scheduler preempts nothing ("
+                     + ("no post_filter" if not profile.post_filter else "GPUs claimed through DRA, before KEP-5690: "
+                        "dra_preemption = false")
+                     + "); only Kueue's evictions are priced" + ("" if inputs.queues else ", and no --queues was given"))
+    lines.append("")
     lines.append("priority classes (today): " + "; ".join(
         f"{c.priority}: {c.preempted_pods_caused} pods preempted, {c.victims_lost_gpu_hours:g} GPU-h lost, "
         f"{c.cascaded_preempted_pods} cascaded" for c in result.classes))

@@ -122,6 +122,12 @@ def test_a_rerun_replaces_its_own_files_and_a_quiet_trace_advises_nothing(tmp_pa
     for _ in range(2):
         assert _advise(files, tmp_path / "out", "--seeds", "1") == 0
     assert "no change saves beyond the spread" in capsys.readouterr().out
+    assert "its scheduler preempts nothing" not in (tmp_path / "out" / "summary.txt").read_text()
+    assert main(["advise", "preemption", "--trace", str(files["trace"]), "--cluster", str(files["cluster"]),
+                 "--prices", str(files["prices"]), "--out", str(tmp_path / "default"), "-q", "--seeds", "1"]) == 0
+    assert ("profile gang-v1.37: its scheduler preempts nothing (GPUs claimed through DRA, before KEP-5690: "
+            "dra_preemption = false); only Kueue's evictions are priced, and no --queues was given"
+            ) in (tmp_path / "default" / "summary.txt").read_text()
     assert [r["candidate"] for r in _rows(tmp_path / "out" / "candidates.csv")] == ["today"]
     assert (tmp_path / "out" / "recommended-trace.csv").read_text() == files["trace"].read_text()
     assert _rows(tmp_path / "out" / "overrides.csv") == []
