@@ -29,6 +29,7 @@ from scheduler.eventlog.writes import (
 from scheduler.framework.profile import load_profile
 from scheduler.lifecycle import AdmissionLayer
 from scheduler.model import Workload
+from scheduler.plugins.names import PRIORITY_LEVEL_SEARCH
 from scheduler.runner import Replay
 from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
@@ -174,7 +175,9 @@ def _replay(
     except NotOurs as not_ours:
         raise InputError(out, str(not_ours).removeprefix(f"{Path(out).resolve()}: ")) from None
     chosen = load_profile(profile)
-    warnings: list[str] = []
+    warnings: list[str] = [f"profile {chosen.name}: {name} is KEP-5710's search for the lowest sufficient priority "
+                           "level, a proposal upstream dropped, not upstream behaviour"
+                           for name in chosen.post_filter if name == PRIORITY_LEVEL_SEARCH]
     cluster = read_any_cluster(cluster_path, warnings=warnings)
     # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.
     loaded, anchor, _ = load_trace(trace, trace_format, parse_start(start) if start else None, DEFAULT_START)

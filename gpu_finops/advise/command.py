@@ -53,9 +53,10 @@ def _cmd_advise_commitments(args: argparse.Namespace) -> int:
 
 
 def add_advise(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("advise", help="recommendations from your own history: quotas, commitments",
+    parser = sub.add_parser("advise", help="recommendations from your own history: quotas, commitments, preemption",
                             description="recommendations from a replay of your own history: Kueue quotas "
-                            "(advise quotas), GPU commitments per SKU (advise commitments); docs/advice.md")
+                            "(advise quotas), GPU commitments per SKU (advise commitments); docs/advice.md; "
+                            "preemption policies and checkpoint intervals (advise preemption); docs/preemption.md")
     kinds = parser.add_subparsers(dest="advice", required=True, metavar="ADVICE")
 
     def add(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -97,3 +98,7 @@ def add_advise(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--run-id", help="which run (default: the database's only run)")
     p.add_argument("--all", action="store_true", help="every run of the database (a sweep's scenarios)")
     p.add_argument("--out", required=True, help="folder for commitments.csv and commitments.md")
+
+    from gpu_finops.advise.preemption_command import add_preemption
+
+    add_preemption(add)

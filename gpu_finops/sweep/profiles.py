@@ -16,6 +16,7 @@ from scheduler.errors import InputError
 from scheduler.eventlog.text import parse_toml
 
 WORKLOAD_PREEMPTION = "WorkloadPreemption"
+PRIORITY_LEVEL_SEARCH = "PriorityLevelSearchPreemption"  # KEP-5710's dropped proposal, not upstream
 VICTIM_ORDERS = ("priority", "cheapest_loss")
 
 
@@ -53,12 +54,22 @@ def scenario_profile(scenario: Scenario, folder: Path) -> str:
     if scenario.preemption == "none":
         points["post_filter"] = []
         changes.append("no-preemption")
-    elif scenario.preemption in VICTIM_ORDERS:
+    elif scenario.preemption in (*VICTIM_ORDERS, "priority_search"):
         post_filter = points.get("post_filter", [])
-        if WORKLOAD_PREEMPTION not in ([post_filter] if isinstance(post_filter, str) else post_filter):
-            raise InputError("preemption", f"scenario {scenario.name}: preemption = {scenario.preemption!r} orders the "
-                             f"victims of {WORKLOAD_PREEMPTION}, which profile {base} does not use "
+        post_filter = [post_filter] if isinstance(post_filter, str) else list(post_filter)
+        if WORKLOAD_PREEMPTION not in post_filter:
+            raise InputError("preemption", f"scenario {scenario.name}: preemption = {scenario.preemption!r} changes "
+                             f"{WORKLOAD_PREEMPTION}, which profile {base} does not use "
                              "(use gang-v1.37, or profile / none)")
+    if scenario.preemption == "priority_search":
+        points["post_filter"] = [PRIORITY_LEVEL_SEARCH if name == WORKLOAD_PREEMPTION else name
+                                 for name in post_filter]
+        arguments = {k: dict(v) for k, v in profile.get("plugin_args", {}).items()}
+        if WORKLOAD_PREEMPTION in arguments:  # its victim order, for the same victims' reprieves
+            arguments[PRIORITY_LEVEL_SEARCH] = arguments.pop(WORKLOAD_PREEMPTION)
+            profile["plugin_args"] = arguments
+        changes.append("priority-search-not-upstream")
+    elif scenario.preemption in VICTIM_ORDERS:
         arguments = {k: dict(v) for k, v in profile.get("plugin_args", {}).items()}
         arguments.setdefault(WORKLOAD_PREEMPTION, {})["victim_order"] = scenario.preemption
         profile["plugin_args"] = arguments

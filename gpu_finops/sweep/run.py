@@ -4,7 +4,8 @@ Output folder::
 
     DIR/inputs/               the preset's generated inputs (when the sweep names a preset)
     DIR/profiles/<s>.toml     derived profiles (a scenario that changes scoring or preemption)
-    DIR/traces/<s>.csv        the trace a `rightsize` scenario replays (requests rightsized)
+    DIR/traces/<s>.csv        the trace a `rightsize` or trace-policy scenario replays (rightsized,
+                              preemption policies set: gpu_finops.trace_policy)
     DIR/runs/<s>/             one run directory per scenario (events.parquet, run.json, ...)
     DIR/state/<s>.json        each scenario's outcome and fingerprint; <s>.running while it runs
     DIR/logs/<s>.log          the traceback of a failed scenario
@@ -186,6 +187,13 @@ def _plan(sweep: Sweep, scenario: Scenario, inputs: Inputs, out: Path) -> Scenar
         rightsized.parent.mkdir(parents=True, exist_ok=True)
         rightsize_trace(trace, rightsized, scenario.rightsize)
         trace = rightsized
+    if not scenario.trace_policy.empty:
+        from gpu_finops.trace_policy import apply_trace_policy
+
+        overridden = out / "traces" / f"{scenario.name}.csv"
+        overridden.parent.mkdir(parents=True, exist_ok=True)
+        apply_trace_policy(trace, overridden, scenario.trace_policy)
+        trace = overridden
     task = ScenarioTask(
         name=scenario.name, run_id=sweep.run_id(scenario), trace=trace, cluster=cluster, queues=queues,
         profile=scenario_profile(scenario, out / "profiles"), seed=scenario.seed,
@@ -315,7 +323,8 @@ def _scenario_table(sweep: Sweep, states: list[ScenarioState]) -> Any:
         ("run_id", pa.string()), ("sweep", pa.string()), ("scenario", pa.string()), ("status", pa.string()),
         ("profile", pa.string()), ("queues", pa.string()), ("scoring", pa.string()), ("preemption", pa.string()),
         ("seed", pa.int64()), ("trace", pa.string()), ("error", pa.string()), ("replay_seconds", pa.float64()),
-        ("events_sha256", pa.string()), ("rightsize", pa.float64()), ("is_baseline", pa.bool_())]))
+        ("events_sha256", pa.string()), ("rightsize", pa.float64()), ("trace_policy", pa.string()),
+        ("is_baseline", pa.bool_())]))
     return table
 
 

@@ -17,8 +17,11 @@
     profiles = ["gang-v1.37", "kube-default"]
     queues = ["inputs", "none"]     # the inputs' Kueue manifests, no admission layer, or a file
     scoring = ["LeastAllocated", "MostAllocated"]   # or [["GpuPacking", 2], ["LeastAllocated", 1]]
-    preemption = ["profile", "none"]                # profile | none | priority | cheapest_loss
+    preemption = ["profile", "none"]  # profile | none | priority | cheapest_loss | priority_search (not upstream)
     seeds = [42]
+    never_preempt = [[], [1000]]    # trace overrides: priority classes with preemptionPolicy Never,
+    disruption_mode = ["trace", {training = "all"}]  # and per workload kind disruption_mode,
+    checkpoint_interval_s = ["trace", {training = 1800}]  # on_pod_loss, checkpoint_interval_s
 
     [[scenario]]                    # and/or an explicit list; each key as in [grid], one value
     name = "baseline"
@@ -41,14 +44,16 @@ from pathlib import Path
 from typing import Any
 
 from gpu_finops.sweep.task import DEFAULT_TIMEOUT_S
+from gpu_finops.trace_policy import TracePolicy, kind_values, priorities
 from scheduler.errors import InputError, checked_path_text
 from scheduler.eventlog.text import parse_toml
 
-PREEMPTION = ("profile", "none", "priority", "cheapest_loss")
+PREEMPTION = ("profile", "none", "priority", "cheapest_loss", "priority_search")
+TRACE_POLICY_AXES = ("never_preempt", "disruption_mode", "on_pod_loss", "checkpoint_interval_s")
 GRID_KEYS = {"profiles": "profile", "queues": "queues", "scoring": "scoring", "preemption": "preemption",
-             "seeds": "seed", "rightsize": "rightsize"}
+             "seeds": "seed", "rightsize": "rightsize", **{axis: axis for axis in TRACE_POLICY_AXES}}
 SCENARIO_KEYS = {"name", "profile", "queues", "scoring", "preemption", "seed", "trace", "cluster", "start",
-                 "rightsize"}
+                 "rightsize", *TRACE_POLICY_AXES}
 INPUT_KEYS = {"preset", "seed", "imported", "trace", "cluster", "queues", "prices", "start", "format"}
 SWEEP_KEYS = {"name", "charge_period", "workers", "baseline", "scenario_timeout_s"}
 MAX_TIMEOUT_S = 30 * 86_400  # a month: past it, a limit is a mistake
@@ -95,11 +100,22 @@ class Scenario:
     # replay the trace with rightsized GPU requests for workloads below this efficiency
     # (gpu_finops.rightsizing); None: the requests as traced
     rightsize: float | None = None
+    # Preemption policies as trace overrides (gpu_finops.trace_policy); empty: as traced
+    never_preempt: tuple[int, ...] = ()
+    disruption_mode: tuple[tuple[str, str], ...] = ()
+    on_pod_loss: tuple[tuple[str, str], ...] = ()
+    checkpoint_interval_s: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def trace_policy(self) -> TracePolicy:
+        return TracePolicy(self.never_preempt, self.disruption_mode, self.on_pod_loss, self.checkpoint_interval_s)
 
     def axes(self) -> dict[str, Any]:
         """The scenario's settings, as the comparison table and the database show them."""
+        policy = self.trace_policy
         return {"profile": self.profile, "queues": self.queues, "scoring": scoring_label(self.scoring),
-                "preemption": self.preemption, "seed": self.seed, "rightsize": self.rightsize}
+                "preemption": self.preemption, "seed": self.seed, "rightsize": self.rightsize,
+                "trace_policy": None if policy.empty else policy.label()}
 
 
 @dataclass(frozen=True)
@@ -323,6 +339,11 @@ def _value(reader: _Reader, axis: str, value: Any, key: str) -> Any:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
             raise reader.fail(key, f"an efficiency threshold in (0, 1] (e.g. 0.5) or \"none\", got {value!r}")
         return float(value)
+    if axis in TRACE_POLICY_AXES:
+        if value == "trace":
+            return ()
+        fail = lambda message: reader.fail(key, message)  # noqa: E731
+        return priorities(value, fail) if axis == "never_preempt" else kind_values(value, axis, fail)
     return reader.integer(value, key)
 
 
@@ -362,6 +383,8 @@ def _label(axis: str, value: Any) -> str:
         return "kueue" if value == "inputs" else "no-kueue"
     if axis == "rightsize":
         return "as-requested" if value is None else f"rightsize-{value:g}"
+    if axis in TRACE_POLICY_AXES:
+        return _safe(TracePolicy(**{axis: value}).label()) if value else f"{axis.replace('_', '-')}-as-traced"
     return _safe(Path(value).stem if str(value).endswith(".toml") else str(value))
 
 

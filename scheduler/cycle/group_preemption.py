@@ -88,9 +88,10 @@ class GroupVictimSearch:
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     """Evict lower-priority victims so that `run` fits; True when some were evicted. Under
-    DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37)."""
+    DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37); a workload
+    whose priority class says `preemptionPolicy: Never` preempts no one."""
     framework = ctx.framework
-    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
+    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus or not run.spec.may_preempt:
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
@@ -148,7 +149,10 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[Run
     """The victims and the preemptor's proposed assignment (planned with them gone)."""
     running = running_groups(ctx, run.spec.priority, ctx.framework.post_filter_needs_loss)
     terminating = terminating_below(ctx, run.spec.priority)
-    search = _group_search(ctx, run, needed, running, terminating, How.VIEW)
+    # A plugin that plans without only part of the lower priorities plans by removal: the view
+    # is the cluster without every lower priority.
+    how = How.REMOVAL if ctx.framework.post_filter_plans_by_removal else How.VIEW
+    search = _group_search(ctx, run, needed, running, terminating, how)
     start = ctx.framework.search_start
     victims = ctx.framework.run_post_filter(search)
     if ctx.verifier:  # planned on the view as by removal; deferred reprieves as one by one
@@ -270,6 +274,8 @@ def preempt_for_composite(ctx: CycleContext, parent: str, priority: int, planner
     whose removal lets `min_groups` children fit together. True when some were evicted."""
     if not ctx.framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
         return False
+    if not all(child.spec.may_preempt for child in ctx.composites[parent]):
+        return False  # a child under preemptionPolicy Never: the quorum cannot preempt together
     running = [g for g in running_groups(ctx, priority, ctx.framework.post_filter_needs_loss)
                if g.workload_id != parent]
     victims = ctx.framework.run_post_filter(GroupVictimSearch(ctx, priority, planner, running))

@@ -132,11 +132,14 @@ class GroupPostFilterPlugin(Protocol):
     set of victims makes room. It must leave the state as it found it (journal mark and
     rollback); the cycle evicts the victims. `needs_loss`: the query's running groups must
     carry `loss_gpu_s` (costly to compute, so only plugins that read it ask).
+    `plans_by_removal`: `query.without` is asked about a part of the lower priorities (the
+    plan is then made on the state without them, not on the view without every lower level).
     """
 
     name: str
     unit: Unit
     needs_loss: bool
+    plans_by_removal: bool
 
     def select_group_victims(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None: ...
 

@@ -78,6 +78,7 @@ def in_tree_registry() -> Registry:
         post_filter={
             names.WORKLOAD_PREEMPTION: lambda args, rng: preemption.WorkloadPreemption.from_args(args),
             names.DEFAULT_PREEMPTION: lambda args, rng: preemption.DefaultPreemption(rng),
+            names.PRIORITY_LEVEL_SEARCH: lambda args, rng: preemption.PriorityLevelSearchPreemption.from_args(args),
         },
     )
 

@@ -152,6 +152,11 @@ class Framework:
         return bool(self.group_post_filters or self.pod_post_filters)
 
     @property
+    def post_filter_plans_by_removal(self) -> bool:
+        """A group PostFilter asks about part of the lower priorities (`GroupPostFilterPlugin`)."""
+        return any(plugin.plans_by_removal for plugin in self.group_post_filters)
+
+    @property
     def post_filter_needs_loss(self) -> bool:
         return any(plugin.needs_loss for plugin in self.group_post_filters)
 

@@ -24,6 +24,15 @@ class OnPodLoss(StrEnum):
     REPLACE_POD = "replace_pod"  # an Indexed Job recreates the pod: it alone goes back to pending
 
 
+class PodPreemptionPolicy(StrEnum):
+    """Its PriorityClass's `preemptionPolicy`, copied into the pod spec: whether kube-scheduler
+    may preempt for it (`PodEligibleToPreemptOthers`, defaultpreemption). A `never` workload
+    still jumps the queue by its priority and can itself be preempted."""
+
+    PREEMPT_LOWER_PRIORITY = "preempt_lower_priority"  # the API default
+    NEVER = "never"
+
+
 # The controller a workload kind usually runs under, when the trace does not say (docs/traces.md).
 ON_POD_LOSS_BY_KIND: dict[str, OnPodLoss] = {
     "training": OnPodLoss.RESTART_GROUP,  # JobSet / Kubeflow jobs: a lost worker restarts the job
@@ -68,6 +77,12 @@ class Workload:
     # Its PodGroup's disruptionMode; on a row with a parent_group, the CompositePodGroup's.
     disruption_mode: DisruptionMode = DisruptionMode.SINGLE
     on_pod_loss: OnPodLoss | None = None  # None: the default of its kind (`pod_loss_policy`)
+    preemption_policy: PodPreemptionPolicy = PodPreemptionPolicy.PREEMPT_LOWER_PRIORITY
+
+    @property
+    def may_preempt(self) -> bool:
+        """kube-scheduler's PodEligibleToPreemptOthers, its first rule: not under preemptionPolicy Never."""
+        return self.preemption_policy is not PodPreemptionPolicy.NEVER
 
     @property
     def gpu_milli_per_pod(self) -> int:

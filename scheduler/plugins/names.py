@@ -15,3 +15,5 @@ FGD = "FGD"
 GANG_PERMIT = "GangPermit"
 WORKLOAD_PREEMPTION = "WorkloadPreemption"
 DEFAULT_PREEMPTION = "DefaultPreemption"
+# KEP-5710's search for the lowest sufficient priority level: a proposal upstream dropped
+PRIORITY_LEVEL_SEARCH = "PriorityLevelSearchPreemption"

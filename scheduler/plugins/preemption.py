@@ -55,18 +55,19 @@ class WorkloadPreemption:
 
     name = names.WORKLOAD_PREEMPTION
     unit = Unit.POD_GROUP
+    plans_by_removal = False  # every lower priority is a potential victim: the view plans it
 
     def __init__(self, victim_order: VictimOrder = VictimOrder.PRIORITY) -> None:
         self._key: Callable[[RunningGroup], tuple[Any, ...]] = (
             _importance_by_loss if victim_order is VictimOrder.CHEAPEST_LOSS else _importance)
         self.needs_loss = victim_order is VictimOrder.CHEAPEST_LOSS  # callers compute losses only then
 
-    @staticmethod
-    def from_args(args: Mapping[str, Any]) -> WorkloadPreemption:
+    @classmethod
+    def from_args(cls, args: Mapping[str, Any]) -> WorkloadPreemption:
         order = str(args.get("victim_order", VictimOrder.PRIORITY))
         if order not in set(VictimOrder):
             raise ValueError(f"victim_order must be {' or '.join(VictimOrder)}, got {order!r}")
-        return WorkloadPreemption(VictimOrder(order))
+        return cls(VictimOrder(order))
 
     def select_group_victims(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None:
         """Victims that let the preemptor fit, or None if preemption cannot help.
@@ -79,6 +80,11 @@ class WorkloadPreemption:
         potential = sorted((g for g in query.running if g.priority < query.priority and query.matters(g)), key=self._key)
         if not potential:
             return None
+        return self._reprieved(query, potential)
+
+    @staticmethod
+    def _reprieved(query: GroupPreemptionQuery, potential: list[RunningGroup]) -> list[RunningGroup] | None:
+        """Remove `potential`, plan, reprieve the most important first (`potential`'s order)."""
         plan = query.without(potential)
         try:
             if not plan.fits:
@@ -87,6 +93,51 @@ class WorkloadPreemption:
             return [group for group in potential if not (plan.could_keep(group) and plan.reprieve(group))]
         finally:
             plan.close()
+
+
+class PriorityLevelSearchPreemption(WorkloadPreemption):
+    """NOT upstream behaviour: KEP-5710's search for the lowest priority level whose removal
+    suffices, a proposal upstream dropped from the algorithm it shipped (v1.37's
+    `podgrouppreemption.go` plans once with every lower priority removed). Off in every
+    shipped profile; a profile enables it by naming it in `post_filter` (a sweep's
+    `preemption = "priority_search"`), so a reader can see what the one-shot plan costs.
+
+    The levels are the distinct priorities of the potential victims, lowest first; the
+    preemptor is planned with the victims at or below a level removed, and the lowest level
+    at which it fits is found by binary search (removing more never hurts a plan: fitting is
+    monotone in the level). Its victims are then reprieved as `WorkloadPreemption` does, so
+    a priority-1000 preemptor takes priority-100 gangs only when priority-0 pods alone do not
+    make room."""
+
+    name = names.PRIORITY_LEVEL_SEARCH
+    plans_by_removal = True
+
+    def select_group_victims(self, query: GroupPreemptionQuery) -> list[RunningGroup] | None:
+        potential = sorted((g for g in query.running if g.priority < query.priority and query.matters(g)), key=self._key)
+        if not potential:
+            return None
+        levels = sorted({g.priority for g in potential})
+
+        def up_to(level: int) -> list[RunningGroup]:
+            return [g for g in potential if g.priority <= level]
+
+        def fits(level: int) -> bool:
+            plan = query.without(up_to(level))
+            try:
+                return plan.fits
+            finally:
+                plan.close()
+
+        low, high = 0, len(levels) - 1
+        if not fits(levels[high]):
+            return None
+        while low < high:  # the lowest index whose level fits
+            middle = (low + high) // 2
+            if fits(levels[middle]):
+                high = middle
+            else:
+                low = middle + 1
+        return self._reprieved(query, up_to(levels[low]))
 
 
 # kube-scheduler's DefaultPreemptionArgs defaults: the dry run stops once it has found

@@ -45,7 +45,7 @@ from typing import Any, TypeVar
 
 from scheduler.errors import InputError
 from scheduler.model.cluster import TOPOLOGY_LEVELS
-from scheduler.model.workload import MILLI, DisruptionMode, OnPodLoss, Workload
+from scheduler.model.workload import MILLI, DisruptionMode, OnPodLoss, PodPreemptionPolicy, Workload
 from scheduler.trace.io import (
     DEFAULT_BATCH_ROWS,
     ROW_PROBLEM,
@@ -78,6 +78,7 @@ OPTIONAL_COLUMNS = (
     "labels",
     "disruption_mode",
     "on_pod_loss",
+    "preemption_policy",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -312,10 +313,12 @@ def _parse_row(
         source_row=row_number,
         disruption_mode=_choice(record, "disruption_mode", DisruptionMode) or DisruptionMode.SINGLE,
         on_pod_loss=_choice(record, "on_pod_loss", OnPodLoss),
+        preemption_policy=(_choice(record, "preemption_policy", PodPreemptionPolicy)
+                           or PodPreemptionPolicy.PREEMPT_LOWER_PRIORITY),
     )
 
 
-_Choice = TypeVar("_Choice", DisruptionMode, OnPodLoss)
+_Choice = TypeVar("_Choice", DisruptionMode, OnPodLoss, PodPreemptionPolicy)
 
 
 def _choice(record: dict[str, Any], column: str, values: type[_Choice]) -> _Choice | None:

@@ -23,7 +23,7 @@ TRACE_COLUMNS = (
     "workload_id", "submit_time", "duration_s", "pods", "min_count", "gpus_per_pod", "gpu_model",
     "tenant", "queue", "priority", "checkpoint_interval_s", "topology_required", "topology_preferred",
     "parent_group", "parent_min_groups", "parent_topology_required", "cpu_milli_per_pod", "memory_mib_per_pod",
-    "schedule_timeout_s", "kind", "disruption_mode", "on_pod_loss",
+    "schedule_timeout_s", "kind", "disruption_mode", "on_pod_loss", "preemption_policy",
 )
 
 
