@@ -107,11 +107,28 @@ def _preemptor_preempted_later() -> RunBuilder:
     )
 
 
+def _cpu_and_memory_priced() -> RunBuilder:
+    # the price book prices the node's CPU and memory too: low loses 1000 s of 8 GPUs, 8 cores
+    # and 64 GiB to top (no checkpoint)
+    return (
+        RunBuilder(START, 7200, run_id="cpu-priced")
+        .node("n1", "A100", 8, cpu_milli=64000, memory_mib=512 * 1024)
+        .workload("low", pods=1, gpus_per_pod=8, cpu_milli_per_pod=8000, memory_mib_per_pod=64 * 1024)
+        .workload("top", pods=1, gpus_per_pod=8, priority=10, submit_time_s=1000)
+        .event(0, "submitted", "low").event(0, "started", "low", pod=0, node="n1", gpus=8)
+        .event(1000, "submitted", "top")
+        .event(1000, "preempted", "low", pod=0, node="n1", gpus=8, preemptor="top")           # 3
+        .event(1000, "requeued", "low", preemptor="top")
+        .event(1000, "started", "top", pod=0, node="n1", gpus=8)
+        .event(4600, "finished", "top", pod=0, node="n1", gpus=8)
+    )
+
+
 @pytest.fixture(scope="module")
 def cascades_db(tmp_path_factory, prices_csv):
     root = tmp_path_factory.mktemp("cascades")
     runs = [make().write(root / "runs") for make in (_two_level_cascade, _broken_by_a_finish,
-                                                     _preemptor_preempted_later)]
+                                                     _preemptor_preempted_later, _cpu_and_memory_priced)]
     return build(runs, prices_csv, root / "finops.duckdb", show_progress=False).db
 
 
@@ -163,6 +180,16 @@ def test_each_evictions_pods_add_up_to_its_loss(cascades_db):
         by_eviction = rows(con, """select run_id, workload_id, attempt, lost_gpu_hours, lost_cost
                                    from fct_evictions where end_event = 'preempted' order by all""")
     approx_rows(by_pod, by_eviction)
+
+
+def test_lost_gpu_hours_count_the_gpu_rows_only_where_cpu_and_memory_are_priced(cascades_db):
+    # 8 GPUs x 1000 s at $2 (list, a Standard node), 8 cores at $0.04 and 64 GiB at $0.005 an hour
+    lost_gpu_hours, lost_cost = 8 * 1000 / 3600, (8 * 2.0 + 8 * 0.04 + 64 * 0.005) * 1000 / 3600
+    with duckdb.connect(str(cascades_db), read_only=True) as con:
+        evictions = rows(con, "select lost_gpu_hours, lost_cost from fct_evictions where run_id = 'cpu-priced'")
+        cascades = rows(con, "select lost_gpu_hours, lost_cost from fct_preemption_cascades where run_id = 'cpu-priced'")
+    approx_rows(evictions, [(lost_gpu_hours, lost_cost)])
+    approx_rows(cascades, [(lost_gpu_hours, lost_cost)])
 
 
 def test_the_audit_catches_a_pod_event_placed_in_two_chains(cascades_db, tmp_path):
