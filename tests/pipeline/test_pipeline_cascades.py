@@ -124,11 +124,19 @@ def _cpu_and_memory_priced() -> RunBuilder:
     )
 
 
+def _preemptor_unnamed() -> RunBuilder:
+    # the two-level cascade as a schema 1.1 log, which has no preemptor column
+    two_level = _two_level_cascade()
+    two_level.run_id = "unnamed"
+    return two_level
+
+
 @pytest.fixture(scope="module")
 def cascades_db(tmp_path_factory, prices_csv):
     root = tmp_path_factory.mktemp("cascades")
     runs = [make().write(root / "runs") for make in (_two_level_cascade, _broken_by_a_finish,
                                                      _preemptor_preempted_later, _cpu_and_memory_priced)]
+    runs.append(_preemptor_unnamed().write(root / "runs", schema_version="1.1"))
     return build(runs, prices_csv, root / "finops.duckdb", show_progress=False).db
 
 
@@ -170,6 +178,14 @@ def test_a_preemptor_preempted_later_keeps_its_earlier_preemption_and_carries_th
         (5, 5, 1, None, "low", 0, 0, "top", 100, "top", 1000 * 8 / 3600),
         (9, 9, 1, None, "top", 0, 100, "urgent", 1000, "urgent", 1000 * 8 / 3600),
         (12, 9, 2, 9, "filler", 0, 0, "top", 100, "urgent", 2100 * 8 / 3600),
+    ])
+
+
+def test_a_preemption_whose_preemptor_the_log_does_not_name_is_a_chain_of_its_own(cascades_db):
+    approx_rows(_cascades(cascades_db, "unnamed"), [
+        (6, 6, 1, None, "mid", 0, 100, None, None, None, 400 * 4 / 3600),
+        (7, 7, 1, None, "mid", 1, 100, None, None, None, 400 * 4 / 3600),
+        (11, 11, 1, None, "low", 0, 0, None, None, None, 500 * 8 / 3600),
     ])
 
 

@@ -5,7 +5,8 @@
 -- preemptor's latest such row, one level deeper; otherwise it starts a chain, depth 1. The
 -- preemptions a preemptor starts between two finishes (or before its first) are one chain,
 -- named by the seq of its first preempted pod event. The event log names the preemptor as a
--- workload, not a pod, so the rule reads the preemptor's rows as a workload.
+-- workload, not a pod, so the rule reads the preemptor's rows as a workload. A preemption whose
+-- preemptor the log does not name (schema 1.1) starts a chain of its own, with no origin.
 -- parent_seq: the preempted pod event of the preemptor this one follows (null on depth 1)
 with recursive events as (
     select * from stg_events
@@ -37,10 +38,12 @@ links as (
     select
         run_id, seq, time_s, victim_workload_id, victim_pod_index, preemptor_workload_id,
         case when mark_event = 'preempted' then mark_seq end as parent_seq,
-        -- chain starters: the preemptor's preemptions since its last finish (or the run start)
+        -- chain starters: the preemptor's preemptions since its last finish (or the run start);
+        -- a preemption whose preemptor the log does not name (schema 1.1) is a chain of its own
         case when mark_event is distinct from 'preempted'
             then min(seq) over (
-                partition by run_id, preemptor_workload_id, mark_event is distinct from 'preempted', mark_seq)
+                partition by run_id, preemptor_workload_id, mark_event is distinct from 'preempted', mark_seq,
+                    case when preemptor_workload_id is null then seq end)
         end as started_chain_id
     from linked
 ),
