@@ -57,6 +57,7 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
     # the report names the costliest chains: the fixture's one, gang-2's preemption of =SUM(A1)
     assert ("The costliest: chain 13, started by gang-2 (priority 0): 1 pod preempted (0 in the cascade), "
             "1 level deep, 4.0 GPU-hours lost ($8.00).") in html.unescape(page)
+    assert "<th>Origin preemptor</th>" in page and "<th>Of them in the cascade</th>" in page
     assert "$1,536.00" in page  # total cost headline
     assert "Partial placement (gang wait)" in page and "gang_wait" not in page
     assert "<td>team-o'brien</td>" in page
