@@ -65,7 +65,8 @@ if not over_time.empty:
 st.subheader("Cascades")
 st.caption("A preemption whose preemptor was itself preempted earlier and has not finished since "
            "joins that preemption's chain, one level deeper; any other starts a chain at depth 1. "
-           "Pods preempted in the window whose victim is of the selected teams.")
+           "Pods preempted in the window whose victim is of the selected teams and GPU models, as "
+           "the victims above.")
 if not cache.query(db, data.has_cascades):
     st.info("This database was built before preemption chains were recorded: rebuild it "
             "(`gpu-finops build`) to see them.")
