@@ -68,6 +68,11 @@ _HEADERS = {
     "final_state": "Final state", "usage_class": "Usage class", "cause": "Cause",
     "lost_gpu_hours": "GPU-hours lost", "lost_cost": "Lost ($)",
     "lost_cost_per_eviction": "Lost per eviction ($)", "time_s": "Time since start",
+    # preemption chains (fct_preemption_cascades)
+    "chain_id": "Chain", "origin": "Origin preemptor", "origin_priority": "Its priority",
+    "origin_kind": "Its kind", "origin_tenant": "Its team", "preempted_pods": "Pods preempted",
+    "preempted_in_cascade": "Of them in the cascade", "depth": "Deepest level",
+    "first_preempted_at": "First preemption",
 }
 _SNAKE = re.compile(r"^[a-z0-9]+(?:_[a-z0-9]+)+$")
 _GPU_HOURS = re.compile(r"gpu_hours(?=_|$)|gpu_h(?=_|$)")

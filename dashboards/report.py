@@ -23,6 +23,7 @@ import pandas as pd
 
 from dashboards import advice_charts, cells, charts, data, finops_charts, labels, scenario_charts
 from dashboards.errors import DashboardError
+from dashboards.report_cascades import costliest_chains_section
 from dashboards.report_render import (
     WHOLE_RUN,
     Section,
@@ -39,7 +40,7 @@ FORMATS = ("html", "csv", "md", "png")
 SECTIONS = (
     "scenario_ranking", "runs_compared", "runs_waits", "spend_by_team", "usage_class_over_time",
     "chargeback", "chargeback_by_label", "idle_cost_by_cause", "idle_avoidable_or_sunk", "commitment_pools", "unservable_demand",
-    "pending_demand", "checkpoint_loss", "cost_per_training_run", "costliest_workloads",
+    "pending_demand", "checkpoint_loss", "costliest_chains", "cost_per_training_run", "costliest_workloads",
     "partial_placement_workloads", "pending_by_reason", "pending_workloads", "advice_pareto", "advice_teams",
     "budget_burn", "budget_anomalies",
 )
@@ -314,6 +315,7 @@ def _collect(db: Path, filters: data.Filters, baseline: str | None = None,
                      "Work since the last checkpoint each eviction threw away, per victim team; "
                      "reclaim: another queue took the GPUs back.",
                      data.eviction_losses(con, filters), finops_charts.eviction_losses_chart),
+            costliest_chains_section(con, filters),
             Section("cost_per_training_run", "Cost per training run",
                      "Training and fine-tune runs by outcome at the window's end: each run's usage in the "
                      "window plus the idle it carries there (its share of the idle of the hours and GPU "

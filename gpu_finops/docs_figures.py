@@ -58,6 +58,11 @@ class DemoFacts:
     by_cost_center: tuple[tuple[str, float], ...] = ()
     # gang-v1.37's GPU commitment pools over the run: (GPU model, covered GPU-h, eligible GPU-h)
     commitment_coverage: tuple[tuple[str, float, float], ...] = ()
+    # gang-v1.37's preemption chains (fct_preemption_cascades): preempted pod events, chains, of
+    # them preempted in a cascade (depth > 1), the deepest level, GPU-hours lost in chains; and
+    # its costliest chain: origin preemptor, its priority, pods preempted, GPU-hours lost
+    cascades: tuple[int, int, int, int, float] | None = None
+    costliest_chain: tuple[str, int, int, float] | None = None
 
 
 def _run_ids(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -129,9 +134,12 @@ def read_facts(db: Path) -> DemoFacts:
             """SELECT gpu_model, sum(used_quantity), sum(eligible_quantity) FROM fct_commitment_utilization
                WHERE run_id = $run AND resource = 'gpu' GROUP BY gpu_model ORDER BY gpu_model""",
             {"run": runs[GANG_PROFILE]}).fetchall()
+        cascades, costliest_chain = _cascades(con, runs[GANG_PROFILE])
     finally:
         con.close()
     return DemoFacts(
+        cascades=cascades,
+        costliest_chain=costliest_chain,
         commitment_coverage=tuple((str(m), float(c), float(e)) for m, c, e in coverage),
         steady_gpu_hours=steady,
         p95_wait_h={by_run[run]: float(p95) for run, p95, _, _ in waits if run in by_run},
@@ -151,6 +159,45 @@ def read_facts(db: Path) -> DemoFacts:
         unallocated_idle_cost={by_run[run]: float(idle) for run, *_, idle in split if run in by_run},
         by_cost_center=tuple((str(group), float(cost)) for group, cost in by_cost_center),
     )
+
+
+def _cascades(con: duckdb.DuckDBPyConnection, run: str) -> tuple[
+        tuple[int, int, int, int, float] | None, tuple[str, int, int, float] | None]:
+    """The run's preemption chains and its costliest one; None, None for a database built
+    before fct_preemption_cascades."""
+    built = con.execute("SELECT count(*) FROM information_schema.tables "
+                        "WHERE table_name = 'fct_preemption_cascades'").fetchone()
+    if not built or not built[0]:
+        return None, None
+    totals = con.execute(
+        """SELECT count(*), count(DISTINCT chain_id), count(*) FILTER (WHERE depth > 1),
+                  coalesce(max(depth), 0), coalesce(sum(lost_gpu_hours), 0)
+           FROM fct_preemption_cascades WHERE run_id = $run""", {"run": run}).fetchone()
+    top = con.execute(
+        """SELECT any_value(c.root_workload_id), any_value(w.priority), count(*), sum(c.lost_gpu_hours)
+           FROM fct_preemption_cascades c
+           LEFT JOIN fct_workloads w ON w.run_id = c.run_id AND w.workload_id = c.root_workload_id
+           WHERE c.run_id = $run GROUP BY c.chain_id
+           ORDER BY sum(c.lost_gpu_hours) DESC, c.chain_id LIMIT 1""", {"run": run}).fetchone()
+    assert totals is not None  # an aggregate always returns one row
+    events, chains, cascaded, deepest, lost = totals
+    return ((int(events), int(chains), int(cascaded), int(deepest), float(lost)),
+            None if top is None else (str(top[0]), int(top[1] or 0), int(top[2]), float(top[3])))
+
+
+def _cascade_story(f: DemoFacts) -> str:
+    """What the preemption chains of `gang-v1.37` say (issue 43)."""
+    if f.cascades is None:
+        return "(this database was built before preemption chains were recorded: rebuild the demo)"
+    events, chains, cascaded, deepest, lost = f.cascades
+    text = (f"under `{GANG_PROFILE}`, the {events:,} preempted pod events form {chains:,} chains; "
+            f"{cascaded:,} of them were preempted by a workload still recovering from its own "
+            f"preemption (up to {deepest:,} levels deep), and the chains lost {_gpu_h(lost)} GPU-hours")
+    if f.costliest_chain is not None:
+        origin, priority, pods, chain_lost = f.costliest_chain
+        text += (f"; the costliest, started by `{origin}` (priority {priority:,}), preempted "
+                 f"{pods:,} pods and lost {_gpu_h(chain_lost)} GPU-hours")
+    return text
 
 
 def _gpu_h(value: float) -> str:
@@ -249,6 +296,7 @@ FIGURES: dict[str, Callable[[DemoFacts], str]] = {
     "workloads": lambda f: f"{f.workloads:,}",
     "gpus": lambda f: f"{sum(g for _, g in f.nodes.values()):,}",
     "efficiency": _efficiency,
+    "cascades": _cascade_story,
     "story": _story,
     "gang_wait_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "gang_wait"), 0.0)),
     "productive_kube_default": lambda f: _gpu_h(f.steady_gpu_hours.get((POD_PROFILE, "productive"), 0.0)),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, data, ui, waiting_charts
+from dashboards import cache, cascade_charts, data, ui, waiting_charts
 from dashboards.text import markdown_text as md
 
 db, filters = cache.current()
@@ -61,3 +61,34 @@ if not over_time.empty:
     with st.expander(f"Lost GPU-hours per team per {bucket}: table"):
         ui.table_with_csv(over_time, f"preemption_lost_per_{bucket}.csv",
                           key="preemption.over_time.csv")
+
+st.subheader("Cascades")
+st.caption("A preemption whose preemptor was itself preempted earlier and has not finished since "
+           "joins that preemption's chain, one level deeper; any other starts a chain at depth 1. "
+           "Pods preempted in the window whose victim is of the selected teams and GPU models, as "
+           "the victims above.")
+if not cache.query(db, data.has_cascades):
+    st.info("This database was built before preemption chains were recorded: rebuild it "
+            "(`gpu-finops build`) to see them.")
+    st.stop()
+chains = cache.query(db, data.preemption_chains, filters)
+if chains.empty:
+    st.info("No pod was preempted in this selection: no chain.")
+    st.stop()
+in_cascade = int(chains["preempted_in_cascade"].sum())
+a, b, c, d = st.columns(4)
+a.metric("Chains", f"{len(chains):,}")
+b.metric("Deepest", f"{int(chains['depth'].max()):,}", help="Levels: 1 = preempted by a workload "
+         "not recovering from a preemption of its own.")
+c.metric("Preempted in a cascade", f"{in_cascade:,}",
+         help=f"Of {int(chains['preempted_pods'].sum()):,} preempted pods: by a preemptor that had "
+              "itself been preempted.")
+d.metric("Lost GPU-hours in chains", ui.compact_number(float(chains["lost_gpu_hours"].sum())),
+         help="Each preempted pod's work since its group's last checkpoint (time-outs are in no chain).")
+left, right = st.columns(2)
+with left:
+    cache.chart(cascade_charts.priority_pairs_chart(cache.query(db, data.preemption_pairs, filters)))
+with right:
+    cache.chart(cascade_charts.depth_chart(cache.query(db, data.preemption_depths, filters)))
+cache.chart(cascade_charts.chains_chart(chains))
+ui.table_with_csv(chains, "preemption_chains.csv", key="preemption.chains.csv")

@@ -23,6 +23,13 @@ from dashboards.data.budgets import (
     daily_team_spend,
     label_values,
 )
+from dashboards.data.cascades import (
+    CHAIN_COLUMNS,
+    has_cascades,
+    preemption_chains,
+    preemption_depths,
+    preemption_pairs,
+)
 from dashboards.data.core import (
     DB_ENV_VAR,
     DEFAULT_PHASE,
@@ -139,7 +146,8 @@ QUERIES = frozenset({
     "run_phases", "unservable_demand", "idle_by_payment", "commitment_pools",
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
     "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window", "common_window",
-    "label_keys", "label_showback", "showback",
+    "label_keys", "label_showback", "showback", "preemption_chains", "preemption_pairs", "preemption_depths",
+    "has_cascades",
 })
 
 __all__ = [
@@ -167,4 +175,5 @@ __all__ = [
     "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "common_window", "default_baseline", "effective_window",
     "why_the_winner_wins",
     "GroupBy", "UNLABELLED", "check_label_key", "label_keys", "label_showback", "showback",
+    "CHAIN_COLUMNS", "has_cascades", "preemption_chains", "preemption_depths", "preemption_pairs",
 ]

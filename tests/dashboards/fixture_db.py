@@ -38,6 +38,7 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
+from fixture_cascades import add_preemption_cascades
 
 FOCUS_COLUMNS = [
     "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName",
@@ -587,6 +588,7 @@ def build_fixture_db(path: Path) -> Path:
                  committed, used, committed - used, committed * contracted, used * contracted,
                  (committed - used) * contracted, used / committed],
             )
+        add_preemption_cascades(con, TIMELINE)
         con.execute("COMMIT")
     finally:
         con.close()

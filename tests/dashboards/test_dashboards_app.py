@@ -319,13 +319,20 @@ def test_pending_when_nothing_waits(monkeypatch, fixture_db):
 def test_preemption_page(monkeypatch, fixture_db):
     at = _on(monkeypatch, fixture_db, "preemption")
     assert _metrics(at) == {"Evicted pods": "1", "Victim workloads": "1", "Lost GPU-hours": "4.0",
-                            "Lost cost": "$8.00"}
-    assert _charts(at) == 2
+                            "Lost cost": "$8.00", "Chains": "1", "Deepest": "1",
+                            "Preempted in a cascade": "0", "Lost GPU-hours in chains": "4.0"}
+    assert _charts(at) == 5  # lost over time, victims; who preempts whom, depths, chains
     _one_csv_per_table(at)
     victims = _table(at, "workload_id", "preempted_by")
     assert victims[["workload_id", "preempted_by", "lost_gpu_hours", "lost_cost"]].to_dict(
         "records") == [{"workload_id": "=SUM(A1)", "preempted_by": "gang-2",
                         "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
+    # gang-2 was never preempted: its preemption of =SUM(A1) is a chain of its own, depth 1
+    chains = _table(at, "chain_id", "origin")
+    assert chains[["origin", "origin_priority", "preempted_pods", "preempted_in_cascade", "depth",
+                   "lost_gpu_hours", "lost_cost"]].to_dict("records") == [
+        {"origin": "gang-2", "origin_priority": 0, "preempted_pods": 1, "preempted_in_cascade": 0,
+         "depth": 1, "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
     at = _ok(at.multiselect(key="filters.teams.demo-a").select("platform").run())
     assert any("No workload was preempted" in s.value for s in at.success)
     at = _ok(at.multiselect(key="filters.teams.demo-a").unselect("platform").run())
@@ -467,7 +474,7 @@ def test_empty_database_states(monkeypatch, tmp_path):
         for table in ("fct_usage_hourly", "focus_cost_records", "fct_workloads",
                       "fct_workload_timeline", "fct_pod_intervals", "fct_queue_usage",
                       "fct_chargeback", "fct_evictions", "fct_unservable_demand",
-                      "fct_commitment_utilization"):
+                      "fct_commitment_utilization", "fct_preemption_cascades"):
             con.execute(f"DELETE FROM {table}")
     at = _ok(_app(monkeypatch, db).run())
     assert any("No cost records for these filters" in i.value for i in at.info)

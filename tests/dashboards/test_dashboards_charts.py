@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from dashboards import charts, data, finops_charts, scenario_charts, waiting_charts
+from dashboards import cascade_charts, charts, data, finops_charts, scenario_charts, waiting_charts
 
 
 @pytest.fixture
@@ -47,6 +47,9 @@ def test_every_builder_produces_a_vega_lite_spec(con):
         finops_charts.waiting_cost_chart(data.waiting_cost_by_team(con, filters)),
         finops_charts.eviction_losses_chart(data.eviction_losses(con, filters)),
         finops_charts.training_run_costs_chart(data.training_run_costs(con, filters)),
+        cascade_charts.priority_pairs_chart(data.preemption_pairs(con, filters)),
+        cascade_charts.depth_chart(data.preemption_depths(con, filters)),
+        cascade_charts.chains_chart(data.preemption_chains(con, filters)),
     ]
     for chart in built:
         spec = chart.to_dict()

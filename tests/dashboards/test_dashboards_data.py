@@ -306,6 +306,39 @@ def test_preemption_victims_and_loss(con):
                                    data.preemption_loss(con, none))["evicted_pods"] == 0
 
 
+def test_preemption_chains_follow_the_victims_filters(con, tmp_path, fixture_db):
+    filters = data.Filters("demo-a")
+    chains = data.preemption_chains(con, filters)
+    assert chains[["chain_id", "origin", "preempted_pods", "depth", "lost_gpu_hours", "lost_cost"]].to_dict(
+        "records") == [{"chain_id": 13, "origin": "gang-2", "preempted_pods": 1, "depth": 1,
+                        "lost_gpu_hours": 4.0, "lost_cost": 8.0}]
+    assert data.preemption_pairs(con, filters)[["preemptor_priority", "victim_priority", "preempted_pods"]
+                                               ].to_dict("records") == [
+        {"preemptor_priority": 100, "victim_priority": 0, "preempted_pods": 1}]
+    assert data.preemption_depths(con, filters)[["depth", "chains"]].to_dict("records") == [{"depth": 1, "chains": 1}]
+    # the victim's team, its GPU models (it wanted A100s) and the window decide, as for the victims
+    for other in (data.Filters("demo-a", tenants=("platform",)), data.Filters("demo-a", gpu_models=("H100",)),
+                  data.Filters("demo-a", date_from=date(2026, 11, 3))):
+        assert data.preemption_chains(con, other).empty and data.preemption_pairs(con, other).empty
+    assert len(data.preemption_chains(con, data.Filters("demo-a", gpu_models=("A100",)))) == 1
+
+    import shutil
+
+    import duckdb
+
+    older = tmp_path / "older.duckdb"
+    shutil.copy(fixture_db, older)
+    with duckdb.connect(str(older)) as rw:
+        rw.execute("DROP TABLE fct_preemption_cascades")
+    old = data.connect_read_only(older)
+    try:
+        assert not data.has_cascades(old)
+        for query in (data.preemption_chains, data.preemption_pairs, data.preemption_depths):
+            assert query(old, filters).empty
+    finally:
+        old.close()
+
+
 # --- Scenarios, queue position, pods ----------------------------------------------------------
 
 

@@ -16,7 +16,7 @@ from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, op
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # URL path -> charts to wait for
-PAGES = {"": 5, "teams": 5, "idle": 5, "queues": 2, "pending": 2, "preemption": 2,
+PAGES = {"": 5, "teams": 5, "idle": 5, "queues": 2, "pending": 2, "preemption": 5,
          "scenarios": 3, "workload": 2, "sql": 1}
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 ADDS_UP = re.compile(r"Adds up: (.+?) = (.+)$", re.MULTILINE)
@@ -101,5 +101,8 @@ def test_headlines_are_the_data_layers_figures_for_the_window_shown(pages, demo_
     assert idle["Idle cost"] == ui.compact_usd(metrics["idle_cost"])
     lost = data.preemption_loss(con, filters)
     assert dict(states["preemption"]["metricPairs"])["Lost cost"] == ui.compact_usd(lost["lost_cost"])
+    chains = data.preemption_chains(con, filters)  # the demo preempts: its chains are on the page
+    assert not chains.empty
+    assert dict(states["preemption"]["metricPairs"])["Chains"] == f"{len(chains):,}"
     end = filters.params()["ts_to"]
     assert f"waiting is judged at {end:%Y-%m-%d %H:%M} UTC" in states["pending"]["mainText"]

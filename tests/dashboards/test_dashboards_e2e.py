@@ -25,7 +25,7 @@ PAGES = {
     "idle": ("Idle GPUs", 6),
     "queues": ("Queues: quota use and borrowing", 3),
     "pending": ("Why is it pending?", 3),
-    "preemption": ("Preemption", 2),
+    "preemption": ("Preemption", 5),  # lost over time, victims; who preempts whom, depths, chains
     "scenarios": ("Scenarios ranked", 4),
     "workload": ("Workload detail", 2),
     "sql": ("SQL", 1),
@@ -58,6 +58,8 @@ def test_every_page_renders_in_a_real_browser(fixture_db, chromium, tmp_path, ca
             assert state.get("charts", 0) >= charts, summary
             assert "vega-embed" in state["dom"], path
             assert screenshot.read_bytes().startswith(b"\x89PNG"), path
+        preemption = states[list(PAGES).index("preemption")]
+        assert "Cascades" in preemption["mainText"] and "Preempted in a cascade" in preemption["mainText"]
     finally:
         _stop(server)
 

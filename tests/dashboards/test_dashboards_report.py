@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import re
 from datetime import date
 from pathlib import Path
@@ -46,13 +47,17 @@ def test_html_is_self_contained_with_embedded_charts(report_dir):
     charts = re.findall(r'<img class="chart"[^>]*src="data:image/svg\+xml;base64,', page)
     # scenarios ranked and runs side by side (the fixture holds two runs), spend, usage over
     # time, chargeback, idle by cause, avoidable or sunk, unservable demand, cost of waiting,
-    # checkpoint loss, cost per training run, costliest, pending
-    assert len(charts) == 13
+    # checkpoint loss, costliest preemption chains, cost per training run, costliest, pending
+    assert len(charts) == 14
     for heading in ("Spend by team", "GPU-hours by usage class", "Idle and partial-placement",
                     "Costliest workloads", "Chargeback per team", "Unservable demand",
                     "GPU-hours demanded while pending", "Checkpoint loss per eviction", "Cost per training run",
-                    "Commitment pools", "Effective savings rate"):
+                    "Commitment pools", "Effective savings rate", "Costliest preemption chains"):
         assert heading in page
+    # the report names the costliest chains: the fixture's one, gang-2's preemption of =SUM(A1)
+    assert ("The costliest: chain 13, started by gang-2 (priority 0): 1 pod preempted (0 in the cascade), "
+            "1 level deep, 4.0 GPU-hours lost ($8.00).") in html.unescape(page)
+    assert "<th>Origin preemptor</th>" in page and "<th>Of them in the cascade</th>" in page
     assert "$1,536.00" in page  # total cost headline
     assert "Partial placement (gang wait)" in page and "gang_wait" not in page
     assert "<td>team-o'brien</td>" in page

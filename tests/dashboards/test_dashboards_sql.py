@@ -134,6 +134,14 @@ def test_saved_query_answers_on_the_fixture(fixture_db):
     assert committed["demo-a"]["utilization_pct"] == 25.0  # 96 of 384 H100 GPU-hours
     quota = {(r["cluster_queue"], r["flavor"]): r for r in rows("queue_quota_use")}
     assert quota[("cq-ml", "h100")]["peak_borrowed_gpus"] == 4.0
+    # =SUM(A1)'s one preemption, by gang-2 (never preempted itself): a chain of its own at depth 1
+    chains = rows("preemption_chains")
+    assert [(c["origin_preemptor"], c["preempted_pods"], c["preempted_in_cascade"], c["depth"],
+             c["lost_gpu_hours"], c["lost_cost"]) for c in chains] == [("gang-2", 1, 0, 1, 4.0, 8.0)]
+    assert [(p["preemptor_priority"], p["victim_priority"], p["preempted_pods"]) for p in
+            rows("preemption_priority_pairs")] == [(100, 0, 1)]
+    assert [(k["victim_kind"], k["preemptor_kind"], k["lost_gpu_hours"], k["lost_gpu_hours_in_cascade"])
+            for k in rows("preemption_by_kind")] == [("fine-tune", "training", 4.0, 0.0)]
 
 
 def test_sql_command_with_a_saved_query(fixture_db, capsys):

@@ -27,7 +27,8 @@ def test_every_intermediate_and_mart_model_has_a_table_test():
     tested = "".join(
         (here / name).read_text()
         for name in ("test_pipeline_models.py", "test_pipeline_marts.py", "test_pipeline_focus.py",
-                     "test_pipeline_attribution.py", "test_pipeline_label_allocation.py", "test_pipeline_idle_causes.py")
+                     "test_pipeline_attribution.py", "test_pipeline_label_allocation.py", "test_pipeline_idle_causes.py",
+                     "test_pipeline_cascades.py")
     )
     for model in MODELS:
         if model.layer != "staging":

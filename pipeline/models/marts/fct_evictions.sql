@@ -47,7 +47,8 @@ lost as (
         u.run_id,
         u.workload_id,
         u.attempt,
-        xsum(u.gpu_hours) as lost_gpu_hours,
+        -- one row per priced resource of the node: GPU-hours from its GPU row only
+        xsum(case when u_price.resource = 'gpu' then u.gpu_hours end) as lost_gpu_hours,
         xsum(case u_price.resource
             when 'gpu' then u.gpu_hours
             when 'cpu' then u.cpu_core_hours
