@@ -265,9 +265,16 @@ def print_advice(advice: Advice, console: Console) -> None:
         return
     f, today = chosen.figures, advice.today
     seeds = len(advice.today_seeds)
-    console.print(f"{'recommended' if advice.change else 'best'}: trial {chosen.number}: idle ${f.idle_cost:,.2f} "
-                  f"(today ${today.idle_cost:,.2f}), cost of delay ${f.cost_of_delay:,.2f} "
-                  f"(today ${today.cost_of_delay:,.2f}), means over {seeds} replay seed{'s' if seeds > 1 else ''}",
+    mine, todays = spreads(chosen.seed_figures), spreads(advice.today_seeds)
+
+    def pm(value: float | None) -> str:  # the 95 % interval's half-width, when the seeds measure one
+        return "" if value is None else f" ± ${value:,.2f}"
+
+    console.print(f"{'recommended' if advice.change else 'best'}: trial {chosen.number}: idle ${f.idle_cost:,.2f}"
+                  f"{pm(mine['idle_cost_ci95'])} (today ${today.idle_cost:,.2f}{pm(todays['idle_cost_ci95'])}), "
+                  f"cost of delay ${f.cost_of_delay:,.2f}{pm(mine['cost_of_delay_ci95'])} "
+                  f"(today ${today.cost_of_delay:,.2f}{pm(todays['cost_of_delay_ci95'])}), means over {seeds} "
+                  f"replay seed{'s' if seeds > 1 else ''}{' (± the 95 % interval)' if seeds > 1 else ''}",
                   highlight=False)
     console.print(verdict_words(advice), style=None if advice.change else "yellow", highlight=False, markup=False)
     table = Table(title="per team: today → recommended")

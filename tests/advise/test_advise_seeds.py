@@ -89,7 +89,9 @@ def test_the_command_replays_every_configuration_under_each_seed(tmp_path, capsy
     files = unused_quota_case(tmp_path)
     out = tmp_path / "out"
     assert main(advise_args(files, out, "--trials", "2", "--batch", "2", "--seeds", "2", "--workers", "2")) == 0
-    assert "it beats today's manifests by" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "it beats today's manifests by" in printed
+    assert "± $0.00 (today $" in printed and "means over 2 replay seeds (± the 95 % interval)" in printed
     runs = sorted(p.name for p in (out / "runs").iterdir())
     assert runs == ["today", "today-s43", "trial-0000", "trial-0000-s43", "trial-0001", "trial-0001-s43"]
     rows = list(csv.DictReader((out / "trials.csv").open()))
