@@ -23,6 +23,20 @@ def trial_status(trials: pd.DataFrame) -> pd.Series:
     return status
 
 
+def seed_verdict(chosen: pd.Series) -> str:
+    """The recommended trial against today over the replay seeds, one sentence: a change only
+    when its improvement is beyond the noise (docs/advice.md). ``chosen``: its advice_trials row."""
+    seeds = chosen.get("seeds")
+    if seeds is None or pd.isna(seeds) or pd.isna(chosen.get("improvement")):
+        return "Figures of one replay each: the noise over replay seeds was not measured."
+    gain, ci95 = float(chosen["improvement"]), chosen.get("improvement_ci95")
+    spread = "one seed: the noise is not measured" if pd.isna(ci95) else f"± ${float(ci95):,.2f}, 95 % over {int(seeds)} seeds"
+    if bool(chosen.get("beats_today")):
+        return f"**Recommended**: it beats today's manifests by ${gain:,.2f} ({spread}) of idle cost + cost of delay."
+    return (f"**No change recommended**: its improvement over today's manifests, ${gain:,.2f} ({spread}), is within "
+            "the noise of the replay seeds. Keep today's manifests.")
+
+
 def pareto_chart(trials: pd.DataFrame, width: int = DEFAULT_WIDTH, height: int = 320) -> alt.TopLevelMixin:
     """Every finished trial by idle cost (x) and cost of delay (y), the Pareto front joined by a
     line, the recommended point and today's manifests marked. ``trials``: trial, idle_cost,

@@ -8,11 +8,17 @@ Two locks, so that neither alone has to be perfect:
 2. the connection is read-only with external access disabled and its configuration locked, so
    even a statement that slipped past (1) can neither write nor touch a file or the network.
 
-And bounds, so that one statement cannot take the machine: the connection's memory limit and
-temp-space limit, and a statement timeout (`dashboards.data.SqlLimits`); a query that hits
-one stops with a message naming the limit and the flag that raises it. Rows are fetched and
-written in batches (``csv``/``json`` stream; the table shows the first 1,000 rows), and every
-cell shown in a terminal table has its control characters neutralised.
+And bounds, so that one statement cannot take the machine: a memory bound, a temp-space limit
+and a statement timeout (`dashboards.data.SqlLimits`); a query that hits one stops with a
+message naming the limit and the flag that raises it. The memory bound holds for the process,
+not for DuckDB alone: DuckDB's ``memory_limit`` is half of it (its buffer manager, the chunks
+of the streaming result), and the rows handed to Python are kept to the other half: each
+fetched batch about 1/_BATCH_SHARE of the bound, the rows kept to be shown (the terminal
+table, the SQL page's frame) at most 1/_KEPT_SHARE of it, because the page copies them about
+six times (the frame, its formatted copy, the table's Arrow data and its message, the CSV
+download, the chart's data). When that share is reached the fetch stops and says so; ``csv``
+and ``json`` stream every row, a batch at a time. Every cell shown in a terminal table has its
+control characters neutralised.
 """
 
 from __future__ import annotations
@@ -55,12 +61,12 @@ _FILE_FUNCTIONS = re.compile(
 )
 _MAX_TABLE_ROWS = 1000
 _FETCH_ROWS = 10_000  # rows fetched from DuckDB at a time, at most
-# The rows a statement returns are Python objects outside DuckDB's memory limit, so the
-# fetch keeps to the same bound itself: one batch holds about 1/_BATCH_SHARE of it (its size
-# in rows follows the width of the rows fetched so far), and the rows kept to be shown (the
-# terminal table, the dashboard's frame) at most 1/_KEPT_SHARE; the rest is cut with a note.
-_BATCH_SHARE = 16
-_KEPT_SHARE = 4
+# The rows a statement returns are Python objects outside DuckDB's memory limit (half the
+# bound), so the fetch keeps to the other half itself: one batch holds about 1/_BATCH_SHARE of
+# the bound (its size in rows follows the width of the rows fetched so far), and the rows kept
+# to be shown at most 1/_KEPT_SHARE: with the page's six or so copies of them, about a fifth.
+_BATCH_SHARE = 64
+_KEPT_SHARE = 32
 _MAX_CELL_CHARS = 2_000  # a terminal table cell is cut here (csv and json keep every character)
 
 
@@ -204,8 +210,16 @@ def query_frame(
     return frame, fetched > len(rows)
 
 
+def kept_words(max_rows: int, limits: SqlLimits | None = None) -> str:
+    """Why a result was cut, in words: 'the page keeps at most 5,000 rows and 1/32 of the 1GB
+    memory bound (DuckDB has half of it)'."""
+    limits = limits or SqlLimits.from_env()
+    return (f"the page keeps at most {max_rows:,} rows and 1/{_KEPT_SHARE} of the {limits.memory} memory bound "
+            "(DuckDB has half of it; raise it with dashboard --sql-memory-limit)")
+
+
 def _batches(cursor: duckdb.DuckDBPyConnection, limits: SqlLimits) -> Iterator[list[tuple]]:
-    """The statement's rows in batches of about 1/_BATCH_SHARE of the memory limit each: the
+    """The statement's rows in batches of about 1/_BATCH_SHARE of the memory bound each: the
     next batch's row count follows the width of the rows seen (a few wide rows, or many
     narrow ones)."""
     per_batch = max(1, limits.memory_bytes() // _BATCH_SHARE)
@@ -217,7 +231,7 @@ def _batches(cursor: duckdb.DuckDBPyConnection, limits: SqlLimits) -> Iterator[l
 
 def _kept(batches: Iterator[list[tuple]], max_rows: int, limits: SqlLimits) -> tuple[list[tuple], int]:
     """The first rows of ``batches``, at most ``max_rows`` and 1/_KEPT_SHARE of the memory
-    limit, and how many rows were fetched (more than kept: some were left out; the batches
+    bound, and how many rows were fetched (more than kept: some were left out; the batches
     after are not fetched)."""
     budget = limits.memory_bytes() // _KEPT_SHARE
     kept: list[tuple] = []
@@ -367,7 +381,7 @@ def _write_json(columns: list[str], batches: Iterator[list[tuple]], out: TextIO)
 
 def _write_table(columns: list[str], batches: Iterator[list[tuple]], out: TextIO, limits: SqlLimits) -> None:
     """A terminal table of the first `_MAX_TABLE_ROWS` rows (fewer when they would take more
-    than 1/_KEPT_SHARE of the memory limit), cells cut at `_MAX_CELL_CHARS`: cells are plain
+    than 1/_KEPT_SHARE of the memory bound), cells cut at `_MAX_CELL_CHARS`: cells are plain
     text (no rich markup) with control characters neutralised; the rows beyond are counted,
     not kept."""
     from rich.console import Console
@@ -384,7 +398,8 @@ def _write_table(columns: list[str], batches: Iterator[list[tuple]], out: TextIO
     console = Console(file=out, width=160, force_terminal=False, color_system=None)
     console.print(table)
     if total > len(rows):
-        console.print(f"({total} rows; first {len(rows)} shown: use --format csv)")
+        console.print(f"({total} rows; first {len(rows)} shown, at most {_MAX_TABLE_ROWS:,} rows and 1/{_KEPT_SHARE} "
+                      f"of the {limits.memory} memory bound are kept: use --format csv)")
     else:
         console.print(f"({total} row{'s' if total != 1 else ''})")
 

@@ -422,7 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--query", dest="saved", metavar="NAME",
                    help="run a saved query instead (cost_per_team_per_week, idle_cost_by_cause, …)")
     p.add_argument("--memory-limit", metavar="SIZE",
-                   help="DuckDB memory limit for the query (default 2GB, or $GPU_FINOPS_SQL_MEMORY_LIMIT)")
+                   help="memory bound of the query in the process: DuckDB gets half, the rows kept 1/32 "
+                   "(default 2GB, or $GPU_FINOPS_SQL_MEMORY_LIMIT)")
     p.add_argument("--temp-limit", metavar="SIZE",
                    help="disk the query may spill to (default 4GB, or $GPU_FINOPS_SQL_TEMP_LIMIT)")
     p.add_argument("--timeout", metavar="SECONDS",
@@ -459,7 +460,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "name, the machine's DNS name); repeatable. Requests naming any other Host or Origin "
                    "are refused (DNS rebinding)")
     p.add_argument("--sql-memory-limit", dest="sql_memory_limit", metavar="SIZE",
-                   help="memory limit of the dashboard's queries and SQL page (default 2GB)")
+                   help="memory bound of the dashboard's queries and SQL page: DuckDB gets half, the SQL "
+                   "page's rows 1/32 (default 2GB)")
     p.add_argument("--sql-temp-limit", dest="sql_temp_limit", metavar="SIZE",
                    help="disk its queries may spill to (default 4GB)")
     p.add_argument("--sql-timeout", dest="sql_timeout", metavar="SECONDS",

@@ -344,11 +344,26 @@ def _advice_summary(advice: dict) -> str:
     teams = {t["team"]: t for t in today["teams"]}
     waits = ", ".join(f"{t['team']} {teams[t['team']]['p95_wait_h']:,.1f} h → {t['p95_wait_h']:,.1f} h"
                       for t in figures["teams"] if t["team"] in teams)
-    return (f"of {advice['trials']} trials, {len(advice['pareto'])} on the Pareto front, it recommends trial "
+    verb = "its best is trial" if chosen.get("change") is False else "it recommends trial"  # within the noise: no change
+    return (f"of {advice['trials']} trials, {len(advice['pareto'])} on the Pareto front, {verb} "
             f"{chosen['trial']}{'' if chosen['feasible'] else ' (no trial met every target: the nearest)'}: idle cost "
             f"${figures['idle_cost']:,.0f} against today's ${today['idle_cost']:,.0f}, cost of delay "
             f"${figures['cost_of_delay']:,.0f} against ${today['cost_of_delay']:,.0f}; p95 waits today → "
-            f"recommended: {waits}")
+            f"recommended: {waits}{_noise(advice)}")
+
+
+def _noise(advice: dict) -> str:
+    """The recommendation against today over the replay seeds (absent from an advice.json before them)."""
+    chosen = advice["recommended"]
+    if chosen.get("improvement") is None:
+        return ""
+    seeds = advice["inputs"].get("seeds", 1)
+    ci95 = chosen.get("improvement_ci95")
+    spread = f" ± ${ci95:,.0f} (95 %, {seeds} seeds)" if ci95 is not None else " (one seed)"
+    return (f"; means over {seeds} replay seeds: it beats today by ${chosen['improvement']:,.0f}{spread}"
+            if chosen.get("change") else
+            f"; means over {seeds} replay seeds: its improvement over today, ${chosen['improvement']:,.0f}{spread}, "
+            "is within the noise: no change recommended")
 
 
 ADVICE_FIGURES: dict[str, Callable[[dict], str]] = {

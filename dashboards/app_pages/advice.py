@@ -28,9 +28,11 @@ if not chosen.empty and not today.empty:
                   delta=ui.signed_usd(c["idle_cost"] - t["idle_cost"]), delta_color="inverse")
     right.metric("Cost of delay", ui.compact_usd(c["cost_of_delay"]),
                  delta=ui.signed_usd(c["cost_of_delay"] - t["cost_of_delay"]), delta_color="inverse")
-st.caption("Each trial is a replay of the trace under other quotas. The Pareto front: trials that meet every "
+    st.markdown(advice_charts.seed_verdict(c))
+st.caption("Each trial is the trace replayed under other quotas, once per replay seed: its figures are the means "
+           "over the seeds, with the half-width of their 95 % interval (the *_ci95 columns). The Pareto front: trials that meet every "
            "target and that no other such trial beats on both idle cost and cost of delay; the recommendation "
-           "is the one of least idle cost plus cost of delay. Apply recommended.yaml with kubectl after "
+           "is the one of least idle cost plus cost of delay, a change only when it beats today beyond the noise. Apply recommended.yaml with kubectl after "
            "checking it (docs/advice.md).")
 cache.chart(advice_charts.pareto_chart(done))
 

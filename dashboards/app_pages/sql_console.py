@@ -43,11 +43,13 @@ except DashboardError as exc:
     st.warning(str(exc), icon=":material/block:")
     st.stop()
 
+if cut:  # the fetch stopped at its share of the memory bound (or MAX_ROWS): said, never silent
+    st.info(f"The first {len(result):,} rows only: {sql.kept_words(MAX_ROWS)}. For every row: "
+            "`gpu-finops sql --format csv`.", icon=":material/content_cut:")
 chart = charts.auto_chart(result)
 if chart is not None:
     cache.chart(chart)
 else:
     st.caption("No chart: it needs a label or time column and a number column.")
-st.caption(f"{len(result):,} row(s)" + (f" shown, the first: at most {MAX_ROWS:,} rows and a quarter of the "
-                                          "SQL memory limit are kept" if cut else ""))
+st.caption(f"{len(result):,} row(s)" + (" shown, the first" if cut else ""))
 ui.table_with_csv(result, f"{example or 'query'}.csv", key="sql.result.csv")

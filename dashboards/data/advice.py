@@ -11,6 +11,9 @@ from dashboards.data.core import _df, table_columns
 
 ADVICE_TRIAL_COLUMNS = ("trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay",
                         "total", "shortfall")
+# the spread over the replay seeds (`advise quotas --seeds`): absent from a database written before it
+ADVICE_SEED_COLUMNS = ("seeds", "idle_cost_ci95", "cost_of_delay_ci95", "total_ci95", "improvement", "improvement_ci95",
+                       "beats_today")
 TEAM_METRICS = (("p95_wait_h", "p95 wait (h)"), ("gpu_hour_share", "share of GPU-hours"),
                 ("cost_of_delay", "cost of delay (USD)"), ("median_wait_h", "median wait (h)"),
                 ("gpu_hours", "GPU-hours"), ("still_pending", "still pending at the end"))
@@ -19,9 +22,11 @@ TEAM_METRICS = (("p95_wait_h", "p95 wait (h)"), ("gpu_hour_share", "share of GPU
 def advice_trials(con: duckdb.DuckDBPyConnection) -> pd.DataFrame:
     """One row per trial (its figures and whether it is feasible, on the Pareto front,
     recommended), plus a row ``today`` for the current manifests."""
-    if not set(ADVICE_TRIAL_COLUMNS) <= table_columns(con, "advice_trials"):
+    columns = table_columns(con, "advice_trials")
+    if not set(ADVICE_TRIAL_COLUMNS) <= columns:
         return pd.DataFrame(columns=list(ADVICE_TRIAL_COLUMNS))
-    return _df(con, "SELECT trial, state, feasible, pareto, recommended, idle_cost, cost_of_delay, total, shortfall "
+    chosen = [*ADVICE_TRIAL_COLUMNS, *(c for c in ADVICE_SEED_COLUMNS if c in columns)]
+    return _df(con, f"SELECT {', '.join(chosen)} "
                     "FROM advice_trials ORDER BY try_cast(trial AS INTEGER) NULLS LAST, trial")
 
 

@@ -46,6 +46,7 @@ READ_ONLY_CONFIG: dict[str, Any] = {
     "autoload_known_extensions": False,
     "lock_configuration": True,  # a query cannot SET its way back to external access, or its limits up
 }
+DUCKDB_SHARE = 2  # DuckDB's memory_limit is half the memory bound (`SqlLimits`): the other half is the result's
 SQL_MEMORY_ENV, SQL_TEMP_ENV, SQL_TIMEOUT_ENV = (
     "GPU_FINOPS_SQL_MEMORY_LIMIT", "GPU_FINOPS_SQL_TEMP_LIMIT", "GPU_FINOPS_SQL_TIMEOUT"
 )
@@ -76,10 +77,16 @@ def parse_seconds(text: str | float, what: str = "timeout") -> float:
 
 @dataclass(frozen=True)
 class SqlLimits:
-    """Bounds on every query a read-only connection runs, user SQL included: DuckDB's memory
-    limit, the disk it may spill to (``max_temp_directory_size``), and a statement timeout
+    """Bounds on every query a read-only connection runs, user SQL included: a memory bound,
+    the disk DuckDB may spill to (``max_temp_directory_size``), and a statement timeout
     (enforced by interrupting the query). Set with ``sql --memory-limit/--temp-limit/
-    --timeout``, ``dashboard --sql-memory-limit/…``, or the environment variables above."""
+    --timeout``, ``dashboard --sql-memory-limit/…``, or the environment variables above.
+
+    The memory bound is the query's in the process, not DuckDB's alone: DuckDB's
+    ``memory_limit`` covers its buffer manager (operators, the chunks a streaming result holds),
+    not the rows handed to Python nor the copies a page makes of them, so DuckDB gets
+    1/`DUCKDB_SHARE` of the bound and the rest is left to the result the caller keeps
+    (`dashboards.sql` keeps its rows to a share of it)."""
 
     memory: str = "2GB"
     temp: str = "4GB"
@@ -104,12 +111,16 @@ class SqlLimits:
                  "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}[unit]
         return int(float(match.group(1)) * scale)
 
+    def duckdb_bytes(self) -> int:
+        """DuckDB's own ``memory_limit``: its share of the bound."""
+        return self.memory_bytes() // DUCKDB_SHARE
+
     def environment(self) -> dict[str, str]:
         """The variables that give a child process (the Streamlit server) these limits."""
         return {SQL_MEMORY_ENV: self.memory, SQL_TEMP_ENV: self.temp, SQL_TIMEOUT_ENV: str(self.timeout_s)}
 
     def config(self) -> dict[str, Any]:
-        return {**READ_ONLY_CONFIG, "memory_limit": self.memory, "max_temp_directory_size": self.temp}
+        return {**READ_ONLY_CONFIG, "memory_limit": f"{self.duckdb_bytes()}B", "max_temp_directory_size": self.temp}
 
 
 # --------------------------------------------------------------------------------------------

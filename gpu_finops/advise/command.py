@@ -26,7 +26,7 @@ def _cmd_advise_quotas(args: argparse.Namespace) -> int:
         raise InputError("--prices", f"no price book given and none beside the trace ({prices.name}): give --prices")
     inputs = Inputs(trace, Path(args.cluster), Path(args.queues), prices,
                     Path(args.objectives) if args.objectives else None, args.profile or "gang-v1.37",
-                    args.replay_seed, args.start, args.format)
+                    args.replay_seed, args.start, args.format, args.seeds)
     from gpu_finops.interrupts import terminate_as_interrupt
     from gpu_finops.sweep.spec import scenario_timeout_of
 
@@ -80,7 +80,10 @@ def add_advise(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", type=int, default=4, help="trials asked at once and replayed in parallel (default 4; "
                    "part of what a seed means)")
     p.add_argument("--profile", help="scheduling profile of every replay (default gang-v1.37)")
-    p.add_argument("--replay-seed", type=int, default=42, help="the replays' seed (default 42)")
+    p.add_argument("--replay-seed", type=int, default=42, help="the first replay seed (default 42)")
+    p.add_argument("--seeds", type=int, default=3, help="replays per trial and of today's manifests, under seeds "
+                   "--replay-seed, +1, …: each figure is their mean with its 95 %% interval, and a change is "
+                   "recommended only beyond it (default 3, at most 100)")
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or Ray tasks on an existing Ray cluster")

@@ -45,8 +45,8 @@ class TeamFigures:
     gpu_hours: float
     gpu_hour_share: float
     cost_of_delay: float
-    still_pending: int
-    unservable: int = 0  # workloads these quotas can never admit
+    still_pending: float  # a count; over several seeds, their mean (`gpu_finops.advise.seeds`)
+    unservable: float = 0  # workloads these quotas can never admit (a count, or a mean over seeds)
     unservable_cost: float = 0.0  # their GPU-hours waited and asked at list price: apart, not delay
 
 
@@ -58,7 +58,7 @@ class RunFigures:
     teams: tuple[TeamFigures, ...] = field(default_factory=tuple)
 
     @property
-    def unservable_workloads(self) -> int:
+    def unservable_workloads(self) -> float:
         return sum(t.unservable for t in self.teams)
 
     @property

@@ -11,7 +11,8 @@ anything is replayed (the project's one write discipline, docs/reliability.md).
 - DIR's result files (`gpu_finops.advise.outputs.FILES`), ``trials/trial-N/queues.yaml`` and
   ``state/*.json`` are absent or listed with their current hash in their folder's
   ``.gpu-finops-files.json`` (they are written by `write_files`, which checks again).
-- ``runs/today`` and ``runs/trial-N`` are absent or exactly a previous run folder
+- ``runs/today``, ``runs/trial-N`` and their other seeds' ``runs/today-sS``, ``runs/trial-N-sS``
+  are absent or exactly a previous run folder
   (`check_run_folder`, the replay's own rule).
 """
 
@@ -68,7 +69,7 @@ def check_folder(out: Path, identity: dict[str, Any], result_files: Iterable[str
 
     runs = out / "runs"
     for run in sorted(runs.iterdir()) if runs.is_dir() else ():
-        if run.name == "today" or run.name.startswith("trial-"):
+        if run.name == "today" or run.name.startswith(("today-s", "trial-")):  # every seed's run (`seed_run_name`)
             try:
                 check_run_folder(run)
             except NotOurs as refused:

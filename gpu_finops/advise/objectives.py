@@ -69,7 +69,7 @@ class Objectives:
     per_queue: dict[str, Bounds] = field(default_factory=dict)
     # today's unservable workloads (`advise quotas` sets it from today's replay): a trial may
     # not make more workloads unservable, since their cost is kept apart from the cost of delay
-    max_unservable: int | None = None
+    max_unservable: float | None = None  # a count, or its mean over the replay seeds
 
     def bounds_of(self, cluster_queue: str) -> Bounds:
         return self.per_queue.get(cluster_queue, self.bounds)
@@ -186,5 +186,5 @@ def violations(objectives: Objectives, figures: Any) -> list[float]:
         if target.max_gpu_hour_share is not None:
             values.append(round(share - target.max_gpu_hour_share, 4))
     if objectives.max_unservable is not None:
-        values.append(float(figures.unservable_workloads - objectives.max_unservable))
+        values.append(round(float(figures.unservable_workloads - objectives.max_unservable), 4))
     return values

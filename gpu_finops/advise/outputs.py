@@ -10,10 +10,14 @@
     DIR/gpu-finops.duckdb  today's run and the recommended run built, with tables
                            advice_trials and advice_teams (dashboard page Advice)
 
-Pareto and recommendation: among the trials that finished and meet every target, those no
-other such trial beats on both idle cost and cost of delay; the recommendation is the one of
-least idle cost plus cost of delay (the earlier trial on a tie). When no trial meets every
-target, the least total shortfall wins and the command says so.
+Every figure is the mean over the replay seeds, with the half-width of its 95 % t interval
+beside it (``*_ci95``; `gpu_finops.advise.seeds`). Pareto and recommendation: among the trials
+that finished and meet every target, those no other such trial beats on both idle cost and cost
+of delay; the recommendation is the one of least idle cost plus cost of delay (the earlier
+trial on a tie). When no trial meets every target, the least total shortfall wins and the
+command says so. The recommendation is a change only when it beats today's manifests beyond
+the noise of the seeds (the paired 95 % interval of its improvement wholly above zero);
+otherwise the advice says it is within the noise and to keep today's manifests.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from gpu_finops.advise.figures import RunFigures
+from gpu_finops.advise.seeds import Improvement, half_width, improvement
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
 from scheduler.errors import InputError
@@ -70,15 +75,42 @@ def recommend(trials: list[Trial]) -> Trial | None:
                                     t.figures.total if t.figures else 0.0, t.number))
 
 
+def against_today(advice: Advice, trial: Trial) -> Improvement | None:
+    """The trial's improvement over today, paired seed by seed (None: not finished)."""
+    if trial.figures is None or len(trial.seed_figures) != len(advice.today_seeds):
+        return None
+    return improvement(advice.today_seeds, trial.seed_figures)
+
+
+def verdict_words(advice: Advice) -> str:
+    """The recommendation against today's manifests, one sentence (`Improvement.verdict`)."""
+    if advice.improvement is None:
+        return "no change recommended: its figures over the replay seeds are incomplete"
+    return advice.improvement.verdict()
+
+
+def spreads(runs: list[RunFigures]) -> dict[str, float | None]:
+    """Each objective's half-width of the 95 % t interval over the seeds (None: one seed)."""
+    return {"idle_cost_ci95": half_width([r.idle_cost for r in runs]),
+            "cost_of_delay_ci95": half_width([r.cost_of_delay for r in runs]),
+            "total_ci95": half_width([r.total for r in runs])}
+
+
 def trials_frame(advice: Advice) -> pl.DataFrame:
     front = {t.number for t in advice.pareto}
     chosen = advice.recommended.number if advice.recommended else None
     rows = []
     for t in advice.trials:
         f = t.figures
+        better = against_today(advice, t)
         rows.append({"trial": str(t.number), "state": t.state, "feasible": t.feasible, "pareto": t.number in front,
-                     "recommended": t.number == chosen, "idle_cost": f.idle_cost if f else None,
+                     "recommended": t.number == chosen, "seeds": len(t.seed_figures) if f else None,
+                     "idle_cost": f.idle_cost if f else None,
                      "cost_of_delay": f.cost_of_delay if f else None, "total": f.total if f else None,
+                     **(spreads(t.seed_figures) if f else dict.fromkeys(spreads([]), None)),
+                     # today's total minus the trial's, paired seed by seed, and whether it is beyond the noise
+                     "improvement": better.mean if better else None, "improvement_ci95": better.ci95 if better else None,
+                     "beats_today": better.beyond_noise if better else None,
                      # apart from the objectives: what no quota of the trial served
                      "unservable_workloads": f.unservable_workloads if f else None,
                      "unservable_cost": f.unservable_cost if f else None,
@@ -104,6 +136,7 @@ def teams_frame(today: RunFigures, chosen: RunFigures | None) -> pl.DataFrame:
 def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: Console) -> None:
     advice.pareto = pareto_front(advice.trials)
     advice.recommended = recommend(advice.trials)
+    advice.improvement = against_today(advice, advice.recommended) if advice.recommended else None
     out = advice.out
     staging = out / f".advice.tmp-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
@@ -116,9 +149,10 @@ def write_outputs(advice: Advice, space: SearchSpace, inputs: Inputs, console: C
         teams = teams_frame(advice.today, chosen.figures if chosen else None)
         _safe_csv(teams).write_csv(staging / "teams.csv")
         if chosen is not None:
+            verdict = f"# {verdict_words(advice)}.\n"
             header = (f"# Kueue manifests recommended by `gpu-finops advise quotas` (trial {chosen.number} of "
                       f"{len(advice.trials)}):\n# least idle cost + cost of delay among the trials that meet every "
-                      "target. Check: gpu-finops replay --queues recommended.yaml …\n")
+                      f"target. Check: gpu-finops replay --queues recommended.yaml …\n{verdict}")
             space.write(chosen.point, staging / "recommended.yaml", header)
             (staging / "recommended.diff").write_text(
                 space.diff(chosen.point, f"current/{inputs.queues.name}", "recommended/recommended.yaml"), encoding="utf-8")
@@ -175,17 +209,23 @@ def _charts(trials: pl.DataFrame, today: RunFigures, folder: Path) -> None:
 
 
 def _summary(advice: Advice, inputs: Inputs) -> dict[str, Any]:
-    chosen = advice.recommended
+    chosen, better = advice.recommended, advice.improvement
     return {
         "trials": len(advice.trials), "finished": sum(t.figures is not None for t in advice.trials),
         "failed": sum(t.state == "FAIL" for t in advice.trials),
         "pareto": [t.number for t in advice.pareto],
         "recommended": None if chosen is None else {
             "trial": chosen.number, "feasible": chosen.feasible, "run_id": f"advise-{chosen.name}",
-            "figures": chosen.figures.as_dict() if chosen.figures else None, "settings": chosen.point.columns()},
+            "figures": chosen.figures.as_dict() if chosen.figures else None, "settings": chosen.point.columns(),
+            "change": advice.change, "improvement": better.mean if better else None,
+            "improvement_ci95": better.ci95 if better else None,
+            "spread": spreads(chosen.seed_figures), "seed_figures": [f.as_dict() for f in chosen.seed_figures]},
         "today": advice.today.as_dict(),
+        "today_spread": spreads(advice.today_seeds),
+        "today_seed_figures": [f.as_dict() for f in advice.today_seeds],
         "inputs": {"trace": inputs.trace.name, "cluster": inputs.cluster.name, "queues": inputs.queues.name,
-                   "prices": inputs.prices.name, "profile": inputs.profile, "replay_seed": inputs.replay_seed},
+                   "prices": inputs.prices.name, "profile": inputs.profile, "replay_seed": inputs.replay_seed,
+                   "seeds": inputs.seeds},
     }
 
 
@@ -199,13 +239,17 @@ def _database(advice: Advice, inputs: Inputs, trials: pl.DataFrame, teams: pl.Da
     build([advice.out / "runs" / "today", advice.out / "runs" / chosen.name], inputs.prices, db, show_progress=False)
     with connect(db) as con:
         trial_table = trials.select(  # noqa: F841 (read by DuckDB by name)
-            "trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay", "total", "shortfall")
+            "trial", "state", "feasible", "pareto", "recommended", "idle_cost", "cost_of_delay", "total", "shortfall",
+            "seeds", "idle_cost_ci95", "cost_of_delay_ci95", "total_ci95", "improvement", "improvement_ci95",
+            "beats_today")
         team_table = teams  # noqa: F841
         con.execute("CREATE OR REPLACE TABLE advice_trials AS SELECT * FROM trial_table")
-        today = advice.today  # the current manifests, as a row of their own
+        today, spread = advice.today, spreads(advice.today_seeds)  # the current manifests, as a row of their own
         con.execute("INSERT INTO advice_trials (trial, state, feasible, pareto, recommended, idle_cost, cost_of_delay, "
-                    "total, shortfall) VALUES ('today', 'TODAY', NULL, false, false, ?, ?, ?, NULL)",
-                    [today.idle_cost, today.cost_of_delay, today.total])
+                    "total, shortfall, seeds, idle_cost_ci95, cost_of_delay_ci95, total_ci95) "
+                    "VALUES ('today', 'TODAY', NULL, false, false, ?, ?, ?, NULL, ?, ?, ?, ?)",
+                    [today.idle_cost, today.cost_of_delay, today.total, len(advice.today_seeds),
+                     spread["idle_cost_ci95"], spread["cost_of_delay_ci95"], spread["total_ci95"]])
         con.execute("CREATE OR REPLACE TABLE advice_teams AS SELECT * FROM team_table")
         con.execute("CREATE OR REPLACE TABLE advice_runs AS SELECT * FROM (VALUES (?, 'today'), (?, 'recommended')) "
                     "t(run_id, setting)", ["advise-today", f"advise-{chosen.name}"])
@@ -220,8 +264,19 @@ def print_advice(advice: Advice, console: Console) -> None:
         console.print("[red]no trial finished: nothing to recommend[/]")
         return
     f, today = chosen.figures, advice.today
-    console.print(f"recommended: trial {chosen.number}: idle ${f.idle_cost:,.2f} (today ${today.idle_cost:,.2f}), "
-                  f"cost of delay ${f.cost_of_delay:,.2f} (today ${today.cost_of_delay:,.2f})", highlight=False)
+    seeds = len(advice.today_seeds)
+    mine, todays = spreads(chosen.seed_figures), spreads(advice.today_seeds)
+
+    def pm(value: float | None) -> str:  # the 95 % interval's half-width, when the seeds measure one
+        return "" if value is None else f" ± ${value:,.2f}"
+
+    console.print(f"{'recommended' if advice.change else 'best'}: trial {chosen.number}: idle ${f.idle_cost:,.2f}"
+                  f"{pm(mine['idle_cost_ci95'])} (today ${today.idle_cost:,.2f}{pm(todays['idle_cost_ci95'])}), "
+                  f"cost of delay ${f.cost_of_delay:,.2f}{pm(mine['cost_of_delay_ci95'])} "
+                  f"(today ${today.cost_of_delay:,.2f}{pm(todays['cost_of_delay_ci95'])}), means over {seeds} "
+                  f"replay seed{'s' if seeds > 1 else ''}{' (± the 95 % interval)' if seeds > 1 else ''}",
+                  highlight=False)
+    console.print(verdict_words(advice), style=None if advice.change else "yellow", highlight=False, markup=False)
     table = Table(title="per team: today → recommended")
     for column in ("team", "p95 wait h", "GPU-hour share", "cost of delay", "still pending"):
         table.add_column(column, justify="left" if column == "team" else "right")

@@ -3,22 +3,25 @@
 0. Before any replay: the counts and seeds, the inputs (objectives with finite targets for teams
    the trace has), and everything in DIR the run would replace (`gpu_finops.advise.folder`),
    under DIR's lock, held to the end.
-1. Replay today: the trace under the current manifests (run ``today``), built, its figures read
-   (`gpu_finops.advise.figures`).
+1. Replay today: the trace under the current manifests (run ``today``), once per replay seed
+   (``--seeds``, `gpu_finops.advise.seeds`), each built and its figures read
+   (`gpu_finops.advise.figures`); today's figures are their means.
 2. Create (whole, renamed into place) or resume the Optuna study in ``DIR/study.db``
    (SQLite). A new study starts with two enqueued trials: the demand-proportional point
    (`SearchSpace.demand_params`) and today's manifests brought within the bounds
    (`SearchSpace.today_params`): two principled starts a sampler then improves on, and a recommendation never worse than today within the space.
 3. Trials go in batches of ``batch``: each batch's trials are asked of a sampler seeded from
-   ``(seed, batch number)``, written as manifests, replayed by the sweep's executors (local
-   worker processes or Ray tasks), built, and told back in trial order. The trials a seed gives
+   ``(seed, batch number)``, written as manifests, replayed under every replay seed by the
+   sweep's executors (local worker processes or Ray tasks), built, and told back in trial order
+   with the means over the seeds (each seed's figures kept beside them). The trials a seed gives
    depend on the seed, the batch size and the inputs only: not on the executor, the number of
    workers, or in which order replays finish.
 4. A rerun resumes: finished trials are kept, a trial left running by an interrupted or killed
    process is replayed again with its own parameters, and the study continues to ``trials``.
    Ctrl-C or SIGTERM stops the workers and leaves the batch's trials running for that rerun (an
    interrupt DuckDB turns into an error while a trial's figures are built included).
-5. The outputs (`gpu_finops.advise.outputs`): trials.csv, pareto.csv, recommended.yaml and its
+5. The outputs (`gpu_finops.advise.outputs`): the recommendation, a change only when it beats
+   today beyond the noise of the seeds (`gpu_finops.advise.seeds.improvement`), trials.csv, pareto.csv, recommended.yaml and its
    diff, the Pareto chart, per-team figures of the recommended point beside today's, and one
    DuckDB file with both runs built and the advice tables.
 """
@@ -47,6 +50,7 @@ from gpu_finops.advise.folder import (
 )
 from gpu_finops.advise.objectives import Objectives, read_objectives, violations
 from gpu_finops.advise.outputs import FILES, write_outputs
+from gpu_finops.advise.seeds import MAX_SEEDS, mean_figures, replay_seeds, seed_run_name
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
 from gpu_finops.interrupts import raise_query_interrupt
@@ -73,7 +77,7 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
 
     began = time.perf_counter()
     console = console or Console(file=sys.stderr, soft_wrap=True)
-    _check_settings(trials, batch, workers, seed, inputs.replay_seed)
+    _check_settings(trials, batch, workers, seed, inputs.replay_seed, inputs.seeds)
     for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
         if not Path(path).is_file():
             raise InputError(path, "file not found")
@@ -94,7 +98,8 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
                                             inputs.objectives])
         runner = _Runner(inputs, out, executor, address, workers, console)
         runner.timeout_s = scenario_timeout_s
-        today = runner.today()
+        today_seeds = runner.today()
+        today = mean_figures(today_seeds)
         # unservable demand is kept apart from the cost of delay: no trial may add to it
         objectives = replace(objectives, max_unservable=today.unservable_workloads)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -122,7 +127,7 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
             ran += runner.evaluate(study, space, objectives, asked, progress=(finished, trials, quiet))
             finished += size
         collected = _collect(study, space, objectives)
-        advice = Advice(out, today, collected, None, [], ran, 0.0)
+        advice = Advice(out, today, today_seeds, collected, None, [], ran, 0.0)
         write_outputs(advice, space, inputs, console)
     advice.seconds = time.perf_counter() - began
     return advice
@@ -132,17 +137,23 @@ MAX_TRIALS = MAX_SCENARIOS  # as a sweep: a study is at most as many replays as 
 _SEED_BITS = 63  # seeds are stored as 64-bit signed integers (the runs' seed column)
 
 
-def _check_settings(trials: int, batch: int, workers: int | None, seed: int, replay_seed: int) -> None:
+def _check_settings(trials: int, batch: int, workers: int | None, seed: int, replay_seed: int, seeds: int) -> None:
     """The counts and seeds, before anything is read or replayed: one line naming the flag."""
     for flag, value in (("--trials", trials), ("--batch", batch)):
         if not 1 <= value <= MAX_TRIALS:
             raise InputError(flag, f"must be between 1 and {MAX_TRIALS:,} (as many replays as a sweep), got {value:,}")
+    if not 1 <= seeds <= MAX_SEEDS:
+        raise InputError("--seeds", f"must be between 1 and {MAX_SEEDS}, got {seeds:,}")
+    if trials * seeds > MAX_TRIALS:
+        raise InputError("--seeds", f"--trials × --seeds is {trials * seeds:,} replays: at most {MAX_TRIALS:,} "
+                         "(as many replays as a sweep)")
     if workers is not None and workers < 1:  # as `sweep --workers`: no pool of no processes
         raise InputError("--workers", f"must be >= 1, got {workers}")
     if not 0 <= seed < 2 ** _SEED_BITS:
         raise InputError("--seed", f"must be a whole number from 0 to 2^{_SEED_BITS}-1, got {seed}")
-    if not -(2 ** _SEED_BITS) <= replay_seed < 2 ** _SEED_BITS:
-        raise InputError("--replay-seed", f"must fit 64 bits (-2^{_SEED_BITS} to 2^{_SEED_BITS}-1), got {replay_seed}")
+    if not -(2 ** _SEED_BITS) <= replay_seed <= 2 ** _SEED_BITS - seeds:  # its last seed is replay_seed + seeds - 1
+        raise InputError("--replay-seed", f"must fit 64 bits with its {seeds} seed(s) "
+                         f"(-2^{_SEED_BITS} to 2^{_SEED_BITS}-{seeds}), got {replay_seed}")
 
 
 def _check_teams(objectives: Objectives, inputs: Inputs) -> None:
@@ -171,7 +182,7 @@ def _identity(inputs: Inputs, seed: int, batch: int) -> dict[str, Any]:
     """What a study's trials follow from: a folder holding a study of other ones is refused."""
     return {
         "version": _version(), "seed": seed, "batch": batch, "profile": inputs.profile,
-        "replay_seed": inputs.replay_seed, "start": inputs.start, "format": inputs.trace_format,
+        "replay_seed": inputs.replay_seed, "seeds": inputs.seeds, "start": inputs.start, "format": inputs.trace_format,
         "files": {role: sha256_file(p) for role, p in (("trace", inputs.trace), ("cluster", inputs.cluster),
                                                      ("queues", inputs.queues), ("prices", inputs.prices),
                                                      ("objectives", inputs.objectives)) if p is not None},
@@ -234,6 +245,7 @@ def _collect(study: Any, space: SearchSpace, objectives: Objectives) -> list[Tri
         figures = frozen.user_attrs.get("figures")
         trials.append(Trial(frozen.number, dict(frozen.params), space.point(frozen.params),
                             RunFigures.from_dict(figures) if figures else None,
+                            [RunFigures.from_dict(f) for f in frozen.user_attrs.get("seed_figures", [])],
                             list(frozen.user_attrs.get("violations", [])), frozen.state.name,
                             str(frozen.user_attrs.get("error", ""))))
     return trials
@@ -267,12 +279,17 @@ class _Runner:
         for folder in ("runs", "state", "trials"):
             (out / folder).mkdir(parents=True, exist_ok=True)
 
-    def task(self, name: str, queues: Path) -> ScenarioTask:
+    def tasks(self, name: str, queues: Path) -> list[ScenarioTask]:
+        """One replay of ``queues`` per replay seed, in seed order (`gpu_finops.advise.seeds`)."""
         inputs = self.inputs
-        return ScenarioTask(name=name, run_id=f"advise-{name}", trace=inputs.trace, cluster=inputs.cluster,
-                            queues=queues, profile=inputs.profile, seed=inputs.replay_seed, start=inputs.start,
-                            trace_format=inputs.trace_format, run_dir=self.out / "runs" / name,
-                            timeout_s=self.timeout_s)
+        tasks = []
+        for k, seed in enumerate(replay_seeds(inputs.replay_seed, inputs.seeds)):
+            run = seed_run_name(name, k, seed)
+            tasks.append(ScenarioTask(name=run, run_id=f"advise-{run}", trace=inputs.trace, cluster=inputs.cluster,
+                                      queues=queues, profile=inputs.profile, seed=seed, start=inputs.start,
+                                      trace_format=inputs.trace_format, run_dir=self.out / "runs" / run,
+                                      timeout_s=self.timeout_s))
+        return tasks
 
     def run(self, tasks: list[ScenarioTask], on_done: Any) -> None:
         def started(task: ScenarioTask, where: str) -> None:
@@ -288,7 +305,7 @@ class _Runner:
         full build of the run (`pipeline.partial`), at about half its cost and with no file."""
         from pipeline.partial import build_models
 
-        tables = (*FIGURE_TABLES, "stg_workloads") if task.name == TODAY else FIGURE_TABLES
+        tables = (*FIGURE_TABLES, "stg_workloads") if task.name == TODAY else FIGURE_TABLES  # first seed's demand
         try:
             con = build_models([task.run_dir], self.inputs.prices, tables)
             try:
@@ -303,23 +320,28 @@ class _Runner:
             _write_state(self.out, f"{TODAY}.demand.json", demand)
         return figures
 
-    def today(self) -> RunFigures:
-        task = self.task(TODAY, self.inputs.queues)
+    def today(self) -> list[RunFigures]:
+        """Today's manifests replayed under every seed: their figures, in seed order."""
+        tasks = self.tasks(TODAY, self.inputs.queues)
         state = self.out / "state" / f"{TODAY}.json"
         fingerprint = {"queues": sha256_file(self.inputs.queues), "trace": sha256_file(self.inputs.trace),
                        "cluster": sha256_file(self.inputs.cluster), "prices": sha256_file(self.inputs.prices),
-                       "profile": self.inputs.profile, "seed": self.inputs.replay_seed, "version": _version()}
+                       "profile": self.inputs.profile, "seeds": [task.seed for task in tasks], "version": _version()}
         previous = read_json_object(state)
-        if previous.get("fingerprint") == fingerprint and (task.run_dir / "run.json").is_file():
-            return RunFigures.from_dict(previous["figures"])
-        self.console.print("replaying today's manifests …", highlight=False)
-        outcomes: list[Outcome] = []
-        self.run([task], outcomes.append)
-        if not outcomes or not outcomes[0].ok:
-            raise InputError(self.inputs.queues, f"the replay of today's manifests failed: "
-                             f"{outcomes[0].error if outcomes else 'no answer'}")
-        figures = self.figures(task)
-        _write_state(self.out, f"{TODAY}.json", {"fingerprint": fingerprint, "figures": figures.as_dict()})
+        if previous.get("fingerprint") == fingerprint and all((t.run_dir / "run.json").is_file() for t in tasks):
+            return [RunFigures.from_dict(f) for f in previous["seed_figures"]]
+        self.console.print(f"replaying today's manifests ({len(tasks)} seed{'s' if len(tasks) > 1 else ''}) …",
+                           highlight=False)
+        outcomes: dict[str, Outcome] = {}
+        self.run(tasks, lambda outcome: outcomes.__setitem__(outcome.task.name, outcome))
+        for task in tasks:
+            outcome = outcomes.get(task.name)
+            if outcome is None or not outcome.ok:
+                raise InputError(self.inputs.queues, f"the replay of today's manifests (seed {task.seed}) failed: "
+                                 f"{outcome.error if outcome else 'no answer'}")
+        figures = [self.figures(task) for task in tasks]
+        _write_state(self.out, f"{TODAY}.json", {"fingerprint": fingerprint,
+                                                 "seed_figures": [f.as_dict() for f in figures]})
         return figures
 
     def evaluate(self, study: Any, space: SearchSpace, objectives: Objectives, asked: list[tuple[int, dict[str, Any]]],
@@ -327,43 +349,55 @@ class _Runner:
         """Replay the asked trials, then tell the study in trial order."""
         import optuna
 
-        tasks: dict[str, tuple[int, ScenarioTask]] = {}
+        tasks: dict[str, tuple[int, int, ScenarioTask]] = {}  # run name: trial, seed's place, task
         for number, params in asked:
             folder = self.out / "trials" / f"trial-{number:04d}"
             # through the folder's list of files: a file of the user's there is refused, not replaced
             queues, = write_files(folder, {"queues.yaml": space.text(space.point(params),
                                                                      f"# advise quotas: trial {number}\n")})
-            tasks[f"trial-{number:04d}"] = (number, self.task(f"trial-{number:04d}", queues))
-        results: dict[int, tuple[RunFigures | None, str]] = {}
+            for k, task in enumerate(self.tasks(f"trial-{number:04d}", queues)):
+                tasks[task.name] = (number, k, task)
+        seeds = self.inputs.seeds
+        per_seed: dict[int, dict[int, RunFigures]] = {number: {} for number, _ in asked}
+        errors: dict[int, str] = {}  # a trial's first failed seed fails it
+        answered = dict.fromkeys(per_seed, 0)
+        results: dict[int, RunFigures | None] = {}  # a trial's mean once every seed has answered
 
         def done(outcome: Outcome) -> None:
-            number, task = tasks[outcome.task.name]
+            number, k, task = tasks[outcome.task.name]
             if not outcome.ok:
-                results[number] = (None, outcome.error)
+                errors.setdefault(number, outcome.error)
             else:
                 try:
-                    results[number] = (self.figures(task), "")
+                    per_seed[number][k] = self.figures(task)
                 except Exception as failure:  # a build that fails fails this trial only (an interrupt is not one)
-                    results[number] = (None, f"{type(failure).__name__}: {failure}")
-            figures, error = results[number]
+                    errors.setdefault(number, f"{type(failure).__name__}: {failure}")
+            answered[number] += 1
+            if answered[number] < seeds:  # the trial is told once every seed has answered
+                return
+            figures = None if number in errors else mean_figures([per_seed[number][i] for i in range(seeds)])
+            results[number] = figures
             self.told += 1
             if progress is not None and not progress[2]:
                 told = f"idle ${figures.idle_cost:,.0f}, delay ${figures.cost_of_delay:,.0f}" if figures else \
-                    f"[red]failed[/]: {error}"
+                    f"[red]failed[/]: {errors[number]}"
                 finished = len(results) + progress[0]
                 self.console.print(f"trial {number} ({finished}/{progress[1]}): {told}"
                                    f"{time_left(time.monotonic() - self.began, self.told, progress[1] - finished)}",
                                    highlight=False)
 
-        self.run([task for _, task in tasks.values()], done)
+        self.run([task for _, _, task in tasks.values()], done)
         for number, _ in sorted(asked):
-            figures, error = results.get(number, (None, "no answer from the executor"))
+            figures = results.get(number)
             if figures is None:
+                error = errors.get(number, "no answer from the executor")
                 study._storage.set_trial_user_attr(_trial_id(study, number), "error", error[:500])
                 study.tell(number, state=optuna.trial.TrialState.FAIL)
                 continue
             trial_id = _trial_id(study, number)
             study._storage.set_trial_user_attr(trial_id, "figures", figures.as_dict())
+            study._storage.set_trial_user_attr(trial_id, "seed_figures",
+                                               [per_seed[number][k].as_dict() for k in range(seeds)])
             study._storage.set_trial_user_attr(trial_id, "violations", violations(objectives, figures))
             study.tell(number, [figures.idle_cost, figures.cost_of_delay])
         return len(asked)

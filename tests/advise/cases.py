@@ -8,7 +8,7 @@ from pathlib import Path
 PRICES = """gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd_per_gpu_hour
 A100,3.00,2.00,1.00
 """
-TRIALS = ("--trials", "4", "--batch", "2", "--seed", "7")  # few trials: the tests stay fast
+TRIALS = ("--trials", "4", "--batch", "2", "--seed", "7", "--seeds", "2")  # few trials and seeds: the tests stay fast
 CLUSTER = "node,gpu_model,gpus\nnode-0,A100,4\nnode-1,A100,4\n"  # 8 GPUs, one flavor
 
 _HEAD = """apiVersion: kueue.x-k8s.io/v1beta2

@@ -29,9 +29,11 @@ def test_the_advice_page_shows_the_front_and_the_teams(unused, monkeypatch):
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Recommended trial"] == "0"
     assert [m.delta[0] for m in at.metric if m.delta] == ["-", "-"]  # both costs fall: arrows down
+    assert any("beats today's manifests by" in m.value and "95 % over 2 seeds" in m.value for m in at.markdown)
     assert len(at.get("vega_lite_chart")) == 2  # the Pareto front, a team figure
     trials = next(f.value for f in at.dataframe if "cost_of_delay" in f.value.columns and "trial" in f.value.columns)
     assert set(trials["trial"]) == {"0", "1", "2", "3", "today"}
+    assert {"seeds", "total_ci95", "improvement", "improvement_ci95", "beats_today"} <= set(trials.columns)
     at = at.selectbox(key="advice.metric").select("cost_of_delay").run()
     assert not at.exception
 

@@ -57,6 +57,10 @@ def test_missing_price_book_and_bad_counts(tmp_path, capsys):
     (("--seed", "-1"), "--seed: must be a whole number from 0 to 2^63-1, got -1"),
     (("--seed", str(2 ** 64)), "--seed: must be a whole number from 0 to 2^63-1"),
     (("--replay-seed", str(2 ** 70)), "--replay-seed: must fit 64 bits"),
+    (("--replay-seed", str(2 ** 63 - 2)), "--replay-seed: must fit 64 bits with its 3 seed(s)"),  # 2^63-2 + 2
+    (("--seeds", "0"), "--seeds: must be between 1 and 100, got 0"),
+    (("--seeds", "101"), "--seeds: must be between 1 and 100, got 101"),
+    (("--seeds", "100", "--trials", "101"), "--seeds: --trials × --seeds is 10,100 replays: at most 10,000"),
 ])
 def test_counts_and_seeds_out_of_bounds_are_one_line_before_any_replay(tmp_path, capsys, flags, message):
     files = unused_quota_case(tmp_path)

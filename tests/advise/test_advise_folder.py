@@ -17,7 +17,7 @@ from gpu_finops.cli import main
 from scheduler.eventlog.writes import lock_path, output_lock
 from tests.advise.cases import advise_args, unused_quota_case
 
-ONE_TRIAL = ("--trials", "1", "--batch", "1", "--workers", "1")
+ONE_TRIAL = ("--trials", "1", "--batch", "1", "--workers", "1", "--seeds", "2")
 
 
 def _refused(capsys, files, out, *fragments: str) -> str:
@@ -77,15 +77,16 @@ def test_a_file_where_the_command_keeps_a_folder_is_refused_before_any_replay(tm
     assert (out / name).read_text() == "mine\n"
 
 
-def test_a_folder_of_the_users_named_runs_today_is_refused_before_any_replay(tmp_path, capsys):
+@pytest.mark.parametrize("run", ["today", "today-s43", "trial-0000-s43"])  # another seed's run folder too
+def test_a_folder_of_the_users_named_as_a_run_is_refused_before_any_replay(tmp_path, capsys, run):
     files = unused_quota_case(tmp_path)
     out = tmp_path / "out"
-    (out / "runs" / "today").mkdir(parents=True)
-    (out / "runs" / "today" / "main.py").write_text("print('mine')\n")
+    (out / "runs" / run).mkdir(parents=True)
+    (out / "runs" / run / "main.py").write_text("print('mine')\n")
     assert main(advise_args(files, out, *ONE_TRIAL)) == 2
     err = capsys.readouterr().err
-    assert len(err.strip().splitlines()) == 1 and "today" in err, err
-    assert (out / "runs" / "today" / "main.py").read_text() == "print('mine')\n"
+    assert len(err.strip().splitlines()) == 1 and run in err, err
+    assert (out / "runs" / run / "main.py").read_text() == "print('mine')\n"
     assert not (out / "study.db").exists()
 
 
@@ -118,7 +119,7 @@ def test_two_runs_on_one_folder_take_turns_and_the_second_resumes_the_study(tmp_
     files = unused_quota_case(tmp_path)
     out = tmp_path / "out"
     command = [sys.executable, "-m", "gpu_finops.cli", *advise_args(files, out, "--trials", "2", "--batch", "2",
-                                                                     "--workers", "1")]
+                                                                     "--workers", "1", "--seeds", "1")]
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}
     first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.monotonic() + 120

@@ -78,7 +78,7 @@ def test_ctrl_c_while_a_trials_figures_are_built_stops_and_the_rerun_replays_it_
     as trial 0 failing, and the study ran on."""
     files = unused_quota_case(tmp_path)
     out = tmp_path / "out"
-    trials = ("--trials", "2", "--batch", "2", "--workers", "1")
+    trials = ("--trials", "2", "--batch", "2", "--workers", "1", "--seeds", "2")
     process = _start(files, out, *trials)
     seen: set[int] = set()
 

@@ -50,13 +50,14 @@ def test_a_quota_nobody_uses_goes_to_the_team_that_waits(unused):
 
 
 def _replays_to_reported(files: dict[str, Path], out: Path, folder: Path) -> None:
-    """recommended.yaml replayed and built by the plain commands gives the figures advice.json reports."""
+    """recommended.yaml replayed and built by the plain commands gives the figures advice.json reports
+    for its first replay seed (the replay's default, 42)."""
     run = folder / "run"
     assert main(["replay", "--trace", str(files["trace"]), "--cluster", str(files["cluster"]), "--queues",
                  str(out / "recommended.yaml"), "--run-id", "check", "--out", str(run), "-q"]) == 0
     assert main(["build", str(run), "--prices", str(files["prices"]), "--db", str(folder / "check.duckdb"),
                  "-q"]) == 0
-    reported = RunFigures.from_dict(json.loads((out / "advice.json").read_text())["recommended"]["figures"])
+    reported = RunFigures.from_dict(json.loads((out / "advice.json").read_text())["recommended"]["seed_figures"][0])
     replayed = run_figures(folder / "check.duckdb", "check")
     assert replayed.as_dict() | {"run_id": reported.run_id} == reported.as_dict()
 

@@ -14,7 +14,7 @@ from tests.advise.cases import advise_args, unused_quota_case
 from tests.sweep.ray_cluster import local_ray_cluster
 
 pytestmark = pytest.mark.slow
-TRIALS = ("--trials", "4", "--batch", "2", "--seed", "11")
+TRIALS = ("--trials", "4", "--batch", "2", "--seed", "11", "--seeds", "2")
 
 
 @pytest.fixture(scope="module")

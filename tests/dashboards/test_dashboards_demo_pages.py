@@ -10,14 +10,10 @@ import re
 import pytest
 
 from dashboards import data, ui
-from dashboards.serve import serve
-from tests.browser import _free_port, _stop, _wait_healthy, chromium_or_skip, open_pages_in_chromium
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-# URL path -> charts to wait for
-PAGES = {"": 5, "teams": 5, "idle": 5, "queues": 2, "pending": 2, "preemption": 5,
-         "scenarios": 3, "workload": 2, "sql": 1}
+PAGES = ("", "teams", "idle", "queues", "pending", "preemption", "scenarios", "workload", "sql")
 SNAKE = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b")
 ADDS_UP = re.compile(r"Adds up: (.+?) = (.+)$", re.MULTILINE)
 NUMBER = re.compile(r"(\$)?(-?[\d,]+(?:\.\d+)?)( GPU-h)?\s*$")
@@ -39,22 +35,10 @@ def adds_up_lines(text: str) -> list[tuple[list[float], float, str]]:
 
 
 @pytest.fixture(scope="module")
-def pages(demo_db, tmp_path_factory):
-    chromium = chromium_or_skip()
-    folder = tmp_path_factory.mktemp("demo-pages")
-    port = _free_port()
-    server = serve(demo_db, port=port, host="127.0.0.1", block=False)
-    assert server is not None
-    try:
-        _wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server)
-        run = data.list_runs(data.connect_read_only(demo_db))["run_id"].iloc[0]
-        urls = [(f"http://127.0.0.1:{port}/{path}?run={run}", folder / f"{path or 'overview'}.png")
-                for path in PAGES]
-        states = open_pages_in_chromium(chromium, urls, folder / "profile", list(PAGES.values()),
-                                        viewport=(1366, 1400))
-    finally:
-        _stop(server)
-    return run, dict(zip(PAGES, states, strict=True))
+def pages(demo_pages):
+    """The pages at 1366 px of the session's one browser pass (demo_browser.py)."""
+    run, states = demo_pages
+    return run, {path: states[(1366, path)] for path in PAGES}
 
 
 @pytest.mark.parametrize("path", list(PAGES))
