@@ -49,6 +49,8 @@ def _hold(queue: str, name: str, gpus: int, at: float, priority: int = 0, evicti
     return queue, make_workload(name).gpus(gpus).priority(priority).at(at), evicting
 
 
+# team-a holds 10 GPUs in one workload (borrowing 2 of team-b's); team-b holds 2 of its 8.
+TEAM_A_BORROWS_2 = [_hold("team-a", "a", 10, 0), _hold("team-b", "b0", 2, 0)]
 # team-a borrowed 4 of team-b's GPUs in four workloads; team-b holds none.
 TEAM_A_BORROWS_4 = [_hold("team-a", "a1", 4, 0), _hold("team-a", "a2", 6, 1), _hold("team-a", "a3", 4, 2),
                     _hold("team-a", "a4", 2, 3)]
@@ -99,6 +101,12 @@ CLASSICAL = [
                  id="reclaim LowerPriority spares a borrower of the same priority"),
     pytest.param(_two_teams(LOWER), TEAM_A_BORROWS_4, ("team-b", make_workload("b1").gpus(4).priority(1)), [("a3", RECLAMATION)],
                  id="reclaim LowerPriority takes a lower-priority borrower"),
+    pytest.param(_two_teams(ANY), TEAM_A_BORROWS_2, ("team-b", make_workload("b").gpus(8)), [],
+                 id="borrowWithinCohort unset: 8 (within nominal alone) on team-b's 2 would borrow: no victim of team-a"),
+    pytest.param(_two_teams(ANY), TEAM_A_BORROWS_2, ("team-b", make_workload("b").gpus(6)), [("a", RECLAMATION)],
+                 id="reclaim Any: 6 on team-b's 2 fit its nominal quota: the borrower of equal priority is reclaimed"),
+    pytest.param(_two_teams(LOWER), TEAM_A_BORROWS_2, ("team-b", make_workload("b").gpus(6)), [],
+                 id="reclaim LowerPriority: the same 6 spare the borrower of equal priority"),
     pytest.param(_research_tree(hierarchical=True), RESEARCH_HOLDERS, ("cv", make_workload("c1").gpus(3).priority(5)),
                  [("p-new", RECLAMATION)],
                  id="hierarchical reclaim: quota its subtree lent out comes back although cv must borrow it"),
