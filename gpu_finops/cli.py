@@ -288,52 +288,6 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     return EXIT_VIOLATIONS if report.failed else 0
 
 
-def _cmd_import(args: argparse.Namespace) -> int:
-    """`import kubectl|kueue|prometheus`: a cluster's own history → the replay's inputs."""
-    from gpu_finops.importers.commands import run
-
-    return run(args)
-
-
-def _add_import(sub: argparse._SubParsersAction) -> None:
-    from gpu_finops.importers.commands import add_common, add_live
-
-    parser = sub.add_parser("import", help="a cluster's own history → trace, cluster, Kueue queues, rejected rows",
-                            description="a cluster's own history (kubectl dumps, Kueue objects, Prometheus "
-                            "range queries of kube-state-metrics) → the generic trace, cluster CSV and Kueue "
-                            "manifests the replay reads, with every refused object in rejected.csv")
-    sources = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
-
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
-        p = sources.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(handler=_cmd_import, command=f"import {name}")
-        p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
-        return p
-
-    p = add("kubectl", "kubectl get pods -A -o json / kubectl get nodes -o json dumps → DIR/trace.csv, "
-            "DIR/cluster.csv, DIR/rejected.csv (and DIR/queues.yaml with --kueue)")
-    p.add_argument("--pods", nargs="+", required=True, metavar="PODS.json",
-                   help="pod dumps (JSON or YAML, List or several documents; PodGroups, Jobs, Workloads, "
-                   "ResourceClaims in them are read too)")
-    p.add_argument("--nodes", nargs="+", required=True, metavar="NODES.json", help="node dumps")
-    add_common(p)
-    p = add("prometheus", "kube-state-metrics and DCGM series from a live Prometheus (--url) or its "
-            "/api/v1/query_range answers saved as JSON (--series) → the same files")
-    source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--series", nargs="+", metavar="QUERY.json",
-                        help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
-                        "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
-    source.add_argument("--url", help="a live Prometheus (http://prometheus:9090): its documented queries are run "
-                        "over --start..--end")
-    add_live(p)
-    p.add_argument("--nodes", nargs="+", metavar="NODES.json",
-                   help="node dumps (default: nodes from kube_node_status_allocatable and kube_node_labels)")
-    add_common(p)
-    p = add("kueue", "Kueue objects as the cluster holds them → DIR/queues.yaml")
-    p.add_argument("--nodes", nargs="+", metavar="NODES.json", help="node dumps, to check what each flavor selects")
-    add_common(p)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-finops",
@@ -476,7 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-serve", action="store_true", help="stop after the report")
     p.add_argument("--port", type=int, default=8501, help="port on 127.0.0.1 (default: %(default)s)")
 
-    _add_import(sub)
+    from gpu_finops.importers.commands import add_import_parser
+
+    add_import_parser(sub)
 
     p = add("sweep", _cmd_sweep, "many scenarios (profiles x queues x scoring x preemption x seeds) of one "
             "cluster, replayed in parallel, built into one database")

@@ -24,6 +24,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from gpu_finops.advise.preemption import (
     figures_of,
     young_daly_interval_s,
 )
+from gpu_finops.advise.seeds import seeds_that_matter
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.writes import check_not_an_input, output_lock, write_files, written_by_us
@@ -57,6 +59,10 @@ def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Conso
     worker processes or Ray tasks), write the outputs."""
     console = console or Console(file=sys.stderr)
     _check(inputs, out)
+    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)
+    if why_one:
+        console.print(why_one, highlight=False, markup=False)
+        inputs = replace(inputs, seeds=seeds)
     if workers is not None and not 1 <= workers <= 1024:
         raise InputError("--workers", f"must be 1 … 1024, got {workers}")
     from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor

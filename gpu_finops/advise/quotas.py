@@ -50,7 +50,13 @@ from gpu_finops.advise.folder import (
 )
 from gpu_finops.advise.objectives import Objectives, read_objectives, violations
 from gpu_finops.advise.outputs import FILES, write_outputs
-from gpu_finops.advise.seeds import MAX_SEEDS, mean_figures, replay_seeds, seed_run_name
+from gpu_finops.advise.seeds import (
+    MAX_SEEDS,
+    mean_figures,
+    replay_seeds,
+    seed_run_name,
+    seeds_that_matter,
+)
 from gpu_finops.advise.space import SearchSpace
 from gpu_finops.advise.trials import Advice, Inputs, Trial
 from gpu_finops.interrupts import raise_query_interrupt
@@ -78,6 +84,10 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
     began = time.perf_counter()
     console = console or Console(file=sys.stderr, soft_wrap=True)
     _check_settings(trials, batch, workers, seed, inputs.replay_seed, inputs.seeds)
+    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)
+    if why_one:
+        console.print(why_one, highlight=False, markup=False)
+        inputs = replace(inputs, seeds=seeds)
     for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
         if not Path(path).is_file():
             raise InputError(path, "file not found")

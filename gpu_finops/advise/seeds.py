@@ -2,10 +2,14 @@
 each objective has its spread, and a trial is recommended over today's manifests only when its
 improvement is beyond that spread.
 
-The replay's seed decides kube-scheduler's ties among equally scored nodes (docs/scheduler.md),
-so one replay of a configuration is one draw: two configurations that differ by less than the
-draws do cannot be told apart by one replay each. Every configuration, today's included, is
-replayed under the same seeds, ``--replay-seed`` and the ``--seeds`` − 1 after it.
+The replay's seed is read by the keyed tie draw (``tie_break = "random"``) and by the seeded
+plugins (RandomScore, DefaultPreemption's first candidate node): under such a profile one replay
+of a configuration is one draw, and two configurations that differ by less than the draws do
+cannot be told apart by one replay each. Every configuration, today's included, is then
+replayed under the same seeds, ``--replay-seed`` and the ``--seeds`` − 1 after it. Under a
+profile that reads no seed (the shipped gang profiles: heap-order ties, workload-aware
+preemption) every seed gives the same event log, so the advisers replay once
+(`seeds_that_matter`) and say so, rather than report a spread of zero as measured noise.
 
 - **Mean and spread.** A figure over the seeds is their mean; its spread is the half-width of
   the 95 % Student t interval of that mean, ``t(0.975, n−1) · s / √n`` (``s`` the sample
@@ -30,6 +34,18 @@ from gpu_finops.advise.figures import RunFigures, TeamFigures
 
 MAX_SEEDS = 100  # a trial is this many replays at most (and trials × seeds is bounded as a sweep is)
 CONFIDENCE = 0.95
+
+
+def seeds_that_matter(profile: str, seeds: int) -> tuple[int, str | None]:
+    """How many of ``seeds`` replay seeds can change a replay under ``profile`` (a shipped name
+    or a TOML path): all of them when the profile reads its seed, else one, with the line that
+    says why (None when nothing is cut)."""
+    from scheduler.framework.profile import load_profile
+
+    if seeds == 1 or load_profile(profile).reads_seed:
+        return seeds, None
+    return 1, (f"--seeds {seeds}: profile {profile} reads no seed (heap-order ties, no seeded plugin), so every "
+               "seed gives the same event log: one replay per configuration, no noise to measure")
 
 
 def replay_seeds(first: int, count: int) -> list[int]:

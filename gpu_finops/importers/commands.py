@@ -130,3 +130,41 @@ def _summary(result: ImportResult, out: Path, console: Console) -> None:
     queues = f" --queues {out / 'queues.yaml'}" if result.kueue else ""
     console.print(f"replay it: gpu-finops replay --trace {out / 'trace.csv'} --cluster {out / 'cluster.csv'}{queues} "
                   f"--start {result.start:%Y-%m-%dT%H:%M:%SZ} --out RUN_DIR", highlight=False, markup=False)
+
+
+def add_import_parser(sub: argparse._SubParsersAction) -> None:
+    """`gpu-finops import SOURCE`: its parser, each source's handler `run`."""
+    parser = sub.add_parser("import", help="a cluster's own history → trace, cluster, Kueue queues, rejected rows",
+                            description="a cluster's own history (kubectl dumps, Kueue objects, Prometheus "
+                            "range queries of kube-state-metrics) → the generic trace, cluster CSV and Kueue "
+                            "manifests the replay reads, with every refused object in rejected.csv")
+    sources = parser.add_subparsers(dest="source", required=True, metavar="SOURCE")
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sources.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(handler=run, command=f"import {name}")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress output")
+        return p
+
+    p = add("kubectl", "kubectl get pods -A -o json / kubectl get nodes -o json dumps → DIR/trace.csv, "
+            "DIR/cluster.csv, DIR/rejected.csv (and DIR/queues.yaml with --kueue)")
+    p.add_argument("--pods", nargs="+", required=True, metavar="PODS.json",
+                   help="pod dumps (JSON or YAML, List or several documents; PodGroups, Jobs, Workloads, "
+                   "ResourceClaims in them are read too)")
+    p.add_argument("--nodes", nargs="+", required=True, metavar="NODES.json", help="node dumps")
+    add_common(p)
+    p = add("prometheus", "kube-state-metrics and DCGM series from a live Prometheus (--url) or its "
+            "/api/v1/query_range answers saved as JSON (--series) → the same files")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--series", nargs="+", metavar="QUERY.json",
+                        help="query_range responses: kube_pod_container_resource_requests, kube_pod_created, "
+                        "kube_pod_start_time, kube_pod_completion_time, kube_pod_labels, kube_pod_owner, kube_node_*")
+    source.add_argument("--url", help="a live Prometheus (http://prometheus:9090): its documented queries are run "
+                        "over --start..--end")
+    add_live(p)
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json",
+                   help="node dumps (default: nodes from kube_node_status_allocatable and kube_node_labels)")
+    add_common(p)
+    p = add("kueue", "Kueue objects as the cluster holds them → DIR/queues.yaml")
+    p.add_argument("--nodes", nargs="+", metavar="NODES.json", help="node dumps, to check what each flavor selects")
+    add_common(p)

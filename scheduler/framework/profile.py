@@ -18,6 +18,7 @@ from scheduler.errors import InputError
 from scheduler.eventlog.text import parse_toml
 from scheduler.framework.interface import Unit
 from scheduler.framework.registry import known_plugins
+from scheduler.plugins import names
 
 DEFAULT_PROFILE = "gang-v1.37"
 _TOP_KEYS = {"name", "description", "unit", "extension_points", "plugin_args", "behaviour"}
@@ -89,6 +90,16 @@ class Profile:
         """Can kube-scheduler's preemption (PostFilter) give a preemptor GPUs? Not when
         the GPUs are claimed through DRA, before KEP-5690 (`dra_preemption`)."""
         return not self.group_device_claim or self.dra_preemption
+
+    @property
+    def reads_seed(self) -> bool:
+        """Can the replay's seed change an event under this profile? Only through a seeded
+        plugin (`names.SEEDED`) or the keyed tie draw (`tie_break = "random"`): under heap
+        order or lowest index, with neither plugin, every seed gives the same event log."""
+        if self.tie_break == TieBreak.RANDOM:
+            return True
+        plugins = {name for name, _ in self.scores} | set(self.post_filter)
+        return not plugins.isdisjoint(names.SEEDED)
 
     def args(self, plugin: str) -> dict[str, Any]:
         return self.plugin_args.get(plugin, {})

@@ -17,3 +17,8 @@ WORKLOAD_PREEMPTION = "WorkloadPreemption"
 DEFAULT_PREEMPTION = "DefaultPreemption"
 # KEP-5710's search for the lowest sufficient priority level: a proposal upstream dropped
 PRIORITY_LEVEL_SEARCH = "PriorityLevelSearchPreemption"
+
+# The plugins whose factories use the replay's seeded generator: RandomScore's scores and
+# DefaultPreemption's random first candidate node (DryRunPreemption's offset). With none of
+# them and the tie rule not `random`, a profile's replays do not depend on the seed.
+SEEDED = frozenset({RANDOM_SCORE, DEFAULT_PREEMPTION})

@@ -9,6 +9,21 @@ PRICES = """gpu_model,list_usd_per_gpu_hour,contracted_usd_per_gpu_hour,spot_usd
 A100,3.00,2.00,1.00
 """
 TRIALS = ("--trials", "4", "--batch", "2", "--seed", "7", "--seeds", "2")  # few trials and seeds: the tests stay fast
+# gang-v1.37 with selectHost's pre-v1.35 uniform tie draw: a profile whose replays read their seed
+RANDOM_TIES = """name = "gang-v1.37-random-ties"
+unit = "pod_group"
+
+[extension_points]
+queue_sort = "PrioritySort"
+filter = ["GpuFit", "NodeResourcesFit"]
+score = [["LeastAllocated", 1]]
+permit = []
+post_filter = ["WorkloadPreemption"]
+
+[behaviour]
+group_device_claim = true
+tie_break = "random"
+"""
 CLUSTER = "node,gpu_model,gpus\nnode-0,A100,4\nnode-1,A100,4\n"  # 8 GPUs, one flavor
 
 _HEAD = """apiVersion: kueue.x-k8s.io/v1beta2
@@ -64,6 +79,8 @@ def write_case(folder: Path, queues: str, rows: list[tuple[str, float, float, st
     files["cluster"].write_text(CLUSTER)
     files["queues"].write_text(queues)
     files["prices"].write_text(PRICES)
+    files["random_ties"] = folder / "random-ties.toml"
+    files["random_ties"].write_text(RANDOM_TIES)
     if objectives is not None:
         files["objectives"] = folder / "objectives.toml"
         files["objectives"].write_text(objectives)
@@ -97,8 +114,12 @@ def non_overlapping_case(folder: Path, teams: tuple[str, ...] = ("a", "b")) -> d
 
 
 def advise_args(files: dict[str, Path], out: Path, *extra: str) -> list[str]:
+    """The command line; with more than one ``--seeds`` and no ``--profile``, the random-ties
+    profile, so the seeds change the replays (under gang-v1.37 itself one replay is run)."""
     args = ["advise", "quotas", "--trace", str(files["trace"]), "--cluster", str(files["cluster"]),
             "--queues", str(files["queues"]), "--prices", str(files["prices"]), "--out", str(out), "-q"]
+    if "--seeds" in extra and extra[extra.index("--seeds") + 1] != "1" and "--profile" not in extra:
+        args += ["--profile", str(files["random_ties"])]
     if "objectives" in files:
         args += ["--objectives", str(files["objectives"])]
     return [*args, *extra]

@@ -105,3 +105,15 @@ def test_the_command_replays_every_configuration_under_each_seed(tmp_path, capsy
     mean = mean_figures([RunFigures.from_dict(f) for f in advice["recommended"]["seed_figures"]])
     assert mean.as_dict() == advice["recommended"]["figures"]
     assert "beats today's manifests" in (out / "recommended.yaml").read_text()
+
+
+def test_a_profile_that_reads_no_seed_is_replayed_once_and_the_advice_says_why(tmp_path):
+    from gpu_finops.advise.seeds import seeds_that_matter
+    from tests.advise.cases import unused_quota_case
+
+    count, why = seeds_that_matter("gang-v1.37", 3)
+    assert count == 1 and why is not None and "reads no seed" in why and "--seeds 3" in why
+    assert seeds_that_matter("kube-default", 3) == (3, None)  # DefaultPreemption draws its first node
+    files = unused_quota_case(tmp_path)
+    assert seeds_that_matter(str(files["random_ties"]), 3) == (3, None)
+    assert seeds_that_matter("gang-v1.37", 1) == (1, None)

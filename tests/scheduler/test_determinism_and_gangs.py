@@ -73,3 +73,34 @@ def test_every_pending_row_has_a_reason_and_a_message(runs, profile):
     assert pending and all(r["reason"] and r["message"] for r in pending)
     assert [r["seq"] for r in rows] == list(range(len(rows)))
     assert all(a["time_s"] <= b["time_s"] for a, b in zip(rows, rows[1:], strict=False))
+
+
+def _events_without_run(run_dir: Path) -> list[dict]:
+    table = pq.read_table(run_dir / "events.parquet")
+    return table.drop([c for c in table.column_names if c == "run_id"]).to_pylist()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_profile_that_reads_no_seed_gives_every_seed_the_same_events(tiny, runs, tmp_path, profile):
+    """`Profile.reads_seed` is what lets the advisers replay once: when it says no, another seed
+    must give the same events (a plugin drawing from the seeded generator unlisted in
+    `names.SEEDED` would make this fail)."""
+    from scheduler.framework.profile import load_profile
+
+    if load_profile(profile).reads_seed:
+        pytest.skip(f"{profile} reads its seed")
+    other = replay(tiny / "trace.csv", tiny / "cluster.csv", tmp_path / "other", profile=profile, seed=8)
+    assert _events_without_run(other.run_dir) == _events_without_run(runs[profile])
+
+
+def test_which_shipped_profiles_read_the_seed():
+    from dataclasses import replace
+
+    from scheduler.framework.profile import TieBreak, load_profile, shipped_profiles
+
+    reading = {name for name in shipped_profiles() if load_profile(name).reads_seed}
+    # DefaultPreemption draws its first candidate node (kube-default, coscheduling's per-pod preemption)
+    assert all("DefaultPreemption" in load_profile(name).post_filter for name in reading)
+    assert not load_profile("gang-v1.37").reads_seed
+    assert replace(load_profile("gang-v1.37"), tie_break=TieBreak.RANDOM).reads_seed
+    assert load_profile("kube-default").reads_seed
