@@ -11,7 +11,9 @@ evicts them. Shortcuts keep this cheap on a large cluster, each exact and checke
 - a preemption that found nothing is not retried until `HoldingIndex.version` changes;
 - the preemptor is planned on the view of the cluster without lower-priority pods
   (`scheduler/state/level_views.py`) and reprieves are decided on the plan's nodes
-  (`victim_plans.ViewPlan`), instead of taking every potential victim off the state.
+  (`victim_plans.ViewPlan`), instead of taking every potential victim off the state;
+- what each potential victim holds of the preemptor's GPU models is summed once per search
+  (`sum_usable`), not each time a plan asks.
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ class GroupVictimSearch:
     view_planner: ViewPlanner | None = None
     terminating: list[tuple[PodKey, Holding]] = field(default_factory=list)
     plan: Assignment = field(default_factory=list)  # the proposed assignment, once planned
+    # What each potential victim holds that the preemptor could use, by the group's id():
+    # summed once per search in `without` (the plans ask it up to three times a victim).
+    # The groups are alive in `running` for as long as the search, so their ids are stable.
+    usable_by_group: dict[int, int] = field(default_factory=dict)
 
     def matters(self, group: RunningGroup) -> bool:
         return not self.models or not group.models.isdisjoint(self.models)
@@ -69,11 +75,18 @@ class GroupVictimSearch:
         return self.ctx.state.free_milli(self.models)
 
     def usable_milli(self, group: RunningGroup) -> int:
-        models, nodes = self.models, self.ctx.state.nodes
-        return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
+        """Milli-GPUs `group` holds on nodes of the preemptor's models (the sum of this search)."""
+        usable = self.usable_by_group.get(id(group))
+        if usable is None:
+            return usable_of(self.models, self.ctx.state, group)
+        if self.ctx.verifier:
+            self.ctx.verifier.same(self.ctx.now, "usable GPUs of a victim summed once per search", usable,
+                                   usable_of(self.models, self.ctx.state, group), group.workload_id)
+        return usable
 
     def without(self, potential: Sequence[RunningGroup]) -> RemovalPlan | ViewPlan:
         ctx = self.ctx
+        self.usable_by_group = sum_usable(self.models, ctx.state, potential)
         plan: RemovalPlan | ViewPlan
         if self.how is How.VIEW and self.view_planner is not None:
             if ctx.views is None:
@@ -84,6 +97,26 @@ class GroupVictimSearch:
             plan = RemovalPlan(self, ctx.state, ctx.framework, self.planner, potential, self.how is How.REMOVAL)
         self.plan = plan.assignment
         return plan
+
+
+def usable_of(models: tuple[str, ...], state: ClusterState, group: RunningGroup) -> int:
+    """Milli-GPUs `group` holds on nodes of `models` (every node when `models` is empty)."""
+    nodes = state.nodes
+    return sum(h.milli for _, h in group.holdings if not models or nodes[h.node].gpu_model in models)
+
+
+def sum_usable(models: tuple[str, ...], state: ClusterState, potential: Sequence[RunningGroup]) -> dict[int, int]:
+    """`usable_of` for every potential victim of one search, by the group's id(). A group
+    whose models (`RunningGroup.models`, those of the nodes it holds) all count sums its
+    holdings without looking at their nodes."""
+    accepted = frozenset(models)
+    usable: dict[int, int] = {}
+    for group in potential:
+        if not models or (group.models and group.models <= accepted):
+            usable[id(group)] = sum(h.milli for _, h in group.holdings)
+        else:
+            usable[id(group)] = usable_of(models, state, group)
+    return usable
 
 
 def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:

@@ -303,21 +303,29 @@ def _is_group_query(query: object, known: dict[type, bool]) -> bool:
 
 def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures: list[tuple[int, Status]]) -> Diagnosis:
     """Nothing fits. Nodes the usage-index walk did not visit lack the GPUs (their used level
-    is too high); the visited ones failed a filter each. Count them as a full scan would."""
+    is too high); the visited ones failed a filter each. Count them as a full scan would,
+    from counts kept per (models, selector) (`NodeCandidates`): this runs for every pod that
+    fits nowhere, and costs the visited nodes and the nodes too small for the pod, not the
+    cluster. `replay --verify` compares it with a scan ("node chosen through the usage index")."""
     diagnosis = Diagnosis(total_nodes=len(state.nodes))
     for node, failed in visited_failures:
         diagnosis.failed(node, failed)
     visited = {node for node, _ in visited_failures}
-    candidates = state.candidates.candidate_nodes(request.models, request.selector)
-    unvisited = len(candidates) - len(visited.intersection(candidates))
-    if unvisited:  # counted, not walked: this runs for every pod that fits nowhere
+    kept = state.candidates
+    candidates = kept.candidate_set(request.models, request.selector)
+    unvisited = len(candidates) - sum(1 for node in visited if node in candidates)
+    if unvisited:  # counted, not walked
         diagnosis.reasons[INSUFFICIENT_GPU] += unvisited
         diagnosis.short_of.add(Resource.GPU)
-    if request.milli > state.candidates.fewest_gpus * 1000:  # only then can a node be too small for the pod
-        for node in candidates:
-            if node not in visited and request.milli > state.nodes[node].gpus * 1000:
+    if request.milli > kept.fewest_gpus * 1000:  # only then can a node be too small for the pod
+        for node in kept.smaller_than(request.models, request.selector, request.milli):
+            if node not in visited:
                 diagnosis.unresolvable.add(node)
-    _count_non_candidates(state, request, diagnosis)
+    mismatched = len(state.nodes) - kept.model_node_count(request.models)
+    if mismatched:
+        diagnosis.reasons[MODEL_MISMATCH] += mismatched
+    for reason, count in kept.excluded_counts(request.models, request.selector).items():
+        diagnosis.reasons[reason] += count
     return diagnosis
 
 

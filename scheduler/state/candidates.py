@@ -7,6 +7,7 @@ set membership, never labels (`ClusterState.candidates`).
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Mapping
 from types import MappingProxyType
 
@@ -26,6 +27,12 @@ class NodeCandidates:
         self._tainted = cluster.tainted
         self._excluded: dict[NodeSelector, Mapping[int, str]] = {}
         self._candidates: dict[tuple[tuple[str, ...], NodeSelector], list[int]] = {}
+        # What a diagnosis counts, per (models, selector), so that explaining a pod that fits
+        # nowhere costs the nodes it visited, not the cluster (`runtime._index_diagnosis`).
+        self._candidate_sets: dict[tuple[tuple[str, ...], NodeSelector], frozenset[int]] = {}
+        self._by_size: dict[tuple[tuple[str, ...], NodeSelector], tuple[list[int], list[int]]] = {}
+        self._excluded_counts: dict[tuple[tuple[str, ...], NodeSelector], dict[str, int]] = {}
+        self._model_counts: dict[tuple[str, ...], int] = {}
         # No node is too small for a pod of at most this many GPUs (a diagnosis skips that check).
         self.fewest_gpus = min((node.gpus for node in cluster.nodes), default=0)
 
@@ -71,3 +78,39 @@ class NodeCandidates:
         if len(models) == 1:
             return self.nodes_by_model.get(models[0], [])
         return sorted(i for m in models for i in self.nodes_by_model.get(m, []))
+
+    # -- what a diagnosis counts (labels, taints and capacities never change: each once) ----
+
+    def candidate_set(self, models: tuple[str, ...], selector: NodeSelector) -> frozenset[int]:
+        """`candidate_nodes` as a set."""
+        key = (models, selector)
+        found = self._candidate_sets.get(key)
+        if found is None:
+            found = self._candidate_sets[key] = frozenset(self.candidate_nodes(models, selector))
+        return found
+
+    def smaller_than(self, models: tuple[str, ...], selector: NodeSelector, milli: int) -> list[int]:
+        """The candidate nodes with fewer than `milli` milli-GPUs in all (too small for a pod
+        of `milli`), fewest GPUs first."""
+        key = (models, selector)
+        by_size = self._by_size.get(key)
+        if by_size is None:
+            ordered = sorted(self.candidate_nodes(models, selector), key=lambda n: (self.nodes[n].gpus, n))
+            by_size = self._by_size[key] = ([self.nodes[n].gpus * 1000 for n in ordered], ordered)
+        sizes, ordered = by_size
+        return ordered[:bisect_left(sizes, milli)]
+
+    def excluded_counts(self, models: tuple[str, ...], selector: NodeSelector) -> Mapping[str, int]:
+        """`excluded_reasons`, counted once per (models, selector)."""
+        key = (models, selector)
+        found = self._excluded_counts.get(key)
+        if found is None:
+            found = self._excluded_counts[key] = self.excluded_reasons(models, selector)
+        return found
+
+    def model_node_count(self, models: tuple[str, ...]) -> int:
+        """len(model_nodes(models)), counted once per models."""
+        found = self._model_counts.get(models)
+        if found is None:
+            found = self._model_counts[models] = len(self.model_nodes(models))
+        return found

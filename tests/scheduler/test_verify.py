@@ -20,9 +20,10 @@ from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
-from scheduler.cycle import victim_plans
+from scheduler.cycle import group_preemption, victim_plans
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
+from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
 from scheduler.state.place_index import PlaceIndex
 from scheduler.state.usage_index import UsageClass
@@ -41,6 +42,7 @@ GROUP_CHECKS = {
     "parked shape still fails",
     "victims with deferred reprieves",
     "victims planned on the view without lower priorities",
+    "usable GPUs of a victim summed once per search",
 }
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
@@ -80,7 +82,8 @@ GANG_V137 = dra_preemption("gang-v1.37")
     ("gang-v1.37", GROUP_CHECKS - {"GPUs held below a priority from the index", "victims with deferred reprieves",
                                    "victims planned on the view without lower priorities",
                                    "group preemption ruled out by virtual free counts",
-                                   "group preemption skipped as unchanged"}),
+                                   "group preemption skipped as unchanged",
+                                   "usable GPUs of a victim summed once per search"}),
     ("kube-default", POD_CHECKS),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
@@ -113,6 +116,10 @@ BROKEN = {
     "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
         lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
         "node chosen through the usage index", with_tie_break("gang-v1.37", "random")),
+    "the index diagnosis miscounts nodes of other GPU models": (
+        lambda mp: mp.setattr(NodeCandidates, "model_node_count",
+                              _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
+        "node chosen through the usage index", with_tie_break("kube-default-gpu", "random")),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
@@ -125,6 +132,10 @@ BROKEN = {
     "a reprieve on the view is never checked": (
         lambda mp: mp.setattr(victim_plans.ViewPlan, "reprieve", lambda self, group: True),
         "victims planned on the view without lower priorities"),
+    "a victim's usable GPUs are summed wrong once per search": (
+        lambda mp: mp.setattr(group_preemption, "sum_usable", _wrap(group_preemption.sum_usable,
+                                                                    lambda sums: {k: v + 1 for k, v in sums.items()})),
+        "usable GPUs of a victim summed once per search"),
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
         "nomination reused from the per-flavor-resource cache"),
@@ -223,6 +234,30 @@ def test_the_index_diagnosis_matches_a_scan_on_nodes_of_different_sizes(tmp_path
     messages = [r["message"] for r in pq.read_table(tmp_path / "run" / "events.parquet").to_pylist()
                 if r["workload_id"] == "wide" and r["event"] == "pending"]
     assert "0/3 nodes are available: 3 Insufficient nvidia.com/gpu." in messages
+
+
+def _too_small_and_full(tmp_path, verifier):
+    """Both 8-GPU nodes hold 6 when "wide" (8 GPUs) comes, the 4-GPU nodes are empty: 12
+    GPUs are free, none fits it, and the walk visits neither of the small nodes (too small
+    whatever their use): the diagnosis must still name them unresolvable."""
+    nodes = [make_node("s1").gpus(4).obj(), make_node("big-1").obj(), make_node("s2").gpus(4).obj(),
+             make_node("big-2").obj()]
+    jobs = [make_workload("hold-1").at(0).runs_for(1_000).gpus(6).obj(),
+            make_workload("hold-2").at(1).runs_for(1_000).gpus(6).obj(),
+            make_workload("wide").at(10).runs_for(100).gpus(8).obj()]
+    tmp_path.mkdir()
+    trace, cluster, _ = kueue_files(tmp_path, nodes, jobs, [])
+    (tmp_path / "random.toml").write_text(with_tie_break("gang-v1.37", "random"))
+    replay(trace, cluster, tmp_path / "run", profile=str(tmp_path / "random.toml"), seed=42, verifier=verifier)
+
+
+def test_the_index_diagnosis_counts_unvisited_nodes_too_small_for_the_pod(tmp_path, monkeypatch):
+    verifier = Verifier()
+    _too_small_and_full(tmp_path / "kept", verifier)
+    assert verifier.checks["node chosen through the usage index"] > 0
+    monkeypatch.setattr(NodeCandidates, "smaller_than", lambda self, models, selector, milli: [])
+    with pytest.raises(VerificationError, match="node chosen through the usage index"):
+        _too_small_and_full(tmp_path / "forgotten", Verifier())
 
 
 def _racks_too_small(tmp_path):
