@@ -15,6 +15,8 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from gpu_finops.version import PrintVersion
+
 EXIT_USER_ERROR = 2
 EXIT_VIOLATIONS = 1
 EXIT_VERIFY_FAILED = 3
@@ -336,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay GPU cluster traces under Kubernetes gang scheduling and Kueue, "
         "and turn them into FOCUS 1.2 cost records.",
     )
+    parser.add_argument("--version", action=PrintVersion, help="the version, the scheduler's build and the commit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
