@@ -380,8 +380,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help="row-level FOCUS checks and the accounting audits of a built database")
     p.add_argument("--export", metavar="DIR", help="run the FinOps Foundation's focus-validator over a "
                    "partitioned export (build --export DIR) and explain its findings")
-    p.add_argument("--validator", metavar="PATH", help="the focus-validate script (default: "
-                   "$GPU_FINOPS_FOCUS_VALIDATOR, else ../shared/tools/focus-validate beside the checkout)")
+    p.add_argument("--validator", metavar="PATH", help="focus-validator, or a wrapper script printing its totals "
+                   "(default: $GPU_FINOPS_FOCUS_VALIDATOR, else focus-validator on PATH)")
 
     p = add("explain", _cmd_explain, "why a workload waited: its reasons over time")
     source = p.add_mutually_exclusive_group(required=True)
