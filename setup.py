@@ -11,7 +11,8 @@ warning line. Every other build (the editable install of `make install`, the sdi
 metadata) compiles nothing: the development tree stays pure until `make compiled`.
 
 Every build writes `scheduler/build_info.json` into the build (never into the source tree):
-the git commit it was built from, when the source is a git checkout.
+the git commit it was built from, when the source is a git checkout, or $GPU_FINOPS_BUILD_COMMIT
+(a container build, which has no .git).
 """
 
 from __future__ import annotations
@@ -64,10 +65,13 @@ class BuildWithRecord(build_py):
             return
         package = Path(self.build_lib) / "scheduler"
         package.mkdir(parents=True, exist_ok=True)
-        record = {"commit": TOOL._choice().commit()}  # scheduler/compiled.py asks git
+        # scheduler/compiled.py asks git; a build without the checkout's .git (a container's) is told
+        commit = os.environ.get("GPU_FINOPS_BUILD_COMMIT", "").strip() or TOOL._choice().commit()
+        record = {"commit": commit or None}
         (package / "build_info.json").write_text(json.dumps(record) + "\n", encoding="utf-8")
         if COMPILED_SOURCES:
             (package / TOOL._choice().MANIFEST).write_text(TOOL.manifest(COMPILED_SOURCES), encoding="utf-8")
 
 
-setup(ext_modules=ext_modules, cmdclass={"build_py": BuildWithRecord})
+setup(ext_modules=ext_modules, cmdclass={"build_py": BuildWithRecord},
+      options={"build_ext": {"parallel": os.cpu_count() or 1}})  # one compile per core
