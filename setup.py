@@ -7,8 +7,8 @@ A wheel build compiles the scheduler's modules with mypyc (the same modules and 
 `tools/compile_scheduler.py`) under build/, outside the source tree, and packs the extension
 files with the manifest `scheduler/compiled.py` checks them against. Where mypyc or a C
 compiler is missing, or GPU_FINOPS_PURE=1 asks for it, the wheel is pure Python, with one
-warning line. Every other build (the editable install of `make install`, the sdist, the
-metadata) compiles nothing: the development tree stays pure until `make compiled`.
+warning line. Every other build (an editable install, the sdist, the metadata) compiles
+nothing: `make install` compiles the development tree in place itself (`make compiled`).
 
 Every build writes `scheduler/build_info.json` into the build (never into the source tree):
 the git commit it was built from, when the source is a git checkout, or $GPU_FINOPS_BUILD_COMMIT

@@ -1,7 +1,8 @@
 """Which build of the scheduler a process runs: the compiled one, or the pure Python tree.
 
-`make install` compiles the scheduler's modules with mypyc (`tools/compile_scheduler.py`);
-each extension file sits beside its `.py`, where Python's importer prefers it. The pure
+`make compiled` (part of `make install`) compiles the scheduler's modules with mypyc in place
+(`tools/compile_scheduler.py`), and a wheel build compiles them into the wheel (`setup.py`);
+either way each extension file sits beside its `.py`, where Python's importer prefers it. The pure
 tree stays the reference, and this module decides, once per process when `scheduler` is
 first imported, whether the compiled modules may be used:
 
