@@ -15,8 +15,6 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from gpu_finops.version import PrintVersion
-
 EXIT_USER_ERROR = 2
 EXIT_VIOLATIONS = 1
 EXIT_VERIFY_FAILED = 3
@@ -333,11 +331,10 @@ def _add_import(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gpu-finops",
-        description="Replay GPU cluster traces under Kubernetes gang scheduling and Kueue, "
-        "and turn them into FOCUS 1.2 cost records.",
-    )
+    from gpu_finops.version import PrintVersion
+
+    parser = argparse.ArgumentParser(prog="gpu-finops", description="Replay GPU cluster traces under Kubernetes gang "
+                                     "scheduling and Kueue, and turn them into FOCUS 1.2 cost records.")
     parser.add_argument("--version", action=PrintVersion, help="the version, the scheduler's build and the commit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
