@@ -34,6 +34,19 @@ def test_a_run_records_the_code_that_wrote_it(tmp_path):
     assert record["scheduler"] in ("pure", "compiled", "pure (stale)")
 
 
+def test_the_focus_metadata_names_the_build_of_each_run(tmp_path):
+    from pipeline.build import build
+
+    replay_rows(tmp_path, [node("n1")], [job("w1", 0, 7200)], "kube-default")
+    result = build([tmp_path / "run"], REPO / "data" / "demo" / "prices.csv", tmp_path / "db.duckdb",
+                   export=tmp_path / "export", show_progress=False)
+    metadata = json.loads((tmp_path / "export" / "focus_metadata.json").read_text())
+    assert metadata["DataGenerator"]["x_RunBuilds"] == [
+        {"version": compiled.version(), "scheduler": scheduler.BUILD, "commit": compiled.commit(),
+         "runs": result.run_ids}
+    ]
+
+
 def test_a_wheel_names_the_commit_it_was_built_from(tmp_path):
     package = tmp_path / "scheduler"
     package.mkdir()
