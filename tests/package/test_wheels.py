@@ -60,7 +60,16 @@ def _clean_env(**extra: str) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def wheels(tmp_path_factory) -> dict[str, Path]:
+def built_from() -> str | None:
+    """The commit the wheels are built from, read before building (commits made while they
+    build do not change it); None for wheels built before (GPU_FINOPS_WHEELS)."""
+    if os.environ.get("GPU_FINOPS_WHEELS"):
+        return None
+    return (compiled.commit() or "").removesuffix("-dirty") or None
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory, built_from) -> dict[str, Path]:
     given = os.environ.get("GPU_FINOPS_WHEELS")
     found: dict[str, Path] = {}
     if given:
@@ -108,7 +117,7 @@ def test_the_compiled_wheel_carries_its_extension_files_and_manifest(wheels):
 
 
 @pytest.mark.parametrize("build", BUILDS)
-def test_version_from_the_installed_wheel(installed, build, tmp_path):
+def test_version_from_the_installed_wheel(installed, built_from, build, tmp_path):
     if build not in installed:
         pytest.skip("no C compiler or mypyc here: only the pure wheel is built")
     command = _readme_commands()["--version"]
@@ -117,8 +126,8 @@ def test_version_from_the_installed_wheel(installed, build, tmp_path):
     assert done.returncode == 0 and done.stderr == "", done.stderr
     line = done.stdout.strip()
     assert re.fullmatch(rf"gpu-finops \d+\.\d+\.\d+\S* \({build} scheduler, commit [0-9a-f]{{40}}(-dirty)?\)", line), line
-    if not os.environ.get("GPU_FINOPS_WHEELS"):  # built here, now: from this checkout's commit
-        assert (compiled.commit() or "").removesuffix("-dirty") in line
+    if built_from:  # built here, from this checkout's commit
+        assert f"commit {built_from}" in line
     where = subprocess.run([str(installed[build] / "python"), "-c", "import scheduler.state.cluster_state as s; "
                             "print(s.__file__)"], capture_output=True, text=True, env=_clean_env(), cwd=tmp_path,
                            check=True).stdout.strip()
@@ -160,3 +169,17 @@ def test_an_installed_compiled_wheel_refuses_an_orphaned_module(installed, tmp_p
     assert done.returncode != 0
     assert "scheduler/shape.py" in done.stderr and "running the pure Python tree" in done.stderr
     assert "its source shape.py is missing" in done.stderr
+
+
+def test_without_a_c_compiler_the_wheel_is_pure_with_one_warning(tmp_path):
+    # run after the module's other tests (a build of its own, in the checkout's build/ folder)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(tmp_path), str(REPO)],
+                          env=_clean_env(CC=str(tmp_path / "no-such-cc")), capture_output=True, text=True,
+                          timeout=1800, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    output = done.stdout + done.stderr
+    warnings = [line for line in output.splitlines() if "building the pure Python wheel" in line]
+    assert warnings and all("warning: no C compiler found; building the pure Python wheel" in w for w in warnings)
+    (wheel,) = tmp_path.glob("gpu_finops-*.whl")
+    assert wheel.name.endswith("-py3-none-any.whl")
+    assert not any(name.endswith(".so") for name in zipfile.ZipFile(wheel).namelist())
