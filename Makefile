@@ -8,7 +8,7 @@ SCHEDULER_SOURCES := $(shell find scheduler -name '*.py')
 NATIVE_STAMP := $(VENV)/.compiled-stamp
 DEMO_OUT ?= demo-out
 
-.PHONY: install compiled pure demo test fuzz bench lint docs clean
+.PHONY: install compiled pure demo test fuzz bench lint docs clean lock wheel test-package
 
 # The packages, then the scheduler compiled with mypyc (tools/compile_scheduler.py, a few
 # minutes on two cores): without a C compiler or mypyc a warning, and the pure Python tree,
@@ -27,12 +27,29 @@ pure:
 	$(PY) tools/compile_scheduler.py --clean
 	@rm -f $(NATIVE_STAMP)
 
-# Re-installs when pyproject.toml changes; idempotent otherwise.
-$(STAMP): pyproject.toml
+# Re-installs when pyproject.toml or the lock changes; idempotent otherwise. Installs the
+# tested set: constraints.txt pins every package of the environment (`make lock` rewrites it).
+$(STAMP): pyproject.toml constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	$(PY) -m pip install --quiet -c constraints.txt -e '.[dev,ray]'
 	@touch $(STAMP)
+
+# The lock: after changing a dependency in pyproject.toml, install it (`make install`), pass
+# `make test`, then pin what .venv holds. A header and `pip freeze` (the editable project left out).
+lock: $(STAMP)
+	@{ sed -n '/^#/p' constraints.txt; $(PY) -m pip freeze --exclude-editable | grep -v '^#'; } > constraints.txt.new
+	@mv constraints.txt.new constraints.txt
+
+# The wheel (setup.py): the scheduler compiled with mypyc into it where a C compiler is found,
+# under build/, outside the source tree; GPU_FINOPS_PURE=1 builds the pure wheel.
+wheel: $(STAMP)
+	$(PY) -m pip wheel --no-deps -w dist .
+
+# The packaging tests: the wheels built and installed in fresh environments (minutes; apart
+# from `make test` to keep its time).
+test-package: $(STAMP)
+	GPU_FINOPS_PACKAGE_TESTS=1 $(PY) -m pytest -p no:randomly tests/package --timeout=3600
 
 demo: install
 	$(VENV)/bin/gpu-finops demo --out $(DEMO_OUT)

@@ -289,11 +289,11 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="gpu-finops",
-        description="Replay GPU cluster traces under Kubernetes gang scheduling and Kueue, "
-        "and turn them into FOCUS 1.2 cost records.",
-    )
+    from gpu_finops.version import PrintVersion
+
+    parser = argparse.ArgumentParser(prog="gpu-finops", description="Replay GPU cluster traces under Kubernetes gang "
+                                     "scheduling and Kueue, and turn them into FOCUS 1.2 cost records.")
+    parser.add_argument("--version", action=PrintVersion, help="the version, the scheduler's build and the commit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, handler: Callable[[argparse.Namespace], int], help_text: str) -> argparse.ArgumentParser:
@@ -335,8 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", help="row-level FOCUS checks and the accounting audits of a built database")
     p.add_argument("--export", metavar="DIR", help="run the FinOps Foundation's focus-validator over a "
                    "partitioned export (build --export DIR) and explain its findings")
-    p.add_argument("--validator", metavar="PATH", help="the focus-validate script (default: "
-                   "$GPU_FINOPS_FOCUS_VALIDATOR, else ../shared/tools/focus-validate beside the checkout)")
+    p.add_argument("--validator", metavar="PATH", help="focus-validator, or a wrapper script printing its totals "
+                   "(default: $GPU_FINOPS_FOCUS_VALIDATOR, else focus-validator on PATH)")
 
     p = add("explain", _cmd_explain, "why a workload waited: its reasons over time")
     source = p.add_mutually_exclusive_group(required=True)

@@ -404,6 +404,21 @@ def _generator_version() -> str:
         return "0.1.0"
 
 
+def _run_builds(con: duckdb.DuckDBPyConnection, run_ids: list[str] | None) -> list[dict[str, object]]:
+    """The code that replayed the exported runs, as each run.json records it (`build`: the
+    version, the scheduler's build, the commit), one entry per distinct record; a run written
+    before runs recorded their build counts as unknown."""
+    rows = con.execute("select run_id, run_json from raw_runs order by run_id").fetchall()
+    builds: dict[str, dict[str, object]] = {}
+    for run_id, run_json in rows:
+        if run_ids is not None and run_id not in run_ids:
+            continue
+        record = json.loads(run_json).get("build") or {"version": None, "scheduler": None, "commit": None}
+        builds.setdefault(json.dumps(record, sort_keys=True), {**record, "runs": []})
+        builds[json.dumps(record, sort_keys=True)]["runs"].append(run_id)  # type: ignore[attr-defined]
+    return [builds[key] for key in sorted(builds)]
+
+
 def focus_metadata(
     con: duckdb.DuckDBPyConnection,
     creation_date: datetime,
@@ -435,6 +450,7 @@ def focus_metadata(
         "DataGenerator": {
             "DataGenerator": DATA_GENERATOR,
             "DataGeneratorVersion": _generator_version(),
+            "x_RunBuilds": _run_builds(con, run_ids),
         },
         "Schema": [
             {

@@ -10,4 +10,5 @@ sources, else as the pure Python tree, which is the reference (`scheduler/compil
 
 from scheduler.compiled import choose_build as _choose_build
 
-_choose_build()
+# "compiled", "pure" or "pure (stale)": chosen once, when the package is first imported.
+BUILD = _choose_build()

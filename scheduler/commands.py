@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import pyarrow.parquet as pq
 
+from scheduler import BUILD
 from scheduler.admission.port import ReplayPort
+from scheduler.compiled import build_record
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs, remove_orphaned_staging, replace_folder
 from scheduler.eventlog.schema import RUN_FILES, SCHEMA_VERSION
@@ -242,6 +244,7 @@ def _replay(
             "last_event_s": last,
             **({"settled": engine.settled} if engine.settled else {}),
             "inputs": {k: {"file": p.name, "sha256": sha256_file(p)} for k, p in inputs.items()},
+            "build": build_record(BUILD),  # which code wrote this run (the event log is the same under each build)
             "counts": {
                 "input_rows": loaded.input_rows,
                 "workloads": len(accepted),

@@ -1,7 +1,8 @@
 """Which build of the scheduler a process runs: the compiled one, or the pure Python tree.
 
-`make install` compiles the scheduler's modules with mypyc (`tools/compile_scheduler.py`);
-each extension file sits beside its `.py`, where Python's importer prefers it. The pure
+`make compiled` (part of `make install`) compiles the scheduler's modules with mypyc in place
+(`tools/compile_scheduler.py`), and a wheel build compiles them into the wheel (`setup.py`);
+either way each extension file sits beside its `.py`, where Python's importer prefers it. The pure
 tree stays the reference, and this module decides, once per process when `scheduler` is
 first imported, whether the compiled modules may be used:
 
@@ -28,9 +29,11 @@ from __future__ import annotations
 import hashlib
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,6 +42,8 @@ from types import ModuleType
 PACKAGE = "scheduler"
 PURE_ENV = "GPU_FINOPS_PURE"
 MANIFEST = "compiled.json"  # beside this file; written by tools/compile_scheduler.py, ignored by git
+BUILD_INFO = "build_info.json"  # beside this file in a wheel (setup.py writes it): the commit built
+DISTRIBUTION = "gpu-finops"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -146,3 +151,42 @@ def choose_build() -> str:
               "Python tree (`make install` compiles it again)", file=sys.stderr)
         return "pure (stale)"
     return "compiled"
+
+
+def version() -> str:
+    """The installed distribution's version (package metadata); "unknown" in a source tree
+    that was never installed."""
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def commit(package_dir: Path = PACKAGE_DIR) -> str | None:
+    """The git commit the code comes from: recorded in a wheel at build time, else asked of
+    the checkout the package sits in (``-dirty`` when tracked files changed since); None
+    when neither knows."""
+    try:
+        recorded = json.loads((package_dir / BUILD_INFO).read_text(encoding="utf-8"))
+        return str(recorded["commit"]) if recorded.get("commit") else None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    if not (package_dir.parent / ".git").exists():  # a wheel built without git, or no checkout
+        return None
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=package_dir.parent, capture_output=True,
+                              text=True, check=False, timeout=10)
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=package_dir.parent,
+                                capture_output=True, text=True, check=False, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = head.stdout.strip()
+    if head.returncode != 0 or not found:
+        return None
+    return found + ("-dirty" if status.stdout.strip() else "")
+
+
+def build_record(build: str) -> dict[str, object]:
+    """What `run.json` and `--version` say of the code that ran: the version, which build of
+    the scheduler (``choose_build``'s answer) and the commit, when known."""
+    return {"version": version(), "scheduler": build, "commit": commit()}

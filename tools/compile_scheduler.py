@@ -75,20 +75,35 @@ def clean() -> int:
 
 
 def _compiler() -> str | None:
-    command = (sysconfig.get_config_var("CC") or "cc").split()
+    """The C compiler setuptools would call: $CC, else the one Python was built with."""
+    command = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()
     return shutil.which(command[0]) if command else None
 
 
-def compile_scheduler() -> int:
+def why_pure() -> str | None:
+    """Why the scheduler cannot be compiled here (mypyc or a C compiler missing), or None."""
     try:
-        from mypyc.build import mypycify  # a dev dependency (part of mypy)
-        from setuptools import setup
+        import mypyc.build  # noqa: F401  (a dev dependency, part of mypy)
     except ImportError as error:
-        print(f"warning: mypyc is not installed ({error}); the pure Python scheduler is used", file=sys.stderr)
-        return 0
+        return f"mypyc is not installed ({error})"
     if _compiler() is None:
-        print("warning: no C compiler found; the pure Python scheduler is used", file=sys.stderr)
+        return "no C compiler found"
+    return None
+
+
+def manifest(sources: dict[str, object]) -> str:
+    """The manifest `scheduler/compiled.py` checks the compiled modules against."""
+    return json.dumps({"python": sys.version.split()[0], "opt_level": OPT_LEVEL, "sources": sources}, indent=1) + "\n"
+
+
+def compile_scheduler() -> int:
+    reason = why_pure()
+    if reason is not None:
+        print(f"warning: {reason}; the pure Python scheduler is used", file=sys.stderr)
         return 0
+    from mypyc.build import mypycify
+    from setuptools import setup
+
     clean()
     choice = _choice()
     targets = modules()
@@ -106,8 +121,7 @@ def compile_scheduler() -> int:
             print(f"warning: compiling the scheduler failed ({error}); the pure Python scheduler is used",
                   file=sys.stderr)
             return 0
-    manifest = {"python": sys.version.split()[0], "opt_level": OPT_LEVEL, "sources": sources}
-    (PACKAGE / choice.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")  # type: ignore[attr-defined]
+    (PACKAGE / choice.MANIFEST).write_text(manifest(sources), encoding="utf-8")  # type: ignore[attr-defined]
     print(f"compiled {len(targets)} scheduler modules with mypyc ({len(compiled_files())} extension files)")
     return 0
 

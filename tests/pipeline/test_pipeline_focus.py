@@ -217,6 +217,10 @@ def test_export_is_partitioned_utc_and_names_its_schema(built, built_split, layo
     schema = metadata["Schema"][0]
     assert metadata["DataGenerator"]["DataGenerator"] == "gpu-finops"
     assert metadata["DataGenerator"]["DataGeneratorVersion"]
+    # the code that replayed each run, from its run.json (these hand-written runs record none)
+    assert metadata["DataGenerator"]["x_RunBuilds"] == [
+        {"version": None, "scheduler": None, "commit": None, "runs": sorted(built.run_ids)}
+    ]
     assert schema["FocusVersion"] == layout
     # the runs' end, not the wall clock: a rebuild writes the same metadata
     assert schema["CreationDate"] == "2026-11-02T12:00:00Z"

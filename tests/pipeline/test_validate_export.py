@@ -1,34 +1,27 @@
 """`gpu-finops validate --export DIR`: the FinOps Foundation's validator over a partitioned
 export (it reads one file: the partitions are combined first), its known finding explained,
-exit 0; a validator that cannot be found or an export that is not one: one line, exit 2."""
+exit 0; found at --validator, at $GPU_FINOPS_FOCUS_VALIDATOR or as `focus-validator` on PATH,
+never beside the development checkout; a validator that cannot be found or an export that is
+not one: one line, exit 2."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from gpu_finops.cli import main
-from gpu_finops.focus_validator import VALIDATOR_ENV, find_validator
+from gpu_finops.focus_validator import EXECUTABLE, VALIDATOR_ENV, find_validator
 
-CHECKOUT_VALIDATOR = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "focus-validate"
-
-
-def _validator() -> Path | None:
-    try:
-        return find_validator()
-    except Exception:
-        return None
+# The workspace's wrapper and the focus-validator installation it makes (its own Python 3.12
+# environment): what the tests use where this machine has them.
+WRAPPER = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "focus-validate"
+INSTALLED = Path(os.environ.get("FOCUS_VALIDATOR_VENV", Path.home() / ".cache" / "focus-validator-2.2.1"))
 
 
-@pytest.mark.slow
-def test_validate_export_runs_the_validator_and_explains_its_finding(built, capsys):
-    validator = _validator()
-    if validator is None:
-        pytest.skip(f"focus-validate not found beside the checkout ({CHECKOUT_VALIDATOR}) nor in ${VALIDATOR_ENV}")
-    code = main(["validate", "--export", str(built.export)])
-    out, err = capsys.readouterr()
+def _check_output(code: int, out: str, err: str) -> None:
     if code == 2 and "Python >= 3.12" in err:
         pytest.skip("focus-validate needs Python >= 3.12, none on this machine")
     assert code == 0, out + err
@@ -37,12 +30,44 @@ def test_validate_export_runs_the_validator_and_explains_its_finding(built, caps
         assert "known validator artefact" in line, line  # every finding explained
 
 
+@pytest.mark.slow
+def test_validate_export_runs_the_configured_wrapper_and_explains_its_finding(built, capsys, monkeypatch):
+    if not WRAPPER.is_file():
+        pytest.skip(f"the focus-validate wrapper is not on this machine ({WRAPPER})")
+    monkeypatch.setenv(VALIDATOR_ENV, str(WRAPPER))
+    code = main(["validate", "--export", str(built.export)])
+    _check_output(code, *capsys.readouterr())
+
+
+@pytest.mark.slow
+def test_validate_export_finds_an_installed_focus_validator_on_path(built, capsys, monkeypatch):
+    executable = INSTALLED / "bin" / EXECUTABLE
+    if not executable.is_file():
+        pytest.skip(f"focus-validator is not installed here ({executable})")
+    monkeypatch.delenv(VALIDATOR_ENV, raising=False)
+    monkeypatch.setenv("PATH", f"{executable.parent}{os.pathsep}{os.environ['PATH']}")
+    assert find_validator() == executable
+    code = main(["validate", "--export", str(built.export)])
+    _check_output(code, *capsys.readouterr())
+
+
+def test_no_development_path_is_a_default(monkeypatch, tmp_path):
+    monkeypatch.delenv(VALIDATOR_ENV, raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no focus-validator on PATH
+    with pytest.raises(Exception, match="the FOCUS validator was not found") as raised:
+        find_validator()
+    assert "shared" not in str(raised.value) and "focus-validator on PATH" in str(raised.value)
+
+
 def test_a_missing_validator_or_export_is_one_line_and_exit_2(tmp_path, built, capsys, monkeypatch):
     monkeypatch.setenv(VALIDATOR_ENV, str(tmp_path / "nowhere"))
-    assert main(["validate", "--export", str(built.export), "--validator", str(tmp_path / "no-such")]) in (0, 2)
+    monkeypatch.setenv("PATH", os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep)
+                                               if not (Path(p) / EXECUTABLE).exists()))
+    assert shutil.which(EXECUTABLE) is None
+    assert main(["validate", "--export", str(built.export), "--validator", str(tmp_path / "no-such")]) == 2
     err = capsys.readouterr().err
-    if not CHECKOUT_VALIDATOR.is_file():
-        assert err.count("\n") == 1 and "focus-validate not found" in err and "--validator PATH" in err
+    assert err.count("\n") == 1 and "the FOCUS validator was not found" in err and "--validator PATH" in err
+    assert str(tmp_path / "no-such") in err and str(tmp_path / "nowhere") in err
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["validate", "--export", str(empty), "--validator", os.devnull]) == 2
