@@ -90,7 +90,7 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     """Evict lower-priority victims so that `run` fits; True when some were evicted. Under
     DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37)."""
     framework = ctx.framework
-    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus:
+    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus_for(run.request.claims):
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do

@@ -105,6 +105,7 @@ class PendingReason(StrEnum):
     LARGER_THAN_CLUSTER = "LargerThanCluster"
     UNKNOWN_GPU_MODEL = "UnknownGpuModel"
     UNKNOWN_QUEUE = "UnknownQueue"
+    UNKNOWN_RESOURCE_CLAIM = "UnknownResourceClaim"  # names a ResourceClaim(Template) the DRA inputs lack
 
 
 EVENT_SCHEMA = pa.schema(

@@ -68,6 +68,15 @@ class Workload:
     # Its PodGroup's disruptionMode; on a row with a parent_group, the CompositePodGroup's.
     disruption_mode: DisruptionMode = DisruptionMode.SINGLE
     on_pod_loss: OnPodLoss | None = None  # None: the default of its kind (`pod_loss_policy`)
+    # DRA (docs/dra.md): ResourceClaimTemplates each pod gets a claim from, and the PodGroup's
+    # shared ResourceClaim (the same devices for every pod of the group).
+    claim_templates: tuple[str, ...] = ()
+    shared_claim: str | None = None
+
+    @property
+    def claims_devices(self) -> bool:
+        """Its pods ask for devices through DRA claims."""
+        return bool(self.claim_templates) or self.shared_claim is not None
 
     @property
     def gpu_milli_per_pod(self) -> int:

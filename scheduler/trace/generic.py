@@ -78,6 +78,8 @@ OPTIONAL_COLUMNS = (
     "labels",
     "disruption_mode",
     "on_pod_loss",
+    "resource_claim_templates",
+    "resource_claim",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -312,7 +314,16 @@ def _parse_row(
         source_row=row_number,
         disruption_mode=_choice(record, "disruption_mode", DisruptionMode) or DisruptionMode.SINGLE,
         on_pod_loss=_choice(record, "on_pod_loss", OnPodLoss),
+        # DRA: ResourceClaimTemplate names (`|` between them), one claim per pod from each, and
+        # the PodGroup's shared ResourceClaim (docs/dra.md); resolved against the DRA inputs.
+        claim_templates=_names(_shared_text(record, "resource_claim_templates")),
+        shared_claim=_shared_text(record, "resource_claim"),
     )
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """Names separated by `|` (empty: none)."""
+    return tuple(name.strip() for name in text.split("|") if name.strip()) if text else ()
 
 
 _Choice = TypeVar("_Choice", DisruptionMode, OnPodLoss)
