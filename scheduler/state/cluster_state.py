@@ -68,8 +68,9 @@ class Holding:
     dra: DraHolding | None = None
 
     def __post_init__(self) -> None:
-        self.milli = (self.whole * MILLI + (self.shared[1] if self.shared else 0)
-                      + sum(milli for _, milli in self.parts))
+        self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
+        if self.parts:
+            self.milli += sum(milli for _, milli in self.parts)
 
 
 class ClusterState:
