@@ -85,7 +85,10 @@ def _add(inputs: DraInputs, obj: Any) -> None:
         raise _Bad("kind", f"must be one of {', '.join(KINDS)}, got {kind!r}")
     if not str(obj.get("apiVersion", "")).startswith(API_GROUP):
         raise _Bad("apiVersion", f"must be in the {API_GROUP[:-1]} group, got {obj.get('apiVersion')!r}")
-    name = _str(_map(obj, "metadata").get("name"), "metadata.name", required=True)
+    metadata = _map(obj, "metadata")
+    name = _str(metadata.get("name"), "metadata.name", required=True)
+    if kind in ("ResourceClaimTemplate", "ResourceClaim") and metadata.get("namespace"):
+        name = f"{_str(metadata['namespace'], 'metadata.namespace')}/{name}"  # the trace names it so
     spec = _map(obj, "spec")
     if kind == "ResourceSlice":
         _add_slice(inputs, spec)
