@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from gpu_finops.importers.kube import iso
 from gpu_finops.importers.dra import DRA_FILE, DraDump
+from gpu_finops.importers.kube import iso
 from gpu_finops.importers.kueue import KueueImport, render_queues
 from gpu_finops.importers.price_book import PRICE_BOOK, STARTER_COLUMNS, StarterBook, starter_book
 from gpu_finops.importers.records import NodeRow, Rejected
