@@ -52,7 +52,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     files = generate(args.preset, Path(args.out), seed=args.seed)
     print(f"generated {files.workloads:,} workloads ({files.pods:,} pods) on {files.nodes:,} nodes "
           f"({files.gpus:,} GPUs), offered load {files.offered_load:.0%}")
-    for path in (files.trace, files.cluster, files.queues, files.prices):
+    for path in (files.trace, files.cluster, files.queues, files.prices, *([files.dra] if files.dra else [])):
         print(f"  {path}")
     return 0
 
