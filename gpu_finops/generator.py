@@ -403,7 +403,7 @@ def _trace_csv(draws: list[_Draw]) -> str:
             "duration_s": d.duration_s,
             "pods": d.pods,
             "min_count": d.min_count,
-            "gpus_per_pod": _number(d.gpus_per_pod),
+            "gpus_per_pod": _number(0 if d.claim else d.gpus_per_pod),  # a claim's pods: devices, no count
             "gpu_model": d.gpu_model,
             "cpu_milli_per_pod": d.cpu_milli_per_pod,
             "memory_mib_per_pod": d.memory_mib_per_pod,

@@ -182,18 +182,20 @@ def _replay(
     # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.
     loaded, anchor, _ = load_trace(trace, trace_format, parse_start(start) if start else None, DEFAULT_START)
     accepted, refused = check_against_cluster(loaded.workloads, cluster)
+    queue_config, admission_factory = _admission(queues, verifier)
     dra_setup = None
     if dra is not None:
         from scheduler.dra.setup import load_dra
 
-        dra_setup, accepted, unknown_claims = load_dra(dra, cluster_path, cluster, accepted)
+        dra_setup, accepted, unknown_claims = load_dra(dra, cluster_path, cluster, accepted,
+                                                       queue_config.configuration if queue_config else None)
         refused = sorted(refused + unknown_claims, key=lambda r: r.row)
+        warnings.extend(dra_setup.warnings)
     refused_by_id = {r.workload_id: r for r in refused}
     # Rows that can never run on this cluster still arrive, and are rejected in the log.
     never_runs = [(w, refused_by_id[w.workload_id].code or "", refused_by_id[w.workload_id].message or "")
                   for w in loaded.workloads if w.workload_id in refused_by_id]
     warnings.extend(loaded.warnings)
-    queue_config, admission_factory = _admission(queues, verifier)
     if queue_config is not None:
         from scheduler.admission.admits_nothing import admission_warnings
         from scheduler.admission.objects import taint_nodes, unmatched_flavor_warnings

@@ -131,7 +131,8 @@ def pod_claims(spec: Mapping[str, Any], namespace: str) -> tuple[tuple[str, ...]
     for claim in claims if isinstance(claims, list) else []:
         if not isinstance(claim, Mapping):
             continue
-        source = claim.get("source") if isinstance(claim.get("source"), Mapping) else claim
+        nested = claim.get("source")  # pre-1.31 nesting
+        source: Mapping[str, Any] = nested if isinstance(nested, Mapping) else claim
         if source.get("resourceClaimTemplateName"):
             templates.append(f"{namespace}/{source['resourceClaimTemplateName']}")
         elif source.get("resourceClaimName") and shared is None:

@@ -66,6 +66,8 @@ def _read(obj: SourceObject, groups: GroupObjects, claim_users: Mapping[tuple[st
     gpus_dra = _claim_gpus(spec, status, namespace, groups, claim_users)
     gpus = float(gpus_ext) + gpus_dra
     claim_templates, shared_claim = pod_claims(spec, namespace) if groups.dra_devices else ((), None)
+    if claim_templates or shared_claim:  # the replay reads the claims whole: the count is the containers'
+        gpus = float(gpus_ext)
     if gpus <= 0 and not (claim_templates or shared_claim):
         extra = f" (it asks for {', '.join(sorted(other))}, which the replay does not model)" if other else ""
         raise _Problem("spec.containers", f"NoGpuRequest: requests no {GPU_RESOURCE} and no GPU device claim{extra}")

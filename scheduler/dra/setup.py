@@ -14,8 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from scheduler.admission.objects import KueueConfiguration
 from scheduler.dra.allocator import Matcher
 from scheduler.dra.inputs import read_dra_files
+from scheduler.dra.kueue import kueue_device_counts
 from scheduler.dra.objects import DraInputs, PodClaims
 from scheduler.dra.state import DraState, NodeDevices, node_devices
 from scheduler.errors import InputError
@@ -28,6 +30,7 @@ from scheduler.trace.generic import RejectedRow
 class DraSetup:
     state: DraState
     claims_of: dict[str, PodClaims]  # workload id -> its pods' claims
+    warnings: tuple[str, ...] = ()
 
 
 def dra_setup(inputs: DraInputs, cluster: Cluster, source: Path, cluster_source: Path) -> DraState:
@@ -100,14 +103,23 @@ def resolve_claims(workloads: list[Workload], inputs: DraInputs) -> tuple[dict[s
     return claims_of, unknown
 
 
-def load_dra(path: Path, cluster_path: Path, cluster: Cluster, workloads: list[Workload]
-             ) -> tuple[DraSetup, list[Workload], list[RejectedRow]]:
-    """The DRA file of a replay: its state, the workloads that can ask for their claims, and
-    rejected rows for the others."""
+def load_dra(path: Path, cluster_path: Path, cluster: Cluster, workloads: list[Workload],
+             kueue: KueueConfiguration | None = None) -> tuple[DraSetup, list[Workload], list[RejectedRow]]:
+    """The DRA file of a replay: its state, the workloads that can ask for their claims (with
+    Kueue's count of their devices, `kueue`: the queues file's Configuration), and rejected
+    rows for the others."""
     inputs = read_dra_files([path])
     state = dra_setup(inputs, cluster, path, cluster_path)
     claims_of, unknown = resolve_claims(workloads, inputs)
-    refused = {w.workload_id for w, _, _ in unknown}
     rows = [RejectedRow(w.source_row, w.workload_id, field, f"{PendingReason.UNKNOWN_RESOURCE_CLAIM}: {message}",
                         code=PendingReason.UNKNOWN_RESOURCE_CLAIM, message=message) for w, field, message in unknown]
-    return DraSetup(state, claims_of), [w for w in workloads if w.workload_id not in refused], rows
+    refused = {w.workload_id for w, _, _ in unknown}
+    kept = [w for w in workloads if w.workload_id not in refused]
+    warnings: tuple[str, ...] = ()
+    if kueue is not None:
+        kept, inadmissible, warnings = kueue_device_counts(kept, inputs, kueue)
+        rows += [RejectedRow(w.source_row, w.workload_id, "resource_claim_templates",
+                             f"{PendingReason.INADMISSIBLE_RESOURCE_CLAIM}: {message}",
+                             code=PendingReason.INADMISSIBLE_RESOURCE_CLAIM, message=message)
+                 for w, message in inadmissible]
+    return DraSetup(state, claims_of, warnings), kept, rows

@@ -106,6 +106,8 @@ class PendingReason(StrEnum):
     UNKNOWN_GPU_MODEL = "UnknownGpuModel"
     UNKNOWN_QUEUE = "UnknownQueue"
     UNKNOWN_RESOURCE_CLAIM = "UnknownResourceClaim"  # names a ResourceClaim(Template) the DRA inputs lack
+    # Kueue's DRA gate is on and a claim template cannot be counted (an unmapped DeviceClass, selectors, …)
+    INADMISSIBLE_RESOURCE_CLAIM = "InadmissibleResourceClaim"
 
 
 EVENT_SCHEMA = pa.schema(

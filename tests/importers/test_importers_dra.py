@@ -35,9 +35,9 @@ def test_pods_name_their_claims_and_nodes_count_the_gpus_their_slices_publish(tm
     out = _imported(tmp_path)
     trace = {r["workload_id"]: r for r in csv.DictReader((out / "trace.csv").open())}
     assert trace["team-a/notebook-0"]["resource_claim_templates"] == "team-a/mig-1g"
-    assert trace["team-a/notebook-0"]["gpus_per_pod"] == "0"  # a MIG slice is no whole GPU
+    assert trace["team-a/notebook-0"]["gpus_per_pod"] == "0"  # the containers ask no nvidia.com/gpu
     train = next(r for r in trace.values() if r["workload_id"].endswith("train"))
-    assert (train["pods"], train["resource_claim_templates"], train["gpus_per_pod"]) == ("2", "team-b/whole", "1")
+    assert (train["pods"], train["resource_claim_templates"], train["gpus_per_pod"]) == ("2", "team-b/whole", "0")
     assert trace["team-b/serve"]["resource_claim_templates"] == ""  # the device-plugin way: a count
     cluster = {r["node"]: r for r in csv.DictReader((out / "cluster.csv").open())}
     assert {n: (r["gpus"], r["gpu_model"]) for n, r in cluster.items()} == {
