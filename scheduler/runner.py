@@ -70,7 +70,10 @@ class Replay:
         self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
         self.emitter = EventEmitter(writer, self.env, self.state.nodes)
         if dra is not None:
+            from scheduler.plugins.gpu_fit import with_devices
+
             self.emitter.device_gpus = self.state.dra_gpus
+            self.framework.filters = with_devices(self.framework.filters)
         self.holdings = HoldingIndex(self.state)
         self.runs: dict[str, WorkloadRun] = {}
         for seq, workload in enumerate(workloads):

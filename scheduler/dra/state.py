@@ -52,10 +52,11 @@ def unit_device_id(unit: int) -> int:
 class DraHolding:
     """What one pod holds through DRA on its node."""
 
-    picks: tuple[Pick, ...]  # devices of its own claims (and of the shared claim, when it allocated it)
+    picks: tuple[Pick, ...]  # devices of its own claims
     shared_group: str | None  # the group whose shared claim it uses
-    allocated_shared: bool  # it allocated the shared claim (its picks include them)
+    allocated_shared: bool  # it allocated the shared claim (`shared_picks`)
     parts: tuple[tuple[int, int], ...]  # (unit, milli-GPUs) it takes in the count view
+    shared_picks: tuple[Pick, ...] = ()  # the shared claim's devices, when it allocated them
 
 
 @dataclass(slots=True)
@@ -176,7 +177,9 @@ class DraState:
         if picks is None:
             return CANNOT_ALLOCATE
         allocated_shared = claims is not None and claims.shared is not None and group not in self.shared
-        return DraHolding(tuple(picks), group, allocated_shared, _parts(devices, picks))
+        own = len(claims.per_pod) if claims is not None else len(to_allocate)
+        return DraHolding(tuple(p for p in picks if p.claim < own), group, allocated_shared, _parts(devices, picks),
+                          tuple(p for p in picks if p.claim >= own))
 
     def apply(self, node: int, holding: DraHolding) -> None:
         devices = self.nodes[node]
@@ -185,9 +188,11 @@ class DraState:
                 _use(devices, pick, 1)
         if holding.shared_group is not None:
             shared = self.shared.get(holding.shared_group)
-            if shared is None:
-                shared_picks = tuple(p for p in holding.picks if holding.allocated_shared)
-                shared = self.shared[holding.shared_group] = SharedAllocation(node, shared_picks, 0)
+            if shared is None:  # its first pod allocates the shared claim
+                if devices is not None:
+                    for pick in holding.shared_picks:
+                        _use(devices, pick, 1)
+                shared = self.shared[holding.shared_group] = SharedAllocation(node, holding.shared_picks, 0)
             shared.holders += 1
 
     def unapply(self, node: int, holding: DraHolding) -> None:
@@ -198,7 +203,10 @@ class DraState:
         if holding.shared_group is not None:
             shared = self.shared[holding.shared_group]
             shared.holders -= 1
-            if shared.holders == 0:
+            if shared.holders == 0:  # its last pod lets go: the claim is deallocated
+                if devices is not None:
+                    for pick in reversed(shared.picks):
+                        _use(devices, pick, -1)
                 del self.shared[holding.shared_group]
 
 

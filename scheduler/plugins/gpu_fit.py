@@ -30,14 +30,28 @@ class GpuFit:
     name = names.GPU_FIT
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
-        dra = state.dra
-        if dra is not None and dra.involves(node, request.claims):
-            return dynamic_resources(dra, request, node)
         # GPUs nominated to a higher-priority preemptor are not free to this pod.
         kept = state.nominations.held_for_higher(node, request.priority) if state.nominations else 0
         if request.milli and not state.gpu_fits(node, request.milli, kept):
             return _NEVER_GPU if request.milli > state.nodes[node].gpus * 1000 else _NO_GPU
         return _OK
+
+
+class GpuFitWithDevices(GpuFit):
+    """GpuFit on a cluster with DRA inputs: a pod with claims, and any pod on a node whose GPUs
+    are published as devices, goes through the DynamicResources filter instead. A replay
+    without DRA inputs keeps the plain GpuFit: its hot loop never asks."""
+
+    def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
+        dra = state.dra
+        if dra is not None and dra.involves(node, request.claims):
+            return dynamic_resources(dra, request, node)
+        return GpuFit.filter(self, state, request, node)
+
+
+def with_devices(filters: list) -> list:
+    """The profile's filters with GpuFit in its DRA form (`GpuFitWithDevices`), in place."""
+    return [GpuFitWithDevices() if type(plugin) is GpuFit else plugin for plugin in filters]
 
 
 def dynamic_resources(dra: DraState, request: PodRequest, node: int) -> Status:

@@ -125,10 +125,8 @@ class ClusterState:
         # Free plus lower-priority GPUs per node and preemptor priority (`virtual_free.py`).
         self.virtual_free = VirtualFreeIndex(self.nodes, self.used, lambda: held_by_priority(self))
         self.level_changes = LevelChanges()  # what the views without lower priorities miss
-        # Devices published through DRA and their claims (`scheduler/dra/`); None without DRA inputs.
-        self.dra: DraState | None = None
-        # GPUs (share of whole devices) each pod last took through DRA: what its events say.
-        self.dra_gpus: dict[PodKey, float] = {}
+        self.dra: DraState | None = None  # devices published through DRA (`scheduler/dra/`); None: none
+        self.dra_gpus: dict[PodKey, float] = {}  # the GPU share each pod last took through DRA
 
     # -- queries -----------------------------------------------------------------------
 
@@ -175,6 +173,8 @@ class ClusterState:
         """Give `key` GPUs on `node`. The caller has checked that they fit."""
         if self.dra is not None and self.dra.involves(node, request.claims):
             holding = device_holding(self, key, node, request, self.dra)
+        elif request.milli >= MILLI:  # whole devices: the common case, without a call
+            holding = Holding(node, request.milli // MILLI, None, request.cpu_milli, request.memory_mib)
         else:
             holding = count_holding(self, node, request)
         self._apply(key, holding)

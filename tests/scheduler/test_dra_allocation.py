@@ -279,11 +279,14 @@ def test_a_shared_claim_is_allocated_once_and_held_until_its_last_pod_lets_go(tm
     state, inputs = _state(tmp_path, objects, {"n1": 2, "n2": 2})
     claims = _claims(inputs, "g", shared="group-gpus")
     first = _take(state, 0, claims)
-    assert _names(state, 0, first) == ["gpu-0", "gpu-1"] and first.allocated_shared
+    devices = state.nodes[0]
+    assert devices is not None
+    assert [devices.devices[p.device].name for p in first.shared_picks] == ["gpu-0", "gpu-1"]
+    assert first.allocated_shared and first.picks == ()
     assert state.plan(1, claims, 0) == CLAIM_NOT_AVAILABLE  # the same devices: not on another node
     second = _take(state, 0, claims)
     assert second.picks == () and not second.allocated_shared  # the same devices, not two more
     state.unapply(0, first)
-    assert "g" in state.shared  # still held by the second pod
+    assert "g" in state.shared and devices.used == {0, 1}  # still held by the second pod: still allocated
     state.unapply(0, second)
     assert "g" not in state.shared and not state.nodes[0].used

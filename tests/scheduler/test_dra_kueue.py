@@ -8,7 +8,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from scheduler.commands import replay
-from tests.scheduler.dra_fixtures import GPU_CLASS, exactly, gpu, resource_slice, template, write_dra
+from tests.scheduler.dra_fixtures import (
+    GPU_CLASS,
+    exactly,
+    gpu,
+    resource_slice,
+    template,
+    write_dra,
+)
 from tests.scheduler.scenario import NODE_COLUMNS, TRACE_COLUMNS, _write, job, node
 
 QUEUES = """\
