@@ -235,6 +235,10 @@ def _replay(
             from scheduler.admission.tables import write_queue_table
 
             write_queue_table(queue_config, staging / RUN_FILES["queues"])
+        if dra_setup is not None:
+            from scheduler.dra.setup import devices_table
+
+            pq.write_table(devices_table(dra_setup.state, cluster), staging / RUN_FILES["devices"])
         rejected_rows = list(loaded.rejected) + refused
         if rejected_rows:
             write_rejected_csv(sorted(rejected_rows, key=lambda r: r.row), staging / RUN_FILES["rejected"])

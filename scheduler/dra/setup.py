@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from scheduler.admission.objects import KueueConfiguration
 from scheduler.dra.allocator import Matcher
 from scheduler.dra.inputs import read_dra_files
@@ -21,7 +23,7 @@ from scheduler.dra.kueue import kueue_device_counts
 from scheduler.dra.objects import DraInputs, PodClaims
 from scheduler.dra.state import DraState, NodeDevices, node_devices
 from scheduler.errors import InputError
-from scheduler.eventlog.schema import PendingReason
+from scheduler.eventlog.schema import DEVICE_SCHEMA, PendingReason
 from scheduler.model import Cluster, Workload
 from scheduler.trace.generic import RejectedRow
 
@@ -123,3 +125,25 @@ def load_dra(path: Path, cluster_path: Path, cluster: Cluster, workloads: list[W
                              code=PendingReason.INADMISSIBLE_RESOURCE_CLAIM, message=message)
                  for w, message in inadmissible]
     return DraSetup(state, claims_of, warnings), kept, rows
+
+
+def devices_table(state: DraState, cluster: Cluster) -> pa.Table:
+    """Every published device as `DEVICE_SCHEMA` rows (``devices.parquet``), in node and slice order."""
+    from scheduler.dra.allocator import Pick
+    from scheduler.dra.state import device_share
+
+    rows: dict[str, list] = {field.name: [] for field in DEVICE_SCHEMA}
+    for node, devices in zip(cluster.nodes, state.nodes, strict=True):
+        if devices is None:
+            continue
+        for index, device in enumerate(devices.devices):
+            rows["node"].append(node.name)
+            rows["driver"].append(device.driver)
+            rows["pool"].append(device.pool)
+            rows["device"].append(device.name)
+            rows["gpu_unit"].append(devices.unit_of[index])
+            rows["share_milli"].append(device_share(devices, Pick(0, "", index)))
+            rows["partition"].append(bool(device.consumes) and not devices.whole[index])
+            profile = dict(device.attributes).get(f"{device.driver}/profile")
+            rows["profile"].append(None if profile is None else str(profile))
+    return pa.table(rows, schema=DEVICE_SCHEMA)

@@ -196,6 +196,23 @@ QUEUE_SCHEMA = pa.schema(
 """`cluster_queues.parquet` (only when the replay had a queues file): one row per
 ClusterQueue × flavor × resource, quantities in the resource's unit (GPUs, CPU cores, MiB)."""
 
+DEVICE_SCHEMA = pa.schema(
+    [
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("driver", pa.string(), nullable=False),
+        pa.field("pool", pa.string(), nullable=False),
+        pa.field("device", pa.string(), nullable=False),
+        pa.field("gpu_unit", pa.int32(), nullable=False),
+        pa.field("share_milli", pa.int32(), nullable=False),
+        pa.field("partition", pa.bool_(), nullable=False),
+        pa.field("profile", pa.string()),
+    ]
+)
+"""``devices.parquet`` (runs with ``--dra`` only): one row per device a ResourceSlice publishes:
+its node, GPU (``gpu_unit``, the node's counter set or device it counts as), its share of that
+GPU in milli-GPUs when allocated alone (a consumable-capacity device: 1000), ``partition`` (it
+draws on a counter set without taking all of it: a MIG slice) and its ``profile`` attribute."""
+
 RUN_FILES = {
     "events": "events.parquet",
     "workloads": "workloads.parquet",
@@ -203,6 +220,7 @@ RUN_FILES = {
     "run": "run.json",
     "rejected": "rejected.csv",
     "queues": "cluster_queues.parquet",
+    "devices": "devices.parquet",
 }
 """File names inside a run directory."""
 
