@@ -36,7 +36,9 @@ Event semantics (DESIGN.md section 4.3):
 
 A pod holds GPUs from its ``reserved`` or ``started`` row until the next ``finished``,
 ``preempted`` or ``timed_out`` row for the same (workload_id, pod_index). Each pod's
-``gpus`` is its request: fractional values (< 1) share one device with other pods.
+``gpus`` is its request: fractional values (< 1) share one device with other pods; a pod
+placed through DRA (``replay --dra``) has its devices' share of whole GPUs (a MIG 1g.10gb slice
+of an H100: 0.142; docs/dra.md).
 
 Every GPU-second a pod holds is classified downstream from these rows alone plus
 ``workloads.parquet``: reserved-not-started is ``gang_wait``; started while fewer than
