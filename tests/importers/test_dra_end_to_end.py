@@ -1,6 +1,7 @@
 """End to end on a DRA cluster, through the command line: a kubectl dump with ResourceSlices and
 claims → import → replay --dra → build → FOCUS records, each MIG slice priced as its share of
-the whole GPU (1g.10gb: 0.142, 3g.40gb: 0.5), the FOCUS validator's exit 0."""
+the whole GPU (1g.10gb: 0.142, 3g.40gb: 0.5), the rest of split GPUs as partition
+fragmentation, the FOCUS validator's exit 0."""
 
 from __future__ import annotations
 
@@ -58,6 +59,21 @@ def test_each_mig_profile_is_priced_as_its_share_of_the_gpu(dra_build):
     assert gpu_hours["team-a/mig-3g"] == pytest.approx(4 * 0.5)
     assert gpu_hours["team-b/whole"] == pytest.approx(2 * 2 * 1.0)  # the training gang's two whole GPUs
     assert cost["team-a/mig-1g"] == pytest.approx(4 * 2 * 0.142 * price)
+
+
+def test_the_split_gpus_rest_is_partition_fragmentation(dra_build):
+    """The replay spreads the slices (gang-v1.37 scores LeastAllocated): the 3g.40gb fine-tune
+    splits a GPU of dra-0 for 4 h, the four 1g.10gb notebooks one of dra-1 for 2 h. The rest of
+    each split GPU is partition fragmentation (0.5 and 1 − 4 × 0.142 GPU an hour), never
+    shared-device slack."""
+    _, db, _ = dra_build
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("""select x_Node, x_IdleReason, sum(PricingQuantity) from focus_cost_records
+                              where x_RunId = 'dra' and x_UsageClass = 'idle' and x_Resource = 'gpu'
+                              group by 1, 2""").fetchall()
+    fragmented = {node: hours for node, reason, hours in rows if reason == "partition_fragmentation"}
+    assert fragmented == {"dra-0": pytest.approx(4 * 0.5), "dra-1": pytest.approx(2 * (1 - 4 * 0.142))}
+    assert not [r for r in rows if r[1] == "shared_device_slack"]
 
 
 def test_the_export_passes_the_focus_validator(dra_build, tmp_path):
