@@ -5,7 +5,8 @@ The variable is upstream's (`dynamic-resource-allocation/cel/compile.go`): `devi
 `driver`, `attributes[domain].name`, `capacity[domain].name` and `allowMultipleAllocations`.
 Capacities are Kubernetes quantities with the Kubernetes CEL library's quantity functions
 (`quantity("80Gi")`, `compareTo`, `isGreaterThan`, `isLessThan`, `asInteger`,
-`asApproximateFloat`). A runtime error (a missing attribute read without `in`) is an error of
+`asApproximateFloat`); `version` attributes are semvers (`semver("9.0.0")`, `compareTo`,
+`isGreaterThan`, `isLessThan`, `major`, `minor`, `patch`). A runtime error (a missing attribute read without `in`) is an error of
 the selector, as upstream's allocator returns it, not a mismatch.
 
 Not compiled with mypyc (celpy's objects are plain Python): the allocator sees this module
@@ -14,13 +15,14 @@ only through `DeviceMatcher.matches`.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
 import celpy
 from celpy import celtypes
 
-from scheduler.dra.objects import Device, SelectorError, parse_quantity
+from scheduler.dra.objects import Device, SelectorError, Version, parse_quantity
 
 
 class _Quantity:
@@ -48,14 +50,50 @@ def _quantity(text: Any) -> _Quantity:
     return _Quantity(value)
 
 
+class _Semver:
+    """A semantic version inside CEL (the Kubernetes library's `semver`): major, minor, patch
+    compared as numbers, a pre-release below its release."""
+
+    __slots__ = ("text", "key")
+
+    def __init__(self, text: str) -> None:
+        match = _SEMVER.match(text.strip())
+        if match is None:
+            raise ValueError(f"invalid semver {text!r}")
+        major, minor, patch, pre = match.groups()
+        self.text = text
+        pre_key = tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in pre.split(".")) if pre else ()
+        self.key = (int(major), int(minor), int(patch), 0 if pre else 1, pre_key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Semver) and self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+
+
+def _semver(text: Any) -> _Semver:
+    return _Semver(str(text))
+
+
 def _cmp(left: Any, right: Any) -> int:
-    if not isinstance(left, _Quantity) or not isinstance(right, _Quantity):
-        raise TypeError("compareTo needs two quantities")
-    return (left.value > right.value) - (left.value < right.value)
+    if isinstance(left, _Quantity) and isinstance(right, _Quantity):
+        return (left.value > right.value) - (left.value < right.value)
+    if isinstance(left, _Semver) and isinstance(right, _Semver):
+        return (left.key > right.key) - (left.key < right.key)
+    raise TypeError("compareTo needs two quantities or two semvers")
 
 
 FUNCTIONS: dict[str, Any] = {
     "quantity": _quantity,
+    "semver": _semver,
+    "isSemver": lambda text: celtypes.BoolType(_SEMVER.match(str(text).strip()) is not None),
+    "major": lambda v: celtypes.IntType(v.key[0]),
+    "minor": lambda v: celtypes.IntType(v.key[1]),
+    "patch": lambda v: celtypes.IntType(v.key[2]),
     "compareTo": lambda a, b: celtypes.IntType(_cmp(a, b)),
     "isGreaterThan": lambda a, b: celtypes.BoolType(_cmp(a, b) > 0),
     "isLessThan": lambda a, b: celtypes.BoolType(_cmp(a, b) < 0),
@@ -66,6 +104,8 @@ FUNCTIONS: dict[str, Any] = {
 
 
 def _cel_value(value: object) -> Any:
+    if isinstance(value, Version):
+        return _Semver(value.text)
     if isinstance(value, bool):
         return celtypes.BoolType(value)
     if isinstance(value, int):

@@ -26,6 +26,7 @@ from scheduler.dra.objects import (
     DeviceToleration,
     DraInputs,
     Request,
+    Version,
     parse_quantity,
 )
 from scheduler.errors import InputError
@@ -131,7 +132,8 @@ def _device(entry: dict[str, Any], driver: str, pool: str, node: str, path: str)
         kinds = [k for k in ("int", "bool", "string", "version") if k in value]
         if len(kinds) != 1:
             raise _Bad(f"{path}.attributes.{key}", "needs exactly one of int, bool, string, version")
-        attributes.append((_qualified(str(key), driver), value[kinds[0]]))
+        raw = value[kinds[0]]
+        attributes.append((_qualified(str(key), driver), Version(str(raw)) if kinds[0] == "version" else raw))
     capacity: list[tuple[str, Fraction]] = []
     defaults: list[tuple[str, Fraction]] = []
     for key, value in _as_map(entry.get("capacity") or {}, f"{path}.capacity").items():

@@ -60,6 +60,14 @@ class SelectorError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class Version:
+    """A device attribute of kind `version` (a semantic version, "12.4.0"): CEL reads it as
+    the Kubernetes library's semver."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class DeviceTaint:
     key: str
     value: str = ""

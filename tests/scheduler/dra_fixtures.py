@@ -25,7 +25,8 @@ def gpu(name: str, product: str = "NVIDIA H100 80GB HBM3", memory: str = "80Gi",
         taints: list[dict[str, str]] | None = None, consumes: str | None = None, **extra: Any) -> dict[str, Any]:
     device: dict[str, Any] = {
         "name": name,
-        "attributes": {"type": {"string": "gpu"}, "productName": {"string": product}, "index": {"int": index}},
+        "attributes": {"type": {"string": "gpu"}, "productName": {"string": product}, "index": {"int": index},
+                       "cudaComputeCapability": {"version": "9.0.0"}},
         "capacity": {"memory": {"value": memory}},
     }
     if consumes:

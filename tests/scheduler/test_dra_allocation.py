@@ -82,6 +82,12 @@ def one(name: str, request: dict[str, Any]) -> dict[str, Any]:
                  id="capacity isGreaterThan, false"),
     pytest.param('device.attributes["gpu.nvidia.com"].index == 1', ["gpu-1"], id="int attribute picks the second"),
     pytest.param('"profile" in device.attributes["gpu.nvidia.com"]', CANNOT_ALLOCATE, id="attribute absent, guarded"),
+    pytest.param('device.attributes["gpu.nvidia.com"].cudaComputeCapability.isGreaterThan(semver("8.0.0"))',
+                 ["gpu-0"], id="version attribute as semver, greater"),
+    pytest.param('device.attributes["gpu.nvidia.com"].cudaComputeCapability.isLessThan(semver("9.0.0"))',
+                 CANNOT_ALLOCATE, id="version attribute as semver, not less than itself"),
+    pytest.param('device.attributes["gpu.nvidia.com"].cudaComputeCapability.major() == 9', ["gpu-0"],
+                 id="semver major"),
 ])
 def test_cel_selectors_over_attributes_and_capacity(tmp_path, selector, expected):
     objects = [GPU_CLASS, resource_slice("n1", [gpu("gpu-0"), gpu("gpu-1", index=1)]),
