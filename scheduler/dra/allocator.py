@@ -24,6 +24,7 @@ found is the same, and a request that cannot be met is refused without n! retrie
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Protocol
@@ -33,8 +34,10 @@ from scheduler.dra.objects import (
     PREVENTING_EFFECTS,
     WHOLE_GPU_CLASS,
     ClaimSpec,
+    Consumption,
     Device,
     DeviceClass,
+    DeviceRequest,
     Request,
     SelectorError,
 )
@@ -93,12 +96,13 @@ class Allocator:
         """The devices for every request of `claims`, or None when they cannot all be
         allocated on this node. `AllocationFailed` for an unknown class or a selector error."""
         self._claims = claims
-        slots = [(index, request) for index, claim in enumerate(claims) for request in claim.requests]
+        slots: list[tuple[int, DeviceRequest]] = [(index, request) for index, claim in enumerate(claims)
+                                                  for request in claim.requests]
         return list(self._picks) if self._solve(slots, 0) else None
 
     # -- the search ---------------------------------------------------------------------
 
-    def _solve(self, slots: list, position: int) -> bool:
+    def _solve(self, slots: list[tuple[int, DeviceRequest]], position: int) -> bool:
         if position == len(slots):
             return True
         claim, request = slots[position]
@@ -111,8 +115,8 @@ class Allocator:
                 return True
         return False
 
-    def _exact(self, claim: int, label: str, request: Request, left: int, start: int, slots: list,
-               position: int) -> bool:
+    def _exact(self, claim: int, label: str, request: Request, left: int, start: int,
+               slots: list[tuple[int, DeviceRequest]], position: int) -> bool:
         if left == 0:
             return self._solve(slots, position + 1)
         devices = self.node.devices
@@ -129,12 +133,13 @@ class Allocator:
             undo()
         return False
 
-    def _all(self, claim: int, label: str, request: Request, slots: list, position: int) -> bool:
+    def _all(self, claim: int, label: str, request: Request, slots: list[tuple[int, DeviceRequest]],
+             position: int) -> bool:
         matching = [i for i in range(len(self.node.devices))
                     if self._selectable(claim, request, i) and self._has_capacity(request, i)]
         if not matching:  # "At least one device is required for 'All' allocation mode."
             return False
-        undos = []
+        undos: list[Callable[[], None]] = []
         for index in matching:
             undo = self._take(claim, label, request, index)
             if undo is None:
@@ -193,7 +198,7 @@ class Allocator:
                 return False
         return True
 
-    def _take(self, claim: int, label: str, request: Request, index: int):
+    def _take(self, claim: int, label: str, request: Request, index: int) -> Callable[[], None] | None:
         """Allocate device `index` to the request for this attempt: an undo, or None."""
         device = self.node.devices[index]
         multiple = device.allow_multiple_allocations
@@ -202,7 +207,7 @@ class Allocator:
         if any(t.effect in PREVENTING_EFFECTS and not any(tol.tolerates(t) for tol in request.tolerations)
                for t in device.taints):
             return None
-        consumes = device.consumes
+        consumes: Consumption = device.consumes
         if multiple and (self.node.capacity_used(index) or index in self._capacity):
             consumes = ()  # its counters were consumed by its first share
         if not self._counters_fit(device, consumes):
@@ -231,7 +236,7 @@ class Allocator:
                 self._taken.discard(index)
         return undo
 
-    def _counters_fit(self, device: Device, consumes: tuple) -> bool:
+    def _counters_fit(self, device: Device, consumes: Consumption) -> bool:
         for set_name, counters in consumes:
             key = (device.driver, device.pool, set_name)
             left = self.node.counters_left(key)
@@ -243,7 +248,7 @@ class Allocator:
                     return False
         return True
 
-    def _add_counters(self, device: Device, consumes: tuple, sign: int) -> None:
+    def _add_counters(self, device: Device, consumes: Consumption, sign: int) -> None:
         for set_name, counters in consumes:
             pending = self._counters.setdefault((device.driver, device.pool, set_name), {})
             for name, amount in counters:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scheduler.admission.objects import KueueConfiguration
-from scheduler.dra.objects import ALL, DraInputs
+from scheduler.dra.objects import ALL, DeviceRequest, DraInputs
 from scheduler.model import Workload
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -62,7 +62,7 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
     return counted, inadmissible, warnings
 
 
-def _uncountable(template: str, request, mapping: dict[str, str]) -> str | None:
+def _uncountable(template: str, request: DeviceRequest, mapping: dict[str, str]) -> str | None:
     """Kueue's reason it cannot count one request of a template, in its words; None: it can."""
     prefix = f"ResourceClaimTemplate {template}:"
     if request.prioritized:

@@ -59,6 +59,10 @@ class SelectorError(Exception):
     """A CEL selector that cannot be compiled or evaluated (the message: upstream's words)."""
 
 
+Consumption = tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...]
+"""A device's ConsumesCounters: (counter set, ((counter, amount), ...)) per entry."""
+
+
 @dataclass(frozen=True, slots=True)
 class Version:
     """A device attribute of kind `version` (a semantic version, "12.4.0"): CEL reads it as
@@ -106,8 +110,7 @@ class Device:
     node: str
     attributes: tuple[tuple[str, object], ...] = ()
     capacity: tuple[tuple[str, Fraction], ...] = ()
-    # (counter set, ((counter, amount), ...)) per ConsumesCounters entry
-    consumes: tuple[tuple[str, tuple[tuple[str, Fraction], ...]], ...] = ()
+    consumes: Consumption = ()  # (counter set, ((counter, amount), ...)) per ConsumesCounters entry
     taints: tuple[DeviceTaint, ...] = ()
     allow_multiple_allocations: bool = False
     # capacity name -> the requestPolicy's default (consumable capacity)
