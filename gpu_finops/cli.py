@@ -52,7 +52,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     files = generate(args.preset, Path(args.out), seed=args.seed)
     print(f"generated {files.workloads:,} workloads ({files.pods:,} pods) on {files.nodes:,} nodes "
           f"({files.gpus:,} GPUs), offered load {files.offered_load:.0%}")
-    for path in (files.trace, files.cluster, files.queues, files.prices):
+    for path in (files.trace, files.cluster, files.queues, files.prices, *([files.dra] if files.dra else [])):
         print(f"  {path}")
     return 0
 
@@ -72,7 +72,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
                 profile=args.profile,
                 seed=args.seed,
                 start=args.start,
-                queues=Path(args.queues) if args.queues else None,
+                queues=Path(args.queues) if args.queues else None, dra=Path(args.dra) if args.dra else None,
                 trace_format=args.format,
                 run_id=args.run_id,
                 progress=progress,
@@ -312,6 +312,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="auto", help="trace format: auto (detected), generic, openb, aaic")
     p.add_argument("--cluster", required=True, help="the nodes: CSV/Parquet, a node-pool TOML or a node inventory")
     p.add_argument("--queues", help="Kueue YAML manifests (ResourceFlavor, ClusterQueue, LocalQueue, …)")
+    p.add_argument("--dra", help="DRA YAML: ResourceSlices, DeviceClasses, ResourceClaimTemplates, ResourceClaims (docs/dra.md)")
     p.add_argument("--profile", help="shipped profile (kube-default, gang-v1.35, gang-v1.37; default gang-v1.37) or a profile TOML path")
     p.add_argument("--seed", type=int, default=42, help="seed of every random choice: same inputs and seed, byte-identical event log (default 42)")
     p.add_argument("--start", help="ISO 8601 anchor for relative trace times (default 2026-11-02T00:00:00Z)")

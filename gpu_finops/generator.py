@@ -39,6 +39,7 @@ from typing import Any
 
 import yaml
 
+from gpu_finops.generator_dra import dra_objects
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.text import parse_toml
@@ -77,6 +78,7 @@ class GeneratedFiles:
     nodes: int
     gpus: int
     offered_load: float  # offered GPU-seconds inside the horizon / (GPUs x horizon)
+    dra: Path | None = None  # dra.yaml, for a preset with a [dra] table (replay --dra)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,7 @@ class _Draw:
     topology_preferred: str | None
     gpu_utilization: float | None = None
     labels: str = ""  # the trace's canonical labels cell
+    claim: str = ""  # a DRA ResourceClaimTemplate (the mix's `claim`)
 
 
 def preset_names() -> list[str]:
@@ -196,9 +199,13 @@ def generate(preset: str | Path, out: Path, seed: int = 42) -> GeneratedFiles:
         nodes=len(nodes),
         gpus=sum(n.gpus for n in nodes),
         offered_load=offered,
+        dra=out / "dra.yaml" if "dra" in config else None,
     )
     contents = {files.trace.name: _trace_csv(draws), files.cluster.name: _cluster_csv(nodes),
                 files.queues.name: _queues_yaml(config, nodes, source, seed), files.prices.name: _prices_csv(config, source)}
+    dra = dra_objects(config, nodes, source)
+    if dra is not None:
+        contents["dra.yaml"] = yaml.safe_dump_all(dra, sort_keys=False)
     try:  # never over a file of the user's (or the preset read), each file old or new
         write_files(out, contents, inputs=[source], what="--out")
     except NotOurs as refused:
@@ -276,6 +283,7 @@ def _draw_workloads(
                 topology_preferred=preferred,
                 gpu_utilization=_utilization(utilization_rng, mix.get("gpu_utilization"), source),
                 labels=_labels(labels_rng, team_labels[team], unlabelled),
+                claim=str(mix.get("claim", "")),
             )
         )
         pods_drawn += pods
@@ -386,6 +394,7 @@ def _number(value: float) -> str:
 
 
 def _trace_csv(draws: list[_Draw]) -> str:
+    columns = TRACE_COLUMNS + (("resource_claim_templates",) if any(d.claim for d in draws) else ())
     rows = []
     for index, d in enumerate(draws):
         record = {
@@ -394,7 +403,7 @@ def _trace_csv(draws: list[_Draw]) -> str:
             "duration_s": d.duration_s,
             "pods": d.pods,
             "min_count": d.min_count,
-            "gpus_per_pod": _number(d.gpus_per_pod),
+            "gpus_per_pod": _number(0 if d.claim else d.gpus_per_pod),  # a claim's pods: devices, no count
             "gpu_model": d.gpu_model,
             "cpu_milli_per_pod": d.cpu_milli_per_pod,
             "memory_mib_per_pod": d.memory_mib_per_pod,
@@ -406,9 +415,10 @@ def _trace_csv(draws: list[_Draw]) -> str:
             "kind": d.kind,
             "gpu_utilization": None if d.gpu_utilization is None else f"{d.gpu_utilization:.3f}",
             "labels": d.labels,
+            "resource_claim_templates": d.claim,
         }
-        rows.append([record.get(column) for column in TRACE_COLUMNS])
-    return csv_text(TRACE_COLUMNS, rows)
+        rows.append([record.get(column) for column in columns])
+    return csv_text(columns, rows)
 
 
 def _cluster_csv(nodes: list[Node]) -> str:

@@ -50,6 +50,7 @@ from scheduler.eventlog.files import (
 )
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
+    DEVICE_SCHEMA,
     EVENT_SCHEMA,
     QUEUE_SCHEMA,
     SCHEMA_VERSION,
@@ -88,6 +89,7 @@ RAW_TABLES: dict[str, pa.Schema] = {
     "raw_workloads": WORKLOAD_SCHEMA,
     "raw_nodes": CLUSTER_SCHEMA,
     "raw_cluster_queues": QUEUE_SCHEMA,
+    "raw_devices": DEVICE_SCHEMA,
 }
 # raw table -> the RunInputs attribute it is loaded from
 _RUN_TABLE_OF = {
@@ -95,6 +97,7 @@ _RUN_TABLE_OF = {
     "raw_workloads": "workloads",
     "raw_nodes": "cluster",
     "raw_cluster_queues": "cluster_queues",
+    "raw_devices": "devices",
 }
 MART_TABLES = tuple(model.name for model in MODELS if model.layer == "marts")
 # DuckDB's memory during a build (the process adds the run's Arrow tables and Python).
@@ -214,6 +217,7 @@ def _without_tables(run: RunInputs) -> RunInputs:
         workloads=run.workloads.schema.empty_table(),
         cluster=run.cluster.schema.empty_table(),
         cluster_queues=run.cluster_queues.schema.empty_table(),
+        devices=run.devices.schema.empty_table(),
     )
 
 

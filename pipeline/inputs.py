@@ -13,6 +13,7 @@ import re
 import reprlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from pipeline.errors import PipelineError
 from pipeline.gpu_models import missing_price_message, resolve_model, split_aliases
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
+    DEVICE_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
     QUEUE_SCHEMA,
@@ -66,6 +68,7 @@ class RunInputs:
     workloads: pa.Table
     cluster: pa.Table
     cluster_queues: pa.Table  # empty when the replay had no Kueue queues
+    devices: pa.Table = dataclass_field(default_factory=DEVICE_SCHEMA.empty_table)  # DRA devices; empty without --dra
 
     @property
     def end(self) -> datetime:
@@ -191,6 +194,8 @@ def read_run_dir(run_dir: Path) -> RunInputs:
         if queues_path.exists()
         else QUEUE_SCHEMA.empty_table()
     )
+    devices_path = run_dir / RUN_FILES["devices"]
+    devices = _read_parquet(devices_path, DEVICE_SCHEMA) if devices_path.exists() else DEVICE_SCHEMA.empty_table()
     seed = meta.get("seed")
     return RunInputs(
         run_dir=run_dir,
@@ -203,6 +208,7 @@ def read_run_dir(run_dir: Path) -> RunInputs:
         workloads=_read_parquet(run_dir / RUN_FILES["workloads"], WORKLOAD_SCHEMA),
         cluster=cluster,
         cluster_queues=cluster_queues,
+        devices=devices,
     )
 
 

@@ -57,6 +57,9 @@ PURCHASE_CLASS = "commitment_purchase"
 IDLE_CAUSES: tuple[IdleCause, ...] = (
     IdleCause("shared_device_slack", "the unshared part of devices fractional requests share",
               "the fractional tenants (pack, right-size)", "Shared-device slack", "#8d6e63", "owners"),
+    IdleCause("partition_fragmentation", "the rest of GPUs split into partitions (DRA devices drawing on a "
+                                         "counter set, MIG slices): only other slices could use it, no whole-GPU request",
+              "the platform (the partitions it publishes)", "Partition fragmentation", "#ad1457", "platform"),
     IdleCause("gang_barrier", "could host the missing pods of a gang holding reservations at the "
                               "barrier", "the gang (min_count, topology)", "Gang barrier", "#ef6c00", "owners"),
     IdleCause("fragmentation", "free on nodes where no pod of an admitted waiting shape fits, while its "
@@ -73,7 +76,7 @@ IDLE_CAUSES: tuple[IdleCause, ...] = (
     IdleCause("no_demand", "nobody asked for them, or only shapes that fit nowhere", "capacity planning",
               "No demand", "#9e9e9e", "platform"),
 )
-# The waterfall after shared_device_slack and gang_barrier, in order: each step takes, of the
+# The waterfall after shared_device_slack (partition_fragmentation on partitioned nodes) and gang_barrier, in order: each step takes, of the
 # GPUs left, min(what is left, what its waits could use); no_demand takes the rest.
 WATERFALL: tuple[Claim, ...] = (
     Claim("fragmentation", ("admitted",), "fit_unusable_while_packed_fits"),

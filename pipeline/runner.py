@@ -58,6 +58,7 @@ MODELS: tuple[Model, ...] = (
     Model("stg_nodes", "staging"),
     Model("stg_prices", "staging"),
     Model("stg_cluster_queues", "staging"),
+    Model("stg_devices", "staging"),
     Model("int_run_phases", "intermediate"),
     Model("int_pod_holdings", "intermediate"),
     Model("int_admissions", "intermediate"),

@@ -138,6 +138,7 @@ def replay(
     progress: Callable[[float, int, float], None] | None = None,
     resizes: Path | None = None,
     verifier: Verifier | None = None,
+    dra: Path | None = None,
 ) -> ReplayResult:
     """Replay `trace` on `cluster_path` into the run directory `out` (written atomically).
 
@@ -147,11 +148,12 @@ def replay(
     An input that is not a regular file (a pipe, ``<(…)``) is read once into a temporary copy
     of the same name first: the trace and the cluster are read more than once (format
     detection, checksum), which would consume a pipe."""
-    with spooled([trace, cluster_path, queues, resizes]) as (trace_copy, cluster_copy, queues_copy, resizes_copy):
+    with spooled([trace, cluster_path, queues, resizes, dra]) as (trace_copy, cluster_copy, queues_copy,
+                                                                  resizes_copy, dra_copy):
         assert trace_copy is not None and cluster_copy is not None
         return _replay(trace_copy, cluster_copy, out, profile=profile, seed=seed, start=start,
                        queues=queues_copy, trace_format=trace_format, run_id=run_id,
-                       progress=progress, resizes=resizes_copy, verifier=verifier)
+                       progress=progress, resizes=resizes_copy, verifier=verifier, dra=dra_copy)
 
 
 def _replay(
@@ -168,12 +170,13 @@ def _replay(
     progress: Callable[[float, int, float], None] | None = None,
     resizes: Path | None = None,
     verifier: Verifier | None = None,
+    dra: Path | None = None,
 ) -> ReplayResult:
     if trace_format not in TRACE_FORMATS:
         raise InputError("--format", f"unknown trace format {trace_format!r}; known: {', '.join(TRACE_FORMATS)}")
     check_run_folder(out)  # before any work: the old folder is replaced whole
     try:
-        check_not_an_input([trace, cluster_path, queues, resizes], folders=[out], what="--out")
+        check_not_an_input([trace, cluster_path, queues, resizes, dra], folders=[out], what="--out")
     except NotOurs as not_ours:
         raise InputError(out, str(not_ours).removeprefix(f"{Path(out).resolve()}: ")) from None
     chosen = load_profile(profile)
@@ -184,12 +187,20 @@ def _replay(
     # Relative times take --start (else DEFAULT_START); Unix times (aaic) map to UTC.
     loaded, anchor, _ = load_trace(trace, trace_format, parse_start(start) if start else None, DEFAULT_START)
     accepted, refused = check_against_cluster(loaded.workloads, cluster)
+    queue_config, admission_factory = _admission(queues, verifier)
+    dra_setup = None
+    if dra is not None:
+        from scheduler.dra.setup import load_dra
+
+        dra_setup, accepted, unknown_claims = load_dra(dra, cluster_path, cluster, accepted,
+                                                       queue_config.configuration if queue_config else None)
+        refused = sorted(refused + unknown_claims, key=lambda r: r.row)
+        warnings.extend(dra_setup.warnings)
     refused_by_id = {r.workload_id: r for r in refused}
     # Rows that can never run on this cluster still arrive, and are rejected in the log.
     never_runs = [(w, refused_by_id[w.workload_id].code or "", refused_by_id[w.workload_id].message or "")
                   for w in loaded.workloads if w.workload_id in refused_by_id]
     warnings.extend(loaded.warnings)
-    queue_config, admission_factory = _admission(queues, verifier)
     if queue_config is not None:
         from scheduler.admission.admits_nothing import admission_warnings
         from scheduler.admission.objects import taint_nodes, unmatched_flavor_warnings
@@ -211,7 +222,7 @@ def _replay(
         writer = EventLogWriter(staging / RUN_FILES["events"])
         try:
             engine = Replay(cluster, accepted, never_runs, chosen, writer, seed, progress=progress,
-                            admission_factory=admission_factory, verifier=verifier)
+                            admission_factory=admission_factory, verifier=verifier, dra=dra_setup)
             for workload_id, at_s, min_count in resize_rows:
                 engine.schedule_resize(workload_id, at_s, min_count)
             last = engine.run()
@@ -229,10 +240,15 @@ def _replay(
             from scheduler.admission.tables import write_queue_table
 
             write_queue_table(queue_config, staging / RUN_FILES["queues"])
+        if dra_setup is not None:
+            from scheduler.dra.setup import devices_table
+
+            pq.write_table(devices_table(dra_setup.state, cluster), staging / RUN_FILES["devices"])
         rejected_rows = list(loaded.rejected) + refused
         if rejected_rows:
             write_rejected_csv(sorted(rejected_rows, key=lambda r: r.row), staging / RUN_FILES["rejected"])
-        inputs = {"trace": trace, "cluster": cluster_path} | ({"queues": queues} if queues else {})
+        inputs = ({"trace": trace, "cluster": cluster_path} | ({"queues": queues} if queues else {})
+                  | ({"dra": dra} if dra else {}))
         manifest = {
             "run_id": run_id,
             "schema_version": SCHEMA_VERSION,

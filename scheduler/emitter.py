@@ -26,6 +26,8 @@ class EventEmitter:
         self.writer = writer
         self.env = env
         self.nodes = nodes
+        # Through DRA, a pod's GPUs are its devices' share (`ClusterState.dra_gpus`), not the row's count.
+        self.device_gpus: dict[tuple[str, int], float] | None = None
 
     def emit(self, run: WorkloadRun, event: EventType, **fields: Unpack[EventFields]) -> None:
         spec = run.spec
@@ -40,6 +42,8 @@ class EventEmitter:
         node = self.nodes[node_index]
         fields["pod_index"], fields["node"], fields["gpu_model"] = pod, node.name, node.gpu_model
         fields["gpus"] = run.spec.gpus_per_pod
+        if self.device_gpus is not None:
+            fields["gpus"] = self.device_gpus.get((run.spec.workload_id, pod), run.spec.gpus_per_pod)
         self.emit(run, event, **fields)
 
     def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:

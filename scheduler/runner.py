@@ -22,6 +22,7 @@ import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import TYPE_CHECKING
 
 from scheduler.admission.port import ReplayPort
 from scheduler.cycle.context import CycleContext
@@ -39,6 +40,10 @@ from scheduler.state.holding_index import HoldingIndex
 from scheduler.verify import Verifier
 from scheduler.workload_run import WorkloadRun
 
+if TYPE_CHECKING:
+    from scheduler.dra.objects import PodClaims
+    from scheduler.dra.setup import DraSetup
+
 
 class Replay:
     def __init__(
@@ -54,16 +59,25 @@ class Replay:
         admission_factory: Callable[[ReplayPort], AdmissionLayer] | None = None,
         *,
         verifier: Verifier | None = None,
+        dra: DraSetup | None = None,
     ) -> None:
         self.env = Environment()
         self.profile = profile
         self.state = ClusterState(cluster)
+        claims_of: dict[str, PodClaims] = {}
+        if dra is not None:  # devices through DRA (docs/dra.md): absent, the replay never looks
+            self.state.dra, claims_of = dra.state, dra.claims_of
         self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
         self.emitter = EventEmitter(writer, self.env, self.state.nodes)
+        if dra is not None:
+            from scheduler.plugins.gpu_fit import with_devices
+
+            self.emitter.device_gpus = self.state.dra_gpus
+            self.framework.filters = with_devices(self.framework.filters)
         self.holdings = HoldingIndex(self.state)
         self.runs: dict[str, WorkloadRun] = {}
         for seq, workload in enumerate(workloads):
-            run = WorkloadRun.of(workload, seq, cluster_queue_of(workload))
+            run = WorkloadRun.of(workload, seq, cluster_queue_of(workload), claims_of.get(workload.workload_id))
             self.runs[workload.workload_id] = run
             self.state.priority_of[workload.workload_id] = workload.priority
         composites: dict[str, list[WorkloadRun]] = {}  # parent -> child groups, in arrival order

@@ -21,11 +21,12 @@ class GpuShape:
     queue files and finds every entity by its shape."""
 
     __slots__ = ("unit", "milli", "models", "priority", "needed", "pending", "topology_required",
-                 "topology_preferred", "parent_group", "selector", "_key", "_hash")
+                 "topology_preferred", "parent_group", "selector", "claims", "_key", "_hash")
 
     def __init__(self, unit: Unit, milli: int, models: tuple[str, ...], priority: int, needed: int = 1,
                  pending: int = 1, topology_required: str | None = None, topology_preferred: str | None = None,
-                 parent_group: str | None = None, selector: NodeSelector = NO_SELECTOR) -> None:
+                 parent_group: str | None = None, selector: NodeSelector = NO_SELECTOR,
+                 claims: object = None) -> None:
         self.unit = unit
         self.milli = milli  # milli-GPUs per pod
         self.models = models  # accepted GPU models (empty: any)
@@ -36,8 +37,9 @@ class GpuShape:
         self.topology_preferred = topology_preferred
         self.parent_group = parent_group  # CompositePodGroup
         self.selector = selector  # nodeLabels and tolerations (a Kueue flavor, a TAS domain)
+        self.claims = claims  # DRA claims (`PodClaims`; None: a plain count)
         self._key = (unit, milli, models, priority, needed, pending, topology_required, topology_preferred,
-                     parent_group, selector)
+                     parent_group, selector, claims)
         self._hash = hash(self._key)
 
     def __eq__(self, other: object) -> bool:
@@ -48,7 +50,7 @@ class GpuShape:
 
     def __repr__(self) -> str:
         fields = ("unit", "milli", "models", "priority", "needed", "pending", "topology_required",
-                  "topology_preferred", "parent_group", "selector")
+                  "topology_preferred", "parent_group", "selector", "claims")
         return "GpuShape(" + ", ".join(f"{name}={value!r}" for name, value in zip(fields, self._key, strict=True)) + ")"
 
     @staticmethod
@@ -56,7 +58,8 @@ class GpuShape:
         """The shape of one queued entity: pod `pod` of `run`, or the whole group (GROUP)."""
         request, spec = run.request, run.spec
         if pod != GROUP:
-            return GpuShape(Unit.POD, request.milli, request.models, spec.priority, selector=request.selector)
+            return GpuShape(Unit.POD, request.milli, request.models, spec.priority, selector=request.selector,
+                            claims=request.claims)
         return GpuShape(Unit.POD_GROUP, request.milli, request.models, spec.priority, run.pods_needed,
                         len(run.pending), spec.topology_required, spec.topology_preferred, spec.parent_group,
-                        request.selector)
+                        request.selector, request.claims)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from scheduler.dra.objects import PodClaims
 from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
@@ -67,9 +68,11 @@ class WorkloadRun:
         self.original_spec, self.original_request = self.spec, self.request
 
     @staticmethod
-    def of(workload: Workload, seq: int, cluster_queue: str | None = None) -> WorkloadRun:
-        """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker)."""
-        return WorkloadRun(workload, seq, pod_request(workload), cluster_queue, workload.duration_s)
+    def of(workload: Workload, seq: int, cluster_queue: str | None = None,
+           claims: PodClaims | None = None) -> WorkloadRun:
+        """The run of a trace row; `seq` is its arrival order (the queue's last tie-breaker);
+        `claims`: its pods' DRA claims, resolved from the DRA inputs."""
+        return WorkloadRun(workload, seq, pod_request(workload, claims), cluster_queue, workload.duration_s)
 
     def narrow(self, gpu_models: tuple[str, ...] | None, selector: NodeSelector = NO_SELECTOR, *,
                topology_assigned: bool = False) -> None:
@@ -126,9 +129,14 @@ class WorkloadRun:
         return max(1, self.min_count - len(self.holding))
 
 
-def pod_request(workload: Workload) -> PodRequest:
+def pod_request(workload: Workload, claims: PodClaims | None = None) -> PodRequest:
     """What each pod of `workload` asks of a node. Every input of a placement attempt
     comes from here or from the run's state, which `scheduler.shape.GpuShape` mirrors
-    (the node selector a Kueue flavor adds comes in through `WorkloadRun.narrow`)."""
-    return PodRequest(workload.gpu_milli_per_pod, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
-                      workload.gpu_models, workload.priority)
+    (the node selector a Kueue flavor adds comes in through `WorkloadRun.narrow`).
+
+    A pod with DRA `claims` asks for 1 milli-GPU in the count view: the least any device
+    takes, so the count's bounds (PreFilter, topology domains) never rule out a node the
+    DynamicResources filter would accept; the filter decides."""
+    milli = 1 if claims is not None else workload.gpu_milli_per_pod
+    return PodRequest(milli, workload.cpu_milli_per_pod, workload.memory_mib_per_pod,
+                      workload.gpu_models, workload.priority, claims=claims)

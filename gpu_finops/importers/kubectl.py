@@ -20,6 +20,7 @@ from gpu_finops.importers import kube
 from gpu_finops.importers.allocation_keys import AllocationKeys
 from gpu_finops.importers.calendar import keep_to_calendar
 from gpu_finops.importers.documents import SourceObject, read_objects
+from gpu_finops.importers.dra import DraDump, collect_dra
 from gpu_finops.importers.kueue import KueueImport, import_kueue
 from gpu_finops.importers.nodes import NodeLabels, node_row
 from gpu_finops.importers.objects import collect_group_objects
@@ -70,8 +71,10 @@ class ImportOptions:
         return latest
 
 
-def read_nodes(paths: list[Path], labels: NodeLabels) -> tuple[list[NodeRow], list[Rejected], list[datetime]]:
-    """GPU nodes of the node dumps, rejected objects, and every time they show."""
+def read_nodes(paths: list[Path], labels: NodeLabels, dra_gpus: dict[str, tuple[int, str]] | None = None
+               ) -> tuple[list[NodeRow], list[Rejected], list[datetime]]:
+    """GPU nodes of the node dumps, rejected objects, and every time they show. `dra_gpus`:
+    the GPUs (and product) of the nodes whose devices ResourceSlices publish."""
     rows: list[NodeRow] = []
     rejected: list[Rejected] = []
     times: list[datetime] = []
@@ -88,17 +91,21 @@ def read_nodes(paths: list[Path], labels: NodeLabels) -> tuple[list[NodeRow], li
                                          f"Duplicate: node {obj.name!r} already read from {earlier.source} row {earlier.row}"))
                 continue
             first_seen[obj.name] = obj
-            row = node_row(obj, labels)
+            row = node_row(obj, labels, (dra_gpus or {}).get(obj.name))
             (rows if isinstance(row, NodeRow) else rejected).append(row)  # type: ignore[arg-type]
     return rows, rejected, times
 
 
-def read_pods(paths: list[Path], product_keys: tuple[str, ...], priority_classes: dict[str, int]
+def read_pods(objects: list[SourceObject], product_keys: tuple[str, ...], priority_classes: dict[str, int],
+              dra: DraDump | None = None
               ) -> tuple[list[PodRecord], list[Rejected], GroupObjects, list[datetime], int, dict[str, int]]:
     """Pod records, rejected objects, gang objects, every time shown, the number of pods and
-    the gang / claim objects read, by kind."""
-    objects = [obj for path in paths for obj in read_objects(path)]
+    the gang / claim objects read, by kind. `dra`: the dump's DRA objects (with devices: the
+    pods' claims are named in the trace)."""
     groups, used = collect_group_objects(objects)
+    if dra is not None and dra.has_devices:
+        groups.dra_devices = True
+        used = used + [obj for obj in dra.used if obj.kind in ("ResourceSlice", "DeviceClass")]
     groups.priority_classes.update(priority_classes)
     used_ids = {id(obj) for obj in used}
     pods = [obj for obj in objects if obj.kind == "Pod"]
@@ -126,10 +133,12 @@ def import_kubectl(pods: list[Path], nodes: list[Path], out: Path, *, kueue: Pat
     """Read the dumps, rebuild workloads and write everything into ``out``."""
     options = options or ImportOptions()
     labels = options.labels
-    node_rows, rejected, node_times = read_nodes(nodes, labels)
+    objects = [obj for path in pods for obj in read_objects(path)]
+    dra = collect_dra(objects)
+    node_rows, rejected, node_times = read_nodes(nodes, labels, dra.node_gpus() if dra.has_devices else None)
     kueue_import: KueueImport | None = import_kueue(kueue, node_rows, options.level_of) if kueue else None
     records, pod_rejected, groups, pod_times, input_pods, objects_read = read_pods(
-        pods, labels.gpu_product, kueue_import.priority_classes if kueue_import else {})
+        objects, labels.gpu_product, kueue_import.priority_classes if kueue_import else {}, dra)
     records, outliers, times, calendar_warning = keep_to_calendar(records, [*pod_times, *node_times])
     observed_at = options.observed(times)
     built = build_workloads(records, groups, Options(observed_at, options.tenant_label, options.pending_duration_s,
@@ -137,6 +146,6 @@ def import_kubectl(pods: list[Path], nodes: list[Path], out: Path, *, kueue: Pat
     result = ImportResult("kubectl", [*pods, *nodes, *([kueue] if kueue else [])], built, node_rows,
                           rejected + pod_rejected + outliers, observed_at, kueue_import,
                           warnings=[calendar_warning] if calendar_warning else [], input_pods=input_pods,
-                          objects_read=objects_read)
+                          objects_read=objects_read, dra=dra if dra.has_devices else None)
     write_import(out, result)
     return result

@@ -38,7 +38,9 @@ class NodeLabels:
     rack: tuple[str, ...]
 
 
-def node_row(obj: SourceObject, keys: NodeLabels) -> NodeRow | Rejected:
+def node_row(obj: SourceObject, keys: NodeLabels, dra: tuple[int, str] | None = None) -> NodeRow | Rejected:
+    """`dra`: (GPUs, product) its ResourceSlices publish; they replace its `nvidia.com/gpu`
+    (a DRA driver's node has none) and name the product when no label does."""
     def rejected(field: str, reason: str) -> Rejected:
         return Rejected(obj.source, obj.row, obj.kind or "Node", "", obj.name, field, reason)
 
@@ -56,13 +58,15 @@ def node_row(obj: SourceObject, keys: NodeLabels) -> NodeRow | Rejected:
                 except ValueError:
                     return rejected(f"status.{where}.{resource}", f"Invalid: not a quantity: {str(table[resource])[:40]!r}")
                 break
-    gpus = amounts.get(GPU_RESOURCE, Decimal(0))
+    gpus = amounts.get(GPU_RESOURCE, Decimal(0)) if dra is None else Decimal(dra[0])
     if gpus <= 0:
         return rejected(f"status.allocatable.{GPU_RESOURCE}", f"NoGpus: the node has no allocatable {GPU_RESOURCE}; "
                         "the replay models GPU nodes only")
     if gpus != gpus.to_integral_value():
         return rejected(f"status.allocatable.{GPU_RESOURCE}", f"Invalid: GPUs must be whole, got {gpus}")
     product = first_label(labels, keys.gpu_product)
+    if product is None and dra is not None and dra[1]:
+        product = ("productName", dra[1])
     if product is None:
         return rejected("metadata.labels", f"MissingGpuProduct: {gpus} GPUs but none of the labels "
                         f"{', '.join(keys.gpu_product)}; label the node or name the label with --gpu-product-label")

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from gpu_finops.importers.dra import DRA_FILE, DraDump
 from gpu_finops.importers.kube import iso
 from gpu_finops.importers.kueue import KueueImport, render_queues
 from gpu_finops.importers.price_book import PRICE_BOOK, STARTER_COLUMNS, StarterBook, starter_book
@@ -43,7 +44,8 @@ CLUSTER_COLUMNS = ("node", "gpu_model", "gpus", "cpu_milli", "memory_mib", "zone
 REJECTED_COLUMNS = ("source", "row", "kind", "namespace", "name", "field", "reason")
 POD_COLUMNS = ("source", "row", "namespace", "pod", "uid", "role", "workload_id", "member", "attempt",
                "mechanism", "phase", "node", "gpus", "created", "started", "finished", "restarts", "note")
-OUTPUTS = ("trace.csv", "cluster.csv", "queues.yaml", "rejected.csv", "pods.csv", "import.json")
+DRA_TRACE_COLUMNS = ("resource_claim_templates", "resource_claim")  # only when the dump has ResourceSlices
+OUTPUTS = ("trace.csv", "cluster.csv", "queues.yaml", "rejected.csv", "pods.csv", "import.json", DRA_FILE)
 
 
 @dataclass
@@ -58,6 +60,7 @@ class ImportResult:
     warnings: list[str] = field(default_factory=list)
     input_pods: int = 0
     objects_read: dict[str, int] = field(default_factory=dict)  # gang and claim objects, by kind
+    dra: DraDump | None = None  # the dump's DRA objects, when it has ResourceSlices
     price_book: StarterBook | None = None  # set by write_import
     price_book_kept: bool = False  # the folder's prices.csv is the user's: not rewritten
     fetched: dict[str, str] = field(default_factory=dict)  # a live import's queries: SHA-256 of each answer
@@ -99,13 +102,16 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
                          "at least one (see rejected rows with --out for why each node was left out)")
     start = result.start
     files = {
-        "trace.csv": csv_text(TRACE_COLUMNS, (_trace_row(r, start) for r in result.built.rows)),
+        "trace.csv": csv_text(TRACE_COLUMNS + (DRA_TRACE_COLUMNS if result.dra else ()),
+                              (_trace_row(r, start, result.dra is not None) for r in result.built.rows)),
         "cluster.csv": csv_text(CLUSTER_COLUMNS, ([getattr(n, c) for c in CLUSTER_COLUMNS] for n in result.nodes)),
         "rejected.csv": csv_text(REJECTED_COLUMNS, ([getattr(r, c) for c in REJECTED_COLUMNS] for r in result.all_rejected)),
         "pods.csv": csv_text(POD_COLUMNS, _pod_rows(result)),
     }
     if result.kueue is not None:
         files["queues.yaml"] = render_queues(result.kueue)
+    if result.dra is not None:
+        files[DRA_FILE] = result.dra.render()
     book = starter_book(n.gpu_model for n in result.nodes)
     result.price_book = book
     if written_by_us(Path(out), PRICE_BOOK):
@@ -129,7 +135,7 @@ def write_import(out: Path, result: ImportResult) -> list[Path]:
     return write_files(Path(out), files, inputs=result.inputs)
 
 
-def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
+def _trace_row(row: TraceRow, start: datetime, dra: bool = False) -> list[Any]:
     return [
         row.workload_id, _number((row.submit_time - start).total_seconds()), _number(row.duration_s), row.pods,
         row.min_count, _number(row.gpus_per_pod), row.gpu_model, row.cpu_milli_per_pod, row.memory_mib_per_pod,
@@ -138,7 +144,7 @@ def _trace_row(row: TraceRow, start: datetime) -> list[Any]:
         "" if row.gpu_utilization is None else _number(row.gpu_utilization),
         "" if row.schedule_timeout_s is None else row.schedule_timeout_s, row.labels, row.disruption_mode,
         row.on_pod_loss,
-    ]
+    ] + ([row.resource_claim_templates, row.resource_claim] if dra else [])
 
 
 def _pod_rows(result: ImportResult) -> list[list[Any]]:

@@ -21,6 +21,7 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any
 
 from gpu_finops.importers.documents import SourceObject
+from gpu_finops.importers.dra import pod_claims
 from gpu_finops.importers.kube import GPU_RESOURCE, parse_quantity, parse_time, text_map
 from gpu_finops.importers.records import GroupObjects, Owner, PodRecord, Rejected
 from scheduler.admission.manifests.quantities import kind_of, shown
@@ -64,7 +65,10 @@ def _read(obj: SourceObject, groups: GroupObjects, claim_users: Mapping[tuple[st
     gpus_ext, cpu_milli, memory_mib, other = _container_requests(spec)
     gpus_dra = _claim_gpus(spec, status, namespace, groups, claim_users)
     gpus = float(gpus_ext) + gpus_dra
-    if gpus <= 0:
+    claim_templates, shared_claim = pod_claims(spec, namespace) if groups.dra_devices else ((), None)
+    if claim_templates or shared_claim:  # the replay reads the claims whole: the count is the containers'
+        gpus = float(gpus_ext)
+    if gpus <= 0 and not (claim_templates or shared_claim):
         extra = f" (it asks for {', '.join(sorted(other))}, which the replay does not model)" if other else ""
         raise _Problem("spec.containers", f"NoGpuRequest: requests no {GPU_RESOURCE} and no GPU device claim{extra}")
     phase = str(status.get("phase") or "Unknown")
@@ -83,7 +87,7 @@ def _read(obj: SourceObject, groups: GroupObjects, claim_users: Mapping[tuple[st
         workload_ref=(str(workload_ref.get("name") or ""), str(workload_ref.get("podGroup") or ""),
                       str(workload_ref.get("podGroupReplicaKey") or "")) if workload_ref else None,
         scheduling_group=str(scheduling_group.get("podGroupName") or "") or None if scheduling_group else None,
-        waiting=_waiting(status),
+        waiting=_waiting(status), claim_templates=claim_templates, shared_claim=shared_claim,
     )
 
 

@@ -54,6 +54,9 @@ class PodRecord:
     workload_ref: tuple[str, str, str] | None = None  # native v1alpha1: (workload, podGroup, replicaKey)
     scheduling_group: str | None = None  # native v1alpha2+: spec.schedulingGroup.podGroupName
     waiting: str = ""  # why it never started, for the rejected row (scheduler's condition message)
+    # DRA (a dump with ResourceSlices): its claim templates and shared claim, as namespace/name
+    claim_templates: tuple[str, ...] = ()
+    shared_claim: str | None = None
 
     @property
     def key(self) -> str:
@@ -108,3 +111,5 @@ class GroupObjects:
     priority_classes: dict[str, int] = field(default_factory=dict)  # Kueue WorkloadPriorityClass
     # A LeaderWorkerSet's leaderWorkerTemplate.restartPolicy (RecreateGroupOnPodRestart, None)
     lws_restart_policies: dict[tuple[str, str], str] = field(default_factory=dict)
+    # The dump has ResourceSlices: pods' claims are named in the trace, read whole by the replay
+    dra_devices: bool = False

@@ -58,6 +58,8 @@ class TraceRow:
     labels: str = ""  # allocation labels and annotations, the trace's canonical JSON cell
     disruption_mode: str = ""  # "all", or "" (Single, the API default)
     on_pod_loss: str = ""  # restart_group / keep_running / replace_pod; "": the kind's default
+    resource_claim_templates: str = ""  # DRA: namespace/name of each template, `|` between them
+    resource_claim: str = ""  # DRA: the PodGroup's shared claim
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +224,7 @@ def _common_fields(group_id: str, pods: list[PodRecord], first: Membership, obje
         "topology_preferred": _level(group_id, preferred, options, built),
         "schedule_timeout_s": first.schedule_timeout_s,
         "disruption_mode": first.disruption_mode, "on_pod_loss": first.on_pod_loss,
+        "resource_claim_templates": "|".join(pods[0].claim_templates), "resource_claim": pods[0].shared_claim or "",
         "labels": options.allocation_keys.select(
             group_id, [(p.labels, p.annotations) for p in sorted(pods, key=lambda p: (p.created, p.name))],
             built.notes),

@@ -257,6 +257,11 @@ class KueueConfiguration:
     # a workload's flavor scan progress survives a ClusterQueue generation bump when it is
     # from this or the previous cycle, and a skip ("no longer fits", overlapping targets).
     preserve_scan_progress: bool = True
+    # featureGates.DynamicResourceAllocation (alpha, off by default) and the Configuration's
+    # resources.deviceClassMappings as (DeviceClass, logical resource) pairs: with the gate on,
+    # a pod set's claim templates count their devices against quota (`scheduler/dra/kueue.py`).
+    dynamic_resource_allocation: bool = False
+    device_class_mappings: tuple[tuple[str, str], ...] = ()
 
 
 # ------------------------------------------------------------------------ all of them

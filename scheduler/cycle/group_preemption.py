@@ -124,7 +124,8 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
     DRA-claimed GPUs without `dra_preemption` nothing can be freed (v1.35-v1.37); a workload
     whose priority class says `preemptionPolicy: Never` preempts no one."""
     framework = ctx.framework
-    if not framework.group_post_filters or not ctx.profile.preemption_frees_gpus or not run.spec.may_preempt:
+    if (not framework.group_post_filters or not ctx.profile.preemption_frees_gpus_for(run.request.claims)
+            or not run.spec.may_preempt):
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do

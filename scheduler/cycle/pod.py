@@ -130,7 +130,8 @@ class PodVictimSearch:
 
 
 def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: Diagnosis | None) -> int | None:
-    if not ctx.framework.pod_post_filters or not ctx.profile.preemption_frees_gpus or not run.spec.may_preempt:
+    if (not ctx.framework.pod_post_filters or not ctx.profile.preemption_frees_gpus_for(run.request.claims)
+            or not run.spec.may_preempt):
         return None
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do

@@ -36,7 +36,9 @@ Event semantics (DESIGN.md section 4.3):
 
 A pod holds GPUs from its ``reserved`` or ``started`` row until the next ``finished``,
 ``preempted`` or ``timed_out`` row for the same (workload_id, pod_index). Each pod's
-``gpus`` is its request: fractional values (< 1) share one device with other pods.
+``gpus`` is its request: fractional values (< 1) share one device with other pods; a pod
+placed through DRA (``replay --dra``) has its devices' share of whole GPUs (a MIG 1g.10gb slice
+of an H100: 0.142; docs/dra.md).
 
 Every GPU-second a pod holds is classified downstream from these rows alone plus
 ``workloads.parquet``: reserved-not-started is ``gang_wait``; started while fewer than
@@ -105,6 +107,9 @@ class PendingReason(StrEnum):
     LARGER_THAN_CLUSTER = "LargerThanCluster"
     UNKNOWN_GPU_MODEL = "UnknownGpuModel"
     UNKNOWN_QUEUE = "UnknownQueue"
+    UNKNOWN_RESOURCE_CLAIM = "UnknownResourceClaim"  # names a ResourceClaim(Template) the DRA inputs lack
+    # Kueue's DRA gate is on and a claim template cannot be counted (an unmapped DeviceClass, selectors, …)
+    INADMISSIBLE_RESOURCE_CLAIM = "InadmissibleResourceClaim"
 
 
 EVENT_SCHEMA = pa.schema(
@@ -193,6 +198,23 @@ QUEUE_SCHEMA = pa.schema(
 """`cluster_queues.parquet` (only when the replay had a queues file): one row per
 ClusterQueue × flavor × resource, quantities in the resource's unit (GPUs, CPU cores, MiB)."""
 
+DEVICE_SCHEMA = pa.schema(
+    [
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("driver", pa.string(), nullable=False),
+        pa.field("pool", pa.string(), nullable=False),
+        pa.field("device", pa.string(), nullable=False),
+        pa.field("gpu_unit", pa.int32(), nullable=False),
+        pa.field("share_milli", pa.int32(), nullable=False),
+        pa.field("partition", pa.bool_(), nullable=False),
+        pa.field("profile", pa.string()),
+    ]
+)
+"""``devices.parquet`` (runs with ``--dra`` only): one row per device a ResourceSlice publishes:
+its node, GPU (``gpu_unit``, the node's counter set or device it counts as), its share of that
+GPU in milli-GPUs when allocated alone (a consumable-capacity device: 1000), ``partition`` (it
+draws on a counter set without taking all of it: a MIG slice) and its ``profile`` attribute."""
+
 RUN_FILES = {
     "events": "events.parquet",
     "workloads": "workloads.parquet",
@@ -200,6 +222,7 @@ RUN_FILES = {
     "run": "run.json",
     "rejected": "rejected.csv",
     "queues": "cluster_queues.parquet",
+    "devices": "devices.parquet",
 }
 """File names inside a run directory."""
 

@@ -101,6 +101,12 @@ class Profile:
         plugins = {name for name, _ in self.scores} | set(self.post_filter)
         return not plugins.isdisjoint(names.SEEDED)
 
+    def preemption_frees_gpus_for(self, claims: object) -> bool:
+        """`preemption_frees_gpus` for a preemptor with DRA `claims` (None: a plain count):
+        a victim's claims stay allocated in preemption's simulation (DynamicResources has no
+        PreFilterExtensions), so a preemptor that asks for devices frees none before KEP-5690."""
+        return self.preemption_frees_gpus and (claims is None or self.dra_preemption)
+
     def args(self, plugin: str) -> dict[str, Any]:
         return self.plugin_args.get(plugin, {})
 

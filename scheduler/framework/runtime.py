@@ -239,7 +239,8 @@ class Framework:
         if nominated is not None and self._nominated_fits(state, request, nodes, nominated):
             return nominated, None
         base = self.ties.pod_base(pod) if self._keyed else 0
-        if nodes is None and self._index_order(len(state.nodes)) is not None:
+        # The usage index knows GPU counts, not devices: DRA placements take the scan.
+        if nodes is None and state.dra is None and self._index_order(len(state.nodes)) is not None:
             found = self._find_by_index(state, request, explain, base)
             if self.verifier:
                 scanned = self._scan(state, request, None, base)

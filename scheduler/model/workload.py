@@ -84,6 +84,16 @@ class Workload:
         """kube-scheduler's PodEligibleToPreemptOthers, its first rule: not under preemptionPolicy Never."""
         return self.preemption_policy is not PodPreemptionPolicy.NEVER
 
+    # DRA (docs/dra.md): ResourceClaimTemplates each pod gets a claim from, and the PodGroup's
+    # shared ResourceClaim (the same devices for every pod of the group).
+    claim_templates: tuple[str, ...] = ()
+    shared_claim: str | None = None
+
+    @property
+    def claims_devices(self) -> bool:
+        """Its pods ask for devices through DRA claims."""
+        return bool(self.claim_templates) or self.shared_claim is not None
+
     @property
     def gpu_milli_per_pod(self) -> int:
         return round(self.gpus_per_pod * MILLI)

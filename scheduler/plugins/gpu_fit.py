@@ -6,6 +6,8 @@ so nodes of other models are counted as "didn't match GPU model" without a filte
 
 from __future__ import annotations
 
+from scheduler.dra.allocator import AllocationFailed
+from scheduler.dra.state import FRACTION_ON_DRA_NODE, DraState
 from scheduler.framework.status import Resource, Status
 from scheduler.plugins import names
 from scheduler.state.cluster_state import ClusterState, PodRequest
@@ -33,6 +35,37 @@ class GpuFit:
         if request.milli and not state.gpu_fits(node, request.milli, kept):
             return _NEVER_GPU if request.milli > state.nodes[node].gpus * 1000 else _NO_GPU
         return _OK
+
+
+class GpuFitWithDevices(GpuFit):
+    """GpuFit on a cluster with DRA inputs: a pod with claims, and any pod on a node whose GPUs
+    are published as devices, goes through the DynamicResources filter instead. A replay
+    without DRA inputs keeps the plain GpuFit: its hot loop never asks."""
+
+    def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
+        dra = state.dra
+        if dra is not None and dra.involves(node, request.claims):
+            return dynamic_resources(dra, request, node)
+        return GpuFit.filter(self, state, request, node)
+
+
+def with_devices(filters: list) -> list:
+    """The profile's filters with GpuFit in its DRA form (`GpuFitWithDevices`), in place."""
+    return [GpuFitWithDevices() if type(plugin) is GpuFit else plugin for plugin in filters]
+
+
+def dynamic_resources(dra: DraState, request: PodRequest, node: int) -> Status:
+    """The DynamicResources filter (`plugins/dynamicresources/dynamicresources.go` Filter):
+    the allocator finds the pod's devices on the node, or the node fails in upstream's words."""
+    try:
+        plan = dra.plan(node, request.claims, request.milli)
+    except AllocationFailed as error:  # upstream: an error status, the pod cannot be scheduled
+        return Status.unresolvable(names.DYNAMIC_RESOURCES, str(error), short_of=Resource.GPU)
+    if isinstance(plan, str):
+        if plan == FRACTION_ON_DRA_NODE:
+            return Status.unresolvable(names.DYNAMIC_RESOURCES, plan, short_of=Resource.GPU)
+        return Status.unschedulable(names.DYNAMIC_RESOURCES, plan, short_of=Resource.GPU)
+    return _OK
 
 
 class NodeResourcesFit:

@@ -3,6 +3,7 @@
 PRIORITY_SORT = "PrioritySort"
 COSCHEDULING = "Coscheduling"
 GPU_FIT = "GpuFit"
+DYNAMIC_RESOURCES = "DynamicResources"
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 LEAST_ALLOCATED = "LeastAllocated"

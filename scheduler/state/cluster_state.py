@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from scheduler.dra.objects import PodClaims
+from scheduler.dra.state import DraHolding, DraState, unit_device_id
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
@@ -41,18 +43,20 @@ class PodRequest:
     models: tuple[str, ...] = ()
     priority: int = 0  # the pod's priority: GPUs nominated to higher priorities are not free to it
     selector: NodeSelector = NO_SELECTOR
+    claims: PodClaims | None = None  # DRA claims (docs/dra.md); None: a plain GPU count
 
     def with_models(self, models: tuple[str, ...], selector: NodeSelector | None = None) -> PodRequest:
         """This request on nodes of `models` (and `selector`, when given) only; as
         `dataclasses.replace`, without reading the fields' list on every call."""
         return PodRequest(self.milli, self.cpu_milli, self.memory_mib, models, self.priority,
-                          self.selector if selector is None else selector)
+                          self.selector if selector is None else selector, self.claims)
 
 
 @dataclass(slots=True)
 class Holding:
     """What one pod holds on its node: `whole` entire devices, or a slice of one shared
-    device (`shared`: (device id on the node, milli-GPUs))."""
+    device (`shared`: (device id on the node, milli-GPUs)). Through DRA (`dra`): its devices,
+    and in `parts` the (device id, milli-GPUs) of each GPU they take a share of or all."""
 
     node: int
     whole: int
@@ -60,9 +64,13 @@ class Holding:
     cpu_milli: int
     memory_mib: int
     milli: int = 0  # total milli-GPUs held (derived; kept to avoid recomputing)
+    parts: tuple[tuple[int, int], ...] = ()
+    dra: DraHolding | None = None
 
     def __post_init__(self) -> None:
         self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
+        if self.parts:
+            self.milli += sum(milli for _, milli in self.parts)
 
 
 class ClusterState:
@@ -76,7 +84,7 @@ class ClusterState:
         self.whole_free: list[int] = [n.gpus for n in self.nodes]
         self.whole_taken: list[int] = [0] * len(self.nodes)
         self.shared_free: list[dict[int, int]] = [{} for _ in self.nodes]
-        self._next_shared_id: list[int] = [0] * len(self.nodes)
+        self.next_shared_id: list[int] = [0] * len(self.nodes)
         self.cpu_free: list[int] = [n.cpu_milli for n in self.nodes]
         self.memory_free: list[int] = [n.memory_mib for n in self.nodes]
         # Pods that request no CPU (memory) per node: kube-scheduler's scores count them as
@@ -117,6 +125,8 @@ class ClusterState:
         # Free plus lower-priority GPUs per node and preemptor priority (`virtual_free.py`).
         self.virtual_free = VirtualFreeIndex(self.nodes, self.used, lambda: held_by_priority(self))
         self.level_changes = LevelChanges()  # what the views without lower priorities miss
+        self.dra: DraState | None = None  # devices published through DRA (`scheduler/dra/`); None: none
+        self.dra_gpus: dict[PodKey, float] = {}  # the GPU share each pod last took through DRA
 
     # -- queries -----------------------------------------------------------------------
 
@@ -161,21 +171,12 @@ class ClusterState:
 
     def allocate(self, key: PodKey, node: int, request: PodRequest) -> Holding:
         """Give `key` GPUs on `node`. The caller has checked that they fit."""
-        shared: tuple[int, int] | None = None
-        whole = 0
-        if request.milli >= MILLI:
-            whole = request.milli // MILLI
-        elif request.milli > 0:
-            # Fullest shared device that still fits (lowest id on a tie), else a fresh one:
-            # keeps whole devices whole for big requests.
-            fitting = [(free, device) for device, free in self.shared_free[node].items() if free >= request.milli]
-            if fitting:
-                device = min(fitting)[1]
-            else:
-                device = self._next_shared_id[node]
-                self._next_shared_id[node] += 1
-            shared = (device, request.milli)
-        holding = Holding(node, whole, shared, request.cpu_milli, request.memory_mib)
+        if self.dra is not None and self.dra.involves(node, request.claims):
+            holding = device_holding(self, key, node, request, self.dra)
+        elif request.milli >= MILLI:  # whole devices: the common case, without a call
+            holding = Holding(node, request.milli // MILLI, None, request.cpu_milli, request.memory_mib)
+        else:
+            holding = count_holding(self, node, request)
         self._apply(key, holding)
         if self._marks:
             self._journal.append(("alloc", key, holding))
@@ -257,6 +258,8 @@ class ClusterState:
                 self.whole_free[node] -= 1
                 shared[device] = MILLI
             shared[device] -= milli
+        if holding.dra is not None:
+            take_device_parts(self, holding, holding.dra, 1)
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -285,6 +288,8 @@ class ClusterState:
             if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
                 del shared[device]
                 self.whole_free[node] += 1
+        if holding.dra is not None:
+            take_device_parts(self, holding, holding.dra, -1)
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -345,3 +350,59 @@ def free_shares(state: ClusterState, node: int) -> tuple[int, ...]:
     """Every device's free milli-GPUs on `node`, ascending (the FGD measure reads this)."""
     return ((0,) * state.whole_taken[node] + tuple(sorted(state.shared_free[node].values()))
             + (MILLI,) * state.whole_free[node])
+
+
+def count_holding(state: ClusterState, node: int, request: PodRequest) -> Holding:
+    """What a plain GPU count takes on `node`: whole free devices, or a slice of the fullest
+    shared device that still fits it (lowest id on a tie), else of a fresh one: keeps whole
+    devices whole for big requests."""
+    shared: tuple[int, int] | None = None
+    whole = 0
+    if request.milli >= MILLI:
+        whole = request.milli // MILLI
+    elif request.milli > 0:
+        fitting = [(free, device) for device, free in state.shared_free[node].items() if free >= request.milli]
+        if fitting:
+            device = min(fitting)[1]
+        else:
+            device = state.next_shared_id[node]
+            state.next_shared_id[node] += 1
+        shared = (device, request.milli)
+    return Holding(node, whole, shared, request.cpu_milli, request.memory_mib)
+
+
+def device_holding(state: ClusterState, key: PodKey, node: int, request: PodRequest, dra: DraState) -> Holding:
+    """What `key` holds once DRA allocates its devices on `node`; the count view takes each
+    GPU's share, never more than the GPU has left."""
+    plan = dra.plan(node, request.claims, request.milli)
+    if isinstance(plan, str):
+        raise RuntimeError(f"allocate: {key} does not fit on node {state.nodes[node].name}: {plan}")
+    shared = state.shared_free[node]
+    parts = []
+    for unit, milli in plan.parts:
+        device = unit_device_id(unit)
+        taken = min(milli, shared.get(device, MILLI))
+        if taken:
+            parts.append((device, taken))
+    holding = Holding(node, 0, None, request.cpu_milli, request.memory_mib, parts=tuple(parts), dra=plan)
+    state.dra_gpus[key] = holding.milli / MILLI
+    return holding
+
+
+def take_device_parts(state: ClusterState, holding: Holding, devices: DraHolding, sign: int) -> None:
+    """A DRA holding's devices allocated (`sign` 1) or given back (-1), and its GPU shares
+    taken from or returned to the count view's devices."""
+    node, shared = holding.node, state.shared_free[holding.node]
+    for device, milli in holding.parts:
+        if sign > 0 and device not in shared:  # a whole free GPU starts being used
+            state.whole_free[node] -= 1
+            shared[device] = MILLI
+        shared[device] -= sign * milli
+        if sign < 0 and shared[device] == MILLI:
+            del shared[device]
+            state.whole_free[node] += 1
+    assert state.dra is not None
+    if sign > 0:
+        state.dra.apply(node, devices)
+    else:
+        state.dra.unapply(node, devices)

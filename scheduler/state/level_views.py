@@ -47,7 +47,9 @@ def _empty_view(state: ClusterState) -> ClusterState:
     view = ClusterState(state.cluster)
     view.nominations = state.nominations
     view.priority_of = state.priority_of
-    view._next_shared_id = state._next_shared_id
+    view.next_shared_id = state.next_shared_id
+    if state.dra is not None:  # the same devices, none allocated: the view restores its holdings
+        view.dra = state.dra.fresh()
     view.domains_cache = state.domains_cache
     view.candidates = state.candidates  # the same nodes, labels and taints: its caches hold for both
     return view

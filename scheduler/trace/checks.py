@@ -41,6 +41,9 @@ def check_against_cluster(
     gpu_nodes = list(alike)
     answers: dict[tuple[object, ...], tuple[str, PendingReason, str] | None] = {}
     for workload in workloads:
+        if workload.claims_devices:  # devices decide, not counts: the DynamicResources filter says why
+            accepted.append(workload)
+            continue
         signature = (workload.gpu_models, workload.gpu_milli_per_pod, workload.cpu_milli_per_pod,
                      workload.memory_mib_per_pod, workload.min_count, workload.pods)
         if signature not in answers:

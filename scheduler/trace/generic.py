@@ -79,6 +79,8 @@ OPTIONAL_COLUMNS = (
     "disruption_mode",
     "on_pod_loss",
     "preemption_policy",
+    "resource_claim_templates",
+    "resource_claim",
 )
 COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 DEFAULT_TENANT = "default"
@@ -254,7 +256,9 @@ def _parse_row(
     if not 1 <= min_count <= pods:
         raise _RowProblem("min_count", f"must be between 1 and pods ({pods}), got {min_count}")
     gpus_per_pod = _required_number(record, "gpus_per_pod")
-    if gpus_per_pod <= 0:
+    # A row whose pods ask through DRA claims may count 0 GPUs (a MIG slice is no whole GPU).
+    claims = bool(_shared_text(record, "resource_claim_templates") or _shared_text(record, "resource_claim"))
+    if gpus_per_pod < 0 or (gpus_per_pod == 0 and not claims):
         raise _RowProblem("gpus_per_pod", f"must be > 0, got {_show(gpus_per_pod)}")
     # The bound first: 1e306 GPUs times MILLI is no longer a finite number.
     _at_most("gpus_per_pod", gpus_per_pod, MAX_GPUS_PER_POD, "GPUs")
@@ -263,7 +267,7 @@ def _parse_row(
             "gpus_per_pod",
             f"must be a whole number of GPUs when >= 1 (fractions share one device), got {_show(gpus_per_pod)}",
         )
-    if round(gpus_per_pod * MILLI) < 1:
+    if round(gpus_per_pod * MILLI) < 1 and not (claims and gpus_per_pod == 0):
         raise _RowProblem("gpus_per_pod", f"must be at least 0.001, got {_show(gpus_per_pod)}")
     gpu_label = _text(record.get("gpu_model"), "gpu_model")
     gpu_models = _model_set(gpu_label, model_sets) if gpu_label else ()
@@ -315,7 +319,16 @@ def _parse_row(
         on_pod_loss=_choice(record, "on_pod_loss", OnPodLoss),
         preemption_policy=(_choice(record, "preemption_policy", PodPreemptionPolicy)
                            or PodPreemptionPolicy.PREEMPT_LOWER_PRIORITY),
+        # DRA: ResourceClaimTemplate names (`|` between them), one claim per pod from each, and
+        # the PodGroup's shared ResourceClaim (docs/dra.md); resolved against the DRA inputs.
+        claim_templates=_names(_shared_text(record, "resource_claim_templates")),
+        shared_claim=_shared_text(record, "resource_claim"),
     )
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    """Names separated by `|` (empty: none)."""
+    return tuple(name.strip() for name in text.split("|") if name.strip()) if text else ()
 
 
 _Choice = TypeVar("_Choice", DisruptionMode, OnPodLoss, PodPreemptionPolicy)

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from scheduler.eventlog.schema import (
     ADDED_IN_1_2,
     CLUSTER_SCHEMA,
+    DEVICE_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
     QUEUE_SCHEMA,
@@ -83,6 +84,15 @@ class RunBuilder:
         self.workloads: dict[str, dict] = {}
         self.events: list[dict] = []
         self.queues: list[dict] = []
+        self.devices: list[dict] = []
+
+    def device(self, node: str, device: str, gpu_unit: int, share_milli: int, partition: bool,
+               profile: str | None = None) -> RunBuilder:
+        """A device a DRA ResourceSlice publishes on `node` (devices.parquet)."""
+        self.devices.append({"node": node, "driver": "gpu.nvidia.com", "pool": node, "device": device,
+                             "gpu_unit": gpu_unit, "share_milli": share_milli, "partition": partition,
+                             "profile": profile})
+        return self
 
     def node(
         self,
@@ -235,7 +245,9 @@ class RunBuilder:
             workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_3))
         if schema_version in ("1.1", "1.2", "1.3"):
             workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_4))
-        return queues | {
+        devices = ({"devices.parquet": pa.Table.from_pylist(self.devices, schema=DEVICE_SCHEMA)}
+                   if self.devices else {})
+        return queues | devices | {
             "events.parquet": events,
             "workloads.parquet": workloads,
             "cluster.parquet": pa.Table.from_pylist(self.nodes, schema=CLUSTER_SCHEMA),

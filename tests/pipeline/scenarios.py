@@ -96,6 +96,23 @@ def fractional_sharing() -> RunBuilder:
     )
 
 
+def mig_partitions() -> RunBuilder:
+    # one H100 published through DRA as a whole device and MIG slices (docs/dra.md); a 1g.10gb
+    # slice (0.142 of the GPU) runs the first hour: the rest of the split GPU, 0.858 GPU-hours,
+    # is partition fragmentation, not shared-device slack; the second hour nobody asks for it
+    return (
+        RunBuilder(START, 7200, run_id="mig")
+        .node("n1", "H100", 1)
+        .device("n1", "gpu-0", 0, 1000, False)
+        .device("n1", "gpu-0-mig-1g.10gb-0", 0, 142, True, "1g.10gb")
+        .device("n1", "gpu-0-mig-1g.10gb-1", 0, 142, True, "1g.10gb")
+        .workload("w1", pods=1, gpus_per_pod=0.0, gpu_model="H100", kind="notebook")
+        .event(0, "submitted", "w1")
+        .event(0, "started", "w1", pod=0, node="n1", gpus=0.142)
+        .event(3600, "finished", "w1", pod=0, node="n1", gpus=0.142)
+    )
+
+
 def past_horizon() -> RunBuilder:
     # starts in the second hour and still runs when the window closes
     return (
@@ -598,6 +615,7 @@ ALL = (
     pod_by_pod_timeout,
     reserved_then_started,
     fractional_sharing,
+    mig_partitions,
     past_horizon,
     kueue_quota_and_borrowing,
     cpu_and_memory,

@@ -260,6 +260,10 @@ def test_int_idle_by_cause(con):
         ("fractional", "n1", 0, "fragmentation"): 0.0,
         ("fractional", "n1", 0, "no_demand"): 0.0,
         ("fractional", "n1", 1, "no_demand"): 1.0,
+        # the same holding on a node whose GPU is split into DRA partitions: partition_fragmentation
+        ("mig", "n1", 0, "partition_fragmentation"): 1 - 0.142,
+        ("mig", "n1", 0, "shared_device_slack"): 0.0,
+        ("mig", "n1", 1, "no_demand"): 1.0,
         ("reserved", "n1", 0, "gang_barrier"): 2 * 600 / 3600,
         ("reserved", "n1", 0, "no_demand"): 4.0,
         # Kueue holds w2 back 0..600 (4 free), w3 from 1200 (2 of the free GPUs)
@@ -284,11 +288,11 @@ def test_int_idle_by_cause(con):
         # a cause that explains nothing of a node-period has no row
         assert actual.get(key, 0.0) == pytest.approx(hours, abs=1e-12), key
     assert min(actual.values()) > 0
-    # seven causes, held + causes = capacity
+    # eight causes, held + causes = capacity
     assert rows(
         con, "select distinct idle_reason from int_idle_by_cause order by all"
-    ) == [("capacity_shortfall",), ("fragmentation",), ("gang_barrier",), ("no_demand",), ("quota",),
-          ("scheduling_latency",), ("shared_device_slack",)]
+    ) == [("capacity_shortfall",), ("fragmentation",), ("gang_barrier",), ("no_demand",),
+          ("partition_fragmentation",), ("quota",), ("scheduling_latency",), ("shared_device_slack",)]
 
 
 def test_int_node_prices_resolve_the_price_book(con):

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import yaml
 
 import scheduler
 from scheduler.commands import replay
@@ -24,6 +25,7 @@ TRACE_COLUMNS = (
     "tenant", "queue", "priority", "checkpoint_interval_s", "topology_required", "topology_preferred",
     "parent_group", "parent_min_groups", "parent_topology_required", "cpu_milli_per_pod", "memory_mib_per_pod",
     "schedule_timeout_s", "kind", "disruption_mode", "on_pod_loss", "preemption_policy",
+    "resource_claim_templates", "resource_claim",
 )
 
 
@@ -70,8 +72,10 @@ def with_tie_break(profile: str, rule: str) -> str:
 
 
 def replay_rows(tmp_path: Path, nodes: list[dict[str, Any]], workloads: list[dict[str, Any]],
-                profile: str, seed: int = 1, resizes: list[tuple[str, float, int]] | None = None) -> list[dict[str, Any]]:
-    """`profile` is a shipped name or a TOML text (written to a file for the replay)."""
+                profile: str, seed: int = 1, resizes: list[tuple[str, float, int]] | None = None,
+                dra: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """`profile` is a shipped name or a TOML text (written to a file for the replay); `dra`:
+    ResourceSlices, DeviceClasses and claims as Kubernetes objects (docs/dra.md)."""
     cluster = _write(tmp_path / "cluster.csv", NODE_COLUMNS, nodes)
     trace = _write(tmp_path / "trace.csv", TRACE_COLUMNS, workloads)
     if "\n" in profile:
@@ -81,8 +85,12 @@ def replay_rows(tmp_path: Path, nodes: list[dict[str, Any]], workloads: list[dic
     if resizes:
         resize_file = tmp_path / "resizes.csv"
         resize_file.write_text("workload_id,time_s,min_count\n" + "".join(f"{w},{t},{m}\n" for w, t, m in resizes))
+    dra_file = None
+    if dra:
+        dra_file = tmp_path / "dra.yaml"
+        dra_file.write_text(yaml.safe_dump_all(dra, sort_keys=False))
     out = tmp_path / "run"
-    replay(trace, cluster, out, profile=profile, seed=seed, resizes=resize_file)
+    replay(trace, cluster, out, profile=profile, seed=seed, resizes=resize_file, dra=dra_file)
     return pq.read_table(out / "events.parquet").to_pylist()
 
 

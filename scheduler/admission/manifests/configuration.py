@@ -77,7 +77,8 @@ _QUIET_FIELDS = {
 # Feature gates the replay honours (pkg/features/kube_features.go), with Kueue 0.20's defaults.
 MODELLED_GATES: Mapping[str, bool] = MappingProxyType(
     {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False,
-     "FlavorFungibilityPreserveScanProgress": True, "AdmissionFairSharing": True})
+     "FlavorFungibilityPreserveScanProgress": True, "AdmissionFairSharing": True,
+     "DynamicResourceAllocation": False})
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -119,7 +120,29 @@ def read_configuration(reader: FieldReader, api_version: str, document: Mapping)
         prioritize_preemptor_workloads=gates["PrioritizePreemptorWorkloads"],
         partial_admission=gates["PartialAdmission"],
         preserve_scan_progress=gates["FlavorFungibilityPreserveScanProgress"],
+        dynamic_resource_allocation=gates["DynamicResourceAllocation"],
+        device_class_mappings=_device_class_mappings(reader, document),
     )
+
+
+def _device_class_mappings(reader: FieldReader, document: Mapping) -> tuple[tuple[str, str], ...]:
+    """resources.deviceClassMappings: each {name: logical resource, deviceClassNames: [...]}
+    as (DeviceClass, resource) pairs (Kueue's DRA Mapper); a class mapped twice is an error."""
+    path = "resources.deviceClassMappings"
+    resources = reader.mapping(document.get("resources"), "resources")
+    pairs: dict[str, str] = {}
+    for index, entry in enumerate(reader.sequence(resources.get("deviceClassMappings"), path)):
+        entry = reader.mapping(entry, f"{path}[{index}]")
+        name = entry.get("name")
+        if not isinstance(name, str) or not name:
+            raise reader.error(f"{path}[{index}].name", f"must be a resource name, got {name!r}")
+        for number, device_class in enumerate(reader.sequence(entry.get("deviceClassNames"),
+                                                              f"{path}[{index}].deviceClassNames")):
+            if not isinstance(device_class, str) or not device_class or device_class in pairs:
+                raise reader.error(f"{path}[{index}].deviceClassNames[{number}]",
+                                   f"must be a DeviceClass name mapped once, got {device_class!r}")
+            pairs[device_class] = name
+    return tuple(pairs.items())
 
 
 def _feature_gates(reader: FieldReader, document: Mapping) -> dict[str, bool]:

@@ -1,0 +1,255 @@
+"""The structured-parameters allocator for one node: which devices satisfy a pod's claims.
+
+Follows `staging/src/k8s.io/dynamic-resource-allocation/structured/internal/experimental/
+allocator_experimental.go` (the variant with partitionable devices, consumable capacity and
+device taints):
+
+- claims, then their requests, in order; a `firstAvailable` request takes its first
+  alternative (subrequest) that can be allocated together with everything else (`allocateOne`);
+- `ExactCount` takes `count` devices, trying devices in slice and device order and
+  backtracking when a later device or request cannot be satisfied; `All` takes every
+  device that matches, and fails when there is none or one of them cannot be allocated;
+- a device is selectable when every selector of its DeviceClass and of the request is
+  true (`isSelectable`), and, for a request with capacity, it has the capacity left
+  (`CmpRequestOverCapacity`);
+- it is allocatable when no claim holds it (unless `allowMultipleAllocations`), its counter
+  sets have the counters it consumes left (`checkAvailableCounters`; a multi-allocatable
+  device whose capacity is already in use consumes none again), and every NoSchedule or
+  NoExecute taint is tolerated by the request (`taintPreventsAllocation`).
+
+Devices of one request are tried as combinations in index order, not as upstream's
+permutations: counters and capacity add up the same in any order, so the first solution
+found is the same, and a request that cannot be met is refused without n! retries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Protocol
+
+from scheduler.dra.objects import (
+    ALL,
+    PREVENTING_EFFECTS,
+    WHOLE_GPU_CLASS,
+    ClaimSpec,
+    Consumption,
+    Device,
+    DeviceClass,
+    DeviceRequest,
+    Request,
+    SelectorError,
+)
+
+CounterKey = tuple[str, str, str]  # driver, pool, counter set
+
+
+class Matcher(Protocol):
+    def matches(self, expression: str, device: Device) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """One device given to one request of one claim; `capacity`: what a shared device gives
+    this claim (consumable capacity), empty for an exclusive device."""
+
+    claim: int
+    request: str  # upstream's request name: `request` or `request/subrequest`
+    device: int  # index in the node's devices
+    capacity: tuple[tuple[str, Fraction], ...] = ()
+
+
+class AllocationFailed(Exception):
+    """A claim refers to something that does not exist or a selector cannot be decided:
+    upstream's allocator returns an error (the pod cannot be scheduled on any node)."""
+
+
+class NodeView(Protocol):
+    """What the allocator reads of one node's devices and their current use."""
+
+    devices: tuple[Device, ...]
+
+    def in_use(self, device: int) -> bool: ...
+
+    def is_whole(self, device: int) -> bool: ...
+
+    def capacity_used(self, device: int) -> dict[str, Fraction]: ...
+
+    def counters_left(self, key: CounterKey) -> dict[str, Fraction] | None: ...
+
+
+class Allocator:
+    """Allocates the claims of one pod on one node (`allocate`)."""
+
+    def __init__(self, node: NodeView, classes: dict[str, DeviceClass], matcher: Matcher) -> None:
+        self.node = node
+        self.classes = classes
+        self.matcher = matcher
+        self._taken: set[int] = set()  # devices given to an exclusive request in this attempt
+        self._capacity: dict[int, dict[str, Fraction]] = {}  # capacity given in this attempt
+        self._counters: dict[CounterKey, dict[str, Fraction]] = {}  # counters consumed in this attempt
+        self._picks: list[Pick] = []
+        self._claims: tuple[ClaimSpec, ...] = ()
+
+    def allocate(self, claims: tuple[ClaimSpec, ...]) -> list[Pick] | None:
+        """The devices for every request of `claims`, or None when they cannot all be
+        allocated on this node. `AllocationFailed` for an unknown class or a selector error."""
+        self._claims = claims
+        slots: list[tuple[int, DeviceRequest]] = [(index, request) for index, claim in enumerate(claims)
+                                                  for request in claim.requests]
+        return list(self._picks) if self._solve(slots, 0) else None
+
+    # -- the search ---------------------------------------------------------------------
+
+    def _solve(self, slots: list[tuple[int, DeviceRequest]], position: int) -> bool:
+        if position == len(slots):
+            return True
+        claim, request = slots[position]
+        for choice, alternative in enumerate(request.alternatives):
+            label = request.label(choice)
+            if alternative.allocation_mode == ALL:
+                if self._all(claim, label, alternative, slots, position):
+                    return True
+            elif self._exact(claim, label, alternative, alternative.count, 0, slots, position):
+                return True
+        return False
+
+    def _exact(self, claim: int, label: str, request: Request, left: int, start: int,
+               slots: list[tuple[int, DeviceRequest]], position: int) -> bool:
+        if left == 0:
+            return self._solve(slots, position + 1)
+        devices = self.node.devices
+        for index in range(start, len(devices)):
+            if len(devices) - index < left:
+                return False
+            if not self._selectable(claim, request, index) or not self._has_capacity(request, index):
+                continue
+            undo = self._take(claim, label, request, index)
+            if undo is None:
+                continue
+            if self._exact(claim, label, request, left - 1, index + 1, slots, position):
+                return True
+            undo()
+        return False
+
+    def _all(self, claim: int, label: str, request: Request, slots: list[tuple[int, DeviceRequest]],
+             position: int) -> bool:
+        matching = [i for i in range(len(self.node.devices))
+                    if self._selectable(claim, request, i) and self._has_capacity(request, i)]
+        if not matching:  # "At least one device is required for 'All' allocation mode."
+            return False
+        undos: list[Callable[[], None]] = []
+        for index in matching:
+            undo = self._take(claim, label, request, index)
+            if undo is None:
+                break
+            undos.append(undo)
+        else:
+            if self._solve(slots, position + 1):
+                return True
+        for undo in reversed(undos):
+            undo()
+        return False
+
+    # -- one device ---------------------------------------------------------------------
+
+    def _selectable(self, claim: int, request: Request, index: int) -> bool:
+        """Every selector of the request's class, then of the request (`isSelectable`); a
+        selector that cannot be decided is upstream's error, naming the class or the claim."""
+        device = self.node.devices[index]
+        if request.device_class == WHOLE_GPU_CLASS:  # a plain GPU count on a DRA node
+            return self.node.is_whole(index)
+        device_class = self.classes.get(request.device_class)
+        if device_class is None:
+            raise AllocationFailed(f"request {request.name}: device class {request.device_class} does not exist")
+        for owner, selectors in ((f"class {device_class.name}", device_class.selectors),
+                                 (f"claim {self._claims[claim].name}", request.selectors)):
+            for number, expression in enumerate(selectors):
+                try:
+                    if not self.matcher.matches(expression, device):
+                        return False
+                except SelectorError as error:
+                    raise AllocationFailed(f"{owner}: selector #{number}: {error}") from None
+        return True
+
+    def _wanted(self, request: Request, device: Device) -> tuple[tuple[str, Fraction], ...]:
+        """What a request takes of a shared device: each capacity it names, else the
+        capacity's requestPolicy default, else all of it (`GetConsumedCapacityFromRequest`)."""
+        asked = {self._qualified(name, device): amount for name, amount in request.capacity}
+        defaults = dict(device.capacity_defaults)
+        return tuple((name, asked.get(name, defaults.get(name, total))) for name, total in device.capacity)
+
+    @staticmethod
+    def _qualified(name: str, device: Device) -> str:
+        return name if "/" in name else f"{device.driver}/{name}"
+
+    def _has_capacity(self, request: Request, index: int) -> bool:
+        device = self.node.devices[index]
+        if not device.allow_multiple_allocations:
+            # A request with capacity on an exclusive device needs no more than it has.
+            return all((device.capacity_of(self._qualified(name, device)) or 0) >= amount
+                       for name, amount in request.capacity)
+        used = self.node.capacity_used(index)
+        pending = self._capacity.get(index, {})
+        for name, amount in self._wanted(request, device):
+            total = device.capacity_of(name) or Fraction(0)
+            if used.get(name, 0) + pending.get(name, 0) + amount > total:
+                return False
+        return True
+
+    def _take(self, claim: int, label: str, request: Request, index: int) -> Callable[[], None] | None:
+        """Allocate device `index` to the request for this attempt: an undo, or None."""
+        device = self.node.devices[index]
+        multiple = device.allow_multiple_allocations
+        if not multiple and (index in self._taken or self.node.in_use(index)):
+            return None
+        if any(t.effect in PREVENTING_EFFECTS and not any(tol.tolerates(t) for tol in request.tolerations)
+               for t in device.taints):
+            return None
+        consumes: Consumption = device.consumes
+        if multiple and (self.node.capacity_used(index) or index in self._capacity):
+            consumes = ()  # its counters were consumed by its first share
+        if not self._counters_fit(device, consumes):
+            return None
+        self._add_counters(device, consumes, 1)
+        capacity: tuple[tuple[str, Fraction], ...] = ()
+        if multiple:
+            capacity = self._wanted(request, device)
+            pending = self._capacity.setdefault(index, {})
+            for name, amount in capacity:
+                pending[name] = pending.get(name, Fraction(0)) + amount
+        else:
+            self._taken.add(index)
+        self._picks.append(Pick(claim, label, index, capacity))
+
+        def undo() -> None:
+            self._picks.pop()
+            self._add_counters(device, consumes, -1)
+            if multiple:
+                pending = self._capacity[index]
+                for name, amount in capacity:
+                    pending[name] -= amount
+                if not any(pending.values()):
+                    del self._capacity[index]
+            else:
+                self._taken.discard(index)
+        return undo
+
+    def _counters_fit(self, device: Device, consumes: Consumption) -> bool:
+        for set_name, counters in consumes:
+            key = (device.driver, device.pool, set_name)
+            left = self.node.counters_left(key)
+            if left is None:
+                return False  # a counter set no slice declares: validation refuses it upstream
+            pending = self._counters.get(key, {})
+            for name, amount in counters:
+                if left.get(name, Fraction(0)) - pending.get(name, Fraction(0)) < amount:
+                    return False
+        return True
+
+    def _add_counters(self, device: Device, consumes: Consumption, sign: int) -> None:
+        for set_name, counters in consumes:
+            pending = self._counters.setdefault((device.driver, device.pool, set_name), {})
+            for name, amount in counters:
+                pending[name] = pending.get(name, Fraction(0)) + sign * amount
