@@ -11,7 +11,8 @@ the first tied node of the scan nor a draw: a tied node deeper in the heap can c
 tied node nearer the root (`tests/scheduler/test_node_heap.py` has the cases).
 
 `SortedScoredNodes` keeps popping in the same order (`heap.Pop`: swap the root with the
-last element, sift down over the rest), which OpportunisticBatching would hand out as hints.
+last element, sift down over the rest), which OpportunisticBatching hands out as hints
+(`batch.py`); `unordered` is its `UnorderedList` (the heap's internal order).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class SortedScoredNodes:
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def unordered(self) -> list[tuple[float, int]]:
+        """UnorderedList: a copy of the (score, node) pairs in the heap's internal order."""
+        return list(self._heap)
 
     def peek(self) -> int:
         """The node `pop` would return."""
