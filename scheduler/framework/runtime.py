@@ -44,6 +44,8 @@ from scheduler.verify import Verifier
 
 T = TypeVar("T")
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
+PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
+HEAP_ROOT_CHECK = "heap root by pre-order rank"
 
 
 class Framework:
@@ -287,12 +289,11 @@ class Framework:
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""
-        search = node_search.PartialSearch(self.filters, self.scores, self.profile.percentage_of_nodes_to_score)
-        scored, diagnosis, self._next_start = search.run(state, request, self._next_start)
+        scored, diagnosis = _partial_search(self, state, request)
         if not scored:
             return None, diagnosis
         if self.profile.tie_break is TieBreak.HEAP_ORDER:
-            return heap_choice(scored), None
+            return _heap_root(self.verifier, scored), None
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
@@ -318,9 +319,7 @@ def _find_with_batch(framework: Framework, batch: OpportunisticBatch, state: Clu
     if hint is not None and fits(hint):
         batch.store(signature, hint, hint, None, None, now)
         return hint, None
-    search = node_search.PartialSearch(framework.filters, framework.scores,
-                                       framework.profile.percentage_of_nodes_to_score)
-    scored, diagnosis, framework._next_start = search.run(state, request, framework._next_start)
+    scored, diagnosis = _partial_search(framework, state, request)
     if not scored:
         return None, diagnosis
     if len(scored) == 1:  # schedulePod's one-feasible-node shortcut: nothing to keep
@@ -330,6 +329,34 @@ def _find_with_batch(framework: Framework, batch: OpportunisticBatch, state: Clu
     node = heap.pop()
     batch.store(signature, hint, node, scored, heap, now)
     return node, None
+
+
+def _partial_search(framework: Framework, state: ClusterState, request: PodRequest
+                    ) -> tuple[list[tuple[float, int]], Diagnosis]:
+    """The search from the rotating start (`node_search.PartialSearch.run`), which moves the
+    start on; under `--verify` checked against the search that calls every filter."""
+    search = node_search.PartialSearch(framework.filters, framework.scores,
+                                       framework.profile.percentage_of_nodes_to_score)
+    start = framework._next_start
+    scored, diagnosis, framework._next_start = search.run(state, request, start)
+    if framework.verifier is not None and search.inline:
+        plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
+        framework.verifier.same(None, PARTIAL_SEARCH_CHECK, _searched(scored, diagnosis, framework._next_start),
+                                _searched(plain, plain_diagnosis, plain_next))
+    return scored, diagnosis
+
+
+def _heap_root(verifier: Verifier | None, scored: list[tuple[float, int]]) -> int:
+    """The heap's root (`heap_choice`), under `--verify` against the heap built."""
+    node = heap_choice(scored)
+    if verifier is not None:
+        verifier.same(None, HEAP_ROOT_CHECK, node, SortedScoredNodes(scored).peek())
+    return node
+
+
+def _searched(scored: list[tuple[float, int]], diagnosis: Diagnosis, next_start: int) -> tuple[object, ...]:
+    """What the two node searches must agree on."""
+    return (scored, next_start, diagnosis.message(), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of))
 
 
 def _signature(request: PodRequest) -> tuple[object, ...]:

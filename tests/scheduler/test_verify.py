@@ -21,8 +21,10 @@ from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import victim_plans
+from scheduler.framework import node_heap
 from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.node_heap import SortedScoredNodes
+from scheduler.framework.node_search import PartialSearch
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state.cluster_state import ClusterState
@@ -39,7 +41,11 @@ from tests.scheduler.scenario import (
     with_tie_break,
 )
 
+SEARCH_CHECK = "partial node search with inline fit checks"
+HEAP_ROOT_CHECK = "heap root by pre-order rank"
 GROUP_CHECKS = {
+    SEARCH_CHECK,
+    HEAP_ROOT_CHECK,
     "GPUs held below a priority from the index",
     "group preemption ruled out by virtual free counts",
     "best topology domain from a bounded search",
@@ -60,6 +66,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
+# kube-default and its kin search from the rotating start under the heap's order
+HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, HEAP_ROOT_CHECK}
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +99,9 @@ BATCHING = kube_default_without_default_spread()
                                    "victims planned on the view without lower priorities",
                                    "group preemption ruled out by virtual free counts",
                                    "group preemption skipped as unchanged"}),
-    ("kube-default", POD_CHECKS),
-    (BATCHING, POD_CHECKS | {"batch hint from the kept heap"}),
+    ("kube-default", HEAP_POD_CHECKS),
+    # the batch keeps the whole heap of each search, so it pops it rather than ranking the root
+    (BATCHING, POD_CHECKS | {SEARCH_CHECK, "batch hint from the kept heap"}),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
@@ -170,6 +179,12 @@ BROKEN = {
     "Kueue's victim search forgets the candidates it took": (
         lambda mp: mp.setattr(QuotaOverlay, "remove", lambda self, queue, usage: None),
         "victim search on an overlay of the usage"),
+    "the inline fit check reads the GPUs' capacity, not what is free": (
+        lambda mp: mp.setattr(PartialSearch, "free_whole_gpus", lambda self, state: [n.gpus for n in state.nodes]),
+        SEARCH_CHECK, "kube-default"),
+    "the heap's root is taken as the first best node scanned": (
+        lambda mp: mp.setattr(node_heap, "preorder_rank", lambda position, depth: (position, 0)),
+        HEAP_ROOT_CHECK, "kube-default"),
     "the kept heap still holds the node its search chose": (
         lambda mp: mp.setattr(OpportunisticBatch, "store", _store_unpopped),
         "batch hint from the kept heap", BATCHING),
