@@ -119,10 +119,8 @@ class Framework:
             self.ties.attempt = attempt
 
     def begin_attempt(self, workload: str, attempt: int, failures: int, now: float) -> None:
-        """A scheduling attempt (cycle) begins: its placements' node keys derive from it."""
+        """A scheduling attempt begins: the node keys of its placements derive from it."""
         self.ties.begin_attempt(workload, attempt, failures, now)
-        if self.batch is not None:
-            self.batch.begin_cycle()
 
     # -- Permit ---------------------------------------------------------------------------
 
@@ -256,6 +254,7 @@ class Framework:
         OpportunisticBatching's hint under a profile that signs pods (`_find_with_batch`)."""
         if self.batch is None:
             return self.find_node(state, request, pod=pod, nominated=nominated)
+        self.batch.begin_cycle()  # one pod's scheduling cycle (scheduleOne)
         return _find_with_batch(self, self.batch, state, request, nominated, now)
 
     def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None,
