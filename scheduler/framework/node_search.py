@@ -109,8 +109,9 @@ class PartialSearch:
         return state.whole_free
 
     def run(self, state: ClusterState, request: PodRequest, start: int) -> tuple[list[tuple[float, int]], Diagnosis, int]:
-        """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis,
-        and where the next search starts."""
+        """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis
+        (built only when no node is feasible: nobody reads it otherwise), and where the next
+        search starts."""
         if not self.inline or state.nominations:
             return self.run_plain(state, request, start)
         count = len(state.nodes)
@@ -127,6 +128,7 @@ class PartialSearch:
         cpu_free, memory_free = state.cpu_free, state.memory_free
         models, milli, cpu, memory = request.models, request.milli, request.cpu_milli, request.memory_mib
         whole = (milli + MILLI - 1) // MILLI  # whole GPUs that surely hold the request
+        failures: list[tuple[int, Status]] = []
         processed = 0
         for i in range(count):
             node = start + i
@@ -150,7 +152,7 @@ class PartialSearch:
                         failed = status
                         break
                 if failed is not None:
-                    diagnosis.failed(node, failed)
+                    failures.append((node, failed))
                     processed += 1
                     continue
             if len(feasible) == wanted:
@@ -164,6 +166,9 @@ class PartialSearch:
             else:
                 feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
             processed += 1
+        if not feasible:
+            for node, failed in failures:
+                diagnosis.failed(node, failed)
         return feasible, diagnosis, (start + processed) % count if count else 0
 
     def run_plain(self, state: ClusterState, request: PodRequest, start: int

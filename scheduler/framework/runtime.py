@@ -354,7 +354,9 @@ def _heap_root(verifier: Verifier | None, scored: list[tuple[float, int]]) -> in
 
 
 def _searched(scored: list[tuple[float, int]], diagnosis: Diagnosis, next_start: int) -> tuple[object, ...]:
-    """What the two node searches must agree on."""
+    """What the two node searches must agree on (the diagnosis when no node is feasible)."""
+    if scored:
+        return scored, next_start
     return (scored, next_start, diagnosis.message(), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of))
 
 
