@@ -147,3 +147,15 @@ def test_which_profiles_sign_pods(case, profile, signs):
 
     profiles = [load_profile(name) for name in shipped_profiles()] if profile is None else [profile]
     assert {p.signs_pods for p in profiles} == {signs}
+
+
+@pytest.mark.parametrize("key", ["opportunistic_batching", "default_topology_spread"])
+def test_a_batching_switch_that_is_not_a_boolean_names_the_file_and_field(tmp_path, key):
+    from scheduler.errors import InputError
+
+    path = tmp_path / "mine.toml"
+    path.write_text(f'name = "mine"\nunit = "pod"\n[behaviour]\n{key} = "yes"\n')
+    with pytest.raises(InputError) as raised:
+        load_profile(str(path))
+    assert "mine.toml" in str(raised.value) and f"behaviour.{key}" in str(raised.value)
+    assert "true or false" in str(raised.value)
