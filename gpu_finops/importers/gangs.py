@@ -68,7 +68,7 @@ class Membership:
     topology_key: str | None = None  # a node label key the whole group must share
     kind: str = "training"
     schedule_timeout_s: int | None = None  # a scheduler-plugins PodGroup's scheduleTimeoutSeconds
-    disruption_mode: str = ""  # "all" when the PodGroup (or its CompositePodGroup) says so; "": Single
+    disruption_mode: str = ""  # "all" when the PodGroup (its CompositePodGroup, Job or JobSet) says so; "": Single
     on_pod_loss: str = ""  # what its controller does when one pod is preempted ("": the kind's default)
 
 
@@ -141,7 +141,8 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
         replicated = _get(pod, JOBSET_REPLICATED_JOB)
         member = "/".join(p for p in (replicated, _get(pod, JOBSET_JOB_INDEX), index) if p) or pod.name
         # A preempted pod fails its Job, and by the JobSet's default failure policy the JobSet.
-        return Membership(f"{ns}/jobset/{name}", "JobSet", member, role=replicated, on_pod_loss="restart_group")
+        return Membership(f"{ns}/jobset/{name}", "JobSet", member, role=replicated, on_pod_loss="restart_group",
+                          disruption_mode="all" if (ns, name) in objects.jobset_disruption_all else "")
     owner = pod.owner
     if _get(pod, KUBEFLOW_JOB) or (owner and owner.kind in TRAINING_KINDS):
         name = _get(pod, KUBEFLOW_JOB) or (owner.name if owner else pod.name)
@@ -154,7 +155,8 @@ def membership(pod: PodRecord, objects: GroupObjects) -> Membership | None:
         # Either way the Job's controller creates a preempted pod again (same completion index).
         return Membership(f"{ns}/job/{owner.name}", "Job (owner reference)", slot,
                           min_count=None if index else 1, kind="training" if index else "batch",
-                          on_pod_loss="replace_pod")
+                          on_pod_loss="replace_pod",
+                          disruption_mode="all" if (ns, owner.name) in objects.job_disruption_all else "")
     return None
 
 

@@ -1,10 +1,11 @@
 """The objects of a dump beside its pods that say how pods form gangs and how many GPUs a
 DRA claim holds: native Workload / PodGroup / CompositePodGroup (scheduling.k8s.io),
-scheduler-plugins and Volcano PodGroups, batch Jobs, LeaderWorkerSets (their restart policy),
-ResourceClaims and their templates.
+scheduler-plugins and Volcano PodGroups, batch Jobs (their parallelism and
+`spec.scheduling.disruptionMode`), JobSets (`spec.scheduling.disruptionMode`), LeaderWorkerSets
+(their restart policy), ResourceClaims and their templates.
 
 Add them to the pods dump to rebuild gangs exactly, e.g.
-``kubectl get pods,jobs,podgroups,compositepodgroups,leaderworkersets,resourceclaims,resourceclaimtemplates -A -o json``.
+``kubectl get pods,jobs,jobsets,podgroups,compositepodgroups,leaderworkersets,resourceclaims,resourceclaimtemplates -A -o json``.
 Without them, gangs are still rebuilt from pod labels; the quorum is then every member.
 """
 
@@ -19,8 +20,8 @@ from gpu_finops.importers.records import CompositeSpec, GroupObjects, PodGroupSp
 
 NATIVE_GROUP = "scheduling.k8s.io"
 PLUGIN_GROUPS = ("scheduling.x-k8s.io", "scheduling.sigs.k8s.io", "scheduling.volcano.sh")
-KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup", "Job", "ResourceClaim", "ResourceClaimTemplate",
-                   "LeaderWorkerSet"})
+KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup", "Job", "JobSet", "ResourceClaim",
+                   "ResourceClaimTemplate", "LeaderWorkerSet"})
 
 
 def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects, list[SourceObject]]:
@@ -64,6 +65,13 @@ def collect_group_objects(objects: Iterable[SourceObject]) -> tuple[GroupObjects
             parallelism = _count(spec.get("parallelism", 1))
             if parallelism is not None:
                 found.job_parallelism[key] = parallelism
+            if _disruption_all(_map(spec.get("scheduling"))):  # JobSchedulingConfiguration (WorkloadWithJob)
+                found.job_disruption_all.add(key)
+        elif obj.kind == "JobSet" and group == "jobset.x-k8s.io":
+            # The JobSet-wide scheduling block; per-ReplicatedJob blocks are not read (the
+            # importer makes one gang of a JobSet).
+            if _disruption_all(_map(spec.get("scheduling"))):
+                found.jobset_disruption_all.add(key)
         elif obj.kind == "ResourceClaim" and group == "resource.k8s.io":
             found.claim_gpus[key] = _allocated_gpus(obj.value) or _requested_gpus(_map(spec.get("devices")))
         elif obj.kind == "ResourceClaimTemplate" and group == "resource.k8s.io":

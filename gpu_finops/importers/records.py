@@ -106,6 +106,9 @@ class GroupObjects:
     plugin_pod_groups: dict[tuple[str, str], int] = field(default_factory=dict)  # minMember
     plugin_schedule_timeouts: dict[tuple[str, str], int] = field(default_factory=dict)  # scheduleTimeoutSeconds
     job_parallelism: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Jobs (batch/v1) and JobSets whose spec.scheduling says disruptionMode: {all: {}}
+    job_disruption_all: set[tuple[str, str]] = field(default_factory=set)
+    jobset_disruption_all: set[tuple[str, str]] = field(default_factory=set)
     claim_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)  # ResourceClaim
     template_gpus: dict[tuple[str, str], float | None] = field(default_factory=dict)
     priority_classes: dict[str, int] = field(default_factory=dict)  # Kueue WorkloadPriorityClass

@@ -1,6 +1,7 @@
 """The pod cycle (profiles with unit = pod: kube-default, coscheduling, gang-v1.35).
 
-  1. Filter + Score: one node for this pod (`Framework.find_node`).
+  1. Filter + Score: one node for this pod (`Framework.find_node_for_pod`: the nominated node,
+     OpportunisticBatching's hint, or the search).
   2. PostFilter: otherwise per-pod preemption frees one node, or the pod says why it is
      pending; with a gang Permit, a failed pod may reject its whole waiting group
      (coscheduling's optimistic rejection).
@@ -26,7 +27,8 @@ from scheduler.workload_run import WorkloadRun
 def schedule_pod(ctx: CycleContext, run: WorkloadRun, pod: int) -> Outcome:
     # 1. Filter + Score
     nominated = ctx.state.nominations.node_of(run.spec.workload_id, pod) if ctx.state.nominations else None
-    node, diagnosis = ctx.framework.find_node(ctx.state, run.request, pod=(run.spec.workload_id, pod), nominated=nominated)
+    node, diagnosis = ctx.framework.find_node_for_pod(ctx.state, run.request, (run.spec.workload_id, pod), nominated,
+                                                      ctx.now)
     # 2. PostFilter (not while the victims of its last preemption still terminate)
     if node is None and run.awaiting_victims_until > ctx.now:
         ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,

@@ -11,7 +11,8 @@ the first tied node of the scan nor a draw: a tied node deeper in the heap can c
 tied node nearer the root (`tests/scheduler/test_node_heap.py` has the cases).
 
 `SortedScoredNodes` keeps popping in the same order (`heap.Pop`: swap the root with the
-last element, sift down over the rest), which OpportunisticBatching would hand out as hints.
+last element, sift down over the rest), which OpportunisticBatching hands out as hints
+(`batch.py`); `unordered` is its `UnorderedList` (the heap's internal order).
 """
 
 from __future__ import annotations
@@ -30,6 +31,10 @@ class SortedScoredNodes:
 
     def __len__(self) -> int:
         return len(self._heap)
+
+    def unordered(self) -> list[tuple[float, int]]:
+        """UnorderedList: a copy of the (score, node) pairs in the heap's internal order."""
+        return list(self._heap)
 
     def peek(self) -> int:
         """The node `pop` would return."""
@@ -59,10 +64,26 @@ class SortedScoredNodes:
 
 
 def heap_choice(scored: Sequence[tuple[float, int]]) -> int:
-    """The node `newSortedNodeScores(scored).Pop()` returns (`scored` in scan order, not empty).
-    A unique best score is the root whatever the heap's shape; only ties build the heap."""
+    """The node `newSortedNodeScores(scored).Pop()` returns (`scored` in scan order, not
+    empty), without building the heap: the best-scoring entry first in the pre-order of the
+    heap's tree (`preorder_rank`). Why: heap.Init sifts down from the last parent to the
+    root; a best-scoring entry never moves down (no child is strictly better), and a parent
+    that scores lower takes its left child's subtree's root when that subtree holds a best
+    score, else its right child's (Less is strict, so a tie goes left). By induction the
+    root of every subtree is its first best entry in pre-order (the node itself, then its
+    left subtree, then its right). `SortedScoredNodes(scored).peek()` is the plain twin."""
     top = max(score for score, _ in scored)
-    best = [node for score, node in scored if score == top]
+    best = [position for position, (score, _) in enumerate(scored) if score == top]
     if len(best) == 1:
-        return best[0]
-    return SortedScoredNodes(scored).peek()
+        return scored[best[0]][1]
+    depth = len(scored).bit_length()
+    return scored[min(best, key=lambda position: preorder_rank(position, depth))][1]
+
+
+def preorder_rank(position: int, depth: int) -> tuple[int, int]:
+    """A key that orders heap positions (0-based) as a pre-order walk of the heap's tree
+    visits them: the path from the root (the bits of position + 1 after the leading one,
+    0 = left), left-aligned to `depth` bits; an ancestor (a prefix) before its descendants."""
+    one_based = position + 1
+    level = one_based.bit_length()
+    return one_based << (depth - level), level

@@ -19,6 +19,7 @@ from scheduler.framework.node_heap import heap_choice
 from scheduler.framework.status import Code, Resource, Status
 from scheduler.state.cluster_state import ClusterState, PodRequest
 
+MILLI = 1000
 MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MODEL_MISMATCH = "node(s) didn't match GPU model"
@@ -86,15 +87,93 @@ def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlug
 
 
 class PartialSearch:
-    """One profile's filters and weighted scores, and its percentage_of_nodes_to_score."""
+    """One profile's filters and weighted scores, and its percentage_of_nodes_to_score.
+
+    `run` is the search; when the filters are GpuFit and NodeResourcesFit (in any order) and
+    no GPUs are nominated, a node that surely passes both (whole free GPUs enough for a
+    request of whole GPUs, any whole free GPU for a fraction, CPU and memory free) is taken
+    as feasible without calling them, and a single score plugin is called directly: the
+    plugins run only on the nodes that may fail. `run_plain` calls every filter on every
+    node, as written upstream (and LeastAllocated / MostAllocated on GPUs are computed inline,
+    with the plugins' own arithmetic); `replay --verify` compares the two
+    ('partial node search with inline fit checks')."""
 
     def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlugin, float]],
                  percentage: float) -> None:
         self.filters, self.scores, self.percentage = filters, scores, percentage
+        kinds = [getattr(plugin, "inline_fit", "") for plugin in filters]
+        self.inline = len(kinds) == 2 and set(kinds) == {"gpus", "cpu_memory"}
+
+    def free_whole_gpus(self, state: ClusterState) -> list[int]:
+        """Whole free GPUs per node, as the inline check reads them."""
+        return state.whole_free
 
     def run(self, state: ClusterState, request: PodRequest, start: int) -> tuple[list[tuple[float, int]], Diagnosis, int]:
-        """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis,
-        and where the next search starts."""
+        """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis
+        (built only when no node is feasible: nobody reads it otherwise), and where the next
+        search starts."""
+        if not self.inline or state.nominations:
+            return self.run_plain(state, request, start)
+        count = len(state.nodes)
+        wanted = feasible_nodes_to_find(self.percentage, count)
+        feasible: list[tuple[float, int]] = []
+        diagnosis = Diagnosis(total_nodes=count)
+        excluded = state.candidates.excluded(request.selector)
+        filters, scores = self.filters, self.scores
+        single, weight = (scores[0][0], scores[0][1]) if len(scores) == 1 else (None, 0.0)
+        # LeastAllocated / MostAllocated on GPUs: the same arithmetic as the plugin, inline
+        allocation = getattr(single, "inline_score", "") if single is not None else ""
+        used = state.used
+        nodes, whole_free = state.nodes, self.free_whole_gpus(state)
+        cpu_free, memory_free = state.cpu_free, state.memory_free
+        models, milli, cpu, memory = request.models, request.milli, request.cpu_milli, request.memory_mib
+        whole = (milli + MILLI - 1) // MILLI  # whole GPUs that surely hold the request
+        failures: list[tuple[int, Status]] = []
+        processed = 0
+        for i in range(count):
+            node = start + i
+            if node >= count:
+                node -= count
+            spec = nodes[node]
+            if models and spec.gpu_model not in models:
+                diagnosis.reasons[MODEL_MISMATCH] += 1
+                processed += 1
+                continue
+            if excluded and node in excluded:
+                diagnosis.reasons[excluded[node]] += 1
+                processed += 1
+                continue
+            if not (whole_free[node] >= whole and (not spec.cpu_milli or cpu_free[node] >= cpu)
+                    and (not spec.memory_mib or memory_free[node] >= memory)):
+                failed = None  # not surely fitting: the filters decide
+                for plugin in filters:
+                    status = plugin.filter(state, request, node)
+                    if not status.ok:
+                        failed = status
+                        break
+                if failed is not None:
+                    failures.append((node, failed))
+                    processed += 1
+                    continue
+            if len(feasible) == wanted:
+                break  # one feasible node more than wanted: the search is cancelled
+            if allocation and spec.gpus:
+                fraction = (used[node] + milli) / (spec.gpus * MILLI)
+                feasible.append((weight * (100.0 * (1.0 - fraction) if allocation == "least" else 100.0 * fraction),
+                                 node))
+            elif single is not None:
+                feasible.append((weight * single.score(state, request, node), node))
+            else:
+                feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
+            processed += 1
+        if not feasible:
+            for node, failed in failures:
+                diagnosis.failed(node, failed)
+        return feasible, diagnosis, (start + processed) % count if count else 0
+
+    def run_plain(self, state: ClusterState, request: PodRequest, start: int
+                  ) -> tuple[list[tuple[float, int]], Diagnosis, int]:
+        """`run` with every filter called on every node."""
         count = len(state.nodes)
         wanted = feasible_nodes_to_find(self.percentage, count)
         feasible: list[tuple[float, int]] = []

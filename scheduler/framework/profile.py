@@ -35,8 +35,10 @@ _BEHAVIOUR = {
     "percentage_of_nodes_to_score",
     "termination_grace_s",
     "dra_preemption",
+    "opportunistic_batching",
+    "default_topology_spread",
 }
-_FLAGS = {"group_device_claim", "dra_preemption"}
+_FLAGS = {"group_device_claim", "dra_preemption", "opportunistic_batching", "default_topology_spread"}
 
 
 class TieBreak(StrEnum):
@@ -83,6 +85,16 @@ class Profile:
     # A preempted pod terminates for this long (terminationGracePeriodSeconds, 30 s by
     # default) holding its GPUs; the preemptor waits for it and binds afterwards.
     termination_grace_s: float = 30.0
+    # kube-scheduler's OpportunisticBatching feature gate (beta, on since v1.35): a pod of
+    # the same signature as the previous one takes the next node of that pod's sorted
+    # search (`framework/batch.py`).
+    opportunistic_batching: bool = True
+    # PodTopologySpread's system defaulting (`defaultingType: System`, upstream's default
+    # configuration). The replay has no Services or ReplicaSets for the default constraints
+    # to select, so they never score; but while they are configured PodTopologySpread
+    # signs no pod, so OpportunisticBatching never reuses a search. False: `defaultingType:
+    # List` with no constraints, as the batching docs ask of a profile.
+    default_topology_spread: bool = True
     source: str = ""
 
     @property
@@ -106,6 +118,19 @@ class Profile:
         a victim's claims stay allocated in preemption's simulation (DynamicResources has no
         PreFilterExtensions), so a preemptor that asks for devices frees none before KEP-5690."""
         return self.preemption_frees_gpus and (claims is None or self.dra_preemption)
+
+    @property
+    def signs_pods(self) -> bool:
+        """Does the profile give pods a signature (`SignPod`), so that OpportunisticBatching
+        can hand out hints? Not with the gate off; not for pod groups (the replay places a
+        group's pods in its own planning loop, see docs/fidelity.md); not with the heap's
+        order replaced by another tie rule (the hints are the heap's pops); and not when a
+        plugin refuses to sign: PodTopologySpread with default constraints, DynamicResources
+        for pods with resource claims (`group_device_claim`), and scheduler-plugins'
+        Coscheduling (a PreFilter plugin without SignPod disables signatures for the profile)."""
+        return (self.opportunistic_batching and self.unit is Unit.POD and self.tie_break is TieBreak.HEAP_ORDER
+                and not self.default_topology_spread and not self.group_device_claim
+                and self.queue_sort != "Coscheduling")
 
     def args(self, plugin: str) -> dict[str, Any]:
         return self.plugin_args.get(plugin, {})

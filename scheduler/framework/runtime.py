@@ -17,6 +17,7 @@ from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
 from scheduler.framework import index_walk, node_search
+from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.interface import (
     FilterPlugin,
     GroupPostFilterPlugin,
@@ -26,7 +27,7 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
-from scheduler.framework.node_heap import heap_choice
+from scheduler.framework.node_heap import SortedScoredNodes, heap_choice
 from scheduler.framework.node_search import MODEL_MISMATCH, Diagnosis, feasible_nodes_to_find
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
@@ -43,6 +44,8 @@ from scheduler.verify import Verifier
 
 T = TypeVar("T")
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
+PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
+HEAP_ROOT_CHECK = "heap root by pre-order rank"
 
 
 class Framework:
@@ -54,6 +57,8 @@ class Framework:
         self.ties = TieKeys(seed)  # the keyed draw among the best nodes (tie_break = random)
         self._next_start = 0  # where the next partial node search starts (percentage_of_nodes_to_score)
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
+        # OpportunisticBatching's kept search, when the profile signs pods (`batch.py`)
+        self.batch = OpportunisticBatch(verifier) if profile.signs_pods else None
         registry = in_tree_registry()
 
         def make(point: Mapping[str, Callable[[Mapping[str, Any], random.Random], T]], name: str) -> T:
@@ -249,6 +254,15 @@ class Framework:
             return found
         return self._scan(state, request, nodes, base)
 
+    def find_node_for_pod(self, state: ClusterState, request: PodRequest, pod: tuple[str, int],
+                          nominated: int | None, now: float) -> tuple[int | None, Diagnosis | None]:
+        """A pod cycle's Filter and Score (`schedulePod`): `find_node`, with
+        OpportunisticBatching's hint under a profile that signs pods (`_find_with_batch`)."""
+        if self.batch is None:
+            return self.find_node(state, request, pod=pod, nominated=nominated)
+        self.batch.begin_cycle()  # one pod's scheduling cycle (scheduleOne)
+        return _find_with_batch(self, self.batch, state, request, nominated, now)
+
     def _scan(self, state: ClusterState, request: PodRequest, nodes: list[int] | None,
               base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """Filter the candidate nodes, score the feasible ones, keep the best (the plain way).
@@ -280,15 +294,83 @@ class Framework:
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""
-        search = node_search.PartialSearch(self.filters, self.scores, self.profile.percentage_of_nodes_to_score)
-        scored, diagnosis, self._next_start = search.run(state, request, self._next_start)
+        scored, diagnosis = _partial_search(self, state, request)
         if not scored:
             return None, diagnosis
         if self.profile.tie_break is TieBreak.HEAP_ORDER:
-            return heap_choice(scored), None
+            return _heap_root(self.verifier, scored), None
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
+
+
+def _find_with_batch(framework: Framework, batch: OpportunisticBatch, state: ClusterState, request: PodRequest,
+                     nominated: int | None, now: float) -> tuple[int | None, Diagnosis | None]:
+    """`Framework.find_node_for_pod` under a profile that signs pods: the nominated node
+    when it fits, else the batch's hint when it fits, else the search from the rotating
+    start, whose heap (after the chosen node's pop) the batch keeps for the next pod."""
+    signature = _signature(request)
+
+    def fits(node: int) -> bool:
+        return framework._nominated_fits(state, request, None, node)
+
+    def rescore(node: int) -> float:
+        return sum(w * p.score(state, request, node) for p, w in framework.scores)
+
+    hint = batch.hint(signature, nominated is not None, now, fits, rescore)
+    if nominated is not None and fits(nominated):
+        batch.store(signature, hint, nominated, None, None, now)
+        return nominated, None
+    if hint is not None and fits(hint):
+        batch.store(signature, hint, hint, None, None, now)
+        return hint, None
+    scored, diagnosis = _partial_search(framework, state, request)
+    if not scored:
+        return None, diagnosis
+    if len(scored) == 1:  # schedulePod's one-feasible-node shortcut: nothing to keep
+        batch.store(signature, hint, scored[0][1], None, None, now)
+        return scored[0][1], None
+    heap = SortedScoredNodes(scored)
+    node = heap.pop()
+    batch.store(signature, hint, node, scored, heap, now)
+    return node, None
+
+
+def _partial_search(framework: Framework, state: ClusterState, request: PodRequest
+                    ) -> tuple[list[tuple[float, int]], Diagnosis]:
+    """The search from the rotating start (`node_search.PartialSearch.run`), which moves the
+    start on; under `--verify` checked against the search that calls every filter."""
+    search = node_search.PartialSearch(framework.filters, framework.scores,
+                                       framework.profile.percentage_of_nodes_to_score)
+    start = framework._next_start
+    scored, diagnosis, framework._next_start = search.run(state, request, start)
+    if framework.verifier is not None and search.inline:
+        plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
+        framework.verifier.same(None, PARTIAL_SEARCH_CHECK, _searched(scored, diagnosis, framework._next_start),
+                                _searched(plain, plain_diagnosis, plain_next))
+    return scored, diagnosis
+
+
+def _heap_root(verifier: Verifier | None, scored: list[tuple[float, int]]) -> int:
+    """The heap's root (`heap_choice`), under `--verify` against the heap built."""
+    node = heap_choice(scored)
+    if verifier is not None:
+        verifier.same(None, HEAP_ROOT_CHECK, node, SortedScoredNodes(scored).peek())
+    return node
+
+
+def _searched(scored: list[tuple[float, int]], diagnosis: Diagnosis, next_start: int) -> tuple[object, ...]:
+    """What the two node searches must agree on (the diagnosis when no node is feasible)."""
+    if scored:
+        return scored, next_start
+    return (scored, next_start, diagnosis.message(), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of))
+
+
+def _signature(request: PodRequest) -> tuple[object, ...]:
+    """SignPod's answer for a pod of a profile that signs pods: what its filters and scores
+    read of it (NodeResourcesFit's requests, NodeAffinity's GPU models and selector, the
+    tolerations in the selector). The priority is not part of it, as upstream."""
+    return (request.milli, request.cpu_milli, request.memory_mib, request.models, request.selector)
 
 
 def _is_group_query(query: object, known: dict[type, bool]) -> bool:

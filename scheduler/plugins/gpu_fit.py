@@ -28,6 +28,9 @@ _OK = Status.success()
 
 class GpuFit:
     name = names.GPU_FIT
+    # The node search may take a node as passing without calling `filter` when its whole
+    # free GPUs surely hold the request and no GPUs are nominated (`node_search.PartialSearch`).
+    inline_fit = "gpus"
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         # GPUs nominated to a higher-priority preemptor are not free to this pod.
@@ -70,6 +73,7 @@ def dynamic_resources(dra: DraState, request: PodRequest, node: int) -> Status:
 
 class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
+    inline_fit = "cpu_memory"  # checked inline by the node search, as `filter` does
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         cpu_ok, memory_ok = state.resources_fit(node, request)

@@ -25,6 +25,8 @@ class LeastAllocated:
     # Within nodes of one GPU model and count, this score orders nodes by used GPUs, least
     # first: the framework may then walk `ClusterState.usage_index` instead of every node.
     index_order = "least"
+    # The node search computes this score inline with the same arithmetic (`node_search.py`).
+    inline_score = "least"
 
     def score(self, state: ClusterState, request: PodRequest, node: int) -> float:
         return 100.0 * (1.0 - _used_fraction_after(state, request, node))
@@ -33,6 +35,7 @@ class LeastAllocated:
 class MostAllocated:
     name = names.MOST_ALLOCATED
     index_order = "most"
+    inline_score = "most"
 
     def score(self, state: ClusterState, request: PodRequest, node: int) -> float:
         return 100.0 * _used_fraction_after(state, request, node)

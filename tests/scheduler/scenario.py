@@ -127,3 +127,10 @@ unit = "pod_group"
 [extension_points]
 post_filter = ["WorkloadPreemption"]
 """
+
+
+def kube_default_without_default_spread() -> str:
+    """kube-default with PodTopologySpread's default constraints off (`defaultingType:
+    List`): its pods are signed, so OpportunisticBatching reuses searches."""
+    text = (Path(scheduler.__file__).parent / "profiles" / "kube-default.toml").read_text()
+    return text.replace("[behaviour]\n", "[behaviour]\ndefault_topology_spread = false\n", 1)

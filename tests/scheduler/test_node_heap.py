@@ -59,3 +59,13 @@ def test_pops_come_in_score_order():
 ])
 def test_num_feasible_nodes_to_find(percentage, nodes, wanted):
     assert feasible_nodes_to_find(float(percentage), nodes) == wanted
+
+
+def test_the_root_found_by_pre_order_rank_is_the_heap_s_on_random_ties():
+    """heap_choice finds the root without building the heap; against heap.Init itself."""
+    import random
+
+    draw = random.Random(11)
+    for _ in range(3000):
+        scored = [(float(draw.randrange(3)), node) for node in range(draw.randrange(1, 60))]
+        assert heap_choice(scored) == SortedScoredNodes(scored).peek(), scored

@@ -21,6 +21,10 @@ from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption, victim_plans
+from scheduler.framework import node_heap
+from scheduler.framework.batch import OpportunisticBatch
+from scheduler.framework.node_heap import SortedScoredNodes
+from scheduler.framework.node_search import PartialSearch
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state.candidates import NodeCandidates
@@ -31,9 +35,18 @@ from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.admission_story import kueue_files
 from tests.scheduler.builders import make_node, make_workload
-from tests.scheduler.scenario import dra_preemption, lowest_index, with_tie_break
+from tests.scheduler.scenario import (
+    dra_preemption,
+    kube_default_without_default_spread,
+    lowest_index,
+    with_tie_break,
+)
 
+SEARCH_CHECK = "partial node search with inline fit checks"
+HEAP_ROOT_CHECK = "heap root by pre-order rank"
 GROUP_CHECKS = {
+    SEARCH_CHECK,
+    HEAP_ROOT_CHECK,
     "GPUs held below a priority from the index",
     "group preemption ruled out by virtual free counts",
     "best topology domain from a bounded search",
@@ -55,6 +68,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
+# kube-default and its kin search from the rotating start under the heap's order
+HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, HEAP_ROOT_CHECK}
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +90,9 @@ def _replay(files, out, profile, verifier):
 # gang-v1.37 with scheduler preemption of DRA-claimed GPUs (KEP-5690): without it the
 # replay's group preemption, and the shortcuts it takes, never run.
 GANG_V137 = dra_preemption("gang-v1.37")
+# kube-default without PodTopologySpread's default constraints: pods are signed, and
+# OpportunisticBatching hands out hints from the kept heap (checked against the rule replayed).
+BATCHING = kube_default_without_default_spread()
 
 
 @pytest.mark.parametrize(("profile", "want_kinds"), [
@@ -84,11 +102,14 @@ GANG_V137 = dra_preemption("gang-v1.37")
                                    "group preemption ruled out by virtual free counts",
                                    "group preemption skipped as unchanged",
                                    "usable GPUs of a victim summed once per search"}),
-    ("kube-default", POD_CHECKS),
+    ("kube-default", HEAP_POD_CHECKS),
+    # the batch keeps the whole heap of each search, so it pops it rather than ranking the root
+    (BATCHING, POD_CHECKS | {SEARCH_CHECK, "batch hint from the kept heap"}),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
         "pods: every pod shortcut is checked",
+        "signed pods: the batch's hints are checked too",
         "pods scored by GPUs with the keyed draw: the usage index is checked too"])
 def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_demo, tmp_path, profile, want_kinds):
     verifier = Verifier()
@@ -169,10 +190,28 @@ BROKEN = {
     "Kueue's victim search forgets the candidates it took": (
         lambda mp: mp.setattr(QuotaOverlay, "remove", lambda self, queue, usage: None),
         "victim search on an overlay of the usage"),
+    "the inline fit check reads the GPUs' capacity, not what is free": (
+        lambda mp: mp.setattr(PartialSearch, "free_whole_gpus", lambda self, state: [n.gpus for n in state.nodes]),
+        SEARCH_CHECK, "kube-default"),
+    "the heap's root is taken as the first best node scanned": (
+        lambda mp: mp.setattr(node_heap, "preorder_rank", lambda position, depth: (position, 0)),
+        HEAP_ROOT_CHECK, "kube-default"),
+    "the kept heap still holds the node its search chose": (
+        lambda mp: mp.setattr(OpportunisticBatch, "store", _store_unpopped),
+        "batch hint from the kept heap", BATCHING),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
 }
+
+
+_ORIGINAL_STORE = OpportunisticBatch.store
+
+
+def _store_unpopped(self, signature, hinted, chosen, scored, others, now):
+    _ORIGINAL_STORE(self, signature, hinted, chosen, scored, others, now)
+    if self.state is not None and scored:
+        self.state.sorted_nodes = SortedScoredNodes(scored)
 
 
 def _one_node_per_level(self, milli, most):
