@@ -1,5 +1,5 @@
 """The usage-index walk: the node a full scan of the cluster would choose, found without
-scanning it, when a profile scores by GPU allocation alone (`Framework._index_order`).
+scanning it, when a profile scores by GPU allocation alone (`runtime.index_order`).
 
 The usage index (`scheduler/state/usage_index.py`) hands each class's nodes best score first, in
 levels of equal use. Without keyed ties the first feasible node of a class is the class's

@@ -11,7 +11,7 @@ plugins (interface.py has their contracts).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar, cast, overload
 
@@ -46,6 +46,18 @@ T = TypeVar("T")
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
+
+
+def index_order(profile: Profile, scores: Sequence[tuple[Any, float]], count: int) -> str | None:
+    """"least"/"most" when the usage index finds the node a filter scan would: the profile
+    scores by GPU allocation alone (one such plugin), every node is filtered (fewer than
+    100 nodes, or `percentage_of_nodes_to_score` 100) and the tie rule does not depend on
+    the scan order (the keyed draw, the lowest index; not the heap's order)."""
+    if profile.tie_break is TieBreak.HEAP_ORDER or len(scores) != 1:
+        return None
+    if feasible_nodes_to_find(profile.percentage_of_nodes_to_score, count) < count:
+        return None
+    return getattr(scores[0][0], "index_order", None)
 
 
 class Framework:
@@ -187,22 +199,11 @@ class Framework:
 
     # -- Filter and Score ---------------------------------------------------------------------
 
-    def _index_order(self, count: int) -> str | None:
-        """"least"/"most" when the usage index finds the node a filter scan would: the profile
-        scores by GPU allocation alone (one such plugin), every node is filtered (fewer than
-        100 nodes, or `percentage_of_nodes_to_score` 100) and the tie rule does not depend on
-        the scan order (the keyed draw, the lowest index; not the heap's order)."""
-        if self.profile.tie_break is TieBreak.HEAP_ORDER or len(self.scores) != 1:
-            return None
-        if feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, count) < count:
-            return None
-        return getattr(self.scores[0][0], "index_order", None)
-
     def _find_by_index(self, state: ClusterState, request: PodRequest, explain: bool = True,
                        base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """The node a full scan would choose, found by walking the usage index
         (`index_walk.py`); when none fits, the same diagnosis a full scan would give."""
-        most, plugin = self._index_order(len(state.nodes)) == "most", self.scores[0][0]
+        most, plugin = index_order(self.profile, self.scores, len(state.nodes)) == "most", self.scores[0][0]
         if self._keyed:
             table = self.ties.table(len(state.nodes))
             node, failures = index_walk.keyed(state, request, self.filters, plugin, most, base, table)
@@ -245,7 +246,7 @@ class Framework:
             return nominated, None
         base = self.ties.pod_base(pod) if self._keyed else 0
         # The usage index knows GPU counts, not devices: DRA placements take the scan.
-        if nodes is None and state.dra is None and self._index_order(len(state.nodes)) is not None:
+        if nodes is None and state.dra is None and index_order(self.profile, self.scores, len(state.nodes)) is not None:
             found = self._find_by_index(state, request, explain, base)
             if self.verifier:
                 scanned = self._scan(state, request, None, base)
