@@ -359,10 +359,11 @@ def _noise(advice: dict) -> str:
         return ""
     seeds = advice["inputs"].get("seeds", 1)
     ci95 = chosen.get("improvement_ci95")
-    spread = f" ± ${ci95:,.0f} (95 %, {seeds} seeds)" if ci95 is not None else " (one seed)"
-    return (f"; means over {seeds} replay seeds: it beats today by ${chosen['improvement']:,.0f}{spread}"
+    spread = f" ± ${ci95:,.0f} (95 %)" if ci95 is not None else ""
+    over = f"means over {seeds} replay seeds" if seeds > 1 else "one replay per configuration"
+    return (f"; {over}: it beats today by ${chosen['improvement']:,.0f}{spread}"
             if chosen.get("change") else
-            f"; means over {seeds} replay seeds: its improvement over today, ${chosen['improvement']:,.0f}{spread}, "
+            f"; {over}: its improvement over today, ${chosen['improvement']:,.0f}{spread}, "
             "is within the noise: no change recommended")
 
 
