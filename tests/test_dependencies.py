@@ -18,7 +18,7 @@ REQUIREMENTS = [Requirement(r) for r in PROJECT["dependencies"]] + [
     Requirement(r) for extra in PROJECT["optional-dependencies"].values() for r in extra
 ]
 # import name -> distribution, where they differ
-DISTRIBUTIONS = {"yaml": "pyyaml", "vl_convert": "vl-convert-python", "tomli_w": "tomli-w"}
+DISTRIBUTIONS = {"yaml": "pyyaml", "vl_convert": "vl-convert-python", "tomli_w": "tomli-w", "celpy": "cel-python"}
 
 
 def _pins() -> dict[str, str]:

@@ -59,10 +59,8 @@ def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Conso
     worker processes or Ray tasks), write the outputs."""
     console = console or Console(file=sys.stderr)
     _check(inputs, out)
-    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)
-    if why_one:
-        console.print(why_one, highlight=False, markup=False)
-        inputs = replace(inputs, seeds=seeds)
+    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)  # said once DIR is checked
+    inputs = replace(inputs, seeds=seeds)
     if workers is not None and not 1 <= workers <= 1024:
         raise InputError("--workers", f"must be 1 … 1024, got {workers}")
     from gpu_finops.sweep.executors import LocalExecutor, Outcome, RayExecutor
@@ -77,6 +75,8 @@ def run_advice(inputs: Inputs, out: Path, *, quiet: bool = False, console: Conso
     with output_lock(out, waiting=lambda pid: console.print(
             f"waiting for another gpu-finops command writing {out}{f' (pid {pid})' if pid else ''}", markup=False)):
         _check_folder(inputs, out)
+        if why_one:
+            console.print(why_one, highlight=False, markup=False)
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                             console=console, disable=quiet)
         with progress:

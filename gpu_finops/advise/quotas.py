@@ -84,10 +84,6 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
     began = time.perf_counter()
     console = console or Console(file=sys.stderr, soft_wrap=True)
     _check_settings(trials, batch, workers, seed, inputs.replay_seed, inputs.seeds)
-    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)
-    if why_one:
-        console.print(why_one, highlight=False, markup=False)
-        inputs = replace(inputs, seeds=seeds)
     for path in (inputs.trace, inputs.cluster, inputs.queues, inputs.prices):
         if not Path(path).is_file():
             raise InputError(path, "file not found")
@@ -96,6 +92,8 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
 
     space = SearchSpace(inputs.queues, read_cluster(inputs.cluster), objectives)
     _check_teams(objectives, inputs)
+    seeds, why_one = seeds_that_matter(inputs.profile, inputs.seeds)  # said once the inputs are read
+    inputs = replace(inputs, seeds=seeds)
     out = out.resolve()
     identity = _identity(inputs, seed, batch)
 
@@ -108,6 +106,8 @@ def advise_quotas(inputs: Inputs, out: Path, *, trials: int = 50, seed: int = 0,
                                             inputs.objectives])
         runner = _Runner(inputs, out, executor, address, workers, console)
         runner.timeout_s = scenario_timeout_s
+        if why_one:
+            console.print(why_one, highlight=False, markup=False)
         today_seeds = runner.today()
         today = mean_figures(today_seeds)
         # unservable demand is kept apart from the cost of delay: no trial may add to it

@@ -16,6 +16,9 @@ only through `DeviceMatcher.matches`.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import Any
 
@@ -136,7 +139,8 @@ class DeviceMatcher:
     of the cluster: a device's attributes never change)."""
 
     def __init__(self) -> None:
-        self._env = celpy.Environment()
+        with _cel_depth():
+            self._env = celpy.Environment()
         self._programs: dict[str, Any] = {}
         self._answers: dict[tuple[str, tuple[str, str, str]], bool] = {}
         self._variables: dict[tuple[str, str, str], Any] = {}
@@ -153,7 +157,8 @@ class DeviceMatcher:
         program = self._programs.get(expression)
         if program is None:
             try:
-                program = self._env.program(self._env.compile(expression), functions=FUNCTIONS)
+                with _cel_depth():
+                    program = self._env.program(self._env.compile(expression), functions=FUNCTIONS)
             except Exception as error:  # celpy raises its parser's own exception types
                 raise SelectorError(" ".join(str(error).split())) from None
             self._programs[expression] = program
@@ -168,7 +173,9 @@ class DeviceMatcher:
             if variable is None:
                 variable = self._variables[device.key] = device_variable(device)
             try:
-                result = self._program(expression).evaluate({"device": variable})
+                program = self._program(expression)
+                with _cel_depth():
+                    result = program.evaluate({"device": variable})
             except SelectorError:
                 raise
             except Exception as error:
@@ -179,6 +186,23 @@ class DeviceMatcher:
                 raise SelectorError(f"CEL runtime error: the expression gives {type(result).__name__}, not a bool")
             answer = self._answers[key] = bool(result)
         return answer
+
+
+CEL_RECURSION_LIMIT = 2_500  # what celpy.Environment sets: CEL's minimum nesting, parsed and walked recursively
+
+
+@contextmanager
+def _cel_depth() -> Iterator[None]:
+    """The recursion limit CEL needs, only while CEL runs. celpy raises the limit process-wide
+    whenever an Environment is made; left raised, it changes what every other reader of the
+    process accepts (a TOML file 500 levels deep parses instead of being refused as nested too
+    deeply), so the limit is put back afterwards."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(before, CEL_RECURSION_LIMIT))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def _first_line(error: BaseException) -> str:
