@@ -13,6 +13,41 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
+# Every check `--verify` makes, by the name its failures and summary print (docs/performance.md
+# names each with its fast path; tests/scheduler/test_verify_check_names.py keeps the two and
+# the checks the scheduler's sources make the same).
+CHECKS = frozenset({
+    # placement: the node search
+    "partial node search with inline fit checks",
+    "heap root by pre-order rank",
+    "batch hint from the kept heap",
+    "node chosen through the usage index",
+    "parked shape still fails",
+    # placement: preemption
+    "GPUs held below a priority from the index",
+    "group preemption skipped as unchanged",
+    "pod preemption skipped as unchanged",
+    "group preemption ruled out by virtual free counts",
+    "victims planned on the view without lower priorities",
+    "victims with deferred reprieves",
+    "usable GPUs of a victim summed once per search",
+    # placement: topology domains
+    "best topology domain from a bounded search",
+    "closest topology domain from a bounded search",
+    "free GPUs of a topology domain from running sums",
+    # Kueue admission
+    "nomination reused from the per-flavor-resource cache",
+    "preemption oracle answer reused per flavor-resource",
+    "flavor assignment without the oracle on doomed flavors",
+    "preemption ruled out by quota bounds",
+    "quota fit once every candidate is gone, on an overlay of the usage",
+    "victim search step ruled out by a running sum",
+    "victim search on an overlay of the usage",
+    "quota fit from the cycle's victims summed per queue",
+    "repeated eviction of a terminating victim skipped",
+    "admission fair sharing head from the rebuilt heap",
+})
+
 
 class VerificationError(RuntimeError):
     """A fast path disagreed with the plain computation it stands for."""

@@ -29,6 +29,7 @@ from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
+from scheduler.state.holding_index import HoldingIndex
 from scheduler.state.place_index import PlaceIndex
 from scheduler.state.usage_index import UsageClass
 from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
@@ -199,6 +200,15 @@ BROKEN = {
     "the kept heap still holds the node its search chose": (
         lambda mp: mp.setattr(OpportunisticBatch, "store", _store_unpopped),
         "batch hint from the kept heap", BATCHING),
+    "a group's failed preemption is never retried": (  # the retry key ignores every release and start
+        lambda mp: mp.setattr(HoldingIndex, "version", lambda self, priority, models, selector=None: ()),
+        "group preemption skipped as unchanged"),
+    "a pod's failed preemption is never retried": (
+        lambda mp: mp.setattr(HoldingIndex, "version", lambda self, priority, models, selector=None: ()),
+        "pod preemption skipped as unchanged", "kube-default"),
+    "the best-domain search stops before trying a domain": (  # every bound says no domain holds a pod
+        lambda mp: mp.setattr(topology, "best_possible_rank", lambda state, domain, pods, milli: (0, 0, "")),
+        "best topology domain from a bounded search"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
