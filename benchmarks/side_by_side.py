@@ -1,6 +1,6 @@
 """The hidden-size workload replayed side by side: this tree against another build or checkout.
 
-    python -m benchmarks.side_by_side [--against DIR | --pure] [--pairs 2] [--kueue both]
+    python -m benchmarks.side_by_side [--against DIR | --pure] [--pairs 2] [--kueue both] [--pods 100000]
 
 Issue 27's targets are CPU seconds for a 100,000-pod / 2,000-node workload, measured side by
 side. This replays the large preset cut at 100,000 pods (`[preset] extends = "large"`,
@@ -31,7 +31,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-PRESET = '[preset]\nextends = "large"\nname = "hidden-100k"\nmax_pods = 100000\n'
+HIDDEN_PODS = 100_000
+
+
+def preset(pods: int) -> str:
+    """The large preset cut at `pods` (the hidden size by default)."""
+    return f'[preset]\nextends = "large"\nname = "hidden-{pods}"\nmax_pods = {pods}\n'
 TARGET_CPU_S = 12.0
 _CLI = "import sys; from gpu_finops.cli import main; sys.exit(main())"
 
@@ -53,16 +58,18 @@ def _replay_args(inputs: Path, out: Path, kueue: bool) -> list[str]:
     return args + (["--queues", str(inputs / "queues.yaml")] if kueue else [])
 
 
-def side_by_side(pairs: int, kueue_modes: list[bool], against: Path | None, console: Console) -> Table:
+def side_by_side(pairs: int, kueue_modes: list[bool], against: Path | None, console: Console,
+                 pods: int = HIDDEN_PODS) -> Table:
     from gpu_finops.generator import generate
 
     b_name = f"B: {against.name}" if against else "B: pure"
-    table = Table(title=f"hidden-size workload side by side, CPU s (medians of {pairs} pairs, A B A B …)")
+    size = "hidden-size workload" if pods == HIDDEN_PODS else f"large preset cut at {pods:,} pods"
+    table = Table(title=f"{size} side by side, CPU s (medians of {pairs} pairs, A B A B …)")
     for column in ("run", "A: this tree", b_name, "A ÷ B", "speed-up", f"A ≤ {TARGET_CPU_S:g} s"):
         table.add_column(column, justify="right")
     with tempfile.TemporaryDirectory(prefix="gpu-finops-side-") as tmp:
         root = Path(tmp)
-        (root / "hidden.toml").write_text(PRESET, encoding="utf-8")
+        (root / "hidden.toml").write_text(preset(pods), encoding="utf-8")
         began = time.perf_counter()
         files = generate(str(root / "hidden.toml"), root / "in", seed=42)
         console.print(f"generated: {files.pods:,} pods on {files.nodes:,} nodes ({time.perf_counter() - began:.0f} s)")
@@ -83,7 +90,7 @@ def side_by_side(pairs: int, kueue_modes: list[bool], against: Path | None, cons
             a_median = statistics.median(a_times)
             table.add_row("with the preset's Kueue manifests" if kueue else "without Kueue", f"{a_median:.1f}",
                           f"{statistics.median(b_times):.1f}", f"{ratio:.3f}", f"{1 / ratio:.2f} ×",
-                          "yes" if a_median <= TARGET_CPU_S else "no")
+                          ("yes" if a_median <= TARGET_CPU_S else "no") if pods == HIDDEN_PODS else "—")
     return table
 
 
@@ -94,15 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--pure", action="store_true", help="B: this tree's pure Python build (the default)")
     parser.add_argument("--pairs", type=int, default=2, help="A B pairs per run (%(default)s)")
     parser.add_argument("--kueue", choices=("both", "with", "without"), default="both")
+    parser.add_argument("--pods", type=int, default=HIDDEN_PODS,
+                        help="cut the large preset at this many pods (%(default)s: the hidden size; "
+                             "the target applies only to it)")
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "gpu_finops" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not a checkout of the project (no gpu_finops/cli.py)")
     if args.pairs < 1:
         parser.error("--pairs must be at least 1")
+    if args.pods < 1:
+        parser.error("--pods must be at least 1")
     modes = {"both": [False, True], "with": [True], "without": [False]}[args.kueue]
     console = Console(width=None if sys.stdout.isatty() else 160)
     against = args.against.resolve() if args.against else None
-    console.print(side_by_side(args.pairs, modes, against, console))
+    console.print(side_by_side(args.pairs, modes, against, console, args.pods))
     return 0
 
 
