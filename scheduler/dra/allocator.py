@@ -12,10 +12,15 @@ device taints):
 - a device is selectable when every selector of its DeviceClass and of the request is
   true (`isSelectable`), and, for a request with capacity, it has the capacity left
   (`CmpRequestOverCapacity`);
-- it is allocatable when no claim holds it (unless `allowMultipleAllocations`), its counter
+- it is allocatable when no claim holds it (unless `allowMultipleAllocations`; an
+  `adminAccess` request only needs that its own claim does not hold it), its counter
   sets have the counters it consumes left (`checkAvailableCounters`; a multi-allocatable
-  device whose capacity is already in use consumes none again), and every NoSchedule or
-  NoExecute taint is tolerated by the request (`taintPreventsAllocation`).
+  device whose capacity is already in use consumes none again), every NoSchedule or
+  NoExecute taint is tolerated by the request (`taintPreventsAllocation`), and every
+  constraint of its claim that applies to the request accepts it (`matchAttribute`: the
+  attribute, of the same type and value as the set's first device; `distinctAttribute`:
+  the attribute, with a value no device of the set has); a constraint refusing a device
+  an `All` request must have is upstream's error (`allocateDevice`, `must`).
 
 Devices of one request are tried as combinations in index order, not as upstream's
 permutations: counters and capacity add up the same in any order, so the first solution
@@ -37,6 +42,7 @@ from scheduler.dra.objects import (
     Consumption,
     Device,
     DeviceClass,
+    DeviceConstraint,
     DeviceRequest,
     Request,
     SelectorError,
@@ -58,6 +64,38 @@ class Pick:
     request: str  # upstream's request name: `request` or `request/subrequest`
     device: int  # index in the node's devices
     capacity: tuple[tuple[str, Fraction], ...] = ()
+    admin_access: bool = False  # allocated with adminAccess: the device is not made in use
+
+
+class _ConstraintSet:
+    """One constraint of a claim while devices are tried: the typed attribute values of the
+    devices in its set (upstream's `matchAttributeConstraint`, `distinctAttributeConstraint`).
+    `add` and `remove` are called in stack order, as the search backtracks."""
+
+    __slots__ = ("constraint", "values")
+
+    def __init__(self, constraint: DeviceConstraint) -> None:
+        self.constraint = constraint
+        self.values: list[tuple[str, object]] = []
+
+    def add(self, label: str, device: Device) -> bool:
+        if not self.constraint.applies_to(label):
+            return True
+        value = device.attribute(self.constraint.attribute)
+        if value is None:
+            return False  # "Constraint not satisfied, attribute not set"
+        typed = (type(value).__name__, value)  # an int never equals a bool or a string
+        if self.constraint.distinct:
+            if typed in self.values:
+                return False
+        elif self.values and self.values[0] != typed:
+            return False
+        self.values.append(typed)
+        return True
+
+    def remove(self, label: str) -> None:
+        if self.constraint.applies_to(label):
+            self.values.pop()
 
 
 class AllocationFailed(Exception):
@@ -86,16 +124,18 @@ class Allocator:
         self.node = node
         self.classes = classes
         self.matcher = matcher
-        self._taken: set[int] = set()  # devices given to an exclusive request in this attempt
+        self._taken: dict[int, set[int]] = {}  # device -> claims it is given to exclusively in this attempt
         self._capacity: dict[int, dict[str, Fraction]] = {}  # capacity given in this attempt
         self._counters: dict[CounterKey, dict[str, Fraction]] = {}  # counters consumed in this attempt
         self._picks: list[Pick] = []
         self._claims: tuple[ClaimSpec, ...] = ()
+        self._constraints: list[list[_ConstraintSet]] = []  # per claim
 
     def allocate(self, claims: tuple[ClaimSpec, ...]) -> list[Pick] | None:
         """The devices for every request of `claims`, or None when they cannot all be
         allocated on this node. `AllocationFailed` for an unknown class or a selector error."""
         self._claims = claims
+        self._constraints = [[_ConstraintSet(c) for c in claim.constraints] for claim in claims]
         slots: list[tuple[int, DeviceRequest]] = [(index, request) for index, claim in enumerate(claims)
                                                   for request in claim.requests]
         return list(self._picks) if self._solve(slots, 0) else None
@@ -141,7 +181,7 @@ class Allocator:
             return False
         undos: list[Callable[[], None]] = []
         for index in matching:
-            undo = self._take(claim, label, request, index)
+            undo = self._take(claim, label, request, index, must=True)
             if undo is None:
                 break
             undos.append(undo)
@@ -198,20 +238,36 @@ class Allocator:
                 return False
         return True
 
-    def _take(self, claim: int, label: str, request: Request, index: int) -> Callable[[], None] | None:
-        """Allocate device `index` to the request for this attempt: an undo, or None."""
+    def _take(self, claim: int, label: str, request: Request, index: int,
+              must: bool = False) -> Callable[[], None] | None:
+        """Allocate device `index` to the request for this attempt: an undo, or None. `must`:
+        the request needs this very device (`All`), so a constraint refusing it is an error."""
         device = self.node.devices[index]
         multiple = device.allow_multiple_allocations
-        if not multiple and (index in self._taken or self.node.in_use(index)):
-            return None
-        if any(t.effect in PREVENTING_EFFECTS and not any(tol.tolerates(t) for tol in request.tolerations)
-               for t in device.taints):
+        holders = self._taken.get(index)
+        if not multiple and request.admin_access:
+            if holders and claim in holders:
+                return None  # "Device in use in same claim"
+        elif not multiple and (holders or self.node.in_use(index)):
             return None
         consumes: Consumption = device.consumes
         if multiple and (self.node.capacity_used(index) or index in self._capacity):
             consumes = ()  # its counters were consumed by its first share
         if not self._counters_fit(device, consumes):
             return None
+        if any(t.effect in PREVENTING_EFFECTS and not any(tol.tolerates(t) for tol in request.tolerations)
+               for t in device.taints):
+            return None
+        constraints = self._constraints[claim]
+        for number, constraint in enumerate(constraints):
+            if not constraint.add(label, device):
+                for added in constraints[:number]:
+                    added.remove(label)
+                if must:
+                    raise AllocationFailed(
+                        f"claim {self._claims[claim].name}, request {request.name}: cannot add device "
+                        f"{device.driver}/{device.pool}/{device.name} because a claim constraint would not be satisfied")
+                return None
         self._add_counters(device, consumes, 1)
         capacity: tuple[tuple[str, Fraction], ...] = ()
         if multiple:
@@ -220,11 +276,13 @@ class Allocator:
             for name, amount in capacity:
                 pending[name] = pending.get(name, Fraction(0)) + amount
         else:
-            self._taken.add(index)
-        self._picks.append(Pick(claim, label, index, capacity))
+            self._taken.setdefault(index, set()).add(claim)
+        self._picks.append(Pick(claim, label, index, capacity, request.admin_access))
 
         def undo() -> None:
             self._picks.pop()
+            for constraint in constraints:
+                constraint.remove(label)
             self._add_counters(device, consumes, -1)
             if multiple:
                 pending = self._capacity[index]
@@ -233,7 +291,9 @@ class Allocator:
                 if not any(pending.values()):
                     del self._capacity[index]
             else:
-                self._taken.discard(index)
+                self._taken[index].discard(claim)
+                if not self._taken[index]:
+                    del self._taken[index]
         return undo
 
     def _counters_fit(self, device: Device, consumes: Consumption) -> bool:

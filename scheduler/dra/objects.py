@@ -121,6 +121,13 @@ class Device:
         """DeviceID: driver, pool, device."""
         return (self.driver, self.pool, self.name)
 
+    def attribute(self, name: str) -> object | None:
+        """The value of attribute `name` (fully qualified), None when the device has none."""
+        for key, value in self.attributes:
+            if key == name:
+                return value
+        return None
+
     def capacity_of(self, name: str) -> Fraction | None:
         for key, value in self.capacity:
             if key == name:
@@ -155,6 +162,27 @@ class Request:
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
     capacity: tuple[tuple[str, Fraction], ...] = ()  # capacity.requests, fully qualified names
+    # adminAccess: the device may be in use by other claims, and this allocation does not
+    # make it in use (only an `exactly` request has the field)
+    admin_access: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConstraint:
+    """A claim's `constraints[]` entry: every device allocated for the requests it names (all
+    requests of the claim when `requests` is empty) has the attribute, with one value
+    (`matchAttribute`) or pairwise different values (`distinctAttribute`, `distinct`)."""
+
+    attribute: str  # a fully qualified name, `domain/id`
+    requests: tuple[str, ...] = ()  # `request` or `request/subrequest`
+    distinct: bool = False
+
+    def applies_to(self, label: str) -> bool:
+        """Whether a device for request `label` (`request` or `request/subrequest`) is in
+        its set: named by its request, or by its subrequest (`matches`)."""
+        if not self.requests:
+            return True
+        return label in self.requests or label.split("/", 1)[0] in self.requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +205,8 @@ class ClaimSpec:
     name: str
     requests: tuple[DeviceRequest, ...]
     kind: str = "ResourceClaimTemplate"
+    constraints: tuple[DeviceConstraint, ...] = ()
+    has_config: bool = False  # opaque `config` for the driver: the allocator does not read it
 
 
 @dataclass(frozen=True, slots=True)

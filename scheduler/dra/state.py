@@ -12,7 +12,8 @@ milli-GPUs, is what the count view, the event log and the cost see:
   its capacities a claim takes;
 - any other device: 1000 (one whole GPU).
 
-Shares on one unit never add past 1000: the count view takes what is left.
+Shares on one unit never add past 1000: the count view takes what is left. A device
+allocated with admin access is no share at all: it stays free for (or with) its user.
 
 Every pod on a DRA node goes through the allocator: a plain GPU count is a claim for that
 many whole units (`WHOLE_GPU_CLASS`), so a MIG slice and a whole-GPU pod exclude each other
@@ -216,7 +217,10 @@ FRACTION_ON_DRA_NODE = "a fraction of a GPU as a count cannot be allocated on a 
 
 
 def _use(devices: NodeDevices, pick: Pick, sign: int) -> None:
-    """Allocate (`sign` 1) or give back (-1) one picked device."""
+    """Allocate (`sign` 1) or give back (-1) one picked device. A device allocated with
+    admin access is not considered allocated (upstream's allocated state skips it)."""
+    if pick.admin_access:
+        return
     device = devices.devices[pick.device]
     if device.allow_multiple_allocations:
         held = devices.capacity.setdefault(pick.device, {})
@@ -257,6 +261,8 @@ def device_share(devices: NodeDevices, pick: Pick) -> int:
 def _parts(devices: NodeDevices, picks: list[Pick]) -> tuple[tuple[int, int], ...]:
     by_unit: dict[int, int] = {}
     for pick in picks:
+        if pick.admin_access:
+            continue  # the device's GPU is someone else's: counted (and priced) once, for them
         unit = devices.unit_of[pick.device]
         by_unit[unit] = min(MILLI, by_unit.get(unit, 0) + device_share(devices, pick))
     return tuple(sorted(by_unit.items()))
