@@ -214,25 +214,37 @@ class Allocator:
         return True
 
     def _wanted(self, request: Request, device: Device) -> tuple[tuple[str, Fraction], ...]:
-        """What a request takes of a shared device: each capacity it names, else the
-        capacity's requestPolicy default, else all of it (`GetConsumedCapacityFromRequest`)."""
+        """What a request consumes of each capacity of a device: what it names, rounded up by
+        the capacity's requestPolicy; else the policy's default, else all of it
+        (`GetConsumedCapacityFromRequest`, `calculateConsumedCapacity`)."""
         asked = {self._qualified(name, device): amount for name, amount in request.capacity}
         defaults = dict(device.capacity_defaults)
-        return tuple((name, asked.get(name, defaults.get(name, total))) for name, total in device.capacity)
+        wanted = []
+        for name, total in device.capacity:
+            policy = device.policy_of(name)
+            if policy is not None:
+                wanted.append((name, policy.consumed(asked.get(name), total)))
+            else:
+                wanted.append((name, asked.get(name, defaults.get(name, total))))
+        return tuple(wanted)
 
     @staticmethod
     def _qualified(name: str, device: Device) -> str:
         return name if "/" in name else f"{device.driver}/{name}"
 
     def _has_capacity(self, request: Request, index: int) -> bool:
+        """`CmpRequestOverCapacity`: the request names no capacity the device lacks, and for
+        each capacity what it consumes keeps to the requestPolicy and, added to what shares
+        of the device hold (none for an exclusive device), fits the capacity."""
         device = self.node.devices[index]
-        if not device.allow_multiple_allocations:
-            # A request with capacity on an exclusive device needs no more than it has.
-            return all((device.capacity_of(self._qualified(name, device)) or 0) >= amount
-                       for name, amount in request.capacity)
+        if any(device.capacity_of(self._qualified(name, device)) is None for name, _ in request.capacity):
+            return False  # "some requested capacity has not been defined"
         used = self.node.capacity_used(index)
         pending = self._capacity.get(index, {})
         for name, amount in self._wanted(request, device):
+            policy = device.policy_of(name)
+            if policy is not None and policy.violated_by(amount):
+                return False
             total = device.capacity_of(name) or Fraction(0)
             if used.get(name, 0) + pending.get(name, 0) + amount > total:
                 return False

@@ -20,6 +20,7 @@ from scheduler.dra.objects import (
     ALLOCATION_MODES,
     DEVICE_TAINT_EFFECTS,
     EXACT_COUNT,
+    CapacityRequestPolicy,
     ClaimSpec,
     CounterSet,
     Device,
@@ -145,13 +146,16 @@ def _device(entry: dict[str, Any], driver: str, pool: str, node: str, path: str)
         attributes.append((_qualified(str(key), driver), Version(str(raw)) if kinds[0] == "version" else raw))
     capacity: list[tuple[str, Fraction]] = []
     defaults: list[tuple[str, Fraction]] = []
+    policies: list[tuple[str, CapacityRequestPolicy]] = []
     for key, value in _as_map(entry.get("capacity") or {}, f"{path}.capacity").items():
         value = _as_map(value, f"{path}.capacity.{key}")
         capacity.append((_qualified(str(key), driver), _quantity(value.get("value"), f"{path}.capacity.{key}.value")))
-        policy = value.get("requestPolicy")
-        if isinstance(policy, dict) and policy.get("default") is not None:
-            defaults.append((_qualified(str(key), driver),
-                             _quantity(policy["default"], f"{path}.capacity.{key}.requestPolicy.default")))
+        if value.get("requestPolicy") is not None:
+            policy = _request_policy(_as_map(value["requestPolicy"], f"{path}.capacity.{key}.requestPolicy"),
+                                     f"{path}.capacity.{key}.requestPolicy")
+            policies.append((_qualified(str(key), driver), policy))
+            if policy.default is not None:
+                defaults.append((_qualified(str(key), driver), policy.default))
     consumes = []
     for index, use in enumerate(_list(entry.get("consumesCounters"), f"{path}.consumesCounters")):
         use_path = f"{path}.consumesCounters[{index}]"
@@ -171,7 +175,30 @@ def _device(entry: dict[str, Any], driver: str, pool: str, node: str, path: str)
     if not isinstance(multiple, bool):
         raise _Bad(f"{path}.allowMultipleAllocations", f"must be true or false, got {multiple!r}")
     return Device(name, driver, pool, node, tuple(attributes), tuple(capacity), tuple(consumes), tuple(taints),
-                  multiple, tuple(defaults))
+                  multiple, tuple(defaults), tuple(policies))
+
+
+def _request_policy(policy: dict[str, Any], path: str) -> CapacityRequestPolicy:
+    """A capacity's requestPolicy: `default`, and one of `validValues` (ascending, distinct)
+    and `validRange` (`min` required, `max`, `step` > 0)."""
+    default = None if policy.get("default") is None else _quantity(policy["default"], f"{path}.default")
+    values, bounds = policy.get("validValues"), policy.get("validRange")
+    if values is not None and bounds is not None:
+        raise _Bad(path, "at most one of validValues and validRange")
+    valid_values = tuple(_quantity(v, f"{path}.validValues[{i}]") for i, v in enumerate(_list(values, f"{path}.validValues")))
+    if any(a >= b for a, b in zip(valid_values, valid_values[1:], strict=False)):
+        raise _Bad(f"{path}.validValues", "must be distinct and in ascending order")
+    if bounds is None:
+        return CapacityRequestPolicy(default, valid_values)
+    bounds = _as_map(bounds, f"{path}.validRange")
+    if bounds.get("min") is None:
+        raise _Bad(f"{path}.validRange.min", "missing")
+    minimum = _quantity(bounds["min"], f"{path}.validRange.min")
+    maximum = None if bounds.get("max") is None else _quantity(bounds["max"], f"{path}.validRange.max")
+    step = None if bounds.get("step") is None else _quantity(bounds["step"], f"{path}.validRange.step")
+    if step is not None and step <= 0:
+        raise _Bad(f"{path}.validRange.step", "must be greater than zero")
+    return CapacityRequestPolicy(default, (), minimum, maximum, step)
 
 
 def _claim(name: str, spec: dict[str, Any], path: str, kind: str) -> ClaimSpec:
