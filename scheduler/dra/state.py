@@ -131,6 +131,11 @@ class DraState:
         self.matcher = matcher
         self.shared: dict[str, SharedAllocation] = {}
         self._count_claims: dict[int, tuple[ClaimSpec, ...]] = {}
+        # Preemption's what-ifs while claimed devices cannot be freed (`ClaimedDevicesKept`):
+        # pods taken off keep their devices (`kept`); pods placed in the what-if take theirs.
+        self.keep_devices = False
+        self.kept: set[tuple[str, int]] = set()
+        self.placed_in_what_if: set[tuple[str, int]] = set()
 
     def fresh(self) -> DraState:
         """The same devices and classes with nothing allocated (a what-if view's start)."""
@@ -209,6 +214,26 @@ class DraState:
                     for pick in reversed(shared.picks):
                         _use(devices, pick, -1)
                 del self.shared[holding.shared_group]
+
+
+class ClaimedDevicesKept:
+    """A preemption search in which victims keep their claimed devices: DynamicResources has
+    no PreFilterExtensions (`dynamicresources.go`), so preemption's simulation of removing a
+    victim leaves its claims allocated, whatever the preemptor asks for (a plain count on a
+    DRA node too), until KEP-5690 (`keep` False: `dra_preemption`, or no DRA inputs)."""
+
+    def __init__(self, dra: DraState | None, keep: bool) -> None:
+        self.dra = dra if keep else None
+
+    def __enter__(self) -> None:
+        if self.dra is not None:
+            self.dra.keep_devices = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.dra is not None:
+            self.dra.keep_devices = False
+            self.dra.kept.clear()
+            self.dra.placed_in_what_if.clear()
 
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
