@@ -8,6 +8,8 @@ device's value), the DynamicResources filter's "cannot allocate all claims".
 
 from __future__ import annotations
 
+import pytest
+
 from tests.scheduler.dra_fixtures import GPU_CLASS, exactly, gpu, resource_slice
 from tests.scheduler.scenario import job, lowest_index, node, replay_rows
 from tests.scheduler.test_dra_constraints import claim_template
@@ -59,3 +61,18 @@ def test_a_pair_on_one_nvlink_domain_waits_for_a_domain_with_two_free_gpus(tmp_p
         (150.0, "finished", "pair", "n1", 2.0, None),
         (300.0, "finished", "b", "n1", 1.0, None),
     ]
+
+
+@pytest.mark.parametrize("profile", ["kube-default", "kube-default-gpu", "gang-v1.35", "coscheduling", "gang-v1.37"])
+def test_every_profile_asks_the_allocator_even_with_whole_gpus_free(tmp_path, profile):
+    """A free GPU in the count view is not a device the claim can have: the node search calls
+    the DynamicResources filter on every node (no inline fit): with gpu-0 (domain 0) and gpu-3
+    (domain 1) free, a pair on one domain waits under every shipped profile until `one` gives
+    gpu-2 back."""
+    workloads = [job("one", 0, 100, gpus=0, resource_claim_templates="one-on-domain-1"),
+                 job("pair", 10, 50, gpus=0, resource_claim_templates="pair")]
+    pool = [*NVLINK_POOL[:1], resource_slice("n1", [_gpu("gpu-0", 0), _gpu("gpu-2", 1), _gpu("gpu-3", 1)]),
+            *NVLINK_POOL[2:]]
+    rows = replay_rows(tmp_path, [node("n1", gpus=3, model="H100")], workloads, profile, dra=pool)
+    assert [(r["time_s"], r["event"], r["workload_id"]) for r in rows if r["event"] in ("started", "pending")] == [
+        (0.0, "started", "one"), (10.0, "pending", "pair"), (100.0, "started", "pair")]
