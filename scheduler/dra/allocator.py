@@ -49,6 +49,7 @@ from scheduler.dra.objects import (
 )
 
 CounterKey = tuple[str, str, str]  # driver, pool, counter set
+ALLOCATION_RESULTS_MAX = 32  # resource.k8s.io/v1 AllocationResultsMaxSize: devices one claim may get
 
 
 class Matcher(Protocol):
@@ -130,12 +131,20 @@ class Allocator:
         self._picks: list[Pick] = []
         self._claims: tuple[ClaimSpec, ...] = ()
         self._constraints: list[list[_ConstraintSet]] = []  # per claim
+        self._results: list[int] = []  # devices given to each claim in this attempt
 
     def allocate(self, claims: tuple[ClaimSpec, ...]) -> list[Pick] | None:
         """The devices for every request of `claims`, or None when they cannot all be
         allocated on this node. `AllocationFailed` for an unknown class or a selector error."""
         self._claims = claims
         self._constraints = [[_ConstraintSet(c) for c in claim.constraints] for claim in claims]
+        self._results = [0] * len(claims)
+        for index, claim in enumerate(claims):
+            fewest = sum(min(a.count if a.allocation_mode != ALL else len(self._matching(index, a))
+                             for a in request.alternatives) for request in claim.requests)
+            if fewest > ALLOCATION_RESULTS_MAX:
+                raise AllocationFailed(f"claim {claim.name}: number of requested devices {fewest} exceeds "
+                                       f"the claim limit of {ALLOCATION_RESULTS_MAX}")
         slots: list[tuple[int, DeviceRequest]] = [(index, request) for index, claim in enumerate(claims)
                                                   for request in claim.requests]
         return list(self._picks) if self._solve(slots, 0) else None
@@ -148,6 +157,8 @@ class Allocator:
         claim, request = slots[position]
         for choice, alternative in enumerate(request.alternatives):
             label = request.label(choice)
+            if alternative.allocation_mode != ALL and self._results[claim] + alternative.count > ALLOCATION_RESULTS_MAX:
+                continue  # errAllocationResultMaxSizeExceeded: the next alternative may need fewer
             if alternative.allocation_mode == ALL:
                 if self._all(claim, label, alternative, slots, position):
                     return True
@@ -175,9 +186,10 @@ class Allocator:
 
     def _all(self, claim: int, label: str, request: Request, slots: list[tuple[int, DeviceRequest]],
              position: int) -> bool:
-        matching = [i for i in range(len(self.node.devices))
-                    if self._selectable(claim, request, i) and self._has_capacity(request, i)]
+        matching = self._matching(claim, request)
         if not matching:  # "At least one device is required for 'All' allocation mode."
+            return False
+        if self._results[claim] + len(matching) > ALLOCATION_RESULTS_MAX:
             return False
         undos: list[Callable[[], None]] = []
         for index in matching:
@@ -191,6 +203,11 @@ class Allocator:
         for undo in reversed(undos):
             undo()
         return False
+
+    def _matching(self, claim: int, request: Request) -> list[int]:
+        """The devices an `All` request takes: every selectable one with the capacity it asks."""
+        return [i for i in range(len(self.node.devices))
+                if self._selectable(claim, request, i) and self._has_capacity(request, i)]
 
     # -- one device ---------------------------------------------------------------------
 
@@ -290,9 +307,11 @@ class Allocator:
         else:
             self._taken.setdefault(index, set()).add(claim)
         self._picks.append(Pick(claim, label, index, capacity, request.admin_access))
+        self._results[claim] += 1
 
         def undo() -> None:
             self._picks.pop()
+            self._results[claim] -= 1
             for constraint in constraints:
                 constraint.remove(label)
             self._add_counters(device, consumes, -1)

@@ -271,3 +271,31 @@ def test_admin_access_is_not_a_field_of_a_subrequest(tmp_path):
             "field 'spec.spec.devices.requests[0].firstAvailable[0].adminAccess': ResourceClaimTemplate t: "
             "is not a field of a firstAvailable subrequest")):
         read_dra_files([write_dra(tmp_path / "dra.yaml", [template])])
+
+
+# -- the claim limit -----------------------------------------------------------------------------
+
+def _forty(tmp_path, *templates: dict[str, Any]):
+    devices = [device(f"gpu-{i}") for i in range(40)]
+    return _state(tmp_path, [GPU_CLASS, resource_slice("n1", devices), *templates], {"n1": 40})
+
+
+@pytest.mark.parametrize(("request_body", "message"), [
+    pytest.param(_gpus(33), "claim t: number of requested devices 33 exceeds the claim limit of 32", id="count 33"),
+    pytest.param(_gpus(0, mode="All"), "claim t: number of requested devices 40 exceeds the claim limit of 32",
+                 id="All of 40 devices"),
+])
+def test_a_claim_asking_more_than_32_devices_is_upstreams_error(tmp_path, request_body, message):
+    """AllocationResultsMaxSize (32): `Allocate` refuses a claim whose fewest devices exceed it."""
+    state, inputs = _forty(tmp_path, claim_template("t", [request_body]))
+    with pytest.raises(AllocationFailed, match=re.escape(message)):
+        state.plan(0, _claims(inputs, "w", "t"), 0)
+
+
+def test_an_alternative_past_the_claim_limit_gives_way_to_the_next(tmp_path):
+    """errAllocationResultMaxSizeExceeded: 33 devices are never tried; the next subrequest is."""
+    template = claim_template("t", [{"name": "gpus", "firstAvailable": [
+        {"name": "many", **exactly("gpu.nvidia.com", 33)}, {"name": "few", **exactly("gpu.nvidia.com", 2)}]}])
+    state, inputs = _forty(tmp_path, template)
+    plan = state.plan(0, _claims(inputs, "w", "t"), 0)
+    assert isinstance(plan, DraHolding) and [p.request for p in plan.picks] == ["gpus/few", "gpus/few"]
