@@ -23,8 +23,9 @@ device taints):
   an `All` request must have is upstream's error (`allocateDevice`, `must`).
 
 Devices of one request are tried as combinations in index order, not as upstream's
-permutations: counters and capacity add up the same in any order, so the first solution
-found is the same, and a request that cannot be met is refused without n! retries.
+permutations: counters and capacity add up the same in any order, and a constraint accepts a
+set of devices whatever the order they join it in, so the first solution found is the same,
+and a request that cannot be met is refused without n! retries.
 """
 
 from __future__ import annotations
