@@ -7,7 +7,8 @@ device taints):
 - claims, then their requests, in order; a `firstAvailable` request takes its first
   alternative (subrequest) that can be allocated together with everything else (`allocateOne`);
 - `ExactCount` takes `count` devices, trying devices in slice and device order and
-  backtracking when a later device or request cannot be satisfied; `All` takes every
+  backtracking when a later device or request cannot be satisfied (a device shared by
+  capacity is never in use, so one request may take several shares of it); `All` takes every
   device that matches, and fails when there is none or one of them cannot be allocated;
 - a device is selectable when every selector of its DeviceClass and of the request is
   true (`isSelectable`), and, for a request with capacity, it has the capacity left
@@ -133,6 +134,7 @@ class Allocator:
         self._claims: tuple[ClaimSpec, ...] = ()
         self._constraints: list[list[_ConstraintSet]] = []  # per claim
         self._results: list[int] = []  # devices given to each claim in this attempt
+        self._shared_devices = any(d.allow_multiple_allocations for d in node.devices)
 
     def allocate(self, claims: tuple[ClaimSpec, ...]) -> list[Pick] | None:
         """The devices for every request of `claims`, or None when they cannot all be
@@ -173,14 +175,16 @@ class Allocator:
             return self._solve(slots, position + 1)
         devices = self.node.devices
         for index in range(start, len(devices)):
-            if len(devices) - index < left:
+            if len(devices) - index < left and not self._shared_devices:
                 return False
             if not self._selectable(claim, request, index) or not self._has_capacity(request, index):
                 continue
             undo = self._take(claim, label, request, index)
             if undo is None:
                 continue
-            if self._exact(claim, label, request, left - 1, index + 1, slots, position):
+            # A device shared by capacity is never in use: the request may take another share of it.
+            again = index if devices[index].allow_multiple_allocations else index + 1
+            if self._exact(claim, label, request, left - 1, again, slots, position):
                 return True
             undo()
         return False

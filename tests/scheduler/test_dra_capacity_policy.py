@@ -62,3 +62,19 @@ def test_a_bad_request_policy_names_its_field(tmp_path, policy, field):
     shared["capacity"] = {"memory": {"value": "80Gi", "requestPolicy": policy}}
     with pytest.raises(InputError, match=f"field 'spec.devices\\[0\\].capacity.memory.{field}'"):
         read_dra_files([write_dra(tmp_path / "dra.yaml", [resource_slice("n1", [shared])])])
+
+
+@pytest.mark.parametrize(("count", "expected"), [
+    pytest.param(2, ((0, 750),), id="two 30Gi shares of one 80Gi device"),
+    pytest.param(3, None, id="a third share does not fit (90 > 80)"),
+])
+def test_one_request_may_take_several_shares_of_one_device(tmp_path, count, expected):
+    """A device with allowMultipleAllocations is never in use (`deviceInUse`: its allocations
+    are not in allocatingDevices), so the next device of the same request may be it again."""
+    shared = gpu("gpu-0", allowMultipleAllocations=True)
+    shared["capacity"] = {"memory": {"value": "80Gi"}}
+    objects = [GPU_CLASS, resource_slice("n1", [shared]),
+               one("t", exactly("gpu.nvidia.com", count, capacity={"memory": "30Gi"}))]
+    state, inputs = _state(tmp_path, objects, {"n1": 1})
+    plan = state.plan(0, _claims(inputs, "w", "t"), 0)
+    assert (plan.parts if isinstance(plan, DraHolding) else None) == expected
