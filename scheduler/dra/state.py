@@ -58,6 +58,8 @@ class DraHolding:
     allocated_shared: bool  # it allocated the shared claim (`shared_picks`)
     parts: tuple[tuple[int, int], ...]  # (unit, milli-GPUs) it takes in the count view
     shared_picks: tuple[Pick, ...] = ()  # the shared claim's devices, when it allocated them
+    # the ResourceClaim it shares (its name): pods of any workload naming it use its devices
+    shared_claim: str | None = None
 
 
 @dataclass(slots=True)
@@ -122,7 +124,8 @@ class SharedAllocation:
 
 
 class DraState:
-    """DRA nodes (by node index) and the claims allocated on them."""
+    """DRA nodes (by node index) and the claims allocated on them; `shared`: each allocated
+    ResourceClaim (by its name), whichever workloads' pods use it."""
 
     def __init__(self, nodes: list[NodeDevices | None], classes: dict[str, DeviceClass], matcher: Matcher) -> None:
         self.nodes = nodes
@@ -168,37 +171,39 @@ class DraState:
             group = None
         else:
             group = claims.group if claims.shared is not None else None
-            shared = self.shared.get(group) if group is not None else None
+            claim_name = claims.shared.name if claims.shared is not None else None
+            shared = self.shared.get(claim_name) if claim_name is not None else None
             if shared is not None and shared.node != node:
                 return CLAIM_NOT_AVAILABLE
             to_allocate = claims.per_pod
             if claims.shared is not None and shared is None:
                 to_allocate = (*to_allocate, claims.shared)
         if not to_allocate:
-            return DraHolding((), group, False, ())
+            return DraHolding((), group, False, (), (), claims.shared.name if claims and claims.shared else None)
         if devices is None:
             return CANNOT_ALLOCATE
         allocator = Allocator(devices, self.classes, self.matcher)
         picks = allocator.allocate(to_allocate)
         if picks is None:
             return CANNOT_ALLOCATE
-        allocated_shared = claims is not None and claims.shared is not None and group not in self.shared
+        claim_name = claims.shared.name if claims is not None and claims.shared is not None else None
+        allocated_shared = claim_name is not None and claim_name not in self.shared
         own = len(claims.per_pod) if claims is not None else len(to_allocate)
         return DraHolding(tuple(p for p in picks if p.claim < own), group, allocated_shared, _parts(devices, picks),
-                          tuple(p for p in picks if p.claim >= own))
+                          tuple(p for p in picks if p.claim >= own), claim_name)
 
     def apply(self, node: int, holding: DraHolding) -> None:
         devices = self.nodes[node]
         if devices is not None:
             for pick in holding.picks:
                 _use(devices, pick, 1)
-        if holding.shared_group is not None:
-            shared = self.shared.get(holding.shared_group)
+        if holding.shared_claim is not None:
+            shared = self.shared.get(holding.shared_claim)
             if shared is None:  # its first pod allocates the shared claim
                 if devices is not None:
                     for pick in holding.shared_picks:
                         _use(devices, pick, 1)
-                shared = self.shared[holding.shared_group] = SharedAllocation(node, holding.shared_picks, 0)
+                shared = self.shared[holding.shared_claim] = SharedAllocation(node, holding.shared_picks, 0)
             shared.holders += 1
 
     def unapply(self, node: int, holding: DraHolding) -> None:
@@ -206,14 +211,14 @@ class DraState:
         if devices is not None:
             for pick in reversed(holding.picks):
                 _use(devices, pick, -1)
-        if holding.shared_group is not None:
-            shared = self.shared[holding.shared_group]
+        if holding.shared_claim is not None:
+            shared = self.shared[holding.shared_claim]
             shared.holders -= 1
             if shared.holders == 0:  # its last pod lets go: the claim is deallocated
                 if devices is not None:
                     for pick in reversed(shared.picks):
                         _use(devices, pick, -1)
-                del self.shared[holding.shared_group]
+                del self.shared[holding.shared_claim]
 
 
 class ClaimedDevicesKept:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scheduler.dra_fixtures import GPU_CLASS, exactly, gpu, resource_slice
+from tests.scheduler.dra_fixtures import GPU_CLASS, claim, exactly, gpu, resource_slice
 from tests.scheduler.scenario import job, lowest_index, node, replay_rows
 from tests.scheduler.test_dra_constraints import claim_template
 
@@ -76,3 +76,28 @@ def test_every_profile_asks_the_allocator_even_with_whole_gpus_free(tmp_path, pr
     rows = replay_rows(tmp_path, [node("n1", gpus=3, model="H100")], workloads, profile, dra=pool)
     assert [(r["time_s"], r["event"], r["workload_id"]) for r in rows if r["event"] in ("started", "pending")] == [
         (0.0, "started", "one"), (10.0, "pending", "pair"), (100.0, "started", "pair")]
+
+
+def test_two_workloads_naming_one_resource_claim_share_its_devices(tmp_path):
+    """A ResourceClaim is allocated once, whoever uses it (its ReservedFor lists every pod):
+    `second` names the claim `first` allocated, so it runs on the same node with the same
+    device, and the device is free again only when both have let go (`whole` waits for that)."""
+    objects = [GPU_CLASS, resource_slice("n1", [_gpu("gpu-0", 0)]), resource_slice("n2", [_gpu("gpu-1", 0)]),
+               claim("shared", {"name": "gpu", "exactly": exactly("gpu.nvidia.com")}),
+               claim_template("one", [{"name": "gpu", "exactly": exactly("gpu.nvidia.com")}])]
+    workloads = [job("first", 0, 100, gpus=0, resource_claim="shared"),
+                 job("second", 10, 200, gpus=0, resource_claim="shared"),
+                 job("whole", 20, 50, pods=2, gpus=0, resource_claim_templates="one")]
+    rows = replay_rows(tmp_path, [node("n1", gpus=1, model="H100"), node("n2", gpus=1, model="H100")], workloads,
+                       lowest_index("gang-v1.37"), dra=objects)
+    assert [(r["time_s"], r["event"], r["workload_id"], r["node"]) for r in rows
+            if r["event"] in ("started", "finished")] == [
+        (0.0, "started", "first", "n1"),
+        (10.0, "started", "second", "n1"),
+        (100.0, "finished", "first", "n1"),
+        (210.0, "finished", "second", "n1"),
+        (210.0, "started", "whole", "n1"),
+        (210.0, "started", "whole", "n2"),
+        (260.0, "finished", "whole", "n1"),
+        (260.0, "finished", "whole", "n2"),
+    ]
