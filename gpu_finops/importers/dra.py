@@ -8,7 +8,7 @@ the v1 API holds them), names each pod's claims in the trace (`resource_claim_te
 `resource_claim`, as ``namespace/name``), and counts each node's GPUs from its slices (its
 counter sets plus its devices without counters), since a node whose GPUs a DRA driver
 publishes has no ``nvidia.com/gpu`` to allocate. The replay then reads the claims whole:
-MIG profiles, selectors, firstAvailable, taints.
+MIG profiles, selectors, firstAvailable, taints, constraints, config, adminAccess.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from scheduler.cycle.context import CycleContext
 from scheduler.cycle.planning import plan_group
 from scheduler.cycle.pod_loss import evict_group, lose_pods
 from scheduler.cycle.victim_plans import Assignment, RemovalPlan, ViewPlan
+from scheduler.dra.state import ClaimedDevicesKept
 from scheduler.eventlog.schema import last_checkpoint_s
 from scheduler.framework.victims import RunningGroup
 from scheduler.model.workload import DisruptionMode, OnPodLoss
@@ -129,16 +130,18 @@ def preempt_for_group(ctx: CycleContext, run: WorkloadRun, needed: int) -> bool:
         return False
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
+    kept = ClaimedDevicesKept(ctx.state.dra, not ctx.profile.dra_preemption)  # victims keep claimed devices
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            with ctx.framework.unobserved():
+            with ctx.framework.unobserved(), kept:
                 found = _victims(ctx, run, needed)[0] or None
             ctx.verifier.same(ctx.now, "group preemption skipped as unchanged", None, found, run.spec.workload_id)
         return False
     if not preemption_could_help(ctx, run, needed) or not _enough_pods_could_fit(ctx, run, needed):
         run.preemption_failed_at = version
         return False
-    victims, plan = _victims(ctx, run, needed)
+    with kept:
+        victims, plan = _victims(ctx, run, needed)
     if not victims:
         run.preemption_failed_at = version
         return False
@@ -185,7 +188,9 @@ def _victims(ctx: CycleContext, run: WorkloadRun, needed: int) -> tuple[list[Run
     terminating = terminating_below(ctx, run.spec.priority)
     # A plugin that plans without only part of the lower priorities plans by removal: the view
     # is the cluster without every lower priority.
-    how = How.REMOVAL if ctx.framework.post_filter_plans_by_removal else How.VIEW
+    # The views hold no victim's devices: while victims keep claimed devices, by removal.
+    how = How.REMOVAL if ctx.framework.post_filter_plans_by_removal or (
+        ctx.state.dra is not None and ctx.state.dra.keep_devices) else How.VIEW
     search = _group_search(ctx, run, needed, running, terminating, how)
     start = ctx.framework.search_start
     victims = ctx.framework.run_post_filter(search)

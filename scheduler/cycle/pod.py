@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from scheduler.cycle.context import CycleContext
 from scheduler.cycle.outcome import Outcome, failure_of
 from scheduler.cycle.pod_loss import lose_pods
+from scheduler.dra.state import ClaimedDevicesKept
 from scheduler.eventlog.schema import PendingReason
 from scheduler.framework.runtime import Diagnosis
 from scheduler.state.cluster_state import ClusterState, PodKey
@@ -137,16 +138,18 @@ def _preempt_for_pod(ctx: CycleContext, run: WorkloadRun, pod: int, diagnosis: D
         return None
     version = (*ctx.holdings.version(run.spec.priority, run.spec.gpu_models, run.request.selector),
                ctx.state.nominations.generation)  # nominations kept for others matter as releases do
+    kept = ClaimedDevicesKept(ctx.state.dra, not ctx.profile.dra_preemption)  # victims keep claimed devices
     if run.preemption_failed_at == version:
         if ctx.verifier:  # the skipped search would find nothing again
-            with ctx.framework.unobserved():
+            with ctx.framework.unobserved(), kept:
                 found = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
             ctx.verifier.same(ctx.now, "pod preemption skipped as unchanged", None, found, run.spec.workload_id)
         return None
     if not ctx.holdings.any_below(run.spec.priority):
         run.preemption_failed_at = version
         return None
-    choice = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
+    with kept:
+        choice = ctx.framework.run_post_filter(_search(ctx, run, diagnosis))
     if choice is None:
         run.preemption_failed_at = version
         return None

@@ -4,11 +4,14 @@ pastes them (`kubectl get ... -o yaml`, a `List` too).
 
 Bad input is one `InputError` naming the file, the document and the field path. What the
 replay does not model is refused the same way, never dropped: a slice whose devices are not
-local to one node (`allNodes`, `nodeSelector`), claim `constraints`, admin access.
+local to one node (`allNodes`, `nodeSelector`). A claim's opaque `config` is checked as the
+API server does and then not read: upstream's allocator only copies it into the allocation
+result for the driver.
 """
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -17,10 +20,12 @@ from scheduler.dra.objects import (
     ALLOCATION_MODES,
     DEVICE_TAINT_EFFECTS,
     EXACT_COUNT,
+    CapacityRequestPolicy,
     ClaimSpec,
     CounterSet,
     Device,
     DeviceClass,
+    DeviceConstraint,
     DeviceRequest,
     DeviceTaint,
     DeviceToleration,
@@ -33,6 +38,11 @@ from scheduler.errors import InputError
 from scheduler.trace.yaml_input import load_yaml_documents
 
 API_GROUP = "resource.k8s.io/"
+# validateFullyQualifiedName: a DNS subdomain of at most 63 characters, "/", a C identifier of at most 32
+_DOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEVICE_CONSTRAINTS_MAX = 32  # resource.DeviceConstraintsMaxSize
+DEVICE_CONFIG_MAX = 32  # resource.DeviceConfigMaxSize
 KINDS = ("ResourceSlice", "DeviceClass", "ResourceClaimTemplate", "ResourceClaim")
 
 
@@ -136,13 +146,16 @@ def _device(entry: dict[str, Any], driver: str, pool: str, node: str, path: str)
         attributes.append((_qualified(str(key), driver), Version(str(raw)) if kinds[0] == "version" else raw))
     capacity: list[tuple[str, Fraction]] = []
     defaults: list[tuple[str, Fraction]] = []
+    policies: list[tuple[str, CapacityRequestPolicy]] = []
     for key, value in _as_map(entry.get("capacity") or {}, f"{path}.capacity").items():
         value = _as_map(value, f"{path}.capacity.{key}")
         capacity.append((_qualified(str(key), driver), _quantity(value.get("value"), f"{path}.capacity.{key}.value")))
-        policy = value.get("requestPolicy")
-        if isinstance(policy, dict) and policy.get("default") is not None:
-            defaults.append((_qualified(str(key), driver),
-                             _quantity(policy["default"], f"{path}.capacity.{key}.requestPolicy.default")))
+        if value.get("requestPolicy") is not None:
+            policy = _request_policy(_as_map(value["requestPolicy"], f"{path}.capacity.{key}.requestPolicy"),
+                                     f"{path}.capacity.{key}.requestPolicy")
+            policies.append((_qualified(str(key), driver), policy))
+            if policy.default is not None:
+                defaults.append((_qualified(str(key), driver), policy.default))
     consumes = []
     for index, use in enumerate(_list(entry.get("consumesCounters"), f"{path}.consumesCounters")):
         use_path = f"{path}.consumesCounters[{index}]"
@@ -162,14 +175,34 @@ def _device(entry: dict[str, Any], driver: str, pool: str, node: str, path: str)
     if not isinstance(multiple, bool):
         raise _Bad(f"{path}.allowMultipleAllocations", f"must be true or false, got {multiple!r}")
     return Device(name, driver, pool, node, tuple(attributes), tuple(capacity), tuple(consumes), tuple(taints),
-                  multiple, tuple(defaults))
+                  multiple, tuple(defaults), tuple(policies))
+
+
+def _request_policy(policy: dict[str, Any], path: str) -> CapacityRequestPolicy:
+    """A capacity's requestPolicy: `default`, and one of `validValues` (ascending, distinct)
+    and `validRange` (`min` required, `max`, `step` > 0)."""
+    default = None if policy.get("default") is None else _quantity(policy["default"], f"{path}.default")
+    values, bounds = policy.get("validValues"), policy.get("validRange")
+    if values is not None and bounds is not None:
+        raise _Bad(path, "at most one of validValues and validRange")
+    valid_values = tuple(_quantity(v, f"{path}.validValues[{i}]") for i, v in enumerate(_list(values, f"{path}.validValues")))
+    if any(a >= b for a, b in zip(valid_values, valid_values[1:], strict=False)):
+        raise _Bad(f"{path}.validValues", "must be distinct and in ascending order")
+    if bounds is None:
+        return CapacityRequestPolicy(default, valid_values)
+    bounds = _as_map(bounds, f"{path}.validRange")
+    if bounds.get("min") is None:
+        raise _Bad(f"{path}.validRange.min", "missing")
+    minimum = _quantity(bounds["min"], f"{path}.validRange.min")
+    maximum = None if bounds.get("max") is None else _quantity(bounds["max"], f"{path}.validRange.max")
+    step = None if bounds.get("step") is None else _quantity(bounds["step"], f"{path}.validRange.step")
+    if step is not None and step <= 0:
+        raise _Bad(f"{path}.validRange.step", "must be greater than zero")
+    return CapacityRequestPolicy(default, (), minimum, maximum, step)
 
 
 def _claim(name: str, spec: dict[str, Any], path: str, kind: str) -> ClaimSpec:
     devices = _map(spec, "devices", f"{path}.devices")
-    for unmodelled in ("constraints", "config"):
-        if devices.get(unmodelled):
-            raise _Bad(f"{path}.devices.{unmodelled}", f"claim {unmodelled} are not modelled (docs/dra.md)")
     requests = []
     for index, entry in enumerate(_list(devices.get("requests"), f"{path}.devices.requests")):
         request_path = f"{path}.devices.requests[{index}]"
@@ -188,15 +221,81 @@ def _claim(name: str, spec: dict[str, Any], path: str, kind: str) -> ClaimSpec:
             alternatives = tuple(
                 _request(_str(_as_map(sub, f"{request_path}.firstAvailable[{i}]").get("name"),
                               f"{request_path}.firstAvailable[{i}].name", required=True),
-                         sub, f"{request_path}.firstAvailable[{i}]")
+                         sub, f"{request_path}.firstAvailable[{i}]", subrequest=True)
                 for i, sub in enumerate(items))
         requests.append(DeviceRequest(request_name, alternatives, prioritized=first is not None))
     if not requests:
         raise _Bad(f"{path}.devices.requests", "needs at least one request")
-    return ClaimSpec(name, tuple(requests), kind)
+    names = {r.name: {a.name for a in r.alternatives} if r.prioritized else set() for r in requests}
+    constraints = _constraints(devices.get("constraints"), f"{path}.devices.constraints", names)
+    _check_config(devices.get("config"), f"{path}.devices.config", names)
+    return ClaimSpec(name, tuple(requests), kind, constraints, bool(devices.get("config")))
 
 
-def _request(name: str, entry: dict[str, Any], path: str) -> Request:
+def _constraints(value: Any, path: str, names: dict[str, set[str]]) -> tuple[DeviceConstraint, ...]:
+    """`constraints[]` as upstream's validation accepts them (`validateDeviceConstraint`):
+    exactly one of `matchAttribute` and `distinctAttribute`, a fully qualified name, and
+    `requests` naming requests (or `request/subrequest`) of the claim, each once."""
+    entries = _list(value, path)
+    if len(entries) > DEVICE_CONSTRAINTS_MAX:
+        raise _Bad(path, f"must have at most {DEVICE_CONSTRAINTS_MAX} items, has {len(entries)}")
+    found = []
+    for index, entry in enumerate(entries):
+        entry_path = f"{path}[{index}]"
+        entry = _as_map(entry, entry_path)
+        kinds = [key for key in ("matchAttribute", "distinctAttribute") if entry.get(key) is not None]
+        if len(kinds) != 1:
+            raise _Bad(entry_path, 'exactly one of "matchAttribute" or "distinctAttribute" is required')
+        attribute = _fully_qualified(entry[kinds[0]], f"{entry_path}.{kinds[0]}")
+        found.append(DeviceConstraint(attribute, _request_refs(entry.get("requests"), f"{entry_path}.requests", names),
+                                      distinct=kinds[0] == "distinctAttribute"))
+    return tuple(found)
+
+
+def _check_config(value: Any, path: str, names: dict[str, set[str]]) -> None:
+    """`config[]` (`validateDeviceClaimConfiguration`): `requests` naming requests of the
+    claim, and an `opaque` configuration with its `driver`; its parameters are the driver's."""
+    entries = _list(value, path)
+    if len(entries) > DEVICE_CONFIG_MAX:
+        raise _Bad(path, f"must have at most {DEVICE_CONFIG_MAX} items, has {len(entries)}")
+    for index, entry in enumerate(entries):
+        entry = _as_map(entry, f"{path}[{index}]")
+        _request_refs(entry.get("requests"), f"{path}[{index}].requests", names)
+        opaque = _map(entry, "opaque", f"{path}[{index}].opaque")
+        _str(opaque.get("driver"), f"{path}[{index}].opaque.driver", required=True)
+
+
+def _request_refs(value: Any, path: str, names: dict[str, set[str]]) -> tuple[str, ...]:
+    """Request references (`validateRequestNameRef`): `request`, or `request/subrequest` of
+    a firstAvailable request, each once."""
+    refs: list[str] = []
+    for index, ref in enumerate(_list(value, path)):
+        ref = _str(ref, f"{path}[{index}]", required=True)
+        parts = ref.split("/")
+        known = (len(parts) == 1 and parts[0] in names) or (
+            len(parts) == 2 and parts[1] in names.get(parts[0], set()))
+        if not known:
+            raise _Bad(f"{path}[{index}]", f"{ref!r} must be the name of a request in the claim or the name of "
+                                           "a request and a subrequest separated by '/'")
+        if ref in refs:
+            raise _Bad(f"{path}[{index}]", f"duplicate value {ref!r}")
+        refs.append(ref)
+    return tuple(refs)
+
+
+def _fully_qualified(value: Any, path: str) -> str:
+    name = _str(value, path, required=True)
+    domain, slash, identifier = name.partition("/")
+    if not slash:
+        raise _Bad(path, f"{name!r} must be a fully qualified name, a domain and an identifier separated by '/'")
+    if len(domain) > 63 or not _DOMAIN.match(domain):
+        raise _Bad(path, f"{name!r}: the domain must be a DNS subdomain of at most 63 characters")
+    if len(identifier) > 32 or not _IDENTIFIER.match(identifier):
+        raise _Bad(path, f"{name!r}: the identifier must be a C identifier of at most 32 characters")
+    return name
+
+
+def _request(name: str, entry: dict[str, Any], path: str, *, subrequest: bool = False) -> Request:
     device_class = _str(entry.get("deviceClassName"), f"{path}.deviceClassName", required=True)
     mode = _str(entry.get("allocationMode"), f"{path}.allocationMode") or EXACT_COUNT
     if mode not in ALLOCATION_MODES:
@@ -204,8 +303,11 @@ def _request(name: str, entry: dict[str, Any], path: str) -> Request:
     count = entry.get("count", 1)
     if mode == EXACT_COUNT and (isinstance(count, bool) or not isinstance(count, int) or count < 1):
         raise _Bad(f"{path}.count", f"must be a whole number >= 1, got {count!r}")
-    if entry.get("adminAccess"):
-        raise _Bad(f"{path}.adminAccess", "admin access is not modelled")
+    admin_access = entry.get("adminAccess")
+    if admin_access is not None and subrequest:
+        raise _Bad(f"{path}.adminAccess", "is not a field of a firstAvailable subrequest")
+    if admin_access is not None and not isinstance(admin_access, bool):
+        raise _Bad(f"{path}.adminAccess", f"must be true or false, got {admin_access!r}")
     tolerations = []
     for index, toleration in enumerate(_list(entry.get("tolerations"), f"{path}.tolerations")):
         t_path = f"{path}.tolerations[{index}]"
@@ -221,7 +323,7 @@ def _request(name: str, entry: dict[str, Any], path: str) -> Request:
     for key, value in _as_map(wanted, f"{path}.capacity.requests").items():
         capacity.append((str(key), _quantity(value, f"{path}.capacity.requests.{key}")))
     return Request(name, device_class, _selectors(entry.get("selectors"), f"{path}.selectors"), mode,
-                   int(count) if mode == EXACT_COUNT else 0, tuple(tolerations), tuple(capacity))
+                   int(count) if mode == EXACT_COUNT else 0, tuple(tolerations), tuple(capacity), bool(admin_access))
 
 
 def _selectors(value: Any, path: str) -> tuple[str, ...]:

@@ -4,8 +4,9 @@ Kueue (`pkg/dra/claims.go` `GetResourceRequestsForResourceClaimTemplates`, `coun
 reads claims only with its `DynamicResourceAllocation` feature gate on (alpha, off by default);
 then each ResourceClaimTemplate of a pod set adds, per request, `exactly.count` devices of its
 DeviceClass as the logical resource `resources.deviceClassMappings` maps the class to. A
-template Kueue cannot count makes the workload inadmissible: `firstAvailable`, CEL selectors,
-admin access, allocation mode `All`, constraints or config, or a DeviceClass no mapping names.
+template Kueue cannot count makes the workload inadmissible: claim `constraints` or `config`,
+`firstAvailable`, CEL selectors, admin access, allocation mode `All`, or a DeviceClass no
+mapping names.
 Named (shared) ResourceClaims are not counted.
 
 The replay's quotas count `nvidia.com/gpu`: a class mapped to it adds its devices to the pod's
@@ -19,7 +20,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from scheduler.admission.objects import KueueConfiguration
-from scheduler.dra.objects import ALL, DeviceRequest, DraInputs
+from scheduler.dra.objects import ALL, ClaimSpec, DeviceRequest, DraInputs
 from scheduler.model import Workload
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -41,6 +42,9 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
             continue
         devices, problem = 0, None
         for name in workload.claim_templates:
+            problem = _uncountable_claim(name, inputs.templates[name])
+            if problem is not None:
+                break
             for request in inputs.templates[name].requests:
                 problem = _uncountable(name, request, mapping)
                 if problem is not None:
@@ -62,6 +66,15 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
     return counted, inadmissible, warnings
 
 
+def _uncountable_claim(template: str, claim: ClaimSpec) -> str | None:
+    """Kueue's reason it cannot count a template as a whole (`countDevicesPerClass`)."""
+    if claim.constraints:
+        return f"ResourceClaimTemplate {template}: device constraints (MatchAttribute) are not supported"
+    if claim.has_config:
+        return f"ResourceClaimTemplate {template}: device config is not supported"
+    return None
+
+
 def _uncountable(template: str, request: DeviceRequest, mapping: dict[str, str]) -> str | None:
     """Kueue's reason it cannot count one request of a template, in its words; None: it can."""
     prefix = f"ResourceClaimTemplate {template}:"
@@ -70,6 +83,8 @@ def _uncountable(template: str, request: DeviceRequest, mapping: dict[str, str])
     alternative = request.alternatives[0]
     if alternative.selectors:
         return f"{prefix} CEL selectors are not supported"
+    if alternative.admin_access:
+        return f"{prefix} AdminAccess is not supported"
     if alternative.allocation_mode == ALL:
         return f"{prefix} AllocationMode 'All' is not supported"
     if alternative.device_class not in mapping:

@@ -98,6 +98,55 @@ class DeviceToleration:
         return self.value == taint.value
 
 
+def _ceil(value: Fraction) -> int:
+    """`resource.Quantity.Value()`: the value as a whole number, rounded up."""
+    return -((-value.numerator) // value.denominator)
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityRequestPolicy:
+    """A capacity's `requestPolicy` (KEP-5075): what a request consumes of a shared device
+    (`calculateConsumedCapacity`) and which amounts it may consume (`violatesPolicy`)."""
+
+    default: Fraction | None = None
+    valid_values: tuple[Fraction, ...] = ()  # ascending
+    minimum: Fraction | None = None  # validRange
+    maximum: Fraction | None = None
+    step: Fraction | None = None
+
+    def consumed(self, requested: Fraction | None, total: Fraction) -> Fraction:
+        """What a request consumes: nothing asked, the default (else all of it); asked, rounded
+        up into the valid range (`roundUpRange`: to min, then to min + a multiple of step) or
+        to the first valid value at least as large (`roundUpValidValues`; above them all, as asked)."""
+        if requested is None:
+            return total if self.default is None else self.default
+        if self.minimum is not None:
+            if requested < self.minimum:
+                return self.minimum
+            if self.step is None:
+                return requested
+            step, start = _ceil(self.step), _ceil(self.minimum)
+            steps = -((start - _ceil(requested)) // step)  # ceil((requested - min) / step), whole units
+            return Fraction(start + step * steps)
+        for value in self.valid_values:
+            if requested <= value:
+                return value
+        return requested
+
+    def violated_by(self, amount: Fraction) -> bool:
+        """Whether consuming `amount` breaks the policy: the default never does; above the
+        range's max or off its step grid does; a value not listed in validValues does."""
+        if self.default is not None and amount == self.default:
+            return False
+        if self.minimum is not None:
+            if self.maximum is not None and amount > self.maximum:
+                return True
+            return self.step is not None and (_ceil(amount) - _ceil(self.minimum)) % _ceil(self.step) != 0
+        if self.valid_values:
+            return amount not in self.valid_values
+        return False
+
+
 @dataclass(frozen=True, slots=True)
 class Device:
     """One device of a ResourceSlice. `attributes` and `capacity` are keyed by their fully
@@ -115,11 +164,26 @@ class Device:
     allow_multiple_allocations: bool = False
     # capacity name -> the requestPolicy's default (consumable capacity)
     capacity_defaults: tuple[tuple[str, Fraction], ...] = ()
+    # capacity name -> its whole requestPolicy (default, validValues, validRange)
+    capacity_policies: tuple[tuple[str, CapacityRequestPolicy], ...] = ()
+
+    def policy_of(self, name: str) -> CapacityRequestPolicy | None:
+        for key, policy in self.capacity_policies:
+            if key == name:
+                return policy
+        return None
 
     @property
     def key(self) -> tuple[str, str, str]:
         """DeviceID: driver, pool, device."""
         return (self.driver, self.pool, self.name)
+
+    def attribute(self, name: str) -> object | None:
+        """The value of attribute `name` (fully qualified), None when the device has none."""
+        for key, value in self.attributes:
+            if key == name:
+                return value
+        return None
 
     def capacity_of(self, name: str) -> Fraction | None:
         for key, value in self.capacity:
@@ -155,6 +219,27 @@ class Request:
     count: int = 1
     tolerations: tuple[DeviceToleration, ...] = ()
     capacity: tuple[tuple[str, Fraction], ...] = ()  # capacity.requests, fully qualified names
+    # adminAccess: the device may be in use by other claims, and this allocation does not
+    # make it in use (only an `exactly` request has the field)
+    admin_access: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceConstraint:
+    """A claim's `constraints[]` entry: every device allocated for the requests it names (all
+    requests of the claim when `requests` is empty) has the attribute, with one value
+    (`matchAttribute`) or pairwise different values (`distinctAttribute`, `distinct`)."""
+
+    attribute: str  # a fully qualified name, `domain/id`
+    requests: tuple[str, ...] = ()  # `request` or `request/subrequest`
+    distinct: bool = False
+
+    def applies_to(self, label: str) -> bool:
+        """Whether a device for request `label` (`request` or `request/subrequest`) is in
+        its set: named by its request, or by its subrequest (`matches`)."""
+        if not self.requests:
+            return True
+        return label in self.requests or label.split("/", 1)[0] in self.requests
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +262,8 @@ class ClaimSpec:
     name: str
     requests: tuple[DeviceRequest, ...]
     kind: str = "ResourceClaimTemplate"
+    constraints: tuple[DeviceConstraint, ...] = ()
+    has_config: bool = False  # opaque `config` for the driver: the allocator does not read it
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ milli-GPUs, is what the count view, the event log and the cost see:
   its capacities a claim takes;
 - any other device: 1000 (one whole GPU).
 
-Shares on one unit never add past 1000: the count view takes what is left.
+Shares on one unit never add past 1000: the count view takes what is left. A device
+allocated with admin access is no share at all: it stays free for (or with) its user.
 
 Every pod on a DRA node goes through the allocator: a plain GPU count is a claim for that
 many whole units (`WHOLE_GPU_CLASS`), so a MIG slice and a whole-GPU pod exclude each other
@@ -57,6 +58,8 @@ class DraHolding:
     allocated_shared: bool  # it allocated the shared claim (`shared_picks`)
     parts: tuple[tuple[int, int], ...]  # (unit, milli-GPUs) it takes in the count view
     shared_picks: tuple[Pick, ...] = ()  # the shared claim's devices, when it allocated them
+    # the ResourceClaim it shares (its name): pods of any workload naming it use its devices
+    shared_claim: str | None = None
 
 
 @dataclass(slots=True)
@@ -121,7 +124,8 @@ class SharedAllocation:
 
 
 class DraState:
-    """DRA nodes (by node index) and the claims allocated on them."""
+    """DRA nodes (by node index) and the claims allocated on them; `shared`: each allocated
+    ResourceClaim (by its name), whichever workloads' pods use it."""
 
     def __init__(self, nodes: list[NodeDevices | None], classes: dict[str, DeviceClass], matcher: Matcher) -> None:
         self.nodes = nodes
@@ -130,6 +134,11 @@ class DraState:
         self.matcher = matcher
         self.shared: dict[str, SharedAllocation] = {}
         self._count_claims: dict[int, tuple[ClaimSpec, ...]] = {}
+        # Preemption's what-ifs while claimed devices cannot be freed (`ClaimedDevicesKept`):
+        # pods taken off keep their devices (`kept`); pods placed in the what-if take theirs.
+        self.keep_devices = False
+        self.kept: set[tuple[str, int]] = set()
+        self.placed_in_what_if: set[tuple[str, int]] = set()
 
     def fresh(self) -> DraState:
         """The same devices and classes with nothing allocated (a what-if view's start)."""
@@ -162,37 +171,39 @@ class DraState:
             group = None
         else:
             group = claims.group if claims.shared is not None else None
-            shared = self.shared.get(group) if group is not None else None
+            claim_name = claims.shared.name if claims.shared is not None else None
+            shared = self.shared.get(claim_name) if claim_name is not None else None
             if shared is not None and shared.node != node:
                 return CLAIM_NOT_AVAILABLE
             to_allocate = claims.per_pod
             if claims.shared is not None and shared is None:
                 to_allocate = (*to_allocate, claims.shared)
         if not to_allocate:
-            return DraHolding((), group, False, ())
+            return DraHolding((), group, False, (), (), claims.shared.name if claims and claims.shared else None)
         if devices is None:
             return CANNOT_ALLOCATE
         allocator = Allocator(devices, self.classes, self.matcher)
         picks = allocator.allocate(to_allocate)
         if picks is None:
             return CANNOT_ALLOCATE
-        allocated_shared = claims is not None and claims.shared is not None and group not in self.shared
+        claim_name = claims.shared.name if claims is not None and claims.shared is not None else None
+        allocated_shared = claim_name is not None and claim_name not in self.shared
         own = len(claims.per_pod) if claims is not None else len(to_allocate)
         return DraHolding(tuple(p for p in picks if p.claim < own), group, allocated_shared, _parts(devices, picks),
-                          tuple(p for p in picks if p.claim >= own))
+                          tuple(p for p in picks if p.claim >= own), claim_name)
 
     def apply(self, node: int, holding: DraHolding) -> None:
         devices = self.nodes[node]
         if devices is not None:
             for pick in holding.picks:
                 _use(devices, pick, 1)
-        if holding.shared_group is not None:
-            shared = self.shared.get(holding.shared_group)
+        if holding.shared_claim is not None:
+            shared = self.shared.get(holding.shared_claim)
             if shared is None:  # its first pod allocates the shared claim
                 if devices is not None:
                     for pick in holding.shared_picks:
                         _use(devices, pick, 1)
-                shared = self.shared[holding.shared_group] = SharedAllocation(node, holding.shared_picks, 0)
+                shared = self.shared[holding.shared_claim] = SharedAllocation(node, holding.shared_picks, 0)
             shared.holders += 1
 
     def unapply(self, node: int, holding: DraHolding) -> None:
@@ -200,14 +211,34 @@ class DraState:
         if devices is not None:
             for pick in reversed(holding.picks):
                 _use(devices, pick, -1)
-        if holding.shared_group is not None:
-            shared = self.shared[holding.shared_group]
+        if holding.shared_claim is not None:
+            shared = self.shared[holding.shared_claim]
             shared.holders -= 1
             if shared.holders == 0:  # its last pod lets go: the claim is deallocated
                 if devices is not None:
                     for pick in reversed(shared.picks):
                         _use(devices, pick, -1)
-                del self.shared[holding.shared_group]
+                del self.shared[holding.shared_claim]
+
+
+class ClaimedDevicesKept:
+    """A preemption search in which victims keep their claimed devices: DynamicResources has
+    no PreFilterExtensions (`dynamicresources.go`), so preemption's simulation of removing a
+    victim leaves its claims allocated, whatever the preemptor asks for (a plain count on a
+    DRA node too), until KEP-5690 (`keep` False: `dra_preemption`, or no DRA inputs)."""
+
+    def __init__(self, dra: DraState | None, keep: bool) -> None:
+        self.dra = dra if keep else None
+
+    def __enter__(self) -> None:
+        if self.dra is not None:
+            self.dra.keep_devices = True
+
+    def __exit__(self, *exc: object) -> None:
+        if self.dra is not None:
+            self.dra.keep_devices = False
+            self.dra.kept.clear()
+            self.dra.placed_in_what_if.clear()
 
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -216,7 +247,10 @@ FRACTION_ON_DRA_NODE = "a fraction of a GPU as a count cannot be allocated on a 
 
 
 def _use(devices: NodeDevices, pick: Pick, sign: int) -> None:
-    """Allocate (`sign` 1) or give back (-1) one picked device."""
+    """Allocate (`sign` 1) or give back (-1) one picked device. A device allocated with
+    admin access is not considered allocated (upstream's allocated state skips it)."""
+    if pick.admin_access:
+        return
     device = devices.devices[pick.device]
     if device.allow_multiple_allocations:
         held = devices.capacity.setdefault(pick.device, {})
@@ -257,6 +291,8 @@ def device_share(devices: NodeDevices, pick: Pick) -> int:
 def _parts(devices: NodeDevices, picks: list[Pick]) -> tuple[tuple[int, int], ...]:
     by_unit: dict[int, int] = {}
     for pick in picks:
+        if pick.admin_access:
+            continue  # the device's GPU is someone else's: counted (and priced) once, for them
         unit = devices.unit_of[pick.device]
         by_unit[unit] = min(MILLI, by_unit.get(unit, 0) + device_share(devices, pick))
     return tuple(sorted(by_unit.items()))

@@ -43,7 +43,13 @@ class GpuFit:
 class GpuFitWithDevices(GpuFit):
     """GpuFit on a cluster with DRA inputs: a pod with claims, and any pod on a node whose GPUs
     are published as devices, goes through the DynamicResources filter instead. A replay
-    without DRA inputs keeps the plain GpuFit: its hot loop never asks."""
+    without DRA inputs keeps the plain GpuFit: its hot loop never asks.
+
+    No inline fit: free whole GPUs in the count view do not say that the allocator finds
+    devices (selectors, constraints, taints), so the node search calls the filter on every
+    node."""
+
+    inline_fit = ""
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         dra = state.dra

@@ -259,7 +259,7 @@ class ClusterState:
                 shared[device] = MILLI
             shared[device] -= milli
         if holding.dra is not None:
-            take_device_parts(self, holding, holding.dra, 1)
+            take_device_parts(self, key, holding, holding.dra, 1)
         self.cpu_free[node] -= holding.cpu_milli
         self.memory_free[node] -= holding.memory_mib
         if not holding.cpu_milli:
@@ -289,7 +289,7 @@ class ClusterState:
                 del shared[device]
                 self.whole_free[node] += 1
         if holding.dra is not None:
-            take_device_parts(self, holding, holding.dra, -1)
+            take_device_parts(self, key, holding, holding.dra, -1)
         self.cpu_free[node] += holding.cpu_milli
         self.memory_free[node] += holding.memory_mib
         if not holding.cpu_milli:
@@ -389,9 +389,24 @@ def device_holding(state: ClusterState, key: PodKey, node: int, request: PodRequ
     return holding
 
 
-def take_device_parts(state: ClusterState, holding: Holding, devices: DraHolding, sign: int) -> None:
+def take_device_parts(state: ClusterState, key: PodKey, holding: Holding, devices: DraHolding, sign: int) -> None:
     """A DRA holding's devices allocated (`sign` 1) or given back (-1), and its GPU shares
-    taken from or returned to the count view's devices."""
+    taken from or returned to the count view's devices. In a preemption search that cannot
+    free claimed devices (`ClaimedDevicesKept`), a pod taken off keeps them, and putting it
+    back takes nothing again; a pod placed in the search takes and gives back its own."""
+    dra = state.dra
+    assert dra is not None
+    if dra.keep_devices:
+        if sign < 0 and key not in dra.placed_in_what_if:
+            dra.kept.add(key)
+            return
+        if sign > 0 and key in dra.kept:
+            dra.kept.discard(key)
+            return
+        if sign > 0:
+            dra.placed_in_what_if.add(key)
+        else:
+            dra.placed_in_what_if.discard(key)
     node, shared = holding.node, state.shared_free[holding.node]
     for device, milli in holding.parts:
         if sign > 0 and device not in shared:  # a whole free GPU starts being used
@@ -401,8 +416,7 @@ def take_device_parts(state: ClusterState, holding: Holding, devices: DraHolding
         if sign < 0 and shared[device] == MILLI:
             del shared[device]
             state.whole_free[node] += 1
-    assert state.dra is not None
     if sign > 0:
-        state.dra.apply(node, devices)
+        dra.apply(node, devices)
     else:
-        state.dra.unapply(node, devices)
+        dra.unapply(node, devices)

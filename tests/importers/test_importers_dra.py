@@ -5,13 +5,16 @@ are counted from its slices (a DRA driver's node has no nvidia.com/gpu)."""
 from __future__ import annotations
 
 import csv
+import json
 
 import pyarrow.parquet as pq
 import yaml
 
 from gpu_finops.importers.kubectl import import_kubectl
 from scheduler.commands import replay
-from tests.importers.dra_dump import write_dra_dumps
+from scheduler.dra.inputs import read_dra_files
+from tests.importers.dra_dump import _claiming, _namespaced, dra_nodes, dra_pods, write_dra_dumps
+from tests.scheduler.dra_fixtures import exactly, template
 
 
 def _imported(tmp_path):
@@ -53,3 +56,46 @@ def test_the_import_replays_with_its_dra_file(tmp_path):
     assert ("team-a/notebook-0", 0.142) in started and ("team-a/finetune", 0.5) in started
     assert ("team-b/serve", 1.0) in started
     assert not [e for e in events if e["event"] == "rejected"]
+
+
+def test_claim_constraints_config_and_admin_access_pass_through_the_import(tmp_path):
+    """A template asking two whole GPUs of one product on distinct indexes (the NVIDIA DRA
+    driver's `productName`, `index`), with the driver's opaque GpuConfig, and a monitoring
+    template written the v1beta1 way (`adminAccess` beside `deviceClassName`, moved under
+    `exactly`): the import keeps them, the replay reads them, and the monitor's device stays
+    its user's (0 GPUs for the monitor)."""
+    pair = _namespaced(template("pair", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 2)}), "team-b")
+    pair["spec"]["spec"]["devices"] |= {
+        "constraints": [{"matchAttribute": "gpu.nvidia.com/productName", "requests": ["gpus"]},
+                        {"distinctAttribute": "gpu.nvidia.com/index"}],
+        "config": [{"requests": ["gpus"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {
+            "apiVersion": "resource.nvidia.com/v1beta1", "kind": "GpuConfig",
+            "sharing": {"strategy": "TimeSlicing"}}}}]}
+    monitor = {"apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaimTemplate",
+               "metadata": {"name": "monitor", "namespace": "team-b"},
+               "spec": {"spec": {"devices": {"requests": [
+                   {"name": "gpu", "deviceClassName": "gpu.nvidia.com", "allocationMode": "ExactCount", "count": 1,
+                    "adminAccess": True}]}}}}
+    pods = dra_pods()
+    pods["items"] += [pair, monitor,
+                      _claiming("pair", "team-b", "pair", created="13:09:00", started="13:10:00",
+                                finished="13:40:00", node="dra-1"),
+                      _claiming("dcgm", "team-b", "monitor", created="13:09:00", started="13:10:00",
+                                finished="13:40:00", node="dra-1")]
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    (dumps / "pods.json").write_text(json.dumps(pods))
+    (dumps / "nodes.json").write_text(json.dumps(dra_nodes()))
+    out = tmp_path / "imported"
+    import_kubectl([dumps / "pods.json"], [dumps / "nodes.json"], out)
+    inputs = read_dra_files([out / "dra.yaml"])
+    constraints = inputs.templates["team-b/pair"].constraints
+    assert [(c.attribute, c.requests, c.distinct) for c in constraints] == [
+        ("gpu.nvidia.com/productName", ("gpus",), False), ("gpu.nvidia.com/index", (), True)]
+    assert inputs.templates["team-b/pair"].has_config
+    assert inputs.templates["team-b/monitor"].requests[0].alternatives[0].admin_access
+    result = replay(out / "trace.csv", out / "cluster.csv", tmp_path / "run", profile="gang-v1.37",
+                    dra=out / "dra.yaml")
+    events = pq.read_table(result.run_dir / "events.parquet").to_pylist()
+    started = {e["workload_id"]: e["gpus"] for e in events if e["event"] == "started"}
+    assert (started["team-b/pair"], started["team-b/dcgm"]) == (2.0, 0.0)

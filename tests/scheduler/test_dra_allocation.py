@@ -293,6 +293,6 @@ def test_a_shared_claim_is_allocated_once_and_held_until_its_last_pod_lets_go(tm
     second = _take(state, 0, claims)
     assert second.picks == () and not second.allocated_shared  # the same devices, not two more
     state.unapply(0, first)
-    assert "g" in state.shared and devices.used == {0, 1}  # still held by the second pod: still allocated
+    assert "group-gpus" in state.shared and devices.used == {0, 1}  # still held by the second pod: still allocated
     state.unapply(0, second)
-    assert "g" not in state.shared and not state.nodes[0].used
+    assert "group-gpus" not in state.shared and not state.nodes[0].used

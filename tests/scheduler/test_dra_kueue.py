@@ -47,7 +47,13 @@ resources:
   - {name: nvidia.com/gpu, deviceClassNames: [gpu.nvidia.com]}"""
 DRA = [GPU_CLASS, resource_slice("n1", [gpu(f"gpu-{i}", index=i) for i in range(4)]),
        template("two", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 2)}),
-       template("picky", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 1, selectors=["true"])})]
+       template("picky", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 1, selectors=["true"])}),
+       template("monitor", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 1) | {"adminAccess": True}})]
+_CONSTRAINED = template("same-product", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 2)})
+_CONSTRAINED["spec"]["spec"]["devices"]["constraints"] = [{"matchAttribute": "gpu.nvidia.com/productName"}]
+_CONFIGURED = template("configured", {"name": "gpus", "exactly": exactly("gpu.nvidia.com", 2)})
+_CONFIGURED["spec"]["spec"]["devices"]["config"] = [{"opaque": {"driver": "gpu.nvidia.com", "parameters": {}}}]
+DRA += [_CONSTRAINED, _CONFIGURED]
 
 
 def _run(tmp_path, configuration: str, claim: str = "two"):
@@ -77,6 +83,13 @@ def test_mapped_devices_count_against_quota_only_with_the_gate_on(tmp_path, conf
                  "DeviceClass gpu.nvidia.com is not mapped in DRA configuration for podset main", id="unmapped class"),
     pytest.param(GATE_AND_MAPPING, "picky", "ResourceClaimTemplate picky: CEL selectors are not supported",
                  id="selectors Kueue cannot count"),
+    pytest.param(GATE_AND_MAPPING, "monitor", "ResourceClaimTemplate monitor: AdminAccess is not supported",
+                 id="admin access"),
+    pytest.param(GATE_AND_MAPPING, "same-product",
+                 "ResourceClaimTemplate same-product: device constraints (MatchAttribute) are not supported",
+                 id="claim constraints"),
+    pytest.param(GATE_AND_MAPPING, "configured", "ResourceClaimTemplate configured: device config is not supported",
+                 id="claim config"),
 ])
 def test_a_template_kueue_cannot_count_makes_the_workload_inadmissible(tmp_path, configuration, claim, message):
     _, events = _run(tmp_path, configuration, claim)
