@@ -1,8 +1,9 @@
--- grain: one row per run × GPU model × device profile × usage (DRA runs only; empty without --dra)
+-- grain: one row per run × charge period × GPU model × team × device profile × usage (DRA runs only; empty without --dra)
 -- What GPUs published through DRA cost, by what was taken of them: usage = 'workload' rows are
 -- the GPU Usage records of workloads on the devices they took (device_profile: a MIG profile
 -- such as 1g.10gb, whole, capacity or mixed, int_device_profiles; every usage class), usage =
--- 'partition_fragmentation' the idle rest of GPUs split into partitions (device_profile null).
+-- 'partition_fragmentation' the idle rest of GPUs split into partitions (device_profile null,
+-- team __idle__). Per charge period, so readers filter dates as on the FOCUS records.
 -- The workload rows add up to the DRA workloads' GPU cost to the cent (audit
 -- device_profile_cost_conserved).
 with records as (
@@ -17,7 +18,9 @@ profiles as (
 workload_rows as (
     select
         r.x_RunId as run_id,
+        r.ChargePeriodStart as charge_period_start,
         r.x_GpuModel as gpu_model,
+        r.x_Tenant as tenant,
         p.device_profile,
         'workload' as usage,
         any_value(p.gpu_share) filter (where p.gpu_share is not null) as gpu_share,
@@ -33,7 +36,9 @@ workload_rows as (
 fragmentation_rows as (
     select
         x_RunId as run_id,
+        ChargePeriodStart as charge_period_start,
         x_GpuModel as gpu_model,
+        x_Tenant as tenant,
         cast(null as varchar) as device_profile,
         'partition_fragmentation' as usage,
         cast(null as double) as gpu_share,
