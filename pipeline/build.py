@@ -50,6 +50,7 @@ from scheduler.eventlog.files import (
 )
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
+    DEVICE_ALLOCATION_SCHEMA,
     DEVICE_SCHEMA,
     EVENT_SCHEMA,
     QUEUE_SCHEMA,
@@ -90,6 +91,7 @@ RAW_TABLES: dict[str, pa.Schema] = {
     "raw_nodes": CLUSTER_SCHEMA,
     "raw_cluster_queues": QUEUE_SCHEMA,
     "raw_devices": DEVICE_SCHEMA,
+    "raw_device_allocations": DEVICE_ALLOCATION_SCHEMA,
 }
 # raw table -> the RunInputs attribute it is loaded from
 _RUN_TABLE_OF = {
@@ -98,6 +100,7 @@ _RUN_TABLE_OF = {
     "raw_nodes": "cluster",
     "raw_cluster_queues": "cluster_queues",
     "raw_devices": "devices",
+    "raw_device_allocations": "device_allocations",
 }
 MART_TABLES = tuple(model.name for model in MODELS if model.layer == "marts")
 # DuckDB's memory during a build (the process adds the run's Arrow tables and Python).
@@ -218,6 +221,7 @@ def _without_tables(run: RunInputs) -> RunInputs:
         cluster=run.cluster.schema.empty_table(),
         cluster_queues=run.cluster_queues.schema.empty_table(),
         devices=run.devices.schema.empty_table(),
+        device_allocations=run.device_allocations.schema.empty_table(),
     )
 
 

@@ -18,7 +18,7 @@ import duckdb
 from pipeline.ctrl_c import watching
 from pipeline.errors import PipelineError
 
-MARTS_VERSION = "3"
+MARTS_VERSION = "4"
 """The layout of the marts `build` writes; raised when a table or column a reader needs changes.
 `build` records it in table `BUILD_TABLE`; every reader compares (`older_database_problem`)."""
 BUILD_TABLE = "gpu_finops_build"

@@ -24,6 +24,7 @@ from pipeline.errors import PipelineError
 from pipeline.gpu_models import missing_price_message, resolve_model, split_aliases
 from scheduler.eventlog.schema import (
     CLUSTER_SCHEMA,
+    DEVICE_ALLOCATION_SCHEMA,
     DEVICE_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
@@ -69,6 +70,8 @@ class RunInputs:
     cluster: pa.Table
     cluster_queues: pa.Table  # empty when the replay had no Kueue queues
     devices: pa.Table = dataclass_field(default_factory=DEVICE_SCHEMA.empty_table)  # DRA devices; empty without --dra
+    # which devices each DRA pod took; empty without --dra
+    device_allocations: pa.Table = dataclass_field(default_factory=DEVICE_ALLOCATION_SCHEMA.empty_table)
 
     @property
     def end(self) -> datetime:
@@ -196,6 +199,9 @@ def read_run_dir(run_dir: Path) -> RunInputs:
     )
     devices_path = run_dir / RUN_FILES["devices"]
     devices = _read_parquet(devices_path, DEVICE_SCHEMA) if devices_path.exists() else DEVICE_SCHEMA.empty_table()
+    allocations_path = run_dir / RUN_FILES["device_allocations"]
+    device_allocations = (_read_parquet(allocations_path, DEVICE_ALLOCATION_SCHEMA) if allocations_path.exists()
+                          else DEVICE_ALLOCATION_SCHEMA.empty_table())
     seed = meta.get("seed")
     return RunInputs(
         run_dir=run_dir,
@@ -209,6 +215,7 @@ def read_run_dir(run_dir: Path) -> RunInputs:
         cluster=cluster,
         cluster_queues=cluster_queues,
         devices=devices,
+        device_allocations=device_allocations,
     )
 
 

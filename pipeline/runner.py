@@ -59,6 +59,7 @@ MODELS: tuple[Model, ...] = (
     Model("stg_prices", "staging"),
     Model("stg_cluster_queues", "staging"),
     Model("stg_devices", "staging"),
+    Model("stg_device_allocations", "staging"),
     Model("int_run_phases", "intermediate"),
     Model("int_pod_holdings", "intermediate"),
     Model("int_admissions", "intermediate"),
@@ -77,6 +78,7 @@ MODELS: tuple[Model, ...] = (
     Model("int_idle_by_cause", "intermediate"),
     Model("int_node_prices", "intermediate"),
     Model("int_cost_lines", "intermediate"),
+    Model("int_device_profiles", "intermediate"),
     Model("int_commitments", "intermediate"),
     Model("int_idle_shares", "intermediate"),
     Model("int_preemptions", "intermediate"),
@@ -99,6 +101,7 @@ MODELS: tuple[Model, ...] = (
     Model("fct_commitment_utilization", "marts"),
     Model("fct_unit_economics", "marts"),
     Model("fct_gpu_efficiency", "marts"),
+    Model("fct_device_profile_cost", "marts"),
     Model("fct_rightsizing_hints", "marts"),
 )
 

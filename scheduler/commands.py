@@ -244,6 +244,8 @@ def _replay(
             from scheduler.dra.setup import devices_table
 
             pq.write_table(devices_table(dra_setup.state, cluster), staging / RUN_FILES["devices"])
+            assert engine.emitter.device_allocations is not None
+            pq.write_table(engine.emitter.device_allocations.table(), staging / RUN_FILES["device_allocations"])
         rejected_rows = list(loaded.rejected) + refused
         if rejected_rows:
             write_rejected_csv(sorted(rejected_rows, key=lambda r: r.row), staging / RUN_FILES["rejected"])

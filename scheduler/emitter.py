@@ -8,13 +8,16 @@ talks to the `EventLogWriter`.
 
 from __future__ import annotations
 
-from typing import Unpack
+from typing import TYPE_CHECKING, Unpack
 
 from scheduler.eventlog.schema import EventType, PendingReason
 from scheduler.eventlog.writer import EventFields, EventLogWriter
 from scheduler.model import Node, Workload
 from scheduler.sim import Environment
 from scheduler.workload_run import WorkloadRun
+
+if TYPE_CHECKING:
+    from scheduler.dra.allocation_log import DeviceAllocationLog
 
 # Repeating the same "why pending" sentence on every retry would bury the timeline; a
 # changed reason is always written, a changed message at most this often.
@@ -28,6 +31,8 @@ class EventEmitter:
         self.nodes = nodes
         # Through DRA, a pod's GPUs are its devices' share (`ClusterState.dra_gpus`), not the row's count.
         self.device_gpus: dict[tuple[str, int], float] | None = None
+        # Through DRA, which devices each placed pod took (device_allocations.parquet).
+        self.device_allocations: DeviceAllocationLog | None = None
 
     def emit(self, run: WorkloadRun, event: EventType, **fields: Unpack[EventFields]) -> None:
         spec = run.spec
@@ -44,6 +49,10 @@ class EventEmitter:
         fields["gpus"] = run.spec.gpus_per_pod
         if self.device_gpus is not None:
             fields["gpus"] = self.device_gpus.get((run.spec.workload_id, pod), run.spec.gpus_per_pod)
+        if self.device_allocations is not None and event in (EventType.RESERVED, EventType.STARTED):
+            # the row about to be written is seq `writer.rows`
+            self.device_allocations.record(self.writer.rows, self.env.now, event.value, run.spec.workload_id,
+                                           pod, node_index)
         self.emit(run, event, **fields)
 
     def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:

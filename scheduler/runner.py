@@ -70,9 +70,12 @@ class Replay:
         self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
         self.emitter = EventEmitter(writer, self.env, self.state.nodes)
         if dra is not None:
+            from scheduler.dra.allocation_log import DeviceAllocationLog
             from scheduler.plugins.gpu_fit import with_devices
 
             self.emitter.device_gpus = self.state.dra_gpus
+            self.emitter.device_allocations = DeviceAllocationLog(
+                dra.state, self.state.holdings, tuple(node.name for node in self.state.nodes), claims_of)
             self.framework.filters = with_devices(self.framework.filters)
         self.holdings = HoldingIndex(self.state)
         self.runs: dict[str, WorkloadRun] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboards import cache, charts, data, efficiency_charts, finops_charts, ui
+from dashboards import cache, charts, data, efficiency_charts, finops_charts, partition_charts, ui
 
 COMMITTED_COLUMNS = ("billing_period_start", "sku_id", "nodes", "committed_quantity", "used_quantity",
                      "utilization", "coverage", "commitment_cost", "unused_cost", "coverable_on_demand_cost")
@@ -103,6 +103,27 @@ with table_col:
                "put them to work. Free GPUs beside demand larger than all of them are capacity "
                "shortfall, not fragmentation; those it fits as they are, scheduling latency.")
     ui.table_with_csv(fragmentation, "fragmentation_by_gpu_model.csv", key="idle.fragmentation.csv")
+
+profiles = cache.query(db, data.device_profile_cost, filters)
+if not profiles.empty:  # a run with GPUs through DRA (replay --dra): nothing shows otherwise
+    st.subheader("GPU partitions (DRA)")
+    split_rest = profiles[profiles["usage"] == "partition_fragmentation"]
+    p1, p2 = st.columns(2)
+    p1.metric("Cost on DRA devices", ui.compact_usd(float(profiles.loc[profiles["usage"] == "workload",
+                                                                        "effective_cost"].sum())),
+              help="GPU cost of the workloads on devices a DRA driver publishes, each MIG slice priced as "
+                   "its share of the whole GPU (docs/dra.md).")
+    p2.metric("Partition fragmentation", ui.compact_number(float(split_rest["gpu_hours"].sum()), " GPU-h"),
+              help="The rest of GPUs split into MIG partitions: only other slices could have used it, never "
+                   "a whole-GPU request.")
+    chart_col, table_col = st.columns([1, 1])
+    with chart_col:
+        cache.chart(partition_charts.device_profile_cost_chart(profiles))
+    with table_col:
+        st.caption("Cost per MIG profile (whole: whole GPUs through DRA; capacity: a share of a device by "
+                   "consumable capacity; mixed: a workload's pods took several kinds on one node), beside "
+                   "the idle rest of the split GPUs.")
+        ui.table_with_csv(profiles, "gpu_cost_per_device_profile.csv", key="idle.profiles.csv")
 
 st.subheader("Avoidable or sunk")
 payment = cache.query(db, data.idle_by_payment, filters)

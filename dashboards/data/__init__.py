@@ -91,6 +91,11 @@ from dashboards.data.overview import (
     spend_by_team,
     usage_class_over_time,
 )
+from dashboards.data.partitions import (
+    DEVICE_PROFILE_COLUMNS,
+    FRAGMENTATION_LABEL,
+    device_profile_cost,
+)
 from dashboards.data.pending import (
     pending_by_reason,
     pending_workloads,
@@ -147,7 +152,7 @@ QUERIES = frozenset({
     "savings", "waiting_cost_by_team", "eviction_losses", "training_run_costs",
     "gpu_efficiency", "allocated_idle", "default_baseline", "effective_window", "common_window",
     "label_keys", "label_showback", "showback", "preemption_chains", "preemption_pairs", "preemption_depths",
-    "has_cascades",
+    "has_cascades", "device_profile_cost",
 })
 
 __all__ = [
@@ -172,6 +177,7 @@ __all__ = [
     "search_workloads", "spend_by_team", "table_columns", "team_cost_over_time", "team_showback",
     "usage_class_over_time", "wait_stats", "workload_details", "workload_pods",
     "workload_timeline", "gpu_efficiency", "allocated_idle",
+    "device_profile_cost", "DEVICE_PROFILE_COLUMNS", "FRAGMENTATION_LABEL",
     "BASELINE_PROFILE", "DEFAULT_RANK_BY", "DEFAULT_WINDOW", "common_window", "default_baseline", "effective_window",
     "why_the_winner_wins",
     "GroupBy", "UNLABELLED", "check_label_key", "label_keys", "label_showback", "showback",

@@ -215,6 +215,42 @@ its node, GPU (``gpu_unit``, the node's counter set or device it counts as), its
 GPU in milli-GPUs when allocated alone (a consumable-capacity device: 1000), ``partition`` (it
 draws on a counter set without taking all of it: a MIG slice) and its ``profile`` attribute."""
 
+DEVICE_ALLOCATION_SCHEMA = pa.schema(
+    [
+        pa.field("seq", pa.int64(), nullable=False),
+        pa.field("time_s", pa.float64(), nullable=False),
+        pa.field("event", pa.string(), nullable=False),
+        pa.field("workload_id", pa.string(), nullable=False),
+        pa.field("pod_index", pa.int32(), nullable=False),
+        pa.field("node", pa.string(), nullable=False),
+        pa.field("driver", pa.string(), nullable=False),
+        pa.field("pool", pa.string(), nullable=False),
+        pa.field("device", pa.string(), nullable=False),
+        pa.field("gpu_unit", pa.int32(), nullable=False),
+        pa.field("share_milli", pa.int32(), nullable=False),
+        pa.field("partition", pa.bool_(), nullable=False),
+        pa.field("profile", pa.string()),
+        pa.field("claim_kind", pa.string(), nullable=False),
+        pa.field("claim", pa.string()),
+        pa.field("request", pa.string(), nullable=False),
+        pa.field("allocated_by_pod", pa.int32(), nullable=False),
+        pa.field("in_pod_gpus", pa.bool_(), nullable=False),
+    ]
+)
+"""``device_allocations.parquet`` (runs with ``--dra`` only): one row per pod placement × device
+it took. A placement is the pod's ``reserved`` row, or its ``started`` row when it was not
+reserved first (``seq``, ``time_s``, ``event``, ``workload_id``, ``pod_index``, ``node``: that
+row's). The device: ``driver``, ``pool``, ``device``, its GPU (``gpu_unit``, as in
+``devices.parquet``), ``share_milli`` (the milli-GPUs of that GPU it stands for, for this
+claim: a consumable-capacity device by the capacity taken), ``partition``, ``profile``. The
+claim: ``claim_kind`` (``ResourceClaimTemplate``, ``ResourceClaim`` for a PodGroup's shared
+claim, or ``count`` for a plain GPU count on a DRA node, ``claim`` null), ``claim`` (its name),
+``request`` (``request`` or ``request/subrequest``). ``allocated_by_pod``: the pod of the
+workload that allocated the claim (the pod itself, but for a shared claim allocated by
+another pod of its group); ``in_pod_gpus``: the device's share is in this pod's ``gpus``
+(false on the rows of a shared claim's other pods: they use the same devices, the allocating
+pod carries their share)."""
+
 RUN_FILES = {
     "events": "events.parquet",
     "workloads": "workloads.parquet",
@@ -223,6 +259,7 @@ RUN_FILES = {
     "rejected": "rejected.csv",
     "queues": "cluster_queues.parquet",
     "devices": "devices.parquet",
+    "device_allocations": "device_allocations.parquet",
 }
 """File names inside a run directory."""
 

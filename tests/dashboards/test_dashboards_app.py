@@ -217,6 +217,7 @@ def test_idle_page_heatmap_and_fragmentation(monkeypatch, fixture_db):
     assert values["Idle"] == "76.4%"  # 440 of 576 GPU-hours
     assert values["Fragmentation"] == "168 GPU-h"
     assert values["Partial placement"] == "16 GPU-h"
+    assert "GPU partitions (DRA)" not in [h.value for h in at.subheader]  # a run without --dra: nothing new
     heat = _table(at, "place", "idle_pct")
     assert set(heat["place"]) == {"rack-1", "rack-2"}
     at = _ok(at.segmented_control(key="idle.heatmap.level").set_value("node").run())

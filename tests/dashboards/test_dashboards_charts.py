@@ -157,3 +157,22 @@ def test_the_costliest_workloads_chart_names_every_bar():
     spec = charts.costliest_workloads_chart(frame).to_dict()
     assert spec["encoding"]["y"]["axis"]["labelOverlap"] is False
     assert spec["height"] >= 20 * 25
+
+
+def test_device_profile_chart_colours_fragmentation_as_its_idle_cause():
+    from dashboards import partition_charts
+
+    frame = pd.DataFrame({"gpu_model": ["H100", "H100", "H100"],
+                          "device_profile": ["1g.10gb", "whole", data.FRAGMENTATION_LABEL],
+                          "usage": ["workload", "workload", "partition_fragmentation"],
+                          "gpu_share": [0.142, 1.0, None], "gpu_hours": [1.136, 4.0, 2.864],
+                          "effective_cost": [4.544, 16.0, 11.456]})
+    spec = partition_charts.device_profile_cost_chart(frame).to_dict()
+    scale = spec["encoding"]["color"]["scale"]
+    assert scale["domain"] == ["used by workloads", "idle: partition fragmentation"]
+    assert scale["range"][1] == charts.IDLE_CAUSE_COLORS["partition_fragmentation"]
+    assert spec["encoding"]["x"]["field"] == "effective_cost"
+
+
+def test_a_run_without_dra_has_no_device_profile_rows(con):
+    assert data.device_profile_cost(con, data.Filters(run_id="demo-a")).empty

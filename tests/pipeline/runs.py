@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from scheduler.eventlog.schema import (
     ADDED_IN_1_2,
     CLUSTER_SCHEMA,
+    DEVICE_ALLOCATION_SCHEMA,
     DEVICE_SCHEMA,
     EVENT_SCHEMA,
     METADATA_KEY,
@@ -85,6 +86,7 @@ class RunBuilder:
         self.events: list[dict] = []
         self.queues: list[dict] = []
         self.devices: list[dict] = []
+        self.allocations: list[dict] = []
 
     def device(self, node: str, device: str, gpu_unit: int, share_milli: int, partition: bool,
                profile: str | None = None) -> RunBuilder:
@@ -92,6 +94,20 @@ class RunBuilder:
         self.devices.append({"node": node, "driver": "gpu.nvidia.com", "pool": node, "device": device,
                              "gpu_unit": gpu_unit, "share_milli": share_milli, "partition": partition,
                              "profile": profile})
+        return self
+
+    def takes(self, device: str, share_milli: int, partition: bool, profile: str | None = None, *,
+              gpu_unit: int = 0, claim: str | None = "mig", request: str = "mig") -> RunBuilder:
+        """The pod of the last event row (its reserved or started row) took `device` through DRA
+        (device_allocations.parquet)."""
+        event = self.events[-1]
+        self.allocations.append({
+            "seq": event["seq"], "time_s": event["time_s"], "event": event["event"],
+            "workload_id": event["workload_id"], "pod_index": event["pod_index"], "node": event["node"],
+            "driver": "gpu.nvidia.com", "pool": event["node"], "device": device, "gpu_unit": gpu_unit,
+            "share_milli": share_milli, "partition": partition, "profile": profile,
+            "claim_kind": "ResourceClaimTemplate" if claim else "count", "claim": claim, "request": request,
+            "allocated_by_pod": event["pod_index"], "in_pod_gpus": True})
         return self
 
     def node(
@@ -247,6 +263,9 @@ class RunBuilder:
             workloads = workloads.drop_columns(list(WORKLOAD_COLUMNS_ADDED_IN_1_4))
         devices = ({"devices.parquet": pa.Table.from_pylist(self.devices, schema=DEVICE_SCHEMA)}
                    if self.devices else {})
+        if self.allocations:
+            devices["device_allocations.parquet"] = pa.Table.from_pylist(self.allocations,
+                                                                         schema=DEVICE_ALLOCATION_SCHEMA)
         return queues | devices | {
             "events.parquet": events,
             "workloads.parquet": workloads,

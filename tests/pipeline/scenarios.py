@@ -109,6 +109,7 @@ def mig_partitions() -> RunBuilder:
         .workload("w1", pods=1, gpus_per_pod=0.0, gpu_model="H100", kind="notebook")
         .event(0, "submitted", "w1")
         .event(0, "started", "w1", pod=0, node="n1", gpus=0.142)
+        .takes("gpu-0-mig-1g.10gb-0", 142, True, "1g.10gb", claim="mig-1g")
         .event(3600, "finished", "w1", pod=0, node="n1", gpus=0.142)
     )
 

@@ -358,3 +358,33 @@ def test_int_commitments_one_pool_per_sku_and_month(con):
         con, "select billing_period_start, charge_period_start, charge_period_end from int_commitments "
         "where run_id = 'reserved'"
     )] == [("2026-11-01 00:00:00", "2026-11-02 00:00:00", "2026-11-02 02:00:00")]
+
+
+def test_int_device_profiles_names_the_devices_a_dra_workload_took(con):
+    """One row per workload × node it took DRA devices on; none for runs without --dra."""
+    assert con.execute("select run_id, workload_id, node, device_profile, gpu_share, device_allocations "
+                       "from int_device_profiles order by all").fetchall() == [("mig", "w1", "n1", "1g.10gb", 0.142, 1)]
+
+
+def test_cost_per_device_profile_adds_up_to_the_dra_workloads_cost(con):
+    found = con.execute("""select device_profile, usage, gpu_share, workloads, gpu_hours, list_cost
+                           from fct_device_profile_cost where run_id = 'mig' order by usage desc""").fetchall()
+    price = con.execute("""select max(ListUnitPrice) from focus_cost_records
+                           where x_RunId = 'mig' and x_Resource = 'gpu'""").fetchone()[0]
+    assert found == [("1g.10gb", "workload", 0.142, 1, pytest.approx(0.142), pytest.approx(0.142 * price)),
+                    (None, "partition_fragmentation", None, 0, pytest.approx(0.858), pytest.approx(0.858 * price))]
+    assert con.execute("select count(*) from fct_device_profile_cost where run_id <> 'mig'").fetchone() == (0,)
+
+
+def test_the_device_profile_audit_catches_a_cent_gone_missing(built, tmp_path):
+    import shutil
+
+    import duckdb
+
+    audit = (Path(__file__).resolve().parents[2] / "pipeline" / "audits" / "device_profile_cost_conserved.sql").read_text()
+    copy = tmp_path / "copy.duckdb"
+    shutil.copy(built.db, copy)
+    with duckdb.connect(str(copy)) as db:
+        assert db.execute(audit).fetchall() == []
+        db.execute("update fct_device_profile_cost set effective_cost = effective_cost - 0.01 where usage = 'workload'")
+        assert [r[0] for r in db.execute(audit).fetchall()] == ["mig"]

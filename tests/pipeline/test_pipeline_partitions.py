@@ -4,6 +4,8 @@ GPU is idle for `partition_fragmentation`, its own cause, and each slice is pric
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 
@@ -30,3 +32,15 @@ def test_a_slice_is_priced_as_its_share_of_the_gpu(con):
         select sum(ConsumedQuantity), sum(ListCost), max(ListUnitPrice) from focus_cost_records
         where x_RunId = 'mig' and x_Workload = 'w1' and x_Resource = 'gpu'""").fetchone()
     assert quantity == pytest.approx(0.142) and list_cost == pytest.approx(0.142 * price)
+
+
+def test_a_slices_records_name_its_mig_profile_under_their_own_sku_price(con):
+    """FOCUS: SkuPriceDetails are shared by every row of a SkuPriceId, so the slice's GPU rows
+    have their own SkuPriceId under the GPU's SkuId, whose details name the profile and share."""
+    rows = con.execute("""select distinct SkuId, SkuPriceId, SkuPriceDetails from focus_cost_records
+                          where x_RunId = 'mig' and x_Resource = 'gpu'
+                          order by x_Workload nulls last""").fetchall()
+    (sku, slice_price_id, details), (idle_sku, idle_price_id, idle_details) = rows
+    assert sku == idle_sku and slice_price_id == idle_price_id + "-1g-10gb-142"
+    assert json.loads(details) == json.loads(idle_details) | {"x_MigProfile": "1g.10gb", "x_GpuShare": 0.142}
+

@@ -35,6 +35,24 @@ events as (
     select * from stg_events
 ),
 
+device_profiles as (
+    -- DRA only: the devices a workload's GPU-hours on a node are made of (a MIG profile). Its GPU
+    -- rows get their own SkuPriceId under the GPU's SkuId, whose SkuPriceDetails name the profile
+    -- and the device's share of the GPU (FOCUS: the details are shared by every row of a
+    -- SkuPriceId). Split mode keeps the node-period's SkuPriceId: its parts share their origin's.
+    select
+        run_id,
+        workload_id,
+        node,
+        'gpu' as resource,
+        device_profile,
+        gpu_share,
+        '-' || lower(regexp_replace(device_profile, '[^A-Za-z0-9]+', '-', 'g'))
+            || coalesce('-' || cast(round(gpu_share * 1000) as bigint), '') as sku_price_suffix
+    from int_device_profiles
+    where device_profile <> 'whole' and not focus_split()
+),
+
 cluster_queues as (
     -- the ClusterQueue that last admitted (or queued) the workload
     select run_id, workload_id, arg_max(cluster_queue, seq) as cluster_queue
@@ -148,7 +166,7 @@ usage_lines as (
         p.contracted_unit_price,
         p.effective_unit_price,
         p.sku_id,
-        p.sku_price_id,
+        p.sku_price_id || coalesce(dp.sku_price_suffix, '') as sku_price_id,
         p.zone,
         p.rack,
         coalesce(w.tenant, '__idle__') as tenant,
@@ -165,7 +183,13 @@ usage_lines as (
         p.resource_id,
         p.resource_type,
         p.sku_meter,
-        p.sku_price_details,
+        case when dp.device_profile is null then p.sku_price_details
+            else json_merge_patch(p.sku_price_details, json_object(
+                -- a partition's profile (a MIG slice), else what the devices are (capacity, mixed)
+                'x_MigProfile', case when dp.device_profile not in ('capacity', 'mixed') then dp.device_profile end,
+                'x_DeviceProfile', case when dp.device_profile in ('capacity', 'mixed') then dp.device_profile end,
+                'x_GpuShare', dp.gpu_share))::varchar
+        end as sku_price_details,
         p.idle_description_tail,
         p.workload_description_head,
         p.split_description,
@@ -190,6 +214,7 @@ usage_lines as (
     left join workload_info as w using (run_id, workload_id)
     left join period_info as pi using (run_id, period_index)
     left join preemptor_info as pt using (run_id, preemptor)
+    left join device_profiles as dp using (run_id, workload_id, node, resource)
 ),
 
 usage_costed as (
