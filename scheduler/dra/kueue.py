@@ -44,15 +44,14 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
     if not config.dra_integration:
         if not config.reject_dra_when_disabled:
             return workloads, [], ()
-        field_of = {True: "resource_claim", False: "resource_claim_templates"}
         return ([w for w in workloads if not w.claims_devices],
-                [(w, field_of[w.shared_claim is not None], DRA_DISABLED) for w in workloads if w.claims_devices], ())
+                [(w, _trace_field(w), DRA_DISABLED) for w in workloads if w.claims_devices], ())
     counter = _Counter(inputs, dict(config.device_class_mappings), matcher)
     counted: list[Workload] = []
     inadmissible: list[tuple[Workload, str, str]] = []
     for workload in workloads:
         if workload.shared_claim is not None:
-            inadmissible.append((workload, "resource_claim", NAMED_CLAIM))
+            inadmissible.append((workload, _trace_field(workload), NAMED_CLAIM))
             continue
         devices, problem = 0, None
         for name in workload.claim_templates:
@@ -68,6 +67,11 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
                      f"({GPU_RESOURCE}, cpu, memory): its devices are counted against no quota"
                      for resource in sorted(counter.elsewhere))
     return counted, inadmissible, warnings
+
+
+def _trace_field(workload: Workload) -> str:
+    """The trace column a refusal of the workload's claims names: its named claim, if any."""
+    return "resource_claim" if workload.shared_claim is not None else "resource_claim_templates"
 
 
 class _Counter:
