@@ -39,7 +39,7 @@ from typing import Any
 
 import yaml
 
-from gpu_finops.generator_dra import dra_objects
+from gpu_finops.generator_dra import dra_objects, kueue_device_class_mappings
 from scheduler.errors import InputError
 from scheduler.eventlog.files import NotOurs
 from scheduler.eventlog.text import parse_toml
@@ -467,7 +467,7 @@ def _queues_yaml(config: Mapping[str, Any], nodes: list[Node], source: Path, see
     cpu_shares = {m: _apportion(per_model[m][1] // 1000, weights) for m in models}
     memory_shares = {m: _apportion(per_model[m][2] // 1024, weights) for m in models}
 
-    documents: list[dict[str, Any]] = [_kueue_configuration(queues, source)]
+    documents: list[dict[str, Any]] = [_kueue_configuration(queues, source, dra="dra" in config)]
     for model in models:
         documents.append(
             {
@@ -536,11 +536,12 @@ def _queues_yaml(config: Mapping[str, Any], nodes: list[Node], source: Path, see
     return header + body
 
 
-def _kueue_configuration(queues: Mapping[str, Any], source: Path) -> dict[str, Any]:
+def _kueue_configuration(queues: Mapping[str, Any], source: Path, *, dra: bool = False) -> dict[str, Any]:
     """Kueue's own Configuration, spelled out: what current Kueue runs with when it is not
     configured (waitForPodsReady on, 30 min, no blocking; apis/config/v1beta2/defaults.go),
     unless the preset's [queues] sets `pods_ready_timeout`; with the preset's
-    `feature_gates` (a table of gate name to true/false) as the Configuration's featureGates."""
+    `feature_gates` (a table of gate name to true/false) as the Configuration's featureGates;
+    with DRA inputs (`dra`), the device classes' `resources.deviceClassMappings`."""
     timeout = str(queues.get("pods_ready_timeout", "30m"))
     gates = queues.get("feature_gates", {})
     if not isinstance(gates, Mapping) or not all(isinstance(v, bool) for v in gates.values()):
@@ -550,6 +551,7 @@ def _kueue_configuration(queues: Mapping[str, Any], source: Path) -> dict[str, A
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
         **({"featureGates": dict(gates)} if gates else {}),
+        **({"resources": {"deviceClassMappings": kueue_device_class_mappings()}} if dra else {}),
         "waitForPodsReady": {
             "timeout": timeout,
             "recoveryTimeout": timeout,

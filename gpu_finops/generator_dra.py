@@ -61,6 +61,16 @@ def _node_slice(node: Node, profiles: Mapping[str, Sequence[int]], product: str)
                      "nodeName": node.name, "sharedCounters": counter_sets, "devices": devices}}
 
 
+def kueue_device_class_mappings() -> list[dict[str, Any]]:
+    """The Kueue Configuration's `resources.deviceClassMappings` for these classes (Kueue's
+    `KueueDRAIntegration` gate is on by default and refuses a claim of an unmapped class): whole
+    GPUs count as `nvidia.com/gpu`; MIG devices as `nvidia.com/mig`, which no ClusterQueue
+    covers, so slices count against no quota (Kueue's counter sources, which would count them
+    by the slices they take, are not modelled: docs/dra.md)."""
+    return [{"name": "nvidia.com/gpu", "deviceClassNames": ["gpu.nvidia.com"]},
+            {"name": "nvidia.com/mig", "deviceClassNames": ["mig.nvidia.com"]}]
+
+
 def dra_objects(config: Mapping[str, Any], nodes: list[Node], source: Path) -> list[dict[str, Any]] | None:
     """The preset's DRA objects, or None without a `[dra]` table."""
     dra = config.get("dra")

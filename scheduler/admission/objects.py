@@ -257,10 +257,13 @@ class KueueConfiguration:
     # a workload's flavor scan progress survives a ClusterQueue generation bump when it is
     # from this or the previous cycle, and a skip ("no longer fits", overlapping targets).
     preserve_scan_progress: bool = True
-    # featureGates.DynamicResourceAllocation (alpha, off by default) and the Configuration's
+    # featureGates.KueueDRAIntegration (beta, on by default) and the Configuration's
     # resources.deviceClassMappings as (DeviceClass, logical resource) pairs: with the gate on,
-    # a pod set's claim templates count their devices against quota (`scheduler/dra/kueue.py`).
-    dynamic_resource_allocation: bool = False
+    # a pod set's claim templates count their devices against quota; with it off and
+    # KueueDRARejectWorkloadsWhenDRADisabled (beta, on by default), a workload with claims is
+    # inadmissible (`scheduler/dra/kueue.py`).
+    dra_integration: bool = True
+    reject_dra_when_disabled: bool = True
     device_class_mappings: tuple[tuple[str, str], ...] = ()
 
 

@@ -119,11 +119,10 @@ def load_dra(path: Path, cluster_path: Path, cluster: Cluster, workloads: list[W
     kept = [w for w in workloads if w.workload_id not in refused]
     warnings: tuple[str, ...] = ()
     if kueue is not None:
-        kept, inadmissible, warnings = kueue_device_counts(kept, inputs, kueue)
-        rows += [RejectedRow(w.source_row, w.workload_id, "resource_claim_templates",
-                             f"{PendingReason.INADMISSIBLE_RESOURCE_CLAIM}: {message}",
+        kept, inadmissible, warnings = kueue_device_counts(kept, inputs, kueue, state.matcher)
+        rows += [RejectedRow(w.source_row, w.workload_id, field, f"{PendingReason.INADMISSIBLE_RESOURCE_CLAIM}: {message}",
                              code=PendingReason.INADMISSIBLE_RESOURCE_CLAIM, message=message)
-                 for w, message in inadmissible]
+                 for w, field, message in inadmissible]
     return DraSetup(state, claims_of, warnings), kept, rows
 
 

@@ -108,7 +108,7 @@ class PendingReason(StrEnum):
     UNKNOWN_GPU_MODEL = "UnknownGpuModel"
     UNKNOWN_QUEUE = "UnknownQueue"
     UNKNOWN_RESOURCE_CLAIM = "UnknownResourceClaim"  # names a ResourceClaim(Template) the DRA inputs lack
-    # Kueue's DRA gate is on and a claim template cannot be counted (an unmapped DeviceClass, selectors, …)
+    # Kueue cannot count a workload's claims (an unmapped DeviceClass, firstAvailable, a named claim, the gate off)
     INADMISSIBLE_RESOURCE_CLAIM = "InadmissibleResourceClaim"
 
 

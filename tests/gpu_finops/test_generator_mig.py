@@ -34,3 +34,15 @@ def test_the_mig_preset_replays_slices_and_whole_gpus_on_the_partitioned_pool(tm
     assert started[("h100", 0.142)] > 0 and started[("h100", 0.5)] > 0  # 1g.10gb and 3g.40gb slices
     assert any(gpus >= 1 for (pool, gpus) in started if pool == "h100")  # whole GPUs on the same pool
     assert not [e for e in events if e["event"] == "rejected"]
+
+
+def test_the_mig_presets_queues_map_its_device_classes_for_kueue(tmp_path):
+    """Kueue's DRA gate is on by default: without the Configuration's deviceClassMappings every
+    slice workload would be inadmissible (an unmapped DeviceClass)."""
+    files = generate("mig", tmp_path / "in", seed=42)
+    result = replay(files.trace, files.cluster, tmp_path / "run", profile="gang-v1.37", dra=files.dra,
+                    queues=files.queues)
+    events = pq.read_table(result.run_dir / "events.parquet").to_pylist()
+    assert not [e for e in events if e["event"] == "rejected"]
+    assert Counter(e["gpus"] for e in events if e["event"] == "started")[0.142] > 0  # 1g.10gb slices run
+    assert any("nvidia.com/mig is not a resource the replay's quotas count" in w for w in result.warnings)

@@ -78,7 +78,10 @@ _QUIET_FIELDS = {
 MODELLED_GATES: Mapping[str, bool] = MappingProxyType(
     {"PrioritizePreemptorWorkloads": False, "PartialAdmission": True, "DisableWaitForPodsReady": False,
      "FlavorFungibilityPreserveScanProgress": True, "AdmissionFairSharing": True,
-     "DynamicResourceAllocation": False})
+     "KueueDRAIntegration": True, "KueueDRARejectWorkloadsWhenDRADisabled": True})
+# Gates Kueue no longer has: its feature gate registry refuses them, so Kueue does not start.
+_REMOVED_GATES: Mapping[str, str] = MappingProxyType(
+    {"DynamicResourceAllocation": "removed in Kueue v0.19; KueueDRAIntegration (beta, on by default) replaces it"})
 # Kueue's defaults when the queues file carries no Configuration (apis/config/v1beta2/defaults.go).
 NO_CONFIGURATION = KueueConfiguration(wait_for_pods_ready=WaitForPodsReady(timeout_s=1800.0, block_admission=False))
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -120,14 +123,17 @@ def read_configuration(reader: FieldReader, api_version: str, document: Mapping)
         prioritize_preemptor_workloads=gates["PrioritizePreemptorWorkloads"],
         partial_admission=gates["PartialAdmission"],
         preserve_scan_progress=gates["FlavorFungibilityPreserveScanProgress"],
-        dynamic_resource_allocation=gates["DynamicResourceAllocation"],
+        dra_integration=gates["KueueDRAIntegration"],
+        reject_dra_when_disabled=gates["KueueDRARejectWorkloadsWhenDRADisabled"],
         device_class_mappings=_device_class_mappings(reader, document),
     )
 
 
 def _device_class_mappings(reader: FieldReader, document: Mapping) -> tuple[tuple[str, str], ...]:
     """resources.deviceClassMappings: each {name: logical resource, deviceClassNames: [...]}
-    as (DeviceClass, resource) pairs (Kueue's DRA Mapper); a class mapped twice is an error."""
+    as (DeviceClass, resource) pairs (Kueue's DRA Mapper); a class mapped twice is an error, and
+    so is a mapping's `sources` (counter or capacity sources: Kueue then counts a class's counters
+    or capacity instead of its devices, which the replay does not model)."""
     path = "resources.deviceClassMappings"
     resources = reader.mapping(document.get("resources"), "resources")
     pairs: dict[str, str] = {}
@@ -136,6 +142,9 @@ def _device_class_mappings(reader: FieldReader, document: Mapping) -> tuple[tupl
         name = entry.get("name")
         if not isinstance(name, str) or not name:
             raise reader.error(f"{path}[{index}].name", f"must be a resource name, got {name!r}")
+        if entry.get("sources"):
+            raise reader.error(f"{path}[{index}].sources", "counter and capacity sources are not modelled: "
+                               "the replay counts a mapped DeviceClass's devices only")
         for number, device_class in enumerate(reader.sequence(entry.get("deviceClassNames"),
                                                               f"{path}[{index}].deviceClassNames")):
             if not isinstance(device_class, str) or not device_class or device_class in pairs:
@@ -152,6 +161,8 @@ def _feature_gates(reader: FieldReader, document: Mapping) -> dict[str, bool]:
     for name, value in spec.items():
         if not isinstance(value, bool):
             raise reader.error(f"featureGates.{name}", f"must be true or false, got {value!r}")
+        if name in _REMOVED_GATES:
+            raise reader.error(f"featureGates.{name}", f"unrecognized feature gate: {name} ({_REMOVED_GATES[name]})")
         if name in gates:
             gates[name] = value
         else:
