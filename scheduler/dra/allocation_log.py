@@ -43,7 +43,7 @@ class DeviceAllocationLog:
         self._node_names = node_names
         self._claims_of = claims_of
         self._recorded: dict[tuple[str, int], HoldsDevices] = {}  # the holding each pod's rows describe
-        self._shared_by: dict[str, int] = {}  # group -> the pod that allocated its shared claim
+        self._shared_by: dict[str, int] = {}  # shared claim -> the pod that allocated it
         self._rows: dict[str, list] = {field.name: [] for field in DEVICE_ALLOCATION_SCHEMA}
 
     def record(self, seq: int, time_s: float, event: str, workload_id: str, pod: int, node: int) -> None:
@@ -61,17 +61,20 @@ class DeviceAllocationLog:
         if node_devices is not None:
             for pick in devices.picks:
                 self._add(place, node_devices, pick, _claim_of(claims, pick), pod, True)
-        if devices.shared_group is None or claims is None or claims.shared is None:
+        # Shared allocations are kept by claim name (a named claim is allocated once, whichever
+        # workloads name it)
+        claim_name = devices.shared_claim
+        if claim_name is None or claims is None or claims.shared is None:
             return
-        shared = self._dra.shared.get(devices.shared_group)
+        shared = self._dra.shared.get(claim_name)
         if devices.allocated_shared:
-            self._shared_by[devices.shared_group] = pod
+            self._shared_by[claim_name] = pod
         if shared is None:
             return
         shared_devices = self._dra.nodes[shared.node]
         if shared_devices is None:
             return
-        allocated_by = self._shared_by.get(devices.shared_group, pod)
+        allocated_by = self._shared_by.get(claim_name, pod)
         for pick in shared.picks:
             self._add(place, shared_devices, pick, (claims.shared.kind, claims.shared.name), allocated_by,
                       allocated_by == pod)
