@@ -33,7 +33,7 @@ import pyarrow.dataset as ds
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from pipeline.connect import BUILD_TABLE, MARTS_VERSION, connect
+from pipeline.connect import BUILD_TABLE, MARTS_VERSION, connect, plan_as_written
 from pipeline.errors import PipelineError
 from pipeline.focus.columns import REGISTRY, focus_version, table_columns, virtual_columns
 from pipeline.inputs import PriceRow, RunInputs, read_price_book, read_run_dir
@@ -335,6 +335,7 @@ def _build(
             # table on every core (the FOCUS table's 6.7 M rows at bench-1m: 17 -> 9 s of wall
             # on two cores, the same CPU) and holds less while it does. An ORDER BY still orders.
             con.execute("SET preserve_insertion_order = false")
+            plan_as_written(con)
             _create_raw_tables(con)
             _load_runs(con, runs, price_rows, charge_period_s)
             # The runs' tables are in the database now: their Arrow copies go (a month of a

@@ -25,7 +25,7 @@ from pipeline.build import (
     _load_runs,
     _nodes_needing,
 )
-from pipeline.connect import connect
+from pipeline.connect import connect, plan_as_written
 from pipeline.errors import PipelineError
 from pipeline.focus.columns import table_columns, virtual_columns
 from pipeline.inputs import read_price_book, read_run_dir
@@ -59,6 +59,7 @@ def build_models(run_dirs: list[Path], prices: Path, tables: Iterable[str],
     try:
         con.execute("SET threads TO 1")  # trials build side by side (advise); exact sums: the build's content
         con.execute(f"SET memory_limit = '{BUILD_MEMORY_LIMIT}'")
+        plan_as_written(con)
         _create_raw_tables(con)
         _load_runs(con, runs, price_rows, charge_period_s)
         create_macros(con)
