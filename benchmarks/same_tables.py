@@ -36,12 +36,11 @@ def differences(before: Path, after: Path) -> dict[str, str]:
     for name in sorted(left ^ right):
         found[name] = f"only in {'before' if name in left else 'after'}"
     for name in sorted(left & right):
-        only_before = con.execute(
-            f'select count(*) from (select * from before_db."{name}" except all select * from after_db."{name}")'
-        ).fetchone()[0]
-        only_after = con.execute(
-            f'select count(*) from (select * from after_db."{name}" except all select * from before_db."{name}")'
-        ).fetchone()[0]
+        only_before, only_after = (
+            (con.execute(f'select count(*) from (select * from {a}."{name}" except all select * from {b}."{name}")')
+             .fetchone() or (0,))[0]
+            for a, b in (("before_db", "after_db"), ("after_db", "before_db"))
+        )
         if only_before or only_after:
             found[name] = f"{only_before} rows only before, {only_after} only after"
     con.close()
