@@ -2,8 +2,13 @@
 
 int_idle_by_cause.sql holds everything a step reads: `after_0` (every GPU model at every step
 of the run's grid, with `free_0`, the usable free GPUs the gang barrier left), `level_members`
-(each waiting level on each model of its set, with its wait kind and minimum shape) and `fit`
-(int_shape_fit). Each step is the same block: the models' steps with GPUs left that a level of
+(each waiting level on each model of its set, with its wait kind and minimum shape) and
+`fit_keyed` (int_shape_fit). The steps join, group and partition on integer keys numbered there:
+mkey a run's GPU model, lkey a run's waiting set (wait kind, models, minimum shape), fkey a
+run's GPU model × pod size (a fit's); with the step (a run's grid point, numbered in time order)
+they stand for the text and double columns they number, so every row is the same, and the
+quota step's tens of millions of level-steps are narrow enough to sort in memory. Each step is
+the same block: the models' steps with GPUs left that a level of
 its waits is on, the levels' members there with their fit, the registry's fit test (a macro of
 models/macros.sql) for what each member could have used, and the claim: per waiting set, what
 its members could use, scaled to its GPUs where they could use more (its demand counts once
@@ -17,8 +22,8 @@ from pipeline.registry import WATERFALL, Claim
 
 MARKER = "-- @waterfall (pipeline/waterfall.py)"
 
-# a waiting level: one set of GPU models, one minimum shape, one wait kind
-_LEVEL = "run_id, step, wait, gpu_models, gpus_per_pod, min_pods"
+# a waiting level at a step: one set of GPU models, one minimum shape, one wait kind (lkey)
+_LEVEL = "lkey, step"
 
 
 def _step(n: int, claim: Claim) -> str:
@@ -29,19 +34,16 @@ def _step(n: int, claim: Claim) -> str:
         still_asked, used_join = "l.gpus", ""
     else:
         still_asked = "l.gpus - coalesce(u.gpus, 0)"
-        used_join = (f"\n        left join used_{n - 1} as u on u.run_id = l.run_id and u.step = f.step"
-                     " and u.wait = l.wait and u.gpu_models = l.gpu_models\n"
-                     "            and u.gpus_per_pod = l.gpus_per_pod and u.min_pods = l.min_pods")
+        used_join = f"\n        left join used_{n - 1} as u on u.lkey = l.lkey and u.step = f.step"
     return f"""
 w{n}_free as (
     -- {claim.cause} ({', '.join(claim.waits)}): every step of a model; ord counts its steps with GPUs left
-    select run_id, gpu_model, step, time_s, {before} as free,
+    select mkey, step, time_s, {before} as free,
         cast(sum(cast({before} > 0 as integer)) over (
-            partition by run_id, gpu_model order by step rows between unbounded preceding and current row
+            partition by mkey order by step rows between unbounded preceding and current row
         ) as bigint) as ord
     from after_{n - 1} as f
-    where exists (select 1 from level_members as l where l.wait in ({waits}) and l.run_id = f.run_id
-        and l.gpu_model = f.gpu_model)
+    where exists (select 1 from level_members as l where l.wait in ({waits}) and l.mkey = f.mkey)
 ),
 
 w{n}_members as (
@@ -49,23 +51,25 @@ w{n}_members as (
     select s.*, coalesce(q.fit_pods, 0) as fit_pods, coalesce(q.unfit_free_gpus, 0) as unfit_free_gpus,
         coalesce(q.free_gpus, 0) as all_free_gpus
     from (
-        select l.run_id, l.wait, l.gpu_models, l.gpus_per_pod, l.min_pods, {still_asked} as gpus, l.gpu_model,
+        select l.lkey, l.mkey, l.fkey, l.gpus_per_pod, l.min_pods, {still_asked} as gpus,
             f.step, f.time_s, f.free
         from (
-            select l.*, unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+            select l.lkey, l.mkey, l.fkey, l.gpus_per_pod, l.min_pods, l.gpus,
+                unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
             from level_members as l
-            inner join w{n}_free as b on b.run_id = l.run_id and b.gpu_model = l.gpu_model and b.step = l.step
-            inner join w{n}_free as e
-                on e.run_id = l.run_id and e.gpu_model = l.gpu_model and e.step = l.next_step - 1
+            inner join w{n}_free as b on b.mkey = l.mkey and b.step = l.step
+            inner join w{n}_free as e on e.mkey = l.mkey and e.step = l.next_step - 1
             where l.wait in ({waits})
         ) as l
-        inner join w{n}_free as f using (run_id, gpu_model, ord){used_join}
+        inner join w{n}_free as f using (mkey, ord){used_join}
         where f.free > 0
     ) as s
     -- the fit in force at this step (every change of it is a point of the grid)
-    asof left join fit as q
-        on q.run_id = s.run_id and q.gpu_model = s.gpu_model and q.gpus_per_pod = s.gpus_per_pod
-        and q.start_s <= s.time_s
+    -- (of the fit's timelines, only those of the sizes these waits ask for on these models)
+    asof left join (
+        select * from fit_keyed
+        where fkey in (select fkey from level_members where wait in ({waits}))
+    ) as q on q.fkey = s.fkey and q.start_s <= s.time_s
     where s.gpus > 1e-9
 ),
 
@@ -85,7 +89,7 @@ w{n}_wanted as (
 ),
 
 w{n}_pull as (
-    select run_id, step, gpu_model, xsum(wanted) as wanted
+    select mkey, step, xsum(wanted) as wanted
     from w{n}_wanted
     group by all
 ),
@@ -95,7 +99,7 @@ after_{n} as (
     select f.*, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
         f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n}
     from after_{n - 1} as f
-    left join w{n}_pull as p using (run_id, gpu_model, step)
+    left join w{n}_pull as p using (mkey, step)
 ),
 
 used_{n} as (
@@ -103,11 +107,10 @@ used_{n} as (
     select {_LEVEL}, xsum(gpus) as gpus
     from (
         {f"select * from used_{n - 1} union all" if n > 1 else ""}
-        select w.run_id, w.step, w.wait, w.gpu_models, w.gpus_per_pod, w.min_pods,
-            w.wanted * a.claim_{n} / p.wanted as gpus
+        select w.lkey, w.step, w.wanted * a.claim_{n} / p.wanted as gpus
         from w{n}_wanted as w
-        inner join w{n}_pull as p using (run_id, gpu_model, step)
-        inner join after_{n} as a using (run_id, gpu_model, step)
+        inner join w{n}_pull as p using (mkey, step)
+        inner join after_{n} as a using (mkey, step)
         where p.wanted > 0
     )
     group by all

@@ -61,10 +61,26 @@ runs as (
 ),
 
 model_capacity as (
-    select run_id, gpu_model, sum(gpus) as model_gpus
-    from nodes
-    where gpu_model is not null
-    group by all
+    -- mkey numbers a run's GPU models: the waterfall joins and partitions on it (pipeline/waterfall.py)
+    select *, dense_rank() over (order by run_id, gpu_model) as mkey
+    from (
+        select run_id, gpu_model, sum(gpus) as model_gpus
+        from nodes
+        where gpu_model is not null
+        group by all
+    )
+),
+
+fit_keys as (
+    -- fkey numbers a run's GPU model × pod size, the key of the fit's timeline
+    select *, dense_rank() over (order by run_id, gpu_model, gpus_per_pod) as fkey
+    from (select distinct run_id, gpu_model, gpus_per_pod from fit)
+),
+
+fit_keyed as (
+    select f.*, k.fkey
+    from fit as f
+    inner join fit_keys as k using (run_id, gpu_model, gpus_per_pod)
 ),
 
 demand as (
@@ -173,6 +189,7 @@ model_steps as (
     select
         g.run_id,
         mc.gpu_model,
+        mc.mkey,
         g.time_s,
         g.step,
         g.next_time_s,
@@ -226,10 +243,14 @@ set_members as (
 ),
 
 level_members as (
-    -- each waiting level (steps step to next_step − 1) on each model of its set
-    select l.*, m.gpu_model
+    -- each waiting level (steps step to next_step − 1) on each model of its set; lkey numbers a
+    -- run's waiting sets (wait kind, models, minimum shape); a model without GPUs has no steps
+    select l.*, m.gpu_model, mc.mkey, k.fkey,
+        dense_rank() over (order by l.run_id, l.wait, l.gpu_models, l.gpus_per_pod, l.min_pods) as lkey
     from set_levels as l
     inner join set_members as m using (run_id, gpu_models)
+    inner join model_capacity as mc using (run_id, gpu_model)
+    left join fit_keys as k using (run_id, gpu_model, gpus_per_pod)
     where l.gpus > 0
 ),
 
