@@ -10,6 +10,12 @@
  * fitting, excluded by the pod's selector, or a value the double arithmetic would not hold
  * exactly), and at the stop (one feasible node more than wanted, or every node seen).
  *
+ * With `fails_surely` (the filters are plain GpuFit and NodeResourcesFit, no DRA, no
+ * nominations) a node short of CPU or memory, or of whole GPUs for a request of whole GPUs,
+ * fails a filter whatever else holds: its index is appended to `failures` without a call,
+ * and Python asks the filters why only if the search finds no node (the diagnosis is built
+ * only then; the state does not change during a search).
+ *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
  */
@@ -51,15 +57,16 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
 
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
-"     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight)\n"
+"     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
+"     failures, fails_surely)\n"
 "-> (i, processed, mismatched, at_node)\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
 "again from i + 1; else the walk stopped at step i.");
 
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 22) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 22 arguments (%zd given)", nargs);
+    if (nargs != 24) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 24 arguments (%zd given)", nargs);
         return NULL;
     }
     PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
@@ -81,12 +88,15 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     long long whole = request[0], cpu = request[1], memory = request[2], milli = request[3];
     int least = PyObject_IsTrue(args[20]);
     double weight = PyFloat_AsDouble(args[21]);
+    PyObject *failures = args[22];
+    int fails_surely = PyObject_IsTrue(args[23]);
     if (PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *lists[] = {feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids};
+    PyObject *lists[] = {feasible, failures, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
+                         model_ids};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
-        if (!PyList_Check(lists[k]) || (k > 0 && PyList_GET_SIZE(lists[k]) < count)) {
+        if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
             PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
             return NULL;
         }
@@ -140,22 +150,35 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         /* Surely fitting: whole free GPUs enough, and CPU and memory free where modelled. */
         READ(whole_free, node, value);
-        if (value < whole) {
-            goto python_decides;
-        }
+        int gpus_short = value < whole;
+        int cpu_short = 0, memory_short = 0;
         READ(has_cpu, node, value);
         if (value) {
             READ(cpu_free, node, value);
-            if (value < cpu) {
-                goto python_decides;
-            }
+            cpu_short = value < cpu;
         }
         READ(has_memory, node, value);
         if (value) {
             READ(memory_free, node, value);
-            if (value < memory) {
+            memory_short = value < memory;
+        }
+        if (gpus_short || cpu_short || memory_short) {
+            /* NodeResourcesFit fails a node short of CPU or memory; GpuFit one short of whole
+             * GPUs for whole GPUs (a fraction may still fit a shared device: Python decides). */
+            if (!fails_surely || !(cpu_short || memory_short || milli >= MILLI)) {
                 goto python_decides;
             }
+            PyObject *failed = PyLong_FromSsize_t(node);
+            if (failed == NULL) {
+                return NULL;
+            }
+            int appended = PyList_Append(failures, failed);
+            Py_DECREF(failed);
+            if (appended < 0) {
+                return NULL;
+            }
+            processed++;
+            continue;
         }
         if (PyList_GET_SIZE(feasible) == wanted) {
             break;  /* one feasible node more than wanted: the search is cancelled */

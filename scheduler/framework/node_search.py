@@ -236,22 +236,28 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
     the Python walk does, and mismatches counted as it goes (added before any other reason,
-    in the order the Python walk meets them); returns the nodes processed."""
+    in the order the Python walk meets them); returns the nodes processed. Where every filter
+    fails exactly the nodes the inline check finds short (`fails_inline`; no DRA), the kernel
+    lists such nodes without a call, and their filters run only if nothing is feasible."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
     single = search.scores[0][0]
+    fails_surely = state.dra is None and all(getattr(plugin, "fails_inline", False) for plugin in filters)
+    failed_in_order: list[object] = []  # a node the kernel found short (int), or (node, status)
     i = processed = 0
     while True:
         i, processed, mismatched, at_node = kernel(
             feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
             arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
-            whole, cpu, memory, milli, least, weight)
+            whole, cpu, memory, milli, least, weight, failed_in_order, fails_surely)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         if not at_node:
+            if not feasible:  # the diagnosis is read: each failed node's status, in walk order
+                failures.extend(_failed(filters, state, request, entry) for entry in failed_in_order)
             return processed
         node = start + i
         if node >= count:
@@ -271,7 +277,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
                     failed = status
                     break
             if failed is not None:
-                failures.append((node, failed))
+                failed_in_order.append((node, failed))
                 continue
         if len(feasible) == wanted:
             return processed - 1  # one feasible node more than wanted: the search is cancelled
@@ -280,6 +286,20 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
             feasible.append((weight * (100.0 * (1.0 - fraction) if least else 100.0 * fraction), node))
         else:
             feasible.append((weight * single.score(state, request, node), node))
+
+
+def _failed(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRequest, entry: object
+            ) -> tuple[int, Status]:
+    """(node, status) of a node the native walk found failing: as resolved, or (a node index
+    the kernel listed) the first filter that fails it."""
+    if isinstance(entry, tuple):
+        return entry
+    assert isinstance(entry, int)
+    for plugin in filters:
+        status = plugin.filter(state, request, entry)
+        if not status.ok:
+            return entry, status
+    raise AssertionError(f"node {entry}: listed as failing by the native walk, but every filter passes it")
 
 
 def feasible_nodes_to_find(percentage: float, nodes: int) -> int:

@@ -31,6 +31,9 @@ class GpuFit:
     # The node search may take a node as passing without calling `filter` when its whole
     # free GPUs surely hold the request and no GPUs are nominated (`node_search.PartialSearch`).
     inline_fit = "gpus"
+    # Without nominations, fails exactly the nodes short of whole GPUs for a request of whole
+    # GPUs: the native walk counts them failed without calling `filter` (`node_search.py`).
+    fails_inline = True
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         # GPUs nominated to a higher-priority preemptor are not free to this pod.
@@ -44,6 +47,8 @@ class GpuFitWithDevices(GpuFit):
     """GpuFit on a cluster with DRA inputs: a pod with claims, and any pod on a node whose GPUs
     are published as devices, goes through the DynamicResources filter instead. A replay
     without DRA inputs keeps the plain GpuFit: its hot loop never asks."""
+
+    fails_inline = False  # a claim's devices decide, not the GPU count
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         dra = state.dra
@@ -74,6 +79,7 @@ def dynamic_resources(dra: DraState, request: PodRequest, node: int) -> Status:
 class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
     inline_fit = "cpu_memory"  # checked inline by the node search, as `filter` does
+    fails_inline = True  # fails exactly the nodes short of CPU or memory
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         cpu_ok, memory_ok = state.resources_fit(node, request)

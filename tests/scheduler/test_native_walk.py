@@ -120,6 +120,8 @@ def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
 
 def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
     with pytest.raises(TypeError, match="lists of one int per node"):
-        kernel([], (1,), [1], [1], [1], [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0)
+        kernel([], (1,), [1], [1], [1], [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True)
     with pytest.raises(TypeError):
-        kernel([], ["8"], [1], [1], [1], [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0)
+        kernel([], ["8"], [1], [1], [1], [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True)
