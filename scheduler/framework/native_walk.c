@@ -10,11 +10,13 @@
  * fitting, excluded by the pod's selector, or a value the double arithmetic would not hold
  * exactly), and at the stop (one feasible node more than wanted, or every node seen).
  *
- * With `fails_surely` (the filters are plain GpuFit and NodeResourcesFit, no DRA, no
- * nominations) a node short of CPU or memory, or of whole GPUs for a request of whole GPUs,
- * fails a filter whatever else holds: its index is appended to `failures` without a call,
- * and Python asks the filters why only if the search finds no node (the diagnosis is built
- * only then; the state does not change during a search).
+ * With `plain_filters` (the filters are plain GpuFit and NodeResourcesFit, no DRA, no
+ * nominations) the kernel decides every node as they would: a node short of CPU or memory,
+ * or of whole GPUs for a request of whole GPUs, or (a fraction) without a whole free GPU or a
+ * shared device with the fraction free, fails; its index is appended to `failures` without a
+ * call, and Python asks the filters why only if the search finds no node (the diagnosis is
+ * built only then; the state does not change during a search). A fraction that fits a
+ * shared device is feasible and scored as any other.
  *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
@@ -27,7 +29,7 @@
 #define EXACT_IN_DOUBLE (1LL << 53)
 #define MILLI 1000LL
 
-enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1 };
+enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
 
 /* list[index] as a long long: READ_TOO_BIG when it does not fit, READ_ERROR (exception set)
  * when it is not an int. */
@@ -44,6 +46,31 @@ static int read_int(PyObject *list, Py_ssize_t index, long long *out) {
     return READ_OK;
 }
 
+/* Whether a shared device of `devices` (a dict of free milli-GPUs) has `milli` free: 1 or 0;
+ * FRACTION_UNDECIDED when a value does not fit 64 bits (Python decides); -1 with an exception set. */
+static int fraction_fits(PyObject *devices, long long milli) {
+    if (!PyDict_Check(devices)) {
+        PyErr_SetString(PyExc_TypeError, "walk(): shared_free must hold one dict per node");
+        return -1;
+    }
+    Py_ssize_t position = 0;
+    PyObject *device, *free;
+    while (PyDict_Next(devices, &position, &device, &free)) {
+        int overflow = 0;
+        long long value = PyLong_AsLongLongAndOverflow(free, &overflow);
+        if (overflow) {
+            return FRACTION_UNDECIDED;
+        }
+        if (value == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (value >= milli) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node) {
     return Py_BuildValue("(nnnO)", i, processed, mismatched, at_node ? Py_True : Py_False);
 }
@@ -58,15 +85,15 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
 "     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
-"     failures, fails_surely)\n"
+"     failures, plain_filters, shared_free)\n"
 "-> (i, processed, mismatched, at_node)\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
 "again from i + 1; else the walk stopped at step i.");
 
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 24) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 24 arguments (%zd given)", nargs);
+    if (nargs != 25) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
         return NULL;
     }
     PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
@@ -89,12 +116,13 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int least = PyObject_IsTrue(args[20]);
     double weight = PyFloat_AsDouble(args[21]);
     PyObject *failures = args[22];
-    int fails_surely = PyObject_IsTrue(args[23]);
+    int plain_filters = PyObject_IsTrue(args[23]);
+    PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
     if (PyErr_Occurred()) {
         return NULL;
     }
     PyObject *lists[] = {feasible, failures, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
-                         model_ids};
+                         model_ids, shared_free};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
         if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
             PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
@@ -162,10 +190,20 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             READ(memory_free, node, value);
             memory_short = value < memory;
         }
+        if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI) {
+            /* GpuFit on a fraction without a whole free GPU: a shared device with it free. */
+            int shared_status = fraction_fits(PyList_GET_ITEM(shared_free, node), milli);
+            if (shared_status < 0) {
+                return NULL;
+            }
+            if (shared_status == FRACTION_UNDECIDED) {
+                goto python_decides;
+            }
+            gpus_short = !shared_status;
+        }
         if (gpus_short || cpu_short || memory_short) {
-            /* NodeResourcesFit fails a node short of CPU or memory; GpuFit one short of whole
-             * GPUs for whole GPUs (a fraction may still fit a shared device: Python decides). */
-            if (!fails_surely || !(cpu_short || memory_short || milli >= MILLI)) {
+            /* NodeResourcesFit fails a node short of CPU or memory, GpuFit one short of GPUs. */
+            if (!plain_filters) {
                 goto python_decides;
             }
             PyObject *failed = PyLong_FromSsize_t(node);
@@ -195,10 +233,19 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
          * weight * (100.0 * (1.0 - fraction)) or weight * (100.0 * fraction). */
         double fraction = (double)numerator / (double)(node_gpus * MILLI);
         double score = weight * (least ? 100.0 * (1.0 - fraction) : 100.0 * fraction);
-        PyObject *pair = Py_BuildValue("(dn)", score, node);
+        PyObject *pair = PyTuple_New(2);
         if (pair == NULL) {
             return NULL;
         }
+        PyObject *boxed_score = PyFloat_FromDouble(score), *boxed_node = PyLong_FromSsize_t(node);
+        if (boxed_score == NULL || boxed_node == NULL) {
+            Py_XDECREF(boxed_score);
+            Py_XDECREF(boxed_node);
+            Py_DECREF(pair);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, boxed_score);
+        PyTuple_SET_ITEM(pair, 1, boxed_node);
         int appended = PyList_Append(feasible, pair);
         Py_DECREF(pair);
         if (appended < 0) {

@@ -237,22 +237,23 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
     the Python walk does, and mismatches counted as it goes (added before any other reason,
     in the order the Python walk meets them); returns the nodes processed. Where every filter
-    fails exactly the nodes the inline check finds short (`fails_inline`; no DRA), the kernel
-    lists such nodes without a call, and their filters run only if nothing is feasible."""
+    decides as the inline check does (`fails_inline`; no DRA), the kernel decides every node
+    (a fraction by the shared devices' free milli-GPUs) and lists the failed ones without a
+    call: their filters run only if nothing is feasible."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
     single = search.scores[0][0]
-    fails_surely = state.dra is None and all(getattr(plugin, "fails_inline", False) for plugin in filters)
+    plain_filters = state.dra is None and all(getattr(plugin, "fails_inline", False) for plugin in filters)
     failed_in_order: list[object] = []  # a node the kernel found short (int), or (node, status)
     i = processed = 0
     while True:
         i, processed, mismatched, at_node = kernel(
             feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
             arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
-            whole, cpu, memory, milli, least, weight, failed_in_order, fails_surely)
+            whole, cpu, memory, milli, least, weight, failed_in_order, plain_filters, state.shared_free)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         if not at_node:

@@ -31,8 +31,8 @@ class GpuFit:
     # The node search may take a node as passing without calling `filter` when its whole
     # free GPUs surely hold the request and no GPUs are nominated (`node_search.PartialSearch`).
     inline_fit = "gpus"
-    # Without nominations, fails exactly the nodes short of whole GPUs for a request of whole
-    # GPUs: the native walk counts them failed without calling `filter` (`node_search.py`).
+    # Without nominations, decides by whole free GPUs (a fraction: or a shared device's free
+    # milli-GPUs) alone: the native walk decides so without calling `filter` (`node_search.py`).
     fails_inline = True
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:

@@ -105,6 +105,26 @@ def test_every_score_rounds_as_python_rounds_it(kernel, scorer):
                 assert native.run(state, request, 0)[0] == python.run(state, request, 0)[0]
 
 
+def test_a_fraction_fits_a_shared_device_as_gpu_fit_decides(kernel):
+    """Nodes whose every GPU is taken, some by slices: a fraction fits where a shared device
+    has at least its milli-GPUs free (exactly as many, too), and fails elsewhere, without a
+    filter call, as GpuFit decides."""
+    cluster = Cluster(tuple(Node(f"n{i}", "A100", gpus) for i, gpus in enumerate((1, 2, 1, 2))))
+    for taken in (250, 300, 500, 750):
+        for milli in (100, 250, 500, 700, 750):
+            state = ClusterState(cluster)
+            for node, spec in enumerate(cluster.nodes):
+                if spec.gpus > 1:
+                    state.allocate((f"whole{node}", 0), node, PodRequest(1000 * (spec.gpus - 1)))
+                state.allocate((f"slice{node}", 0), node, PodRequest(taken if node % 2 else 1000 - taken))
+            request = PodRequest(milli)
+            native = PartialSearch([GpuFit(), NodeResourcesFit()], [(MostAllocated(), 1.0)], 0, kernel=kernel)
+            python = PartialSearch([GpuFit(), NodeResourcesFit()], [(MostAllocated(), 1.0)], 0)
+            python.kernel = None
+            for start in range(4):
+                assert _answer(native.run(state, request, start)) == _answer(python.run(state, request, start))
+
+
 def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
     """A node with more GPUs than a double holds exactly in milli-GPUs is handed back to
     Python, which scores it with its own integer division: the same score as without the kernel."""
@@ -121,7 +141,7 @@ def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
 def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
     with pytest.raises(TypeError, match="lists of one int per node"):
         kernel([], (1,), [1], [1], [1], [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True)
+               [], True, [{}])
     with pytest.raises(TypeError):
         kernel([], ["8"], [1], [1], [1], [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True)
+               [], True, [{}])
