@@ -24,6 +24,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
+
 Kernel = Callable[..., tuple[int, int, int, bool]]  # native_walk.walk (native_walk.pyi)
 
 
