@@ -3,15 +3,15 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-# The compiled build (mypyc, in place): redone when a scheduler source changes.
-SCHEDULER_SOURCES := $(shell find scheduler -name '*.py')
+# The compiled build (mypyc and the C kernels, in place): redone when a scheduler source changes.
+SCHEDULER_SOURCES := $(shell find scheduler -name '*.py' -o -name '*.c')
 NATIVE_STAMP := $(VENV)/.compiled-stamp
 DEMO_OUT ?= demo-out
 
 .PHONY: install compiled pure demo test fuzz bench lint docs clean lock wheel test-package
 
-# The packages, then the scheduler compiled with mypyc (tools/compile_scheduler.py, a few
-# minutes on two cores): without a C compiler or mypyc a warning, and the pure Python tree,
+# The packages, then the scheduler compiled with mypyc and its C kernels built
+# (tools/compile_scheduler.py, a few minutes on two cores): without a C compiler or mypyc a warning, and the pure Python tree,
 # which stays the reference. A scheduler source edited after compiling runs pure (with a
 # warning) until this compiles again; GPU_FINOPS_PURE=1 asks for the pure tree.
 install: $(NATIVE_STAMP)

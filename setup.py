@@ -3,9 +3,9 @@ compiled scheduler and the build record.
 
     python -m build --wheel            # or: pip wheel --no-deps -w dist .
 
-A wheel build compiles the scheduler's modules with mypyc (the same modules and options as
-`tools/compile_scheduler.py`) under build/, outside the source tree, and packs the extension
-files with the manifest `scheduler/compiled.py` checks them against. Where mypyc or a C
+A wheel build compiles the scheduler's modules with mypyc and its C kernels (the same modules,
+kernels and options as `tools/compile_scheduler.py`) under build/, outside the source tree, and
+packs the extension files with the manifest `scheduler/compiled.py` checks them against. Where mypyc or a C
 compiler is missing, or GPU_FINOPS_PURE=1 asks for it, the wheel is pure Python, with one
 warning line. Every other build (an editable install, the sdist, the metadata) compiles
 nothing: `make install` compiles the development tree in place itself (`make compiled`).
@@ -52,6 +52,9 @@ if BUILDING_WHEEL:
         COMPILED_SOURCES = {m: TOOL._choice().source_record(ROOT / m) for m in targets}
         ext_modules = mypycify(targets, separate=True, opt_level=TOOL.OPT_LEVEL,
                                target_dir=str(ROOT / "build" / "mypyc"))
+        # The C kernels, recorded in the manifest as the in-place build records them.
+        COMPILED_SOURCES.update({source: TOOL._choice().source_record(ROOT / source) for source in TOOL.NATIVE})
+        ext_modules += TOOL.native_extensions()
     else:
         print(f"warning: {reason}; building the pure Python wheel", file=sys.stderr)
 

@@ -18,9 +18,12 @@ first imported, whether the compiled modules may be used:
   still be imported) would not run the code the sources say: the process uses the pure
   tree instead and says so in one line on stderr.
 
+The C kernels (``X.c``, e.g. the node walk) are part of the compiled set: recorded in the
+manifest like a module, run only in the compiled build; their Python twins run in the pure tree.
+
 The pure tree is imported by a finder placed first on `sys.meta_path` that loads every
-`scheduler.*` module from its `.py` file; it changes nothing but where the modules of this
-one package are read from. This module and the packages' `__init__` files are never
+`scheduler.*` module from its `.py` file (and none from a C kernel's); it changes nothing but
+where the modules of this one package are read from. This module and the packages' `__init__` files are never
 compiled (they choose the build).
 """
 
@@ -68,6 +71,8 @@ class SourcesFirst(importlib.abc.MetaPathFinder):
             module = Path(entry, name + ".py")
             if module.is_file():
                 return importlib.util.spec_from_file_location(fullname, module)
+            if Path(entry, name + ".c").is_file():  # a C kernel: its Python twin runs in the pure tree
+                raise ModuleNotFoundError(f"{fullname}: a C kernel, not part of the pure tree", name=fullname)
             if any(Path(entry, name + suffix).is_file() for suffix in importlib.machinery.EXTENSION_SUFFIXES):
                 # Never fall through to an orphaned extension file: the pure tree has no such module.
                 raise SourceMissing(f"{fullname}: its source {module.name} is missing, only its compiled file "
@@ -96,9 +101,11 @@ def source_record(path: Path) -> dict[str, object]:
 def compiled_set(sources: Sequence[str]) -> set[str]:
     """The extension files a compile of ``sources`` leaves (relative to the package's parent),
     for this Python: mypyc (``separate=True``) writes a shim ``X.so`` that loads the module
-    itself from ``X__mypyc.so``."""
+    itself from ``X__mypyc.so``; a C kernel ``X.c`` is one ``X.so``."""
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
-    return {f"{source.removesuffix('.py')}{ending}{suffix}" for source in sources for ending in ("", "__mypyc")}
+    return ({f"{source.removesuffix('.py')}{ending}{suffix}" for source in sources if source.endswith(".py")
+             for ending in ("", "__mypyc")}
+            | {f"{source.removesuffix('.c')}{suffix}" for source in sources if source.endswith(".c")})
 
 
 def stale_sources(package_dir: Path = PACKAGE_DIR) -> list[str] | None:
@@ -145,7 +152,7 @@ def choose_build() -> str:
     if stale:
         use_sources()
         shown = ", ".join(stale[:3]) + (f" and {len(stale) - 3} more" if len(stale) > 3 else "")
-        what = ("is older than its sources" if all(name.endswith(".py") for name in stale)
+        what = ("is older than its sources" if all(name.endswith((".py", ".c")) for name in stale)
                 else "is not the whole set its sources need")
         print(f"gpu-finops: the compiled scheduler {what} ({shown}); running the pure "
               "Python tree (`make install` compiles it again)", file=sys.stderr)

@@ -96,6 +96,35 @@ def test_a_source_edited_after_compiling_makes_the_build_stale(tmp_path):
     assert compiled.stale_sources(package) == [compiled.MANIFEST]
 
 
+def test_an_edited_c_kernel_makes_the_build_stale_and_the_pure_tree_never_loads_it(tmp_path, monkeypatch):
+    package = _fake_build(tmp_path)
+    kernel = package / "walk.c"
+    kernel.write_text("/* v1 */\n", encoding="utf-8")
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    (package / f"walk{suffix}").write_bytes(b"")  # one extension file per kernel, no mypyc shim
+    assert compiled.stale_sources(package) == [f"scheduler/walk{suffix} (no source)"]  # built, not recorded
+    manifest = json.loads((package / compiled.MANIFEST).read_text(encoding="utf-8"))
+    manifest["sources"]["scheduler/walk.c"] = compiled.source_record(kernel)
+    (package / compiled.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    assert compiled.stale_sources(package) == []
+    (package / f"walk{suffix}").unlink()
+    assert compiled.stale_sources(package) == [f"scheduler/walk{suffix} (missing)"]
+    (package / f"walk{suffix}").write_bytes(b"")
+    kernel.write_text("/* v2 */\n", encoding="utf-8")
+    assert compiled.stale_sources(package) == ["scheduler/walk.c"]
+    with pytest.raises(ModuleNotFoundError, match="a C kernel, not part of the pure tree"):
+        compiled.SourcesFirst().find_spec("scheduler.walk", [str(package)])
+
+
+def test_without_a_compiler_the_kernels_are_not_built_either(monkeypatch, capsys):
+    tool = _compile_tool()
+    monkeypatch.setattr(tool, "_compiler", lambda: None)
+    before = tool.compiled_files()
+    assert tool.main(["--native-only"]) == 0
+    assert "no C compiler found; the pure Python scheduler is used" in capsys.readouterr().err
+    assert tool.compiled_files() == before
+
+
 def test_nothing_compiled_is_not_stale(tmp_path):
     (tmp_path / "scheduler").mkdir()
     assert compiled.stale_sources(tmp_path / "scheduler") is None
@@ -108,11 +137,19 @@ def _python(pure: bool) -> tuple[list[str], dict[str, str]]:
     return [sys.executable, "-m", "gpu_finops.cli"], env
 
 
-def _loaded_from(pure: bool) -> str:
+def _loaded_from(pure: bool, module: str = "scheduler.state.cluster_state") -> str:
     _, env = _python(pure)
-    done = subprocess.run([sys.executable, "-c", "import scheduler.state.cluster_state as s; print(s.__file__)"],
+    done = subprocess.run([sys.executable, "-c", f"import {module} as s; print(s.__file__)"],
                           capture_output=True, text=True, env=env, check=True, cwd=REPO)
     return done.stdout.strip()
+
+
+def _walks_natively(pure: bool) -> bool:
+    """Whether the node search's walk is the C kernel in that build."""
+    _, env = _python(pure)
+    done = subprocess.run([sys.executable, "-c", "from scheduler.framework import node_search as s; "
+                           "print(s.KERNEL is not None)"], capture_output=True, text=True, env=env, check=True, cwd=REPO)
+    return done.stdout.strip() == "True"
 
 
 def test_the_compiled_build_is_current_and_the_pure_switch_works():
@@ -123,6 +160,7 @@ def test_the_compiled_build_is_current_and_the_pure_switch_works():
     assert not stale, f"the compiled scheduler is older than {stale[:3]}: `make install` compiles it again"
     assert not _loaded_from(pure=False).endswith(".py")
     assert _loaded_from(pure=True).endswith("scheduler/state/cluster_state.py")
+    assert _walks_natively(pure=False) and not _walks_natively(pure=True)
 
 
 @pytest.fixture(scope="module")

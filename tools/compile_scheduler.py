@@ -1,7 +1,8 @@
-"""Compile the scheduler with mypyc, in place (part of `make install`).
+"""Compile the scheduler with mypyc, in place, then its C kernels (part of `make install`).
 
-    python tools/compile_scheduler.py           # compile; without mypyc or a C compiler: warn, stay pure
-    python tools/compile_scheduler.py --clean   # remove every compiled module: the pure tree
+    python tools/compile_scheduler.py                 # compile; without mypyc or a C compiler: warn, stay pure
+    python tools/compile_scheduler.py --native-only   # only the C kernels (the modules stay Python)
+    python tools/compile_scheduler.py --clean         # remove every compiled module: the pure tree
 
 Every module of the scheduler is compiled but those `NOT_COMPILED` names (each with its
 reason). The pure Python tree is the reference: a compiled module is the same source, and
@@ -15,6 +16,11 @@ once every module compiled: `scheduler/compiled.py` runs the compiled modules on
 their sources are unchanged, so an edit after compiling, or a compile that stopped half
 way, runs the pure tree (with a one-line warning), never stale code. Compiled files and
 the manifest are never committed (`.gitignore`).
+
+The C kernels (`NATIVE`: plain C API, built by setuptools, nothing to install) are built
+after mypyc, each into the extension file beside its `.c`, and recorded in the manifest like
+a module: an edited `.c` runs the pure tree too. A kernel that fails to build leaves the
+modules compiled and its Python twin running, with one warning line.
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ NOT_COMPILED = {
     "scheduler/dra/cel.py": "evaluates CEL with celpy",
 }
 OPT_LEVEL = "2"
+# C kernels: source -> module. No fused multiply-add: the scores must round as Python's do.
+NATIVE = {"scheduler/framework/native_walk.c": "scheduler.framework.native_walk"}
+NATIVE_CFLAGS = ["-O2", "-ffp-contract=off"]
 
 
 def modules() -> list[str]:
@@ -93,26 +102,61 @@ def why_pure() -> str | None:
     return None
 
 
+def native_extensions() -> list[object]:
+    """The C kernels as setuptools extensions (paths relative to the project root)."""
+    from setuptools import Extension
+
+    return [Extension(name, [source], extra_compile_args=NATIVE_CFLAGS) for source, name in NATIVE.items()]
+
+
+def build_native(temp: Path, jobs: str) -> dict[str, object]:
+    """Build the C kernels in place; their manifest records, or none (after one warning line)
+    when they do not build."""
+    from setuptools import setup
+
+    sources = {source: _choice().source_record(ROOT / source) for source in NATIVE}  # type: ignore[attr-defined]
+    try:
+        setup(name="gpu-finops-native", ext_modules=native_extensions(),
+              script_args=["--quiet", "build_ext", "--inplace", "-j", jobs, "--build-temp", str(temp / "native-t"),
+                           "--build-lib", str(temp / "native-lib")])
+    except (Exception, SystemExit) as error:
+        for source in NATIVE:
+            for path in (ROOT / source).parent.glob(Path(source).stem + ".*"):
+                if path.suffix not in (".c", ".pyi"):
+                    path.unlink()
+        print(f"warning: building the C kernels failed ({error}); their Python twins are used", file=sys.stderr)
+        return {}
+    return sources
+
+
 def manifest(sources: dict[str, object]) -> str:
     """The manifest `scheduler/compiled.py` checks the compiled modules against."""
     return json.dumps({"python": sys.version.split()[0], "opt_level": OPT_LEVEL, "sources": sources}, indent=1) + "\n"
 
 
-def compile_scheduler() -> int:
-    reason = why_pure()
+def compile_scheduler(native_only: bool = False) -> int:
+    reason = "no C compiler found" if _compiler() is None else None if native_only else why_pure()
     if reason is not None:
         print(f"warning: {reason}; the pure Python scheduler is used", file=sys.stderr)
         return 0
-    from mypyc.build import mypycify
     from setuptools import setup
 
     clean()
     choice = _choice()
-    targets = modules()
+    targets = [] if native_only else modules()
     # Recorded before compiling: an edit made while it compiles makes the build stale, not current.
     sources = {m: choice.source_record(ROOT / m) for m in targets}  # type: ignore[attr-defined]
     jobs = str(max(1, os.cpu_count() or 1))
     with tempfile.TemporaryDirectory() as temp:
+        if native_only:
+            sources.update(build_native(Path(temp), jobs))
+            if not sources:
+                return 0
+            (PACKAGE / choice.MANIFEST).write_text(manifest(sources), encoding="utf-8")  # type: ignore[attr-defined]
+            print(f"compiled the C kernels ({len(compiled_files())} extension files)")
+            return 0
+        from mypyc.build import mypycify
+
         try:
             extensions = mypycify(targets, separate=True, opt_level=OPT_LEVEL, target_dir=str(Path(temp) / "c"))
             setup(name="gpu-finops-scheduler", ext_modules=extensions,
@@ -123,16 +167,19 @@ def compile_scheduler() -> int:
             print(f"warning: compiling the scheduler failed ({error}); the pure Python scheduler is used",
                   file=sys.stderr)
             return 0
+        sources.update(build_native(Path(temp), jobs))
     (PACKAGE / choice.MANIFEST).write_text(manifest(sources), encoding="utf-8")  # type: ignore[attr-defined]
-    print(f"compiled {len(targets)} scheduler modules with mypyc ({len(compiled_files())} extension files)")
+    print(f"compiled {len(targets)} scheduler modules with mypyc and {len(sources) - len(targets)} C kernels "
+          f"({len(compiled_files())} extension files)")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clean", action="store_true", help="remove the compiled modules (the pure tree)")
+    parser.add_argument("--native-only", action="store_true", help="build only the C kernels (modules stay Python)")
     args = parser.parse_args(argv)
-    return clean() if args.clean else compile_scheduler()
+    return clean() if args.clean else compile_scheduler(args.native_only)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ the order one worker takes. `Diagnosis` is what every failed node adds up to.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
@@ -24,6 +24,21 @@ MIN_FEASIBLE_NODES_TO_FIND = 100  # kube-scheduler's minFeasibleNodesToFind
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
+
+Kernel = Callable[..., tuple[int, int, int, bool]]  # native_walk.walk (native_walk.pyi)
+
+
+def load_kernel() -> Kernel | None:
+    """The node walk in C where it is built and the build runs compiled (`scheduler/compiled.py`
+    keeps it out of the pure tree); else None: the walk in Python."""
+    try:
+        from scheduler.framework.native_walk import walk
+    except ImportError:
+        return None
+    return walk
+
+
+KERNEL = load_kernel()  # read by each PartialSearch (a test swaps it)
 
 
 @dataclass
@@ -99,8 +114,9 @@ class PartialSearch:
     ('partial node search with inline fit checks')."""
 
     def __init__(self, filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlugin, float]],
-                 percentage: float) -> None:
+                 percentage: float, kernel: Kernel | None = None) -> None:
         self.filters, self.scores, self.percentage = filters, scores, percentage
+        self.kernel = KERNEL if kernel is None else kernel
         kinds = [getattr(plugin, "inline_fit", "") for plugin in filters]
         self.inline = len(kinds) == 2 and set(kinds) == {"gpus", "cpu_memory"}
 
@@ -130,42 +146,47 @@ class PartialSearch:
         whole = (milli + MILLI - 1) // MILLI  # whole GPUs that surely hold the request
         failures: list[tuple[int, Status]] = []
         processed = 0
-        for i in range(count):
-            node = start + i
-            if node >= count:
-                node -= count
-            spec = nodes[node]
-            if models and spec.gpu_model not in models:
-                diagnosis.reasons[MODEL_MISMATCH] += 1
-                processed += 1
-                continue
-            if excluded and node in excluded:
-                diagnosis.reasons[excluded[node]] += 1
-                processed += 1
-                continue
-            if not (whole_free[node] >= whole and (not spec.cpu_milli or cpu_free[node] >= cpu)
-                    and (not spec.memory_mib or memory_free[node] >= memory)):
-                failed = None  # not surely fitting: the filters decide
-                for plugin in filters:
-                    status = plugin.filter(state, request, node)
-                    if not status.ok:
-                        failed = status
-                        break
-                if failed is not None:
-                    failures.append((node, failed))
+        kernel = self.kernel
+        if kernel is not None and allocation:  # the walk in C: the same decisions, node by node
+            processed = native_walk(kernel, self, state, request, start, wanted, feasible, diagnosis, failures,
+                                    excluded, allocation == "least", weight)
+        else:
+            for i in range(count):
+                node = start + i
+                if node >= count:
+                    node -= count
+                spec = nodes[node]
+                if models and spec.gpu_model not in models:
+                    diagnosis.reasons[MODEL_MISMATCH] += 1
                     processed += 1
                     continue
-            if len(feasible) == wanted:
-                break  # one feasible node more than wanted: the search is cancelled
-            if allocation and spec.gpus:
-                fraction = (used[node] + milli) / (spec.gpus * MILLI)
-                feasible.append((weight * (100.0 * (1.0 - fraction) if allocation == "least" else 100.0 * fraction),
-                                 node))
-            elif single is not None:
-                feasible.append((weight * single.score(state, request, node), node))
-            else:
-                feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
-            processed += 1
+                if excluded and node in excluded:
+                    diagnosis.reasons[excluded[node]] += 1
+                    processed += 1
+                    continue
+                if not (whole_free[node] >= whole and (not spec.cpu_milli or cpu_free[node] >= cpu)
+                        and (not spec.memory_mib or memory_free[node] >= memory)):
+                    failed = None  # not surely fitting: the filters decide
+                    for plugin in filters:
+                        status = plugin.filter(state, request, node)
+                        if not status.ok:
+                            failed = status
+                            break
+                    if failed is not None:
+                        failures.append((node, failed))
+                        processed += 1
+                        continue
+                if len(feasible) == wanted:
+                    break  # one feasible node more than wanted: the search is cancelled
+                if allocation and spec.gpus:
+                    fraction = (used[node] + milli) / (spec.gpus * MILLI)
+                    feasible.append((weight * (100.0 * (1.0 - fraction) if allocation == "least" else 100.0 * fraction),
+                                     node))
+                elif single is not None:
+                    feasible.append((weight * single.score(state, request, node), node))
+                else:
+                    feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
+                processed += 1
         if not feasible:
             for node, failed in failures:
                 diagnosis.failed(node, failed)
@@ -208,6 +229,79 @@ class PartialSearch:
             feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
             processed += 1
         return feasible, diagnosis, (start + processed) % count if count else 0
+
+
+def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, request: PodRequest, start: int,
+                wanted: int, feasible: list[tuple[float, int]], diagnosis: Diagnosis,
+                failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float) -> int:
+    """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
+    that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
+    the Python walk does, and mismatches counted as it goes (added before any other reason,
+    in the order the Python walk meets them); returns the nodes processed. Where every filter
+    decides as the inline check does (`fails_inline`; no DRA), the kernel decides every node
+    (a fraction by the shared devices' free milli-GPUs) and lists the failed ones without a
+    call: their filters run only if nothing is feasible."""
+    count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
+    whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
+    milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
+    whole = (milli + MILLI - 1) // MILLI
+    accepted = arrays.accepted(request.models)
+    single = search.scores[0][0]
+    plain_filters = state.dra is None and all(getattr(plugin, "fails_inline", False) for plugin in filters)
+    failed_in_order: list[object] = []  # a node the kernel found short (int), or (node, status)
+    i = processed = 0
+    while True:
+        i, processed, mismatched, at_node = kernel(
+            feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
+            arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
+            whole, cpu, memory, milli, least, weight, failed_in_order, plain_filters, state.shared_free)
+        if mismatched:
+            diagnosis.reasons[MODEL_MISMATCH] += mismatched
+        if not at_node:
+            if not feasible:  # the diagnosis is read: each failed node's status, in walk order
+                failures.extend(_failed(filters, state, request, entry) for entry in failed_in_order)
+            return processed
+        node = start + i
+        if node >= count:
+            node -= count
+        i += 1
+        processed += 1  # undone below where the search is cancelled at this node
+        if excluded and node in excluded:
+            diagnosis.reasons[excluded[node]] += 1
+            continue
+        spec = nodes[node]
+        if not (whole_free[node] >= whole and (not spec.cpu_milli or cpu_free[node] >= cpu)
+                and (not spec.memory_mib or memory_free[node] >= memory)):
+            failed = None
+            for plugin in filters:
+                status = plugin.filter(state, request, node)
+                if not status.ok:
+                    failed = status
+                    break
+            if failed is not None:
+                failed_in_order.append((node, failed))
+                continue
+        if len(feasible) == wanted:
+            return processed - 1  # one feasible node more than wanted: the search is cancelled
+        if spec.gpus:
+            fraction = (used[node] + milli) / (spec.gpus * MILLI)
+            feasible.append((weight * (100.0 * (1.0 - fraction) if least else 100.0 * fraction), node))
+        else:
+            feasible.append((weight * single.score(state, request, node), node))
+
+
+def _failed(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRequest, entry: object
+            ) -> tuple[int, Status]:
+    """(node, status) of a node the native walk found failing: as resolved, or (a node index
+    the kernel listed) the first filter that fails it."""
+    if isinstance(entry, tuple):
+        return entry
+    assert isinstance(entry, int)
+    for plugin in filters:
+        status = plugin.filter(state, request, entry)
+        if not status.ok:
+            return entry, status
+    raise AssertionError(f"node {entry}: listed as failing by the native walk, but every filter passes it")
 
 
 def feasible_nodes_to_find(percentage: float, nodes: int) -> int:

@@ -31,6 +31,9 @@ class GpuFit:
     # The node search may take a node as passing without calling `filter` when its whole
     # free GPUs surely hold the request and no GPUs are nominated (`node_search.PartialSearch`).
     inline_fit = "gpus"
+    # Without nominations, decides by whole free GPUs (a fraction: or a shared device's free
+    # milli-GPUs) alone: the native walk decides so without calling `filter` (`node_search.py`).
+    fails_inline = True
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         # GPUs nominated to a higher-priority preemptor are not free to this pod.
@@ -50,6 +53,8 @@ class GpuFitWithDevices(GpuFit):
     node."""
 
     inline_fit = ""
+
+    fails_inline = False  # a claim's devices decide, not the GPU count
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         dra = state.dra
@@ -80,6 +85,7 @@ def dynamic_resources(dra: DraState, request: PodRequest, node: int) -> Status:
 class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
     inline_fit = "cpu_memory"  # checked inline by the node search, as `filter` does
+    fails_inline = True  # fails exactly the nodes short of CPU or memory
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         cpu_ok, memory_ok = state.resources_fit(node, request)

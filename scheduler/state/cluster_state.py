@@ -23,6 +23,7 @@ from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
 from scheduler.state.candidates import NodeCandidates
+from scheduler.state.node_arrays import NodeArrays
 from scheduler.state.nominations import Nominations, Nominee
 from scheduler.state.place_index import PlaceIndex
 from scheduler.state.usage_index import UsageIndex
@@ -87,6 +88,7 @@ class ClusterState:
         self.next_shared_id: list[int] = [0] * len(self.nodes)
         self.cpu_free: list[int] = [n.cpu_milli for n in self.nodes]
         self.memory_free: list[int] = [n.memory_mib for n in self.nodes]
+        self.node_arrays = NodeArrays(self.nodes)  # the nodes' fixed fields, for the native walk
         # Pods that request no CPU (memory) per node: kube-scheduler's scores count them as
         # requesting a default amount (`plugins/node_resources.py`).
         self.pods_without_cpu: list[int] = [0] * len(self.nodes)

@@ -1,0 +1,275 @@
+/* The node walk of `PartialSearch.run` (scheduler/framework/node_search.py) in C.
+ *
+ * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
+ * state's own Python lists (read in place: nothing is copied or kept between calls). A node of
+ * a GPU model the request does not accept is counted as a mismatch; a node that surely fits
+ * (whole free GPUs, CPU and memory free, as the Python walk decides) is scored with the
+ * inline LeastAllocated / MostAllocated arithmetic of the Python walk, in the same IEEE
+ * double operations in the same order, and appended to `feasible` as (score, node). The call
+ * hands the walk back to Python at the first node that needs the filter plugins (not surely
+ * fitting, excluded by the pod's selector, or a value the double arithmetic would not hold
+ * exactly), and at the stop (one feasible node more than wanted, or every node seen).
+ *
+ * With `plain_filters` (the filters are plain GpuFit and NodeResourcesFit, no DRA, no
+ * nominations) the kernel decides every node as they would: a node short of CPU or memory,
+ * or of whole GPUs for a request of whole GPUs, or (a fraction) without a whole free GPU or a
+ * shared device with the fraction free, fails; its index is appended to `failures` without a
+ * call, and Python asks the filters why only if the search finds no node (the diagnosis is
+ * built only then; the state does not change during a search). A fraction that fits a
+ * shared device is feasible and scored as any other.
+ *
+ * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
+ * multiply-add would round once where Python rounds twice.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* Integers up to 2**53 convert to double exactly: CPython's int / int then rounds the
+ * quotient of the two doubles once, as C does. Beyond, Python scores the node. */
+#define EXACT_IN_DOUBLE (1LL << 53)
+#define MILLI 1000LL
+
+enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
+
+/* list[index] as a long long: READ_TOO_BIG when it does not fit, READ_ERROR (exception set)
+ * when it is not an int. */
+static int read_int(PyObject *list, Py_ssize_t index, long long *out) {
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(PyList_GET_ITEM(list, index), &overflow);
+    if (overflow) {
+        return READ_TOO_BIG;
+    }
+    if (value == -1 && PyErr_Occurred()) {
+        return READ_ERROR;
+    }
+    *out = value;
+    return READ_OK;
+}
+
+/* Whether a shared device of `devices` (a dict of free milli-GPUs) has `milli` free: 1 or 0;
+ * FRACTION_UNDECIDED when a value does not fit 64 bits (Python decides); -1 with an exception set. */
+static int fraction_fits(PyObject *devices, long long milli) {
+    if (!PyDict_Check(devices)) {
+        PyErr_SetString(PyExc_TypeError, "walk(): shared_free must hold one dict per node");
+        return -1;
+    }
+    Py_ssize_t position = 0;
+    PyObject *device, *free;
+    while (PyDict_Next(devices, &position, &device, &free)) {
+        int overflow = 0;
+        long long value = PyLong_AsLongLongAndOverflow(free, &overflow);
+        if (overflow) {
+            return FRACTION_UNDECIDED;
+        }
+        if (value == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (value >= milli) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node) {
+    return Py_BuildValue("(nnnO)", i, processed, mismatched, at_node ? Py_True : Py_False);
+}
+
+#define READ(list, node, into)                                      \
+    do {                                                            \
+        int read_status = read_int((list), (node), &(into));        \
+        if (read_status == READ_ERROR) return NULL;                 \
+        if (read_status == READ_TOO_BIG) goto python_decides;       \
+    } while (0)
+
+PyDoc_STRVAR(walk_doc,
+"walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
+"     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
+"     failures, plain_filters, shared_free)\n"
+"-> (i, processed, mismatched, at_node)\n\n"
+"Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
+"again from i + 1; else the walk stopped at step i.");
+
+static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 25) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
+    PyObject *used = args[4], *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
+    PyObject *model_ids = args[8], *accepted = args[9], *excluded = args[10];
+    Py_ssize_t start = PyLong_AsSsize_t(args[11]), count = PyLong_AsSsize_t(args[12]);
+    Py_ssize_t i = PyLong_AsSsize_t(args[13]), processed = PyLong_AsSsize_t(args[14]);
+    Py_ssize_t wanted = PyLong_AsSsize_t(args[15]);
+    /* The request: a value beyond 64 bits (or the double range) makes Python decide every node. */
+    long long request[4];
+    int request_too_big = 0;
+    for (int k = 0; k < 4; k++) {
+        int overflow = 0;
+        request[k] = PyLong_AsLongLongAndOverflow(args[16 + k], &overflow);
+        if (overflow || request[k] < -EXACT_IN_DOUBLE || request[k] > EXACT_IN_DOUBLE) {
+            request_too_big = 1;
+        }
+    }
+    long long whole = request[0], cpu = request[1], memory = request[2], milli = request[3];
+    int least = PyObject_IsTrue(args[20]);
+    double weight = PyFloat_AsDouble(args[21]);
+    PyObject *failures = args[22];
+    int plain_filters = PyObject_IsTrue(args[23]);
+    PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *lists[] = {feasible, failures, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
+                         model_ids, shared_free};
+    for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+        if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
+            PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
+            return NULL;
+        }
+    }
+    const char *accepts = NULL;  /* NULL: any GPU model */
+    Py_ssize_t models_known = 0;
+    if (accepted != Py_None) {
+        if (!PyBytes_Check(accepted)) {
+            PyErr_SetString(PyExc_TypeError, "walk(): accepted must be bytes or None");
+            return NULL;
+        }
+        accepts = PyBytes_AS_STRING(accepted);
+        models_known = PyBytes_GET_SIZE(accepted);
+    }
+    int any_excluded = excluded != Py_None;  /* None: no node excluded; else a container of nodes */
+    if (start < 0 || count < 0 || i < 0 || start >= (count ? count : 1)) {
+        PyErr_SetString(PyExc_ValueError, "walk(): start, count or i out of range");
+        return NULL;
+    }
+    Py_ssize_t mismatched = 0;
+    for (; i < count; i++) {
+        Py_ssize_t node = start + i;
+        if (node >= count) {
+            node -= count;
+        }
+        long long value;
+        if (accepts != NULL) {
+            READ(model_ids, node, value);
+            if (value < 0 || value >= models_known || !accepts[value]) {
+                mismatched++;
+                processed++;
+                continue;
+            }
+        }
+        if (any_excluded) {
+            PyObject *key = PyLong_FromSsize_t(node);
+            if (key == NULL) {
+                return NULL;
+            }
+            int found = PySequence_Contains(excluded, key);
+            Py_DECREF(key);
+            if (found < 0) {
+                return NULL;
+            }
+            if (found) {
+                goto python_decides;
+            }
+        }
+        if (request_too_big) {
+            goto python_decides;
+        }
+        /* Surely fitting: whole free GPUs enough, and CPU and memory free where modelled. */
+        READ(whole_free, node, value);
+        int gpus_short = value < whole;
+        int cpu_short = 0, memory_short = 0;
+        READ(has_cpu, node, value);
+        if (value) {
+            READ(cpu_free, node, value);
+            cpu_short = value < cpu;
+        }
+        READ(has_memory, node, value);
+        if (value) {
+            READ(memory_free, node, value);
+            memory_short = value < memory;
+        }
+        if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI) {
+            /* GpuFit on a fraction without a whole free GPU: a shared device with it free. */
+            int shared_status = fraction_fits(PyList_GET_ITEM(shared_free, node), milli);
+            if (shared_status < 0) {
+                return NULL;
+            }
+            if (shared_status == FRACTION_UNDECIDED) {
+                goto python_decides;
+            }
+            gpus_short = !shared_status;
+        }
+        if (gpus_short || cpu_short || memory_short) {
+            /* NodeResourcesFit fails a node short of CPU or memory, GpuFit one short of GPUs. */
+            if (!plain_filters) {
+                goto python_decides;
+            }
+            PyObject *failed = PyLong_FromSsize_t(node);
+            if (failed == NULL) {
+                return NULL;
+            }
+            int appended = PyList_Append(failures, failed);
+            Py_DECREF(failed);
+            if (appended < 0) {
+                return NULL;
+            }
+            processed++;
+            continue;
+        }
+        if (PyList_GET_SIZE(feasible) == wanted) {
+            break;  /* one feasible node more than wanted: the search is cancelled */
+        }
+        long long node_gpus, node_used;
+        READ(gpus, node, node_gpus);
+        READ(used, node, node_used);
+        long long numerator = node_used + milli;
+        if (node_gpus <= 0 || node_gpus > EXACT_IN_DOUBLE / MILLI || numerator < -EXACT_IN_DOUBLE
+                || numerator > EXACT_IN_DOUBLE) {
+            goto python_decides;  /* no GPUs (the plugin scores), or beyond exact doubles */
+        }
+        /* node_search.py: fraction = (used[node] + milli) / (spec.gpus * MILLI), then
+         * weight * (100.0 * (1.0 - fraction)) or weight * (100.0 * fraction). */
+        double fraction = (double)numerator / (double)(node_gpus * MILLI);
+        double score = weight * (least ? 100.0 * (1.0 - fraction) : 100.0 * fraction);
+        PyObject *pair = PyTuple_New(2);
+        if (pair == NULL) {
+            return NULL;
+        }
+        PyObject *boxed_score = PyFloat_FromDouble(score), *boxed_node = PyLong_FromSsize_t(node);
+        if (boxed_score == NULL || boxed_node == NULL) {
+            Py_XDECREF(boxed_score);
+            Py_XDECREF(boxed_node);
+            Py_DECREF(pair);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(pair, 0, boxed_score);
+        PyTuple_SET_ITEM(pair, 1, boxed_node);
+        int appended = PyList_Append(feasible, pair);
+        Py_DECREF(pair);
+        if (appended < 0) {
+            return NULL;
+        }
+        processed++;
+        continue;
+    python_decides:
+        return handed_back(i, processed, mismatched, 1);
+    }
+    return handed_back(i, processed, mismatched, 0);
+}
+
+static PyMethodDef methods[] = {
+    {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "native_walk",
+    "The node walk of PartialSearch.run in C (scheduler/framework/native_walk.c).", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit_native_walk(void) {
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,147 @@
+"""The node walk in C (`scheduler/framework/native_walk.c`) against its Python twin.
+
+Hypothesis draws clusters (GPU models, GPUs, CPU and memory modelled or not, labelled pools),
+a random sequence of allocations and releases, then a request, a start, a number of nodes
+wanted and a score: `PartialSearch.run` with the kernel and without it must return the same
+feasible (score, node) list, the same diagnosis (reasons in the same order, unresolvable
+nodes, resources short of) and the same next start; both must agree with `run_plain`, which
+calls every filter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scheduler.framework import node_search
+from scheduler.framework.node_search import Diagnosis, PartialSearch
+from scheduler.model import Cluster, Node
+from scheduler.model.cluster import NO_SELECTOR, NodeSelector
+from scheduler.plugins.gpu_fit import GpuFit, NodeResourcesFit
+from scheduler.plugins.scoring import LeastAllocated, MostAllocated
+from scheduler.state.cluster_state import ClusterState, PodRequest
+from tests.scheduler.native_kernel import build_kernel
+
+MODELS = ("A100", "H100", "L4")
+FUZZ = settings(max_examples=300, derandomize=True, database=None, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory):
+    return build_kernel(tmp_path_factory.mktemp("native-walk")).walk
+
+
+nodes = st.builds(
+    lambda index, model, gpus, cpu, memory, pool: Node(
+        name=f"n{index}", gpu_model=model, gpus=gpus, cpu_milli=cpu, memory_mib=memory, labels=(("pool", pool),)),
+    st.just(0), st.sampled_from(MODELS), st.sampled_from((0, 1, 2, 3, 4, 6, 8)), st.sampled_from((0, 4000, 32000)),
+    st.sampled_from((0, 16384, 262144)), st.sampled_from(("x", "y")))
+requests = st.builds(
+    PodRequest, milli=st.sampled_from((0, 1, 100, 250, 300, 500, 750, 1000, 1500, 2000, 3000, 4000, 8000)),
+    cpu_milli=st.sampled_from((0, 1, 500, 4000, 16000)), memory_mib=st.sampled_from((0, 1, 1024, 16384, 65536)),
+    models=st.sampled_from(((), ("A100",), ("H100", "L4"), ("B200",))),
+    selector=st.sampled_from((NO_SELECTOR, NodeSelector.of({"pool": "x"}))))
+
+
+def _fits(state: ClusterState, request: PodRequest, node: int) -> bool:
+    return all(plugin.filter(state, request, node).ok for plugin in (GpuFit(), NodeResourcesFit()))
+
+
+def _answer(found: tuple[list[tuple[float, int]], Diagnosis, int]) -> tuple[object, ...]:
+    feasible, diagnosis, next_start = found
+    return (feasible, list(diagnosis.reasons.items()), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of),
+            next_start)
+
+
+@FUZZ
+@given(st.lists(nodes, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 10**6), requests), max_size=60),
+       requests, st.integers(0, 10**6), st.integers(1, 40), st.sampled_from((LeastAllocated, MostAllocated)),
+       st.sampled_from((1.0, 2.0, 0.3)), st.booleans())
+def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, request, start_at, wanted, scorer,
+                                             weight, gpu_filter_first):
+    cluster = Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes)))
+    state = ClusterState(cluster)
+    count = len(cluster.nodes)
+    for step, (pick, pod) in enumerate(operations):  # allocate where it fits, else release a pod
+        node = pick % count
+        if _fits(state, pod, node):
+            state.allocate((f"w{step}", 0), node, pod)
+        elif state.holdings:
+            state.release(sorted(state.holdings)[pick % len(state.holdings)])
+    filters = [GpuFit(), NodeResourcesFit()] if gpu_filter_first else [NodeResourcesFit(), GpuFit()]
+    with mock.patch.object(node_search, "feasible_nodes_to_find", lambda percentage, nodes: min(wanted, nodes)):
+        native = PartialSearch(filters, [(scorer(), weight)], 0, kernel=kernel)
+        python = PartialSearch(filters, [(scorer(), weight)], 0)
+        python.kernel = None
+        start = start_at % count
+        with_kernel = _answer(native.run(state, request, start))
+        assert with_kernel == _answer(python.run(state, request, start))
+        plain = _answer(python.run_plain(state, request, start))
+    assert with_kernel[0] == plain[0] and with_kernel[4] == plain[4]
+    if not with_kernel[0]:  # the diagnosis is built only when nothing is feasible
+        assert (sorted(with_kernel[1]), with_kernel[2], with_kernel[3]) == (sorted(plain[1]), plain[2], plain[3])
+
+
+@pytest.mark.parametrize("scorer", [LeastAllocated, MostAllocated])
+def test_every_score_rounds_as_python_rounds_it(kernel, scorer):
+    """Every used level in steps of 50 milli-GPUs on nodes of 1 to 8 GPUs, for requests of
+    50 milli-GPUs to whole GPUs: the kernel's IEEE double arithmetic gives Python's score to
+    the last bit (100.0 * (1.0 - f) and 100.0 - 100.0 * f differ on a third of them)."""
+    cluster = Cluster(tuple(Node(f"n{gpus}", "A100", gpus) for gpus in (1, 2, 3, 4, 6, 7, 8)))
+    for milli in (50, 150, 250, 300, 700, 1000, 2000):
+        for used in range(0, 8000, 50):
+            state = ClusterState(cluster)
+            state.used = [min(used, node.gpus * 1000 - milli) for node in cluster.nodes]  # read by the score only
+            request = PodRequest(milli=milli)
+            for weight in (1.0, 0.3):
+                native = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0, kernel=kernel)
+                python = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0)
+                python.kernel = None
+                assert native.run(state, request, 0)[0] == python.run(state, request, 0)[0]
+
+
+def test_a_fraction_fits_a_shared_device_as_gpu_fit_decides(kernel):
+    """Nodes whose every GPU is taken, some by slices: a fraction fits where a shared device
+    has at least its milli-GPUs free (exactly as many, too), and fails elsewhere, without a
+    filter call, as GpuFit decides."""
+    cluster = Cluster(tuple(Node(f"n{i}", "A100", gpus) for i, gpus in enumerate((1, 2, 1, 2))))
+    for taken in (250, 300, 500, 750):
+        for milli in (100, 250, 500, 700, 750):
+            state = ClusterState(cluster)
+            for node, spec in enumerate(cluster.nodes):
+                if spec.gpus > 1:
+                    state.allocate((f"whole{node}", 0), node, PodRequest(1000 * (spec.gpus - 1)))
+                state.allocate((f"slice{node}", 0), node, PodRequest(taken if node % 2 else 1000 - taken))
+            request = PodRequest(milli)
+            native = PartialSearch([GpuFit(), NodeResourcesFit()], [(MostAllocated(), 1.0)], 0, kernel=kernel)
+            python = PartialSearch([GpuFit(), NodeResourcesFit()], [(MostAllocated(), 1.0)], 0)
+            python.kernel = None
+            for start in range(4):
+                assert _answer(native.run(state, request, start)) == _answer(python.run(state, request, start))
+
+
+def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
+    """A node with more GPUs than a double holds exactly in milli-GPUs is handed back to
+    Python, which scores it with its own integer division: the same score as without the kernel."""
+    cluster = Cluster((Node("small", "A100", 8), Node("huge", "A100", 2**60 + 1), Node("cpu", "A100", 8, 2**70, 0)))
+    state = ClusterState(cluster)
+    native = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0, kernel=kernel)
+    python = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0)
+    python.kernel = None
+    for request in (PodRequest(milli=3 * 2**55 + 1000), PodRequest(milli=1000, cpu_milli=2**66)):
+        for start in range(3):
+            assert _answer(native.run(state, request, start)) == _answer(python.run(state, request, start))
+
+
+def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
+    with pytest.raises(TypeError, match="lists of one int per node"):
+        kernel([], (1,), [1], [1], [1], [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True, [{}])
+    with pytest.raises(TypeError):
+        kernel([], ["8"], [1], [1], [1], [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True, [{}])
