@@ -16,6 +16,7 @@ import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -98,10 +99,18 @@ def _find_chromium() -> str | None:
 def chromium_or_skip() -> str:
     found = _find_chromium()
     if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        # Test setup may install the browser when it can (CI images run as root).
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
-                       capture_output=True, timeout=600)
-        found = _find_chromium()
+        # Test setup may install the browser when it can (CI images run as root). One install
+        # at a time: a second pytest-xdist worker waits for the first instead of failing on
+        # dpkg's lock (and skipping), then finds the browser installed.
+        import fcntl
+
+        with open(Path(tempfile.gettempdir()) / "gpu-finops-chromium-install.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            found = _find_chromium()
+            if found is None:
+                subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
+                               capture_output=True, timeout=600)
+                found = _find_chromium()
     if found is None:
         pytest.skip("Chromium is not installed (apt-get install -y chromium); e2e test skipped")
     return found
