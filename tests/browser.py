@@ -16,12 +16,13 @@ import os
 import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.machine_lock import machine_wide_lock
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 RENDER_TIMEOUT_S = 60
@@ -99,13 +100,9 @@ def _find_chromium() -> str | None:
 def chromium_or_skip() -> str:
     found = _find_chromium()
     if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        # Test setup may install the browser when it can (CI images run as root). One install
-        # at a time: a second pytest-xdist worker waits for the first instead of failing on
-        # dpkg's lock (and skipping), then finds the browser installed.
-        import fcntl
-
-        with open(Path(tempfile.gettempdir()) / "gpu-finops-chromium-install.lock", "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        # Test setup may install the browser when it can (CI images run as root), one worker
+        # at a time (tests/machine_lock.py).
+        with machine_wide_lock("chromium"):
             found = _find_chromium()
             if found is None:
                 subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
