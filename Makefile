@@ -59,8 +59,12 @@ demo: install
 # compiled code would not let them patch); the commands it runs as processes use the
 # compiled build, and tests/test_compiled_build.py replays the golden demo traces under
 # both builds, compares the logs byte for byte and runs `replay --verify` compiled.
+# Two pytest-xdist workers (one per core; TEST_WORKERS=0 runs in one process): tests that
+# share a fixture wider than one test, such as the demo's database, run on one worker, which
+# builds it once (tests/worker_groups.py). `pytest tests/...` on its own stays one process.
+TEST_WORKERS ?= 2
 test: lint $(NATIVE_STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 # The fuzz tests of tests/reliability with thousands of examples each (make test runs a
 # bounded, derandomised number): a long run, to leave going while doing something else.

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.machine_lock import machine_wide_lock
+
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 RENDER_TIMEOUT_S = 60
 # Evaluated in the page: what is drawn so far.
@@ -98,10 +100,14 @@ def _find_chromium() -> str | None:
 def chromium_or_skip() -> str:
     found = _find_chromium()
     if found is None and hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        # Test setup may install the browser when it can (CI images run as root).
-        subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
-                       capture_output=True, timeout=600)
-        found = _find_chromium()
+        # Test setup may install the browser when it can (CI images run as root), one worker
+        # at a time (tests/machine_lock.py).
+        with machine_wide_lock("chromium"):
+            found = _find_chromium()
+            if found is None:
+                subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], check=False,
+                               capture_output=True, timeout=600)
+                found = _find_chromium()
     if found is None:
         pytest.skip("Chromium is not installed (apt-get install -y chromium); e2e test skipped")
     return found

@@ -3,30 +3,13 @@ same trials for the same seed as the local executor."""
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from pathlib import Path
-
 import pytest
 
 from gpu_finops.cli import main
 from tests.advise.cases import advise_args, unused_quota_case
-from tests.sweep.ray_cluster import local_ray_cluster
 
 pytestmark = pytest.mark.slow
 TRIALS = ("--trials", "4", "--batch", "2", "--seed", "11", "--seeds", "2")
-
-
-@pytest.fixture(scope="module")
-def ray_address(tmp_path_factory) -> str:
-    base = tmp_path_factory.getbasetemp()  # Ray's unix sockets need a short temp dir
-    temp = tmp_path_factory.mktemp("ray") if len(str(base)) < 60 else Path(tempfile.mkdtemp(prefix="gf-ray-"))
-    try:
-        with local_ray_cluster(temp) as address:
-            yield address
-    finally:
-        if not str(temp).startswith(str(base)):
-            shutil.rmtree(temp, ignore_errors=True)
 
 
 def test_ray_gives_the_same_trials_as_local_workers(ray_address, tmp_path):

@@ -12,6 +12,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tests.machine_lock import machine_wide_lock
+
 # <repo root>/../shared/tools/focus-validate
 VALIDATOR = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "focus-validate"
 
@@ -30,9 +32,10 @@ def test_export_passes_the_focus_validator(tmp_path, built, built_split, layout)
             to '{single}' (format parquet)"""
     )
     con.close()
-    result = subprocess.run(
-        [str(VALIDATOR), str(single)], capture_output=True, text=True, timeout=600
-    )
+    with machine_wide_lock("focus-validator"):  # its first run installs it
+        result = subprocess.run(
+            [str(VALIDATOR), str(single)], capture_output=True, text=True, timeout=600
+        )
     if result.returncode == 2 and "no Python >= 3.12 found" in result.stderr:
         pytest.skip("focus-validate needs Python >= 3.12, none on this machine")
     print(result.stdout)

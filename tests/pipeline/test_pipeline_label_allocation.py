@@ -15,6 +15,7 @@ from runs import RunBuilder, write_prices
 
 from pipeline.build import build
 from pipeline.validate import validate_db
+from tests.machine_lock import machine_wide_lock
 
 VALIDATOR = Path(__file__).resolve().parents[2].parent / "shared" / "tools" / "focus-validate"
 A100 = 2.0  # $ per GPU-hour of a Standard (on-demand) A100: its list price (tests/pipeline/runs.py)
@@ -214,7 +215,8 @@ def test_a_labelled_export_passes_the_focus_validator(label_db, tmp_path, split)
         assert tags[0] > 0
         con.execute(f"""copy (select * from read_parquet('{export}/focus_cost_records/**/*.parquet',
                                                       hive_partitioning = false)) to '{single}' (format parquet)""")
-    result = subprocess.run([str(VALIDATOR), str(single)], capture_output=True, text=True, timeout=600)
+    with machine_wide_lock("focus-validator"):  # its first run installs it
+        result = subprocess.run([str(VALIDATOR), str(single)], capture_output=True, text=True, timeout=600)
     if result.returncode == 2 and "no Python >= 3.12 found" in result.stderr:
         pytest.skip("focus-validate needs Python >= 3.12, none on this machine")
     assert result.returncode == 0, result.stdout + result.stderr

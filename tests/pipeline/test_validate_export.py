@@ -14,6 +14,7 @@ import pytest
 
 from gpu_finops.cli import main
 from gpu_finops.focus_validator import EXECUTABLE, VALIDATOR_ENV, find_validator
+from tests.machine_lock import machine_wide_lock
 
 # The workspace's wrapper and the focus-validator installation it makes (its own Python 3.12
 # environment): what the tests use where this machine has them.
@@ -35,7 +36,8 @@ def test_validate_export_runs_the_configured_wrapper_and_explains_its_finding(bu
     if not WRAPPER.is_file():
         pytest.skip(f"the focus-validate wrapper is not on this machine ({WRAPPER})")
     monkeypatch.setenv(VALIDATOR_ENV, str(WRAPPER))
-    code = main(["validate", "--export", str(built.export)])
+    with machine_wide_lock("focus-validator"):  # its first run installs it
+        code = main(["validate", "--export", str(built.export)])
     _check_output(code, *capsys.readouterr())
 
 

@@ -1,6 +1,8 @@
 """A real Ray cluster on this machine for the Ray executor tests: `ray start --head --block` on
 127.0.0.1 with 2 CPUs and no dashboard, in its own process group, stopped (SIGINT to the group,
-as Ctrl-C would) when the tests are done."""
+as Ctrl-C would) when the tests are done. One per test session (the ``ray_address`` fixture of
+tests/conftest.py), shared by the sweep's and the advisers' Ray tests: two heads at once would
+compete for Ray's fixed ports, and the tests that use it run on one pytest-xdist worker."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -77,3 +80,17 @@ def local_ray_cluster(temp_dir: Path) -> Iterator[str]:
         head.wait(timeout=30)
         if head.stdout is not None:
             head.stdout.close()
+
+
+@contextmanager
+def session_ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`local_ray_cluster` in a temp dir short enough for Ray's unix sockets (paths are limited
+    to 107 bytes): pytest's own temp dir when it is short, else a short one beside it."""
+    base = tmp_path_factory.getbasetemp()
+    temp = tmp_path_factory.mktemp("ray") if len(str(base)) < 60 else Path(tempfile.mkdtemp(prefix="gf-ray-"))
+    try:
+        with local_ray_cluster(temp) as address:
+            yield address
+    finally:
+        if not str(temp).startswith(str(base)):
+            shutil.rmtree(temp, ignore_errors=True)

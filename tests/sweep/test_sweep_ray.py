@@ -6,35 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import tempfile
 import time
 from pathlib import Path
 
 import duckdb
 import pytest
-from ray_cluster import local_ray_cluster
 from sweeps import TINY_SCENARIOS, kill_sweep_spec, sweep_process, write_sweep
 
 from gpu_finops.cli import main
 from gpu_finops.sweep.task import sha256_file
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def ray_address(tmp_path_factory) -> str:
-    # Ray's sockets live in its temp dir, whose path must stay short (unix socket paths are
-    # limited to 107 bytes): pytest's own temp dir when it is short, else a short one beside it.
-    base = tmp_path_factory.getbasetemp()
-    temp = tmp_path_factory.mktemp("ray") if len(str(base)) < 60 else Path(tempfile.mkdtemp(prefix="gf-ray-"))
-    try:
-        with local_ray_cluster(temp) as address:
-            yield address
-    finally:
-        if not str(temp).startswith(str(base)):
-            shutil.rmtree(temp, ignore_errors=True)
 
 
 def _costs(db: Path) -> dict[str, float]:
