@@ -82,7 +82,7 @@ def handed_back(state: ClusterState, calls: list[tuple[PodRequest, int]], search
     kernel = search.kernel
     counted = [0]
 
-    def counting(*args: object) -> tuple[int, int, int, bool]:
+    def counting(*args: object) -> tuple[int, int, int, bool, tuple[int, int, int, int]]:
         answer = kernel(*args)
         counted[0] += answer[3]
         return answer

@@ -13,10 +13,13 @@
  * With `plain_filters` (the filters are plain GpuFit and NodeResourcesFit, no DRA, no
  * nominations) the kernel decides every node as they would: a node short of CPU or memory,
  * or of whole GPUs for a request of whole GPUs, or (a fraction) without a whole free GPU or a
- * shared device with the fraction free, fails; its index is appended to `failures` without a
- * call, and Python asks the filters why only if the search finds no node (the diagnosis is
- * built only then; the state does not change during a search). A fraction that fits a
- * shared device is feasible and scored as any other.
+ * shared device with the fraction free, fails without a call. It also names the status the
+ * first failing filter (in the profile's order: `gpu_first`) gives, as one of four kinds
+ * (FAILED_GPU_SHORT: GPUs short now; FAILED_GPU_NEVER: the request exceeds the node's GPUs,
+ * unresolvable; FAILED_CPU; FAILED_MEMORY, NodeResourcesFit checking CPU first), counts the
+ * kinds and appends the unresolvable nodes to `unresolvable`: the diagnosis of a search that
+ * finds nothing is those counts, with no call per failed node. A fraction that fits a shared
+ * device is feasible and scored as any other.
  *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
@@ -30,6 +33,9 @@
 #define MILLI 1000LL
 
 enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
+
+/* The statuses a plain filter fails a node with (gpu_fit.py's `inline_statuses`, in this order). */
+enum { FAILED_GPU_SHORT = 0, FAILED_GPU_NEVER = 1, FAILED_CPU = 2, FAILED_MEMORY = 3, FAILED_KINDS = 4 };
 
 /* list[index] as a long long: READ_TOO_BIG when it does not fit, READ_ERROR (exception set)
  * when it is not an int. */
@@ -71,8 +77,11 @@ static int fraction_fits(PyObject *devices, long long milli) {
     return 0;
 }
 
-static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node) {
-    return Py_BuildValue("(nnnO)", i, processed, mismatched, at_node ? Py_True : Py_False);
+static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node,
+                             const Py_ssize_t *failed) {
+    return Py_BuildValue("(nnnO(nnnn))", i, processed, mismatched, at_node ? Py_True : Py_False,
+                         failed[FAILED_GPU_SHORT], failed[FAILED_GPU_NEVER], failed[FAILED_CPU],
+                         failed[FAILED_MEMORY]);
 }
 
 #define READ(list, node, into)                                      \
@@ -85,15 +94,16 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
 "     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
-"     failures, plain_filters, shared_free)\n"
-"-> (i, processed, mismatched, at_node)\n\n"
+"     unresolvable, plain_filters, shared_free, gpu_first)\n"
+"-> (i, processed, mismatched, at_node, (gpu_short, gpu_never, cpu_short, memory_short))\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
-"again from i + 1; else the walk stopped at step i.");
+"again from i + 1; else the walk stopped at step i. The counts are of the nodes this call failed\n"
+"(plain_filters only), by the status of the first filter that fails them.");
 
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 25) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
+    if (nargs != 26) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 26 arguments (%zd given)", nargs);
         return NULL;
     }
     PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
@@ -115,13 +125,15 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     long long whole = request[0], cpu = request[1], memory = request[2], milli = request[3];
     int least = PyObject_IsTrue(args[20]);
     double weight = PyFloat_AsDouble(args[21]);
-    PyObject *failures = args[22];
+    PyObject *unresolvable = args[22];  /* the nodes failed FAILED_GPU_NEVER, appended */
     int plain_filters = PyObject_IsTrue(args[23]);
     PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
+    int gpu_first = PyObject_IsTrue(args[25]);  /* GpuFit runs before NodeResourcesFit */
+    Py_ssize_t failed[FAILED_KINDS] = {0, 0, 0, 0};
     if (PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *lists[] = {feasible, failures, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
+    PyObject *lists[] = {feasible, unresolvable, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
                          model_ids, shared_free};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
         if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
@@ -206,15 +218,27 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (!plain_filters) {
                 goto python_decides;
             }
-            PyObject *failed = PyLong_FromSsize_t(node);
-            if (failed == NULL) {
-                return NULL;
+            int kind;
+            if (gpus_short && (gpu_first || (!cpu_short && !memory_short))) {
+                long long node_gpus;
+                READ(gpus, node, node_gpus);
+                /* GpuFit: unresolvable when the request exceeds every GPU of the node. */
+                kind = node_gpus < LLONG_MAX / MILLI && milli > node_gpus * MILLI ? FAILED_GPU_NEVER : FAILED_GPU_SHORT;
+            } else {
+                kind = cpu_short ? FAILED_CPU : FAILED_MEMORY;  /* NodeResourcesFit: CPU first */
             }
-            int appended = PyList_Append(failures, failed);
-            Py_DECREF(failed);
-            if (appended < 0) {
-                return NULL;
+            if (kind == FAILED_GPU_NEVER) {
+                PyObject *boxed = PyLong_FromSsize_t(node);
+                if (boxed == NULL) {
+                    return NULL;
+                }
+                int appended = PyList_Append(unresolvable, boxed);
+                Py_DECREF(boxed);
+                if (appended < 0) {
+                    return NULL;
+                }
             }
+            failed[kind]++;
             processed++;
             continue;
         }
@@ -254,9 +278,9 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         processed++;
         continue;
     python_decides:
-        return handed_back(i, processed, mismatched, 1);
+        return handed_back(i, processed, mismatched, 1, failed);
     }
-    return handed_back(i, processed, mismatched, 0);
+    return handed_back(i, processed, mismatched, 0, failed);
 }
 
 static PyMethodDef methods[] = {

@@ -6,5 +6,5 @@ def walk(feasible: list[tuple[float, int]], whole_free: list[int], cpu_free: lis
          used: list[int], gpus: list[int], has_cpu: list[int], has_memory: list[int], model_ids: list[int],
          accepted: bytes | None, excluded: Container[int] | None, start: int, count: int, i: int, processed: int,
          wanted: int, whole: int, cpu: int, memory: int, milli: int, least: bool, weight: float,
-         failures: list[object], plain_filters: bool, shared_free: list[dict[int, int]]
-         ) -> tuple[int, int, int, bool]: ...
+         unresolvable: list[int], plain_filters: bool, shared_free: list[dict[int, int]], gpu_first: bool
+         ) -> tuple[int, int, int, bool, tuple[int, int, int, int]]: ...

@@ -25,7 +25,7 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
 
-Kernel = Callable[..., tuple[int, int, int, bool]]  # native_walk.walk (native_walk.pyi)
+Kernel = Callable[..., tuple[int, int, int, bool, tuple[int, int, int, int]]]  # native_walk.walk (native_walk.pyi)
 
 
 def load_kernel() -> Kernel | None:
@@ -57,6 +57,16 @@ class Diagnosis:
             self.short_of.add(status.short_of)
         if status.code is Code.UNRESOLVABLE:
             self.unresolvable.add(node)
+
+    def failed_alike(self, status: Status, count: int, nodes: Sequence[int]) -> None:
+        """`count` nodes failed a filter with `status`, as `failed` once per node; `nodes`
+        lists them where the status is unresolvable (the set keeps those)."""
+        self.reasons[status.reasons[0] if status.reasons else status.code.value] += count
+        if status.short_of is not None:
+            self.short_of.add(status.short_of)
+        if status.code is Code.UNRESOLVABLE:
+            assert len(nodes) == count, "the unresolvable nodes must be listed"
+            self.unresolvable.update(nodes)
 
     def message(self) -> str:
         """kube-scheduler's FailedScheduling shape: '0/64 nodes are available: …'."""
@@ -119,6 +129,12 @@ class PartialSearch:
         self.kernel = KERNEL if kernel is None else kernel
         kinds = [getattr(plugin, "inline_fit", "") for plugin in filters]
         self.inline = len(kinds) == 2 and set(kinds) == {"gpus", "cpu_memory"}
+        # The statuses the native walk names a failed node by (GPUs short, GPUs never, CPU,
+        # memory: the plugins' `inline_statuses`), and which filter fails a node first.
+        self.gpu_first = bool(kinds) and kinds[0] == "gpus"
+        self.inline_statuses: tuple[Status, ...] = tuple(
+            status for kind in ("gpus", "cpu_memory") for plugin in filters
+            if getattr(plugin, "inline_fit", "") == kind for status in getattr(plugin, "inline_statuses", ()))
 
     def free_whole_gpus(self, state: ClusterState) -> list[int]:
         """Whole free GPUs per node, as the inline check reads them."""
@@ -236,30 +252,37 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
                 failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float) -> int:
     """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
-    the Python walk does, and mismatches counted as it goes (added before any other reason,
-    in the order the Python walk meets them); returns the nodes processed. Where every filter
-    decides as the inline check does (`fails_inline`; no DRA), the kernel decides every node
-    (a fraction by the shared devices' free milli-GPUs) and lists the failed ones without a
-    call: their filters run only if nothing is feasible."""
+    the Python walk does, and mismatches counted as it goes; returns the nodes processed.
+    Where every filter decides as the inline check does (`fails_inline`; no DRA), the kernel
+    decides every node (a fraction by the shared devices' free milli-GPUs) and names the
+    status of the first filter that fails a node by its kind (`inline_statuses`): a search
+    that finds nothing adds the kinds' counts to the diagnosis, without a call per failed
+    node (the reasons' counts, `short_of` and the unresolvable nodes `failed` would give)."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
     single = search.scores[0][0]
-    plain_filters = state.dra is None and all(getattr(plugin, "fails_inline", False) for plugin in filters)
-    failed_in_order: list[object] = []  # a node the kernel found short (int), or (node, status)
+    plain_filters = (state.dra is None and len(search.inline_statuses) == 4
+                     and all(getattr(plugin, "fails_inline", False) for plugin in filters))
+    failed_kinds = [0, 0, 0, 0]  # nodes the kernel failed, by kind (native_walk.c's FAILED_*)
+    never: list[int] = []  # the nodes it failed as unresolvable
     i = processed = 0
     while True:
-        i, processed, mismatched, at_node = kernel(
+        i, processed, mismatched, at_node, kinds = kernel(
             feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
             arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
-            whole, cpu, memory, milli, least, weight, failed_in_order, plain_filters, state.shared_free)
+            whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, search.gpu_first)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
+        for kind, failed_count in enumerate(kinds):
+            failed_kinds[kind] += failed_count
         if not at_node:
-            if not feasible:  # the diagnosis is read: each failed node's status, in walk order
-                failures.extend(_failed(filters, state, request, entry) for entry in failed_in_order)
+            if not feasible:  # the diagnosis is read: the kinds' statuses
+                for status, failed_count in zip(search.inline_statuses, failed_kinds, strict=True):
+                    if failed_count:
+                        diagnosis.failed_alike(status, failed_count, never)
             return processed
         node = start + i
         if node >= count:
@@ -279,7 +302,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
                     failed = status
                     break
             if failed is not None:
-                failed_in_order.append((node, failed))
+                failures.append((node, failed))
                 continue
         if len(feasible) == wanted:
             return processed - 1  # one feasible node more than wanted: the search is cancelled
@@ -288,20 +311,6 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
             feasible.append((weight * (100.0 * (1.0 - fraction) if least else 100.0 * fraction), node))
         else:
             feasible.append((weight * single.score(state, request, node), node))
-
-
-def _failed(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRequest, entry: object
-            ) -> tuple[int, Status]:
-    """(node, status) of a node the native walk found failing: as resolved, or (a node index
-    the kernel listed) the first filter that fails it."""
-    if isinstance(entry, tuple):
-        return entry
-    assert isinstance(entry, int)
-    for plugin in filters:
-        status = plugin.filter(state, request, entry)
-        if not status.ok:
-            return entry, status
-    raise AssertionError(f"node {entry}: listed as failing by the native walk, but every filter passes it")
 
 
 def feasible_nodes_to_find(percentage: float, nodes: int) -> int:

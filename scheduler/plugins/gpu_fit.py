@@ -34,6 +34,9 @@ class GpuFit:
     # Without nominations, decides by whole free GPUs (a fraction: or a shared device's free
     # milli-GPUs) alone: the native walk decides so without calling `filter` (`node_search.py`).
     fails_inline = True
+    # What it fails a node with, as the native walk names it: GPUs short now; the request
+    # beyond every GPU of the node (unresolvable).
+    inline_statuses = (_NO_GPU, _NEVER_GPU)
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         # GPUs nominated to a higher-priority preemptor are not free to this pod.
@@ -86,6 +89,7 @@ class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
     inline_fit = "cpu_memory"  # checked inline by the node search, as `filter` does
     fails_inline = True  # fails exactly the nodes short of CPU or memory
+    inline_statuses = (_NO_CPU, _NO_MEMORY)  # CPU checked first
 
     def filter(self, state: ClusterState, request: PodRequest, node: int) -> Status:
         cpu_ok, memory_ok = state.resources_fit(node, request)

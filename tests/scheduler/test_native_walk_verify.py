@@ -43,16 +43,19 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
     assert native == python
 
 
-@pytest.mark.parametrize("wrong", ["a score off by one ulp", "one node fewer processed"])
+@pytest.mark.parametrize("wrong", ["a score off by one ulp", "one node fewer processed",
+                                   "GPUs short named CPU short"])
 def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel, wrong):  # noqa: F811
     def broken(feasible, *args):
-        i, processed, mismatched, at_node = kernel(feasible, *args)
+        i, processed, mismatched, at_node, kinds = kernel(feasible, *args)
         if wrong == "a score off by one ulp" and feasible:
             score, node = feasible[-1]
             feasible[-1] = (score + abs(score) * 2**-52 + 5e-324, node)
         if wrong == "one node fewer processed" and not at_node and processed > 1:
             processed -= 1
-        return i, processed, mismatched, at_node
+        if wrong == "GPUs short named CPU short" and kinds[0]:
+            kinds = (kinds[0] - 1, kinds[1], kinds[2] + 1, kinds[3])
+        return i, processed, mismatched, at_node, kinds
 
     monkeypatch.setattr(node_search, "KERNEL", broken)
     with pytest.raises(VerificationError, match=SEARCH_CHECK):
