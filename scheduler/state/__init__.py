@@ -4,7 +4,7 @@
   makes what-ifs cheap (`mark`, `rollback`, `commit`);
 - `candidates`: the nodes a request's GPU models and node selector allow;
 - `usage_index`: nodes bucketed by (GPU model, GPU count) and used milli-GPUs, for the
-  placement walk;
+  placement walk, kept once something asks;
 - `place_index`: free GPUs per topology domain, kept once something reads them;
 - `virtual_free`, `level_views`: free plus lower-priority GPUs per node and preemptor
   priority, and the view of the cluster without lower priorities that preemption plans on;

@@ -98,7 +98,8 @@ class ClusterState:
         self.free_milli_by_model: dict[str, int] = {}
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
-        self.usage_index = UsageIndex()
+        # Nodes by used milli-GPUs, kept once first asked (`scheduler/state/usage_index.py`).
+        self.usage_index = UsageIndex(self.used)
         # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
@@ -313,7 +314,8 @@ class ClusterState:
         if places is not None and self.whole_free[node] != whole_before:
             places.whole_free_moved(node, whole_before, self.whole_free[node])
         if milli:
-            self.usage_index.moved(node, self.used[node], self.used[node] + milli)
+            if self.usage_index.kept:
+                self.usage_index.moved(node, self.used[node], self.used[node] + milli)
             self.used[node] += milli
             if places is not None:
                 places.milli_taken(node, milli)

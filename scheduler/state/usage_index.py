@@ -54,21 +54,39 @@ class UsageClass:
 
 
 class UsageIndex:
-    def __init__(self) -> None:
+    """The classes of the cluster's nodes, bucketed by used milli-GPUs once something first
+    asks (`classes_for`: only profiles whose ties fall to the lowest index or the keyed draw
+    walk it), from the state's own `used` list, and kept up to date from then on (`kept`: the
+    state reports every move only then). A replay that never asks never pays for it; an index
+    built late holds what one kept from the start holds, since both bucket each node by its
+    current use (`tests/scheduler/test_usage_index.py`)."""
+
+    def __init__(self, used: list[int]) -> None:
         self.classes: dict[tuple[str, int], UsageClass] = {}
         self.class_of: list[tuple[str, int]] = []
+        self._used = used  # the state's list (read, never written here)
+        self.kept = False
 
     def add_node(self, node: int, model: str, gpus: int) -> None:
         key = (model, gpus)
         if key not in self.classes:
             self.classes[key] = UsageClass(gpus * 1000)
         self.class_of.append(key)
-        self.classes[key].add(node, 0)
+        if self.kept:
+            self.classes[key].add(node, self._used[node])
 
     def moved(self, node: int, old_used: int, new_used: int) -> None:
+        """`node` went from `old_used` to `new_used` milli-GPUs. Only once `kept`."""
         usage = self.classes[self.class_of[node]]
         usage.remove(node, old_used)
         usage.add(node, new_used)
 
     def classes_for(self, models: tuple[str, ...]) -> list[UsageClass]:
+        if not self.kept:
+            self._build()
         return [c for (model, gpus), c in self.classes.items() if gpus and (not models or model in models)]
+
+    def _build(self) -> None:
+        for node, key in enumerate(self.class_of):
+            self.classes[key].add(node, self._used[node])
+        self.kept = True

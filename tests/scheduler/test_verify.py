@@ -31,7 +31,7 @@ from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
 from scheduler.state.holding_index import HoldingIndex
 from scheduler.state.place_index import PlaceIndex
-from scheduler.state.usage_index import UsageClass
+from scheduler.state.usage_index import UsageClass, UsageIndex
 from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.admission_story import kueue_files
@@ -137,6 +137,9 @@ BROKEN = {
         "node chosen through the usage index", lowest_index(GANG_V137)),
     "the usage index hands back one node of each usage level": (  # the keyed draw misses the other tied nodes
         lambda mp: mp.setattr(UsageClass, "levels_in_order", _one_node_per_level),
+        "node chosen through the usage index", with_tie_break("gang-v1.37", "random")),
+    "the usage index stops following the state once built": (
+        lambda mp: mp.setattr(UsageIndex, "moved", lambda self, node, old_used, new_used: None),
         "node chosen through the usage index", with_tie_break("gang-v1.37", "random")),
     "the index diagnosis miscounts nodes of other GPU models": (
         lambda mp: mp.setattr(NodeCandidates, "model_node_count",
