@@ -131,8 +131,10 @@ class Framework:
             self.ties.attempt = attempt
 
     def begin_attempt(self, workload: str, attempt: int, failures: int, now: float) -> None:
-        """A scheduling attempt begins: the node keys of its placements derive from it."""
-        self.ties.begin_attempt(workload, attempt, failures, now)
+        """A scheduling attempt begins: the node keys of its placements derive from it. Only
+        the keyed draw (`tie_break = random`) reads them, so other profiles skip the hashing."""
+        if self._keyed:
+            self.ties.begin_attempt(workload, attempt, failures, now)
 
     # -- Permit ---------------------------------------------------------------------------
 
