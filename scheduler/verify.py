@@ -22,6 +22,7 @@ CHECKS = frozenset({
     "heap root by pre-order rank",
     "batch hint from the kept heap",
     "node chosen through the usage index",
+    "failing node search settled by the usage index",
     "parked shape still fails",
     # placement: preemption
     "GPUs held below a priority from the index",

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
-from scheduler.framework import index_walk, node_search
+from scheduler.framework import index_walk, no_fit, node_search
 from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.interface import (
     FilterPlugin,
@@ -27,11 +27,12 @@ from scheduler.framework.interface import (
     QueueSortPlugin,
     ScorePlugin,
 )
+from scheduler.framework.no_fit import index_diagnosis
 from scheduler.framework.node_heap import SortedScoredNodes, heap_choice
 from scheduler.framework.node_search import MODEL_MISMATCH, Diagnosis, feasible_nodes_to_find
 from scheduler.framework.profile import Profile, TieBreak
 from scheduler.framework.registry import in_tree_registry
-from scheduler.framework.status import Resource, Status
+from scheduler.framework.status import Status
 from scheduler.framework.tie_keys import KEY_MULT, MASK, TieKeys
 from scheduler.framework.victims import (
     GroupPreemptionQuery,
@@ -43,7 +44,6 @@ from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
 T = TypeVar("T")
-INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
 
@@ -213,7 +213,7 @@ class Framework:
             node, failures = index_walk.by_node_index(state, request, self.filters, plugin, most)
         if node is not None or not explain:
             return node, None
-        return None, _index_diagnosis(state, request, failures)
+        return None, index_diagnosis(state, request, failures)
 
     def _first_failure(self, state: ClusterState, request: PodRequest, node: int) -> Status | None:
         return index_walk.first_failure(self.filters, state, request, node)
@@ -346,6 +346,14 @@ def _partial_search(framework: Framework, state: ClusterState, request: PodReque
     search = node_search.PartialSearch(framework.filters, framework.scores,
                                        framework.profile.percentage_of_nodes_to_score)
     start = framework._next_start
+    if no_fit.settles(framework.filters, state, request):
+        settled = no_fit.settled_no_fit(framework.filters, state, request)
+        if settled is not None:  # nothing feasible: the start stays (the search processes every node)
+            if framework.verifier is not None:
+                plain, plain_diagnosis, plain_next = search.run(state, request, start)
+                framework.verifier.same(None, no_fit.NO_FIT_CHECK, _searched([], settled, start),
+                                        _searched(plain, plain_diagnosis, plain_next))
+            return [], settled
     scored, diagnosis, framework._next_start = search.run(state, request, start)
     if framework.verifier is not None and search.inline:
         plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
@@ -385,34 +393,6 @@ def _is_group_query(query: object, known: dict[type, bool]) -> bool:
     if answer is None:
         answer = known[kind] = isinstance(query, GroupPreemptionQuery)
     return answer
-
-
-def _index_diagnosis(state: ClusterState, request: PodRequest, visited_failures: list[tuple[int, Status]]) -> Diagnosis:
-    """Nothing fits. Nodes the usage-index walk did not visit lack the GPUs (their used level
-    is too high); the visited ones failed a filter each. Count them as a full scan would,
-    from counts kept per (models, selector) (`NodeCandidates`): this runs for every pod that
-    fits nowhere, and costs the visited nodes and the nodes too small for the pod, not the
-    cluster. `replay --verify` compares it with a scan ("node chosen through the usage index")."""
-    diagnosis = Diagnosis(total_nodes=len(state.nodes))
-    for node, failed in visited_failures:
-        diagnosis.failed(node, failed)
-    visited = {node for node, _ in visited_failures}
-    kept = state.candidates
-    candidates = kept.candidate_set(request.models, request.selector)
-    unvisited = len(candidates) - sum(1 for node in visited if node in candidates)
-    if unvisited:  # counted, not walked
-        diagnosis.reasons[INSUFFICIENT_GPU] += unvisited
-        diagnosis.short_of.add(Resource.GPU)
-    if request.milli > kept.fewest_gpus * 1000:  # only then can a node be too small for the pod
-        for node in kept.smaller_than(request.models, request.selector, request.milli):
-            if node not in visited:
-                diagnosis.unresolvable.add(node)
-    mismatched = len(state.nodes) - kept.model_node_count(request.models)
-    if mismatched:
-        diagnosis.reasons[MODEL_MISMATCH] += mismatched
-    for reason, count in kept.excluded_counts(request.models, request.selector).items():
-        diagnosis.reasons[reason] += count
-    return diagnosis
 
 
 def _count_non_candidates(state: ClusterState, request: PodRequest, diagnosis: Diagnosis) -> None:

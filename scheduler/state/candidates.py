@@ -28,7 +28,7 @@ class NodeCandidates:
         self._excluded: dict[NodeSelector, Mapping[int, str]] = {}
         self._candidates: dict[tuple[tuple[str, ...], NodeSelector], list[int]] = {}
         # What a diagnosis counts, per (models, selector), so that explaining a pod that fits
-        # nowhere costs the nodes it visited, not the cluster (`runtime._index_diagnosis`).
+        # nowhere costs the nodes it visited, not the cluster (`no_fit.index_diagnosis`).
         self._candidate_sets: dict[tuple[tuple[str, ...], NodeSelector], frozenset[int]] = {}
         self._by_size: dict[tuple[tuple[str, ...], NodeSelector], tuple[list[int], list[int]]] = {}
         self._excluded_counts: dict[tuple[tuple[str, ...], NodeSelector], dict[str, int]] = {}

@@ -55,8 +55,8 @@ class UsageClass:
 
 class UsageIndex:
     """The classes of the cluster's nodes, bucketed by used milli-GPUs once something first
-    asks (`classes_for`: only profiles whose ties fall to the lowest index or the keyed draw
-    walk it), from the state's own `used` list, and kept up to date from then on (`kept`: the
+    asks (`classes_for`: the walk of profiles whose ties fall to the lowest index or the keyed
+    draw, and `framework/no_fit.py`), from the state's own `used` list, and kept up to date from then on (`kept`: the
     state reports every move only then). A replay that never asks never pays for it; an index
     built late holds what one kept from the start holds, since both bucket each node by its
     current use (`tests/scheduler/test_usage_index.py`)."""

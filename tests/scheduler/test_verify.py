@@ -21,10 +21,11 @@ from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption, victim_plans
-from scheduler.framework import node_heap
+from scheduler.framework import no_fit, node_heap
 from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.node_heap import SortedScoredNodes
 from scheduler.framework.node_search import PartialSearch
+from scheduler.framework.status import Resource, Status
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
 from scheduler.state.candidates import NodeCandidates
@@ -45,8 +46,10 @@ from tests.scheduler.scenario import (
 
 SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
+NO_FIT_CHECK = "failing node search settled by the usage index"
 GROUP_CHECKS = {
     SEARCH_CHECK,
+    NO_FIT_CHECK,
     HEAP_ROOT_CHECK,
     "GPUs held below a priority from the index",
     "group preemption ruled out by virtual free counts",
@@ -70,7 +73,7 @@ GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
 # kube-default and its kin search from the rotating start under the heap's order
-HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, HEAP_ROOT_CHECK}
+HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, HEAP_ROOT_CHECK, NO_FIT_CHECK}
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +108,7 @@ BATCHING = kube_default_without_default_spread()
                                    "usable GPUs of a victim summed once per search"}),
     ("kube-default", HEAP_POD_CHECKS),
     # the batch keeps the whole heap of each search, so it pops it rather than ranking the root
-    (BATCHING, POD_CHECKS | {SEARCH_CHECK, "batch hint from the kept heap"}),
+    (BATCHING, POD_CHECKS | {SEARCH_CHECK, NO_FIT_CHECK, "batch hint from the kept heap"}),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
@@ -123,6 +126,7 @@ def test_a_verified_replay_checks_every_shortcut_and_writes_the_same_log(small_d
 
 
 _ORIGINAL_IN_ORDER = UsageClass.in_order
+_NO_GPU = Status.unschedulable("GpuFit", "Insufficient nvidia.com/gpu", short_of=Resource.GPU)
 _ORIGINAL_LEVELS_IN_ORDER = UsageClass.levels_in_order
 
 BROKEN = {
@@ -145,6 +149,13 @@ BROKEN = {
         lambda mp: mp.setattr(NodeCandidates, "model_node_count",
                               _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
         "node chosen through the usage index", with_tie_break("kube-default-gpu", "random")),
+    "a failing node search is settled although a node fits": (  # every listed node said to fail GpuFit
+        lambda mp: mp.setattr(no_fit, "first_failure", lambda filters, state, request, node: _NO_GPU),
+        NO_FIT_CHECK),
+    "a settled search's diagnosis miscounts nodes of other GPU models": (
+        lambda mp: mp.setattr(NodeCandidates, "model_node_count",
+                              _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
+        NO_FIT_CHECK),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
