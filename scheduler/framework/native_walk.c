@@ -1,4 +1,5 @@
-/* The node walk of `PartialSearch.run` (scheduler/framework/node_search.py) in C.
+/* The node walk of `PartialSearch.run` (scheduler/framework/node_search.py) and the heap's root
+ * (`heap_choice`, node_heap.py) in C.
  *
  * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
  * state's own Python lists (read in place: nothing is copied or kept between calls). A node of
@@ -17,6 +18,10 @@
  * call, and Python asks the filters why only if the search finds no node (the diagnosis is
  * built only then; the state does not change during a search). A fraction that fits a
  * shared device is feasible and scored as any other.
+ *
+ * `heap_root` is `node_heap.heap_choice`'s rule in one pass over the (score, node) list: the
+ * best score, and among equal scores the least pre-order rank in the heap's tree, computed
+ * only for tied entries (no key tuples, no list of best positions).
  *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
@@ -259,14 +264,86 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return handed_back(i, processed, mismatched, 0);
 }
 
+/* `preorder_rank` (node_heap.py) of heap position `position` (0-based) in a heap of `depth`
+ * levels: the path from the root left-aligned to `depth` bits, then the level (an ancestor,
+ * a prefix, before its descendants). */
+typedef struct {
+    unsigned long long path;
+    int level;
+} PreorderRank;
+
+static PreorderRank preorder_rank(Py_ssize_t position, int depth) {
+    unsigned long long one_based = (unsigned long long)position + 1;
+    int level = 64 - __builtin_clzll(one_based);
+    PreorderRank rank = {one_based << (depth - level), level};
+    return rank;
+}
+
+static int ranks_before(PreorderRank a, PreorderRank b) {
+    return a.path < b.path || (a.path == b.path && a.level < b.level);
+}
+
+PyDoc_STRVAR(heap_root_doc,
+"heap_root(scored) -> node | None\n\n"
+"The node `heap_choice` (node_heap.py) returns for a non-empty list of (score, node) in scan\n"
+"order: of the best score, the entry first in the pre-order of the heap's tree. None where a\n"
+"score is not a float or is NaN (Python decides).");
+
+static PyObject *heap_root(PyObject *module, PyObject *scored) {
+    (void)module;
+    if (!PyList_Check(scored) || PyList_GET_SIZE(scored) == 0) {
+        PyErr_SetString(PyExc_TypeError, "heap_root(): scored must be a non-empty list of (score, node)");
+        return NULL;
+    }
+    Py_ssize_t size = PyList_GET_SIZE(scored);
+    int depth = 64 - __builtin_clzll((unsigned long long)size);  /* len(scored).bit_length() */
+    Py_ssize_t best = -1;
+    double top = 0.0;
+    PreorderRank best_rank = {0, 0};  /* level 0: not computed yet (only a tie needs it) */
+    for (Py_ssize_t position = 0; position < size; position++) {
+        PyObject *entry = PyList_GET_ITEM(scored, position);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
+            PyErr_SetString(PyExc_TypeError, "heap_root(): scored must be a non-empty list of (score, node)");
+            return NULL;
+        }
+        PyObject *boxed = PyTuple_GET_ITEM(entry, 0);
+        if (!PyFloat_CheckExact(boxed)) {
+            Py_RETURN_NONE;  /* an int (or other) score: Python compares it exactly */
+        }
+        double score = PyFloat_AS_DOUBLE(boxed);
+        if (score != score) {
+            Py_RETURN_NONE;  /* NaN: max() and == have no order to follow */
+        }
+        if (best < 0 || score > top) {
+            best = position;
+            top = score;
+            best_rank.level = 0;
+        } else if (score == top) {  /* -0.0 == 0.0, as in Python */
+            if (best_rank.level == 0) {
+                best_rank = preorder_rank(best, depth);
+            }
+            PreorderRank rank = preorder_rank(position, depth);
+            if (ranks_before(rank, best_rank)) {
+                best = position;
+                best_rank = rank;
+            }
+        }
+    }
+    PyObject *node = PyTuple_GET_ITEM(PyList_GET_ITEM(scored, best), 1);
+    Py_INCREF(node);
+    return node;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
+    {"heap_root", (PyCFunction)heap_root, METH_O, heap_root_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "native_walk",
-    "The node walk of PartialSearch.run in C (scheduler/framework/native_walk.c).", -1, methods,
+    "The node walk of PartialSearch.run and the heap's root in C (scheduler/framework/native_walk.c).", -1,
+    methods,
     NULL, NULL, NULL, NULL,
 };
 

@@ -1,4 +1,4 @@
-"""The node walk of `PartialSearch.run` in C (native_walk.c)."""
+"""The node walk of `PartialSearch.run` and the heap's root of `heap_choice` in C (native_walk.c)."""
 
 from collections.abc import Container
 
@@ -8,3 +8,5 @@ def walk(feasible: list[tuple[float, int]], whole_free: list[int], cpu_free: lis
          wanted: int, whole: int, cpu: int, memory: int, milli: int, least: bool, weight: float,
          failures: list[object], plain_filters: bool, shared_free: list[dict[int, int]]
          ) -> tuple[int, int, int, bool]: ...
+
+def heap_root(scored: list[tuple[float, int]]) -> int | None: ...

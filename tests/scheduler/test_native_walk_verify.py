@@ -1,6 +1,8 @@
-"""`replay --verify` with the C node walk inside `PartialSearch.run`: a verified replay with the
-kernel passes and writes the log the Python walk writes; a kernel wrong on purpose stops it
-at the search check ("partial node search with inline fit checks"), nothing half-written.
+"""`replay --verify` with the C kernels: the node walk inside `PartialSearch.run` and the heap's
+root inside `heap_choice`. A verified replay with them passes and writes the log the Python
+code writes; a walk wrong on purpose stops it at the search check ("partial node search with
+inline fit checks"), a wrong root at the heap root's ("heap root by pre-order rank"), nothing
+half-written.
 
 The scenario is test_verify's small demo under gang-v1.37 with the heap's tie order, so every
 placement takes the partial search from the rotating start (the usage index answers the other
@@ -11,33 +13,46 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.framework import node_search
+from scheduler.framework import node_heap, node_search
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.native_kernel import build_kernel
 from tests.scheduler.scenario import with_tie_break
-from tests.scheduler.test_verify import SEARCH_CHECK, _replay, small_demo  # noqa: F401  (a fixture)
+from tests.scheduler.test_verify import HEAP_ROOT_CHECK, SEARCH_CHECK, _replay, small_demo  # noqa: F401  (a fixture)
 
 PROFILE = with_tie_break("gang-v1.37", "heap_order")
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory):
-    return build_kernel(tmp_path_factory.mktemp("native-walk")).walk
+def kernels(tmp_path_factory):
+    return build_kernel(tmp_path_factory.mktemp("native-walk"))
+
+
+@pytest.fixture(scope="module")
+def kernel(kernels):
+    return kernels.walk
 
 
 def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_demo, tmp_path,  # noqa: F811
-                                                                      monkeypatch, kernel):
+                                                                      monkeypatch, kernels):
     calls = [0]
+    roots = [0]
 
     def counted(*args):
         calls[0] += 1
-        return kernel(*args)
+        return kernels.walk(*args)
+
+    def counted_root(scored):
+        roots[0] += 1
+        return kernels.heap_root(scored)
 
     monkeypatch.setattr(node_search, "KERNEL", counted)
+    monkeypatch.setattr(node_heap, "HEAP_ROOT", counted_root)
     verifier = Verifier()
     _replay(small_demo, tmp_path / "native", PROFILE, verifier)
     assert calls[0] > 1000 and verifier.checks[SEARCH_CHECK] > 1000, verifier.summary()
+    assert roots[0] >= verifier.checks[HEAP_ROOT_CHECK] > 1000, verifier.summary()  # also in topology domains
     monkeypatch.setattr(node_search, "KERNEL", None)
+    monkeypatch.setattr(node_heap, "HEAP_ROOT", None)
     _replay(small_demo, tmp_path / "python", PROFILE, None)
     native, python = ((tmp_path / name / "events.parquet").read_bytes() for name in ("native", "python"))
     assert native == python
@@ -56,5 +71,19 @@ def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypa
 
     monkeypatch.setattr(node_search, "KERNEL", broken)
     with pytest.raises(VerificationError, match=SEARCH_CHECK):
+        _replay(small_demo, tmp_path / "run", PROFILE, Verifier())
+    assert not (tmp_path / "run").exists()  # nothing half-written
+
+
+def test_a_wrong_c_heap_root_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernels):  # noqa: F811
+    """The kernel's root replaced by the first best-scoring node scanned (right whenever the
+    best score is not tied deeper in the heap): the heap root's check stops the replay."""
+
+    def first_best(scored):
+        top = max(score for score, _ in scored)
+        return next(node for score, node in scored if score == top)
+
+    monkeypatch.setattr(node_heap, "HEAP_ROOT", first_best)
+    with pytest.raises(VerificationError, match=HEAP_ROOT_CHECK):
         _replay(small_demo, tmp_path / "run", PROFILE, Verifier())
     assert not (tmp_path / "run").exists()  # nothing half-written
