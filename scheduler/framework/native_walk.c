@@ -2,7 +2,9 @@
  * (`heap_choice`, node_heap.py) in C.
  *
  * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
- * state's own Python lists (read in place: nothing is copied or kept between calls). A node of
+ * state's own Python lists of small ints (read in place) and its flat int64 arrays of free CPU,
+ * free memory and milli-GPUs held (`state/flat_counts.py`, read through the buffer protocol
+ * once per call: no int object per node; nothing is copied or kept between calls). A node of
  * a GPU model the request does not accept is counted as a mismatch; a node that surely fits
  * (whole free GPUs, CPU and memory free, as the Python walk decides) is scored with the
  * inline LeastAllocated / MostAllocated arithmetic of the Python walk, in the same IEEE
@@ -28,11 +30,15 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
+#include <string.h>
 
 /* Integers up to 2**53 convert to double exactly: CPython's int / int then rounds the
  * quotient of the two doubles once, as C does. Beyond, Python scores the node. */
 #define EXACT_IN_DOUBLE (1LL << 53)
 #define MILLI 1000LL
+/* flat_counts.BEYOND_INT64: a count the array does not hold (Python reads the list's int). */
+#define BEYOND_INT64 LLONG_MIN
 
 enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
 
@@ -87,6 +93,28 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
         if (read_status == READ_TOO_BIG) goto python_decides;       \
     } while (0)
 
+#define READ_FLAT(array, node, into)                                \
+    do {                                                            \
+        (into) = (array)[(node)];                                   \
+        if ((into) == BEYOND_INT64) goto python_decides;            \
+    } while (0)
+
+/* A flat int64 array of at least `count` values into `view` (released by the caller on 0);
+ * -1 with TypeError set. */
+static int flat_array(PyObject *object, Py_ssize_t count, Py_buffer *view) {
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+    } else if (view->itemsize == (Py_ssize_t)sizeof(long long) && view->format != NULL
+               && strcmp(view->format, "q") == 0 && view->len / view->itemsize >= count) {
+        return 0;
+    } else {
+        PyBuffer_Release(view);
+    }
+    PyErr_SetString(PyExc_TypeError,
+                    "walk(): cpu_free, memory_free and used must be int64 arrays of one value per node");
+    return -1;
+}
+
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
 "     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
@@ -95,14 +123,10 @@ PyDoc_STRVAR(walk_doc,
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
 "again from i + 1; else the walk stopped at step i.");
 
-static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 25) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
-    PyObject *used = args[4], *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
+static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, const long long *memory_free,
+                            const long long *used) {
+    PyObject *feasible = args[0], *whole_free = args[1];
+    PyObject *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
     PyObject *model_ids = args[8], *accepted = args[9], *excluded = args[10];
     Py_ssize_t start = PyLong_AsSsize_t(args[11]), count = PyLong_AsSsize_t(args[12]);
     Py_ssize_t i = PyLong_AsSsize_t(args[13]), processed = PyLong_AsSsize_t(args[14]);
@@ -126,8 +150,7 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *lists[] = {feasible, failures, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
-                         model_ids, shared_free};
+    PyObject *lists[] = {feasible, failures, whole_free, gpus, has_cpu, has_memory, model_ids, shared_free};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
         if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
             PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
@@ -187,12 +210,12 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int cpu_short = 0, memory_short = 0;
         READ(has_cpu, node, value);
         if (value) {
-            READ(cpu_free, node, value);
+            READ_FLAT(cpu_free, node, value);
             cpu_short = value < cpu;
         }
         READ(has_memory, node, value);
         if (value) {
-            READ(memory_free, node, value);
+            READ_FLAT(memory_free, node, value);
             memory_short = value < memory;
         }
         if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI) {
@@ -228,7 +251,7 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         long long node_gpus, node_used;
         READ(gpus, node, node_gpus);
-        READ(used, node, node_used);
+        READ_FLAT(used, node, node_used);
         long long numerator = node_used + milli;
         if (node_gpus <= 0 || node_gpus > EXACT_IN_DOUBLE / MILLI || numerator < -EXACT_IN_DOUBLE
                 || numerator > EXACT_IN_DOUBLE) {
@@ -262,6 +285,33 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return handed_back(i, processed, mismatched, 1);
     }
     return handed_back(i, processed, mismatched, 0);
+}
+
+static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 25) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[12]);
+    if (count == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_buffer views[3];
+    int taken = 0;
+    PyObject *result = NULL;
+    for (; taken < 3; taken++) {
+        if (flat_array(args[2 + taken], count, &views[taken]) < 0) {
+            goto release;
+        }
+    }
+    result = walk_nodes(args, (const long long *)views[0].buf, (const long long *)views[1].buf,
+                        (const long long *)views[2].buf);
+release:
+    while (taken > 0) {
+        PyBuffer_Release(&views[--taken]);
+    }
+    return result;
 }
 
 /* `preorder_rank` (node_heap.py) of heap position `position` (0-based) in a heap of `depth`

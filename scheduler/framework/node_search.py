@@ -243,6 +243,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     call: their filters run only if nothing is feasible."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
+    flat = state.flat  # what the kernel reads of cpu_free, memory_free and used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
@@ -252,7 +253,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     i = processed = 0
     while True:
         i, processed, mismatched, at_node = kernel(
-            feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
+            feasible, whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
             arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
             whole, cpu, memory, milli, least, weight, failed_in_order, plain_filters, state.shared_free)
         if mismatched:

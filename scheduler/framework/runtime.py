@@ -46,6 +46,7 @@ T = TypeVar("T")
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
+FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"
 
 
 def index_order(profile: Profile, scores: Sequence[tuple[Any, float]], count: int) -> str | None:
@@ -349,6 +350,7 @@ def _partial_search(framework: Framework, state: ClusterState, request: PodReque
         plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
         framework.verifier.same(None, PARTIAL_SEARCH_CHECK, _searched(scored, diagnosis, framework._next_start),
                                 _searched(plain, plain_diagnosis, plain_next))
+        framework.verifier.same(None, FLAT_COUNTS_CHECK, state.flat.differences(state), [])
     return scored, diagnosis
 
 
