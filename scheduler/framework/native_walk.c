@@ -23,7 +23,10 @@
  *
  * `heap_root` is `node_heap.heap_choice`'s rule in one pass over the (score, node) list: the
  * best score, and among equal scores the least pre-order rank in the heap's tree, computed
- * only for tied entries (no key tuples, no list of best positions).
+ * only for tied entries (no key tuples, no list of best positions). With `root` (a list
+ * [found, top score, position, node]) the walk applies the same rule as it finds each feasible
+ * node instead of appending a (score, node) pair: no tuple or float per node, for the callers
+ * that need only the root (`PartialSearch.run_root`).
  *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
@@ -115,13 +118,105 @@ static int flat_array(PyObject *object, Py_ssize_t count, Py_buffer *view) {
     return -1;
 }
 
+/* `preorder_rank` (node_heap.py) of heap position `position` (0-based) in a heap of `depth`
+ * levels: the path from the root left-aligned to `depth` bits, then the level (an ancestor,
+ * a prefix, before its descendants). */
+typedef struct {
+    unsigned long long path;
+    int level;
+} PreorderRank;
+
+static PreorderRank preorder_rank(Py_ssize_t position, int depth) {
+    unsigned long long one_based = (unsigned long long)position + 1;
+    int level = 64 - __builtin_clzll(one_based);
+    PreorderRank rank = {one_based << (depth - level), level};
+    return rank;
+}
+
+static int ranks_before(PreorderRank a, PreorderRank b) {
+    return a.path < b.path || (a.path == b.path && a.level < b.level);
+}
+
+/* The root of the heap over the feasible nodes found so far, kept as the walk finds them
+ * (`root` mode): `heap_root`'s rule online. Pre-order ranks compare alike at any depth that
+ * holds both positions, so the final depth need not be known. */
+typedef struct {
+    Py_ssize_t found;  /* feasible nodes so far: the next one's position in scan order */
+    double top;        /* the best score so far */
+    Py_ssize_t best;   /* its position (first of the best in pre-order) */
+    Py_ssize_t node;   /* its node */
+} RunningRoot;
+
+#define ROOT_DEPTH 64
+#define ROOT_ERROR "walk(): root must be None or a list [found, top score, position, node]"
+
+/* The root list [found, top, position, node] (node_search.RunningRoot's layout) into `root`;
+ * -1 with TypeError set. */
+static int load_root(PyObject *list, RunningRoot *root) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != 4) {
+        PyErr_SetString(PyExc_TypeError, ROOT_ERROR);
+        return -1;
+    }
+    root->found = PyLong_AsSsize_t(PyList_GET_ITEM(list, 0));
+    root->top = 0.0;
+    root->best = root->node = -1;
+    if (root->found > 0) {
+        PyObject *top = PyList_GET_ITEM(list, 1);
+        if (!PyFloat_CheckExact(top)) {
+            PyErr_SetString(PyExc_TypeError, ROOT_ERROR);
+            return -1;
+        }
+        root->top = PyFloat_AS_DOUBLE(top);
+        root->best = PyLong_AsSsize_t(PyList_GET_ITEM(list, 2));
+        root->node = PyLong_AsSsize_t(PyList_GET_ITEM(list, 3));
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* `root` back into the list; -1 with an exception set. */
+static int store_root(PyObject *list, const RunningRoot *root) {
+    PyObject *values[4] = {PyLong_FromSsize_t(root->found), PyFloat_FromDouble(root->top),
+                           PyLong_FromSsize_t(root->best), PyLong_FromSsize_t(root->node)};
+    int failed = 0;
+    for (int k = 0; k < 4; k++) {
+        if (values[k] == NULL) {
+            failed = 1;
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        if (failed) {
+            Py_XDECREF(values[k]);
+        } else {
+            PyList_SetItem(list, k, values[k]);  /* steals the reference */
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+/* A feasible node of `score` found at the next position: the root's rule (best score, then
+ * least pre-order rank; -0.0 == 0.0). */
+static void fold_root(RunningRoot *root, double score, Py_ssize_t node) {
+    Py_ssize_t position = root->found++;
+    if (position == 0 || score > root->top) {
+        root->top = score;
+        root->best = position;
+        root->node = node;
+    } else if (score == root->top
+               && ranks_before(preorder_rank(position, ROOT_DEPTH), preorder_rank(root->best, ROOT_DEPTH))) {
+        root->best = position;
+        root->node = node;
+    }
+}
+
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
 "     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
-"     failures, plain_filters, shared_free)\n"
+"     failures, plain_filters, shared_free, root)\n"
 "-> (i, processed, mismatched, at_node)\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
-"again from i + 1; else the walk stopped at step i.");
+"again from i + 1; else the walk stopped at step i. root None: each feasible node is appended\n"
+"to feasible as (score, node); else root is [found, top score, position, node], the heap's root\n"
+"over the feasible nodes so far, updated in place and nothing appended.");
 
 static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, const long long *memory_free,
                             const long long *used) {
@@ -147,7 +242,13 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
     PyObject *failures = args[22];
     int plain_filters = PyObject_IsTrue(args[23]);
     PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
+    PyObject *root_list = args[25];  /* None: append (score, node) to feasible; else the running root */
     if (PyErr_Occurred()) {
+        return NULL;
+    }
+    RunningRoot root = {0, 0.0, -1, -1};
+    int root_mode = root_list != Py_None;
+    if (root_mode && load_root(root_list, &root) < 0) {
         return NULL;
     }
     PyObject *lists[] = {feasible, failures, whole_free, gpus, has_cpu, has_memory, model_ids, shared_free};
@@ -246,7 +347,7 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
             processed++;
             continue;
         }
-        if (PyList_GET_SIZE(feasible) == wanted) {
+        if ((root_mode ? root.found : PyList_GET_SIZE(feasible)) == wanted) {
             break;  /* one feasible node more than wanted: the search is cancelled */
         }
         long long node_gpus, node_used;
@@ -261,6 +362,11 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
          * weight * (100.0 * (1.0 - fraction)) or weight * (100.0 * fraction). */
         double fraction = (double)numerator / (double)(node_gpus * MILLI);
         double score = weight * (least ? 100.0 * (1.0 - fraction) : 100.0 * fraction);
+        if (root_mode) {  /* finite: root mode is asked only with a finite weight */
+            fold_root(&root, score, node);
+            processed++;
+            continue;
+        }
         PyObject *pair = PyTuple_New(2);
         if (pair == NULL) {
             return NULL;
@@ -282,15 +388,21 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
         processed++;
         continue;
     python_decides:
+        if (root_mode && store_root(root_list, &root) < 0) {
+            return NULL;
+        }
         return handed_back(i, processed, mismatched, 1);
+    }
+    if (root_mode && store_root(root_list, &root) < 0) {
+        return NULL;
     }
     return handed_back(i, processed, mismatched, 0);
 }
 
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 25) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 25 arguments (%zd given)", nargs);
+    if (nargs != 26) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 26 arguments (%zd given)", nargs);
         return NULL;
     }
     Py_ssize_t count = PyLong_AsSsize_t(args[12]);
@@ -312,25 +424,6 @@ release:
         PyBuffer_Release(&views[--taken]);
     }
     return result;
-}
-
-/* `preorder_rank` (node_heap.py) of heap position `position` (0-based) in a heap of `depth`
- * levels: the path from the root left-aligned to `depth` bits, then the level (an ancestor,
- * a prefix, before its descendants). */
-typedef struct {
-    unsigned long long path;
-    int level;
-} PreorderRank;
-
-static PreorderRank preorder_rank(Py_ssize_t position, int depth) {
-    unsigned long long one_based = (unsigned long long)position + 1;
-    int level = 64 - __builtin_clzll(one_based);
-    PreorderRank rank = {one_based << (depth - level), level};
-    return rank;
-}
-
-static int ranks_before(PreorderRank a, PreorderRank b) {
-    return a.path < b.path || (a.path == b.path && a.level < b.level);
 }
 
 PyDoc_STRVAR(heap_root_doc,

@@ -2,12 +2,13 @@
 
 from array import array
 from collections.abc import Container
+from typing import Any
 
 def walk(feasible: list[tuple[float, int]], whole_free: list[int], cpu_free: array[int], memory_free: array[int],
          used: array[int], gpus: list[int], has_cpu: list[int], has_memory: list[int], model_ids: list[int],
          accepted: bytes | None, excluded: Container[int] | None, start: int, count: int, i: int, processed: int,
          wanted: int, whole: int, cpu: int, memory: int, milli: int, least: bool, weight: float,
-         failures: list[object], plain_filters: bool, shared_free: list[dict[int, int]]
-         ) -> tuple[int, int, int, bool]: ...
+         failures: list[object], plain_filters: bool, shared_free: list[dict[int, int]],
+         root: list[Any] | None) -> tuple[int, int, int, bool]: ...
 
 def heap_root(scored: list[tuple[float, int]]) -> int | None: ...

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from scheduler.framework import node_heap
 from scheduler.framework.node_heap import SortedScoredNodes, heap_choice, python_heap_choice
+from scheduler.framework.node_search import fold_root
 from tests.scheduler.native_kernel import build_kernel
 
 FUZZ = settings(max_examples=400, derandomize=True, database=None, deadline=None,
@@ -82,3 +83,14 @@ def test_the_kernel_refuses_what_is_not_a_list_of_pairs(heap_root):
     for wrong in ([], ((1.0, 0),), [(1.0,)], [1.0]):
         with pytest.raises(TypeError, match="list of \\(score, node\\)"):
             heap_root(wrong)
+
+
+@FUZZ
+@given(tie_patterns())
+def test_the_root_folded_as_nodes_come_is_the_heaps(scored):
+    """`node_search.fold_root` (the walk's running root where Python scores a node): the
+    entries folded in scan order end at the heap's root."""
+    root: list[object] = [0, 0.0, -1, -1]
+    for score, node in scored:
+        fold_root(root, score, node)
+    assert root[0] == len(scored) and root[3] == SortedScoredNodes(scored).peek()

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.framework import node_search
+from scheduler.framework.node_heap import SortedScoredNodes
 from scheduler.framework.node_search import Diagnosis, PartialSearch
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
@@ -97,6 +98,12 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
         with_kernel = _answer(native.run(state, request, start))
         assert with_kernel == _answer(python.run(state, request, start))
         plain = _answer(python.run_plain(state, request, start))
+        # the root kept during the walk: the listed search's heap root, the same diagnosis and start
+        root, root_diagnosis, root_next = native.run_root(state, request, start)
+        heap = SortedScoredNodes(with_kernel[0]).peek() if with_kernel[0] else None
+        assert (root, root_next) == (heap, with_kernel[4])
+        if root is None:
+            assert _answer(([], root_diagnosis, root_next)) == with_kernel
     assert with_kernel[0] == plain[0] and with_kernel[4] == plain[4]
     if not with_kernel[0]:  # the diagnosis is built only when nothing is feasible
         assert (sorted(with_kernel[1]), with_kernel[2], with_kernel[3]) == (sorted(plain[1]), plain[2], plain[3])
@@ -106,7 +113,8 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
 def test_every_score_rounds_as_python_rounds_it(kernel, scorer):
     """Every used level in steps of 50 milli-GPUs on nodes of 1 to 8 GPUs, for requests of
     50 milli-GPUs to whole GPUs: the kernel's IEEE double arithmetic gives Python's score to
-    the last bit (100.0 * (1.0 - f) and 100.0 - 100.0 * f differ on a third of them)."""
+    the last bit (100.0 * (1.0 - f) and 100.0 - 100.0 * f differ on a third of them), and the
+    root it keeps is the listed nodes' heap root."""
     cluster = Cluster(tuple(Node(f"n{gpus}", "A100", gpus) for gpus in (1, 2, 3, 4, 6, 7, 8)))
     for milli in (50, 150, 250, 300, 700, 1000, 2000):
         for used in range(0, 8000, 50):
@@ -118,7 +126,9 @@ def test_every_score_rounds_as_python_rounds_it(kernel, scorer):
                 native = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0, kernel=kernel)
                 python = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0)
                 python.kernel = None
-                assert native.run(state, request, 0)[0] == python.run(state, request, 0)[0]
+                listed = python.run(state, request, 0)[0]
+                assert native.run(state, request, 0)[0] == listed
+                assert native.run_root(state, request, 0)[0] == SortedScoredNodes(listed).peek()
 
 
 def test_a_fraction_fits_a_shared_device_as_gpu_fit_decides(kernel):
@@ -160,14 +170,21 @@ def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
 
     with pytest.raises(TypeError, match="lists of one int per node"):
         kernel([], (1,), q(1), q(1), q(1), [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}])
+               [], True, [{}], None)
     with pytest.raises(TypeError):
         kernel([], ["8"], q(1), q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}])
+               [], True, [{}], None)
     for wrong in ([1], array("i", [1]), q()):  # not a buffer, not of int64, shorter than the nodes
         with pytest.raises(TypeError, match="int64 arrays"):
             kernel([], [1], wrong, q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True,
-                   1.0, [], True, [{}])
+                   1.0, [], True, [{}], None)
+
+
+def test_the_kernel_refuses_a_root_of_another_shape(kernel):
+    for wrong in ([0, 0.0, -1], (0, 0.0, -1, -1), [1, 3, 0, 0]):  # a list of 4 with a float top once found
+        with pytest.raises(TypeError, match="root must be None or a list"):
+            kernel([], [1], array("q", [1]), array("q", [1]), array("q", [0]), [8], [1], [1], [0], None, None, 0, 1,
+                   0, 0, 1, 1, 0, 0, 1000, True, 1.0, [], True, [{}], wrong)
 
 
 def test_values_beyond_the_flat_arrays_are_left_to_python(kernel):
@@ -186,3 +203,21 @@ def test_values_beyond_the_flat_arrays_are_left_to_python(kernel):
     state.allocate(("w", 0), 0, PodRequest(1000, cpu_milli=2**64 - 4000, memory_mib=2**63 - 1))
     assert (state.flat.cpu_free[0], state.flat.memory_free[0]) == (4000, 1)  # back in range: flat again
     assert state.flat.differences(state) == []
+
+
+@pytest.mark.parametrize(("gpus", "milli"), [(8, 1000), (0, 0)])
+def test_the_kept_root_is_the_heaps_root_not_the_first_best(kernel, gpus, milli):
+    """Two busy nodes, then two tied best ones: heap.Init lifts the fourth (the left child's
+    child) above the third (the root's right child). On 8-GPU nodes the kernel keeps the root;
+    nodes without GPUs the plugin scores (100 each), and Python folds them in as the kernel
+    would."""
+    cluster = Cluster(tuple(Node(f"n{i}", "A100", 8 if i < 2 else gpus, 64000, 262144) for i in range(4)))
+    state = ClusterState(cluster)
+    for node in (0, 1):
+        state.allocate((f"busy{node}", 0), node, PodRequest(4000, cpu_milli=60000))
+    native = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0, kernel=kernel)
+    request = PodRequest(milli, cpu_milli=1000)
+    listed = native.run(state, request, 0)[0]
+    top = max(score for score, _ in listed)
+    assert [node for score, node in listed if score == top] == [2, 3]
+    assert native.run_root(state, request, 0)[0] == SortedScoredNodes(listed).peek() == 3

@@ -17,7 +17,13 @@ from scheduler.framework import node_heap, node_search
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.native_kernel import build_kernel
 from tests.scheduler.scenario import with_tie_break
-from tests.scheduler.test_verify import HEAP_ROOT_CHECK, SEARCH_CHECK, _replay, small_demo  # noqa: F401  (a fixture)
+from tests.scheduler.test_verify import (  # noqa: F401  (small_demo: a fixture)
+    HEAP_ROOT_CHECK,
+    SEARCH_CHECK,
+    WALK_ROOT_CHECK,
+    _replay,
+    small_demo,
+)
 
 PROFILE = with_tie_break("gang-v1.37", "heap_order")
 
@@ -51,6 +57,7 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
     _replay(small_demo, tmp_path / "native", PROFILE, verifier)
     assert calls[0] > 1000 and verifier.checks[SEARCH_CHECK] > 1000, verifier.summary()
     assert roots[0] >= verifier.checks[HEAP_ROOT_CHECK] > 1000, verifier.summary()  # also in topology domains
+    assert verifier.checks[WALK_ROOT_CHECK] >= verifier.checks[HEAP_ROOT_CHECK], verifier.summary()
     monkeypatch.setattr(node_search, "KERNEL", None)
     monkeypatch.setattr(node_heap, "HEAP_ROOT", None)
     _replay(small_demo, tmp_path / "python", PROFILE, None)
@@ -58,19 +65,24 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
     assert native == python
 
 
-@pytest.mark.parametrize("wrong", ["a score off by one ulp", "one node fewer processed"])
-def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel, wrong):  # noqa: F811
+@pytest.mark.parametrize(("wrong", "check"), [("a score off by one ulp", SEARCH_CHECK),
+                                              ("one node fewer processed", SEARCH_CHECK),
+                                              ("the kept root one position off", WALK_ROOT_CHECK)])
+def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel, wrong, check):  # noqa: F811
     def broken(feasible, *args):
         i, processed, mismatched, at_node = kernel(feasible, *args)
+        root = args[-1]
         if wrong == "a score off by one ulp" and feasible:
             score, node = feasible[-1]
             feasible[-1] = (score + abs(score) * 2**-52 + 5e-324, node)
         if wrong == "one node fewer processed" and not at_node and processed > 1:
             processed -= 1
+        if wrong == "the kept root one position off" and root is not None and not at_node and root[0] > 1:
+            root[3] = (root[3] + 1) % len(args[0])  # the next node of the cluster, feasible or not
         return i, processed, mismatched, at_node
 
     monkeypatch.setattr(node_search, "KERNEL", broken)
-    with pytest.raises(VerificationError, match=SEARCH_CHECK):
+    with pytest.raises(VerificationError, match=check):
         _replay(small_demo, tmp_path / "run", PROFILE, Verifier())
     assert not (tmp_path / "run").exists()  # nothing half-written
 
