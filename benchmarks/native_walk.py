@@ -13,7 +13,7 @@ the search processed, as the rotating start counts them) and the share of visite
 kernel handed back to Python (nodes not surely fitting: the filters decide). The walks'
 answers are compared (the same feasible lists and next starts) before any time is printed;
 then µs per root over the searches' feasible lists, with the mean tied best entries (the
-roots compared first).
+roots compared first), and µs per search with its root kept during the C walk (`run_root`).
 
 Run under another checkout's build (its compiled modules, without the kernel) to measure the
 mypyc walk: `PYTHONPATH=OTHER python benchmarks/native_walk.py --label mypyc`.
@@ -76,6 +76,16 @@ def timed(search: PartialSearch, state: ClusterState, calls: list[tuple[PodReque
         next_start = search.run(state, request, start)[2]
         visited += (next_start - start) % count or count
     return time.process_time() - began, visited
+
+
+def timed_roots(search: PartialSearch, state: ClusterState, calls: list[tuple[PodRequest, int]]
+                ) -> tuple[float, list[int | None]]:
+    """CPU seconds for every call of `run_root` (the root kept during the walk), and the roots."""
+    roots = []
+    began = time.process_time()
+    for request, start in calls:
+        roots.append(search.run_root(state, request, start)[0])
+    return time.process_time() - began, roots
 
 
 def answers(search: PartialSearch, state: ClusterState, calls: list[tuple[PodRequest, int]]
@@ -154,6 +164,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"fill {fill:.0%}  {label:<18} {spent / len(calls) * 1e6:8.1f} µs/search  "
                   f"{spent / visited * 1e9:7.1f} ns/node visited  ({visited / len(calls):.0f} nodes/search){back}")
         time_roots([feasible for feasible, _ in expected], plain_label, fill)
+        if kernel is not None:  # the search and its root in one: the walk keeps the root
+            search.kernel = kernel
+            spent, kept = timed_roots(search, state, calls)
+            if kept != [node_heap.heap_choice(feasible) if feasible else None for feasible, _ in expected]:
+                raise SystemExit("the root kept during the walk disagrees with the listed search's")
+            print(f"fill {fill:.0%}  {'C walk, root kept':<18} {spent / len(calls) * 1e6:8.1f} µs/search with its root")
     return 0
 
 
