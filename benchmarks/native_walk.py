@@ -1,5 +1,7 @@
 """The node walk alone: `PartialSearch.run` with the C kernel (`scheduler/framework/native_walk.c`)
-and without it, on the same searches (apart from `make bench`: a micro-benchmark of one kernel).
+and without it, on the same searches, then the heap's root of each search's feasible list
+(`heap_choice` with the C `heap_root` and the Python rule); apart from `make bench`: a
+micro-benchmark of the kernels.
 
     python -m benchmarks.native_walk [--nodes 2000] [--searches 3000] [--fill 0.5,0.9]
 
@@ -9,7 +11,9 @@ random searches (half a GPU or 1-8 GPUs, a model or any, a rotating start) run o
 CPU time measured per walk. Printed per fill and walk: µs per search, ns per node visited (the nodes
 the search processed, as the rotating start counts them) and the share of visited nodes the
 kernel handed back to Python (nodes not surely fitting: the filters decide). The walks'
-answers are compared (the same feasible lists and next starts) before any time is printed.
+answers are compared (the same feasible lists and next starts) before any time is printed;
+then µs per root over the searches' feasible lists, with the mean tied best entries (the
+roots compared first), and µs per search with its root kept during the C walk (`run_root`).
 
 Run under another checkout's build (its compiled modules, without the kernel) to measure the
 mypyc walk: `PYTHONPATH=OTHER python benchmarks/native_walk.py --label mypyc`.
@@ -20,8 +24,9 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
-from scheduler.framework import node_search
+from scheduler.framework import node_heap, node_search
 from scheduler.framework.node_search import PartialSearch
 from scheduler.model import Cluster, Node
 from scheduler.plugins.gpu_fit import GpuFit, NodeResourcesFit
@@ -73,7 +78,18 @@ def timed(search: PartialSearch, state: ClusterState, calls: list[tuple[PodReque
     return time.process_time() - began, visited
 
 
-def answers(search: PartialSearch, state: ClusterState, calls: list[tuple[PodRequest, int]]) -> list[object]:
+def timed_roots(search: PartialSearch, state: ClusterState, calls: list[tuple[PodRequest, int]]
+                ) -> tuple[float, list[int | None]]:
+    """CPU seconds for every call of `run_root` (the root kept during the walk), and the roots."""
+    roots = []
+    began = time.process_time()
+    for request, start in calls:
+        roots.append(search.run_root(state, request, start)[0])
+    return time.process_time() - began, roots
+
+
+def answers(search: PartialSearch, state: ClusterState, calls: list[tuple[PodRequest, int]]
+            ) -> list[tuple[list[tuple[float, int]], int]]:
     return [(feasible, next_start) for feasible, _, next_start in (search.run(state, r, s) for r, s in calls)]
 
 
@@ -92,6 +108,26 @@ def handed_back(state: ClusterState, calls: list[tuple[PodRequest, int]], search
         search.run(state, request, start)
     search.kernel = kernel
     return counted[0]
+
+
+def time_roots(feasible_lists: list[list[tuple[float, int]]], label: str, fill: float) -> None:
+    """µs per heap root over the lists, with the C root where loaded and the Python rule."""
+    lists = [scored for scored in feasible_lists if scored]
+    roots: list[tuple[str, Callable[[list[tuple[float, int]]], int | None]]] = []
+    if node_heap.HEAP_ROOT is not None:
+        roots.append(("C heap_root", node_heap.HEAP_ROOT))
+    roots.append((label, node_heap.python_heap_choice))
+    expected = [node_heap.SortedScoredNodes(scored).peek() for scored in lists]
+    tied = sum(sum(1 for score, _ in scored if score == max(s for s, _ in scored)) for scored in lists) / len(lists)
+    for name, root in roots:
+        if [root(scored) for scored in lists] != expected:
+            raise SystemExit(f"{name} disagrees with the heap: the root is wrong")
+        began = time.process_time()
+        for scored in lists:
+            root(scored)
+        spent = time.process_time() - began
+        print(f"fill {fill:.0%}  {name:<18} {spent / len(lists) * 1e6:8.1f} µs/root  "
+              f"({sum(map(len, lists)) / len(lists):.0f} entries, {tied:.0f} tied best)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,12 +149,12 @@ def main(argv: list[str] | None = None) -> int:
         if kernel is not None:
             walks.append(("C kernel", kernel))
         walks.append((plain_label, None))
-        expected = None
+        expected: list[tuple[list[tuple[float, int]], int]] = []
         for label, walk in walks:
             if hasattr(search, "kernel"):
                 search.kernel = walk
             found = answers(search, state, calls)  # also the warm-up
-            if expected is not None and found != expected:
+            if expected and found != expected:
                 raise SystemExit("the walks disagree: the kernel is wrong")
             expected = found
             spent, visited = timed(search, state, calls)
@@ -127,6 +163,13 @@ def main(argv: list[str] | None = None) -> int:
                 back = f"  handed back {handed_back(state, calls, search) / visited:.1%} of visited nodes"
             print(f"fill {fill:.0%}  {label:<18} {spent / len(calls) * 1e6:8.1f} µs/search  "
                   f"{spent / visited * 1e9:7.1f} ns/node visited  ({visited / len(calls):.0f} nodes/search){back}")
+        time_roots([feasible for feasible, _ in expected], plain_label, fill)
+        if kernel is not None:  # the search and its root in one: the walk keeps the root
+            search.kernel = kernel
+            spent, kept = timed_roots(search, state, calls)
+            if kept != [node_heap.heap_choice(feasible) if feasible else None for feasible, _ in expected]:
+                raise SystemExit("the root kept during the walk disagrees with the listed search's")
+            print(f"fill {fill:.0%}  {'C walk, root kept':<18} {spent / len(calls) * 1e6:8.1f} µs/search with its root")
     return 0
 
 

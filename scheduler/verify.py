@@ -20,6 +20,8 @@ CHECKS = frozenset({
     # placement: the node search
     "partial node search with inline fit checks",
     "heap root by pre-order rank",
+    "heap root kept during the node walk",
+    "native walk's int64 arrays hold the lists' counts",
     "batch hint from the kept heap",
     "node chosen through the usage index",
     "failing node search settled by the usage index",

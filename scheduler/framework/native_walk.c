@@ -1,7 +1,10 @@
-/* The node walk of `PartialSearch.run` (scheduler/framework/node_search.py) in C.
+/* The node walk of `PartialSearch.run` (scheduler/framework/node_search.py) and the heap's root
+ * (`heap_choice`, node_heap.py) in C.
  *
  * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
- * state's own Python lists (read in place: nothing is copied or kept between calls). A node of
+ * state's own Python lists of small ints (read in place) and its flat int64 arrays of free CPU,
+ * free memory and milli-GPUs held (`state/flat_counts.py`, read through the buffer protocol
+ * once per call: no int object per node; nothing is copied or kept between calls). A node of
  * a GPU model the request does not accept is counted as a mismatch; a node that surely fits
  * (whole free GPUs, CPU and memory free, as the Python walk decides) is scored with the
  * inline LeastAllocated / MostAllocated arithmetic of the Python walk, in the same IEEE
@@ -21,16 +24,27 @@
  * finds nothing is those counts, with no call per failed node. A fraction that fits a shared
  * device is feasible and scored as any other.
  *
+ * `heap_root` is `node_heap.heap_choice`'s rule in one pass over the (score, node) list: the
+ * best score, and among equal scores the least pre-order rank in the heap's tree, computed
+ * only for tied entries (no key tuples, no list of best positions). With `root` (a list
+ * [found, top score, position, node]) the walk applies the same rule as it finds each feasible
+ * node instead of appending a (score, node) pair: no tuple or float per node, for the callers
+ * that need only the root (`PartialSearch.run_root`).
+ *
  * Built by setuptools (tools/compile_scheduler.py, setup.py) with -ffp-contract=off: a fused
  * multiply-add would round once where Python rounds twice.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <limits.h>
+#include <string.h>
 
 /* Integers up to 2**53 convert to double exactly: CPython's int / int then rounds the
  * quotient of the two doubles once, as C does. Beyond, Python scores the node. */
 #define EXACT_IN_DOUBLE (1LL << 53)
 #define MILLI 1000LL
+/* flat_counts.BEYOND_INT64: a count the array does not hold (Python reads the list's int). */
+#define BEYOND_INT64 LLONG_MIN
 
 enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
 
@@ -91,23 +105,133 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
         if (read_status == READ_TOO_BIG) goto python_decides;       \
     } while (0)
 
+#define READ_FLAT(array, node, into)                                \
+    do {                                                            \
+        (into) = (array)[(node)];                                   \
+        if ((into) == BEYOND_INT64) goto python_decides;            \
+    } while (0)
+
+/* A flat int64 array of at least `count` values into `view` (released by the caller on 0);
+ * -1 with TypeError set. */
+static int flat_array(PyObject *object, Py_ssize_t count, Py_buffer *view) {
+    if (PyObject_GetBuffer(object, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+        PyErr_Clear();
+    } else if (view->itemsize == (Py_ssize_t)sizeof(long long) && view->format != NULL
+               && strcmp(view->format, "q") == 0 && view->len / view->itemsize >= count) {
+        return 0;
+    } else {
+        PyBuffer_Release(view);
+    }
+    PyErr_SetString(PyExc_TypeError,
+                    "walk(): cpu_free, memory_free and used must be int64 arrays of one value per node");
+    return -1;
+}
+
+/* `preorder_rank` (node_heap.py) of heap position `position` (0-based) in a heap of `depth`
+ * levels: the path from the root left-aligned to `depth` bits, then the level (an ancestor,
+ * a prefix, before its descendants). */
+typedef struct {
+    unsigned long long path;
+    int level;
+} PreorderRank;
+
+static PreorderRank preorder_rank(Py_ssize_t position, int depth) {
+    unsigned long long one_based = (unsigned long long)position + 1;
+    int level = 64 - __builtin_clzll(one_based);
+    PreorderRank rank = {one_based << (depth - level), level};
+    return rank;
+}
+
+static int ranks_before(PreorderRank a, PreorderRank b) {
+    return a.path < b.path || (a.path == b.path && a.level < b.level);
+}
+
+/* The root of the heap over the feasible nodes found so far, kept as the walk finds them
+ * (`root` mode): `heap_root`'s rule online. Pre-order ranks compare alike at any depth that
+ * holds both positions, so the final depth need not be known. */
+typedef struct {
+    Py_ssize_t found;  /* feasible nodes so far: the next one's position in scan order */
+    double top;        /* the best score so far */
+    Py_ssize_t best;   /* its position (first of the best in pre-order) */
+    Py_ssize_t node;   /* its node */
+} RunningRoot;
+
+#define ROOT_DEPTH 64
+#define ROOT_ERROR "walk(): root must be None or a list [found, top score, position, node]"
+
+/* The root list [found, top, position, node] (node_search.RunningRoot's layout) into `root`;
+ * -1 with TypeError set. */
+static int load_root(PyObject *list, RunningRoot *root) {
+    if (!PyList_Check(list) || PyList_GET_SIZE(list) != 4) {
+        PyErr_SetString(PyExc_TypeError, ROOT_ERROR);
+        return -1;
+    }
+    root->found = PyLong_AsSsize_t(PyList_GET_ITEM(list, 0));
+    root->top = 0.0;
+    root->best = root->node = -1;
+    if (root->found > 0) {
+        PyObject *top = PyList_GET_ITEM(list, 1);
+        if (!PyFloat_CheckExact(top)) {
+            PyErr_SetString(PyExc_TypeError, ROOT_ERROR);
+            return -1;
+        }
+        root->top = PyFloat_AS_DOUBLE(top);
+        root->best = PyLong_AsSsize_t(PyList_GET_ITEM(list, 2));
+        root->node = PyLong_AsSsize_t(PyList_GET_ITEM(list, 3));
+    }
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+/* `root` back into the list; -1 with an exception set. */
+static int store_root(PyObject *list, const RunningRoot *root) {
+    PyObject *values[4] = {PyLong_FromSsize_t(root->found), PyFloat_FromDouble(root->top),
+                           PyLong_FromSsize_t(root->best), PyLong_FromSsize_t(root->node)};
+    int failed = 0;
+    for (int k = 0; k < 4; k++) {
+        if (values[k] == NULL) {
+            failed = 1;
+        }
+    }
+    for (int k = 0; k < 4; k++) {
+        if (failed) {
+            Py_XDECREF(values[k]);
+        } else {
+            PyList_SetItem(list, k, values[k]);  /* steals the reference */
+        }
+    }
+    return failed ? -1 : 0;
+}
+
+/* A feasible node of `score` found at the next position: the root's rule (best score, then
+ * least pre-order rank; -0.0 == 0.0). */
+static void fold_root(RunningRoot *root, double score, Py_ssize_t node) {
+    Py_ssize_t position = root->found++;
+    if (position == 0 || score > root->top) {
+        root->top = score;
+        root->best = position;
+        root->node = node;
+    } else if (score == root->top
+               && ranks_before(preorder_rank(position, ROOT_DEPTH), preorder_rank(root->best, ROOT_DEPTH))) {
+        root->best = position;
+        root->node = node;
+    }
+}
+
 PyDoc_STRVAR(walk_doc,
 "walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
 "     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
-"     unresolvable, plain_filters, shared_free, gpu_first)\n"
+"     unresolvable, plain_filters, shared_free, root, gpu_first)\n"
 "-> (i, processed, mismatched, at_node, (gpu_short, gpu_never, cpu_short, memory_short))\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
-"again from i + 1; else the walk stopped at step i. The counts are of the nodes this call failed\n"
-"(plain_filters only), by the status of the first filter that fails them.");
+"again from i + 1; else the walk stopped at step i. root None: each feasible node is appended\n"
+"to feasible as (score, node); else root is [found, top score, position, node], the heap's root\n"
+"over the feasible nodes so far, updated in place and nothing appended. The counts are of the\n"
+"nodes this call failed (plain_filters only), by the status of the first filter that fails them.");
 
-static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    (void)module;
-    if (nargs != 26) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 26 arguments (%zd given)", nargs);
-        return NULL;
-    }
-    PyObject *feasible = args[0], *whole_free = args[1], *cpu_free = args[2], *memory_free = args[3];
-    PyObject *used = args[4], *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
+static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, const long long *memory_free,
+                            const long long *used) {
+    PyObject *feasible = args[0], *whole_free = args[1];
+    PyObject *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
     PyObject *model_ids = args[8], *accepted = args[9], *excluded = args[10];
     Py_ssize_t start = PyLong_AsSsize_t(args[11]), count = PyLong_AsSsize_t(args[12]);
     Py_ssize_t i = PyLong_AsSsize_t(args[13]), processed = PyLong_AsSsize_t(args[14]);
@@ -128,13 +252,18 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *unresolvable = args[22];  /* the nodes failed FAILED_GPU_NEVER, appended */
     int plain_filters = PyObject_IsTrue(args[23]);
     PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
-    int gpu_first = PyObject_IsTrue(args[25]);  /* GpuFit runs before NodeResourcesFit */
+    PyObject *root_list = args[25];  /* None: append (score, node) to feasible; else the running root */
+    int gpu_first = PyObject_IsTrue(args[26]);  /* GpuFit runs before NodeResourcesFit */
     Py_ssize_t failed[FAILED_KINDS] = {0, 0, 0, 0};
     if (PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *lists[] = {feasible, unresolvable, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory,
-                         model_ids, shared_free};
+    RunningRoot root = {0, 0.0, -1, -1};
+    int root_mode = root_list != Py_None;
+    if (root_mode && load_root(root_list, &root) < 0) {
+        return NULL;
+    }
+    PyObject *lists[] = {feasible, unresolvable, whole_free, gpus, has_cpu, has_memory, model_ids, shared_free};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
         if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
             PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
@@ -194,12 +323,12 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         int cpu_short = 0, memory_short = 0;
         READ(has_cpu, node, value);
         if (value) {
-            READ(cpu_free, node, value);
+            READ_FLAT(cpu_free, node, value);
             cpu_short = value < cpu;
         }
         READ(has_memory, node, value);
         if (value) {
-            READ(memory_free, node, value);
+            READ_FLAT(memory_free, node, value);
             memory_short = value < memory;
         }
         if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI) {
@@ -242,12 +371,12 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             processed++;
             continue;
         }
-        if (PyList_GET_SIZE(feasible) == wanted) {
+        if ((root_mode ? root.found : PyList_GET_SIZE(feasible)) == wanted) {
             break;  /* one feasible node more than wanted: the search is cancelled */
         }
         long long node_gpus, node_used;
         READ(gpus, node, node_gpus);
-        READ(used, node, node_used);
+        READ_FLAT(used, node, node_used);
         long long numerator = node_used + milli;
         if (node_gpus <= 0 || node_gpus > EXACT_IN_DOUBLE / MILLI || numerator < -EXACT_IN_DOUBLE
                 || numerator > EXACT_IN_DOUBLE) {
@@ -257,6 +386,11 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
          * weight * (100.0 * (1.0 - fraction)) or weight * (100.0 * fraction). */
         double fraction = (double)numerator / (double)(node_gpus * MILLI);
         double score = weight * (least ? 100.0 * (1.0 - fraction) : 100.0 * fraction);
+        if (root_mode) {  /* finite: root mode is asked only with a finite weight */
+            fold_root(&root, score, node);
+            processed++;
+            continue;
+        }
         PyObject *pair = PyTuple_New(2);
         if (pair == NULL) {
             return NULL;
@@ -278,19 +412,105 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         processed++;
         continue;
     python_decides:
+        if (root_mode && store_root(root_list, &root) < 0) {
+            return NULL;
+        }
         return handed_back(i, processed, mismatched, 1, failed);
+    }
+    if (root_mode && store_root(root_list, &root) < 0) {
+        return NULL;
     }
     return handed_back(i, processed, mismatched, 0, failed);
 }
 
+static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 27) {
+        PyErr_Format(PyExc_TypeError, "walk() takes 27 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[12]);
+    if (count == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_buffer views[3];
+    int taken = 0;
+    PyObject *result = NULL;
+    for (; taken < 3; taken++) {
+        if (flat_array(args[2 + taken], count, &views[taken]) < 0) {
+            goto release;
+        }
+    }
+    result = walk_nodes(args, (const long long *)views[0].buf, (const long long *)views[1].buf,
+                        (const long long *)views[2].buf);
+release:
+    while (taken > 0) {
+        PyBuffer_Release(&views[--taken]);
+    }
+    return result;
+}
+
+PyDoc_STRVAR(heap_root_doc,
+"heap_root(scored) -> node | None\n\n"
+"The node `heap_choice` (node_heap.py) returns for a non-empty list of (score, node) in scan\n"
+"order: of the best score, the entry first in the pre-order of the heap's tree. None where a\n"
+"score is not a float or is NaN (Python decides).");
+
+static PyObject *heap_root(PyObject *module, PyObject *scored) {
+    (void)module;
+    if (!PyList_Check(scored) || PyList_GET_SIZE(scored) == 0) {
+        PyErr_SetString(PyExc_TypeError, "heap_root(): scored must be a non-empty list of (score, node)");
+        return NULL;
+    }
+    Py_ssize_t size = PyList_GET_SIZE(scored);
+    int depth = 64 - __builtin_clzll((unsigned long long)size);  /* len(scored).bit_length() */
+    Py_ssize_t best = -1;
+    double top = 0.0;
+    PreorderRank best_rank = {0, 0};  /* level 0: not computed yet (only a tie needs it) */
+    for (Py_ssize_t position = 0; position < size; position++) {
+        PyObject *entry = PyList_GET_ITEM(scored, position);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
+            PyErr_SetString(PyExc_TypeError, "heap_root(): scored must be a non-empty list of (score, node)");
+            return NULL;
+        }
+        PyObject *boxed = PyTuple_GET_ITEM(entry, 0);
+        if (!PyFloat_CheckExact(boxed)) {
+            Py_RETURN_NONE;  /* an int (or other) score: Python compares it exactly */
+        }
+        double score = PyFloat_AS_DOUBLE(boxed);
+        if (score != score) {
+            Py_RETURN_NONE;  /* NaN: max() and == have no order to follow */
+        }
+        if (best < 0 || score > top) {
+            best = position;
+            top = score;
+            best_rank.level = 0;
+        } else if (score == top) {  /* -0.0 == 0.0, as in Python */
+            if (best_rank.level == 0) {
+                best_rank = preorder_rank(best, depth);
+            }
+            PreorderRank rank = preorder_rank(position, depth);
+            if (ranks_before(rank, best_rank)) {
+                best = position;
+                best_rank = rank;
+            }
+        }
+    }
+    PyObject *node = PyTuple_GET_ITEM(PyList_GET_ITEM(scored, best), 1);
+    Py_INCREF(node);
+    return node;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
+    {"heap_root", (PyCFunction)heap_root, METH_O, heap_root_doc},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "native_walk",
-    "The node walk of PartialSearch.run in C (scheduler/framework/native_walk.c).", -1, methods,
+    "The node walk of PartialSearch.run and the heap's root in C (scheduler/framework/native_walk.c).", -1,
+    methods,
     NULL, NULL, NULL, NULL,
 };
 

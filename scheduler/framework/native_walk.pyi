@@ -1,10 +1,14 @@
-"""The node walk of `PartialSearch.run` in C (native_walk.c)."""
+"""The node walk of `PartialSearch.run` and the heap's root of `heap_choice` in C (native_walk.c)."""
 
+from array import array
 from collections.abc import Container
+from typing import Any
 
-def walk(feasible: list[tuple[float, int]], whole_free: list[int], cpu_free: list[int], memory_free: list[int],
-         used: list[int], gpus: list[int], has_cpu: list[int], has_memory: list[int], model_ids: list[int],
+def walk(feasible: list[tuple[float, int]], whole_free: list[int], cpu_free: array[int], memory_free: array[int],
+         used: array[int], gpus: list[int], has_cpu: list[int], has_memory: list[int], model_ids: list[int],
          accepted: bytes | None, excluded: Container[int] | None, start: int, count: int, i: int, processed: int,
          wanted: int, whole: int, cpu: int, memory: int, milli: int, least: bool, weight: float,
-         unresolvable: list[int], plain_filters: bool, shared_free: list[dict[int, int]], gpu_first: bool
-         ) -> tuple[int, int, int, bool, tuple[int, int, int, int]]: ...
+         unresolvable: list[int], plain_filters: bool, shared_free: list[dict[int, int]],
+         root: list[Any] | None, gpu_first: bool) -> tuple[int, int, int, bool, tuple[int, int, int, int]]: ...
+
+def heap_root(scored: list[tuple[float, int]]) -> int | None: ...

@@ -17,7 +17,22 @@ last element, sift down over the rest), which OpportunisticBatching hands out as
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+HeapRoot = Callable[[list[tuple[float, int]]], "int | None"]  # native_walk.heap_root (native_walk.pyi)
+
+
+def load_heap_root() -> HeapRoot | None:
+    """`heap_choice`'s rule in C where it is built and the build runs compiled
+    (`scheduler/compiled.py` keeps it out of the pure tree); else None: the rule in Python."""
+    try:
+        from scheduler.framework.native_walk import heap_root
+    except ImportError:
+        return None
+    return heap_root
+
+
+HEAP_ROOT = load_heap_root()  # read by each heap_choice (a test swaps it)
 
 
 class SortedScoredNodes:
@@ -63,7 +78,7 @@ class SortedScoredNodes:
             i = j
 
 
-def heap_choice(scored: Sequence[tuple[float, int]]) -> int:
+def heap_choice(scored: list[tuple[float, int]]) -> int:
     """The node `newSortedNodeScores(scored).Pop()` returns (`scored` in scan order, not
     empty), without building the heap: the best-scoring entry first in the pre-order of the
     heap's tree (`preorder_rank`). Why: heap.Init sifts down from the last parent to the
@@ -71,7 +86,18 @@ def heap_choice(scored: Sequence[tuple[float, int]]) -> int:
     that scores lower takes its left child's subtree's root when that subtree holds a best
     score, else its right child's (Less is strict, so a tie goes left). By induction the
     root of every subtree is its first best entry in pre-order (the node itself, then its
-    left subtree, then its right). `SortedScoredNodes(scored).peek()` is the plain twin."""
+    left subtree, then its right). `SortedScoredNodes(scored).peek()` is the plain twin.
+    In the compiled build the C kernel (`native_walk.heap_root`) applies the same rule in one
+    pass; it leaves to this code only scores that are not floats, or NaN."""
+    if HEAP_ROOT is not None:
+        node = HEAP_ROOT(scored)
+        if node is not None:
+            return node
+    return python_heap_choice(scored)
+
+
+def python_heap_choice(scored: Sequence[tuple[float, int]]) -> int:
+    """`heap_choice`'s rule in Python: the best score, then the least `preorder_rank`."""
     top = max(score for score, _ in scored)
     best = [position for position, (score, _) in enumerate(scored) if score == top]
     if len(best) == 1:

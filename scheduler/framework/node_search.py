@@ -10,12 +10,14 @@ the order one worker takes. `Diagnosis` is what every failed node adds up to.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
-from scheduler.framework.node_heap import heap_choice
+from scheduler.framework.node_heap import heap_choice, preorder_rank
 from scheduler.framework.status import Code, Resource, Status
 from scheduler.state.cluster_state import ClusterState, PodRequest
 
@@ -26,6 +28,10 @@ MODEL_MISMATCH = "node(s) didn't match GPU model"
 # The reason GpuFit gives; the usage index counts the nodes it skips under it.
 
 Kernel = Callable[..., tuple[int, int, int, bool, tuple[int, int, int, int]]]  # native_walk.walk (native_walk.pyi)
+# The heap's root over the feasible nodes found so far, as the C walk keeps it in place:
+# [found, top score, position of the root, its node] (`native_walk.c`'s RunningRoot).
+RunningRoot = list[Any]
+ROOT_DEPTH = 64  # pre-order ranks compare alike at any depth that holds both positions
 
 
 def load_kernel() -> Kernel | None:
@@ -140,10 +146,22 @@ class PartialSearch:
         """Whole free GPUs per node, as the inline check reads them."""
         return state.whole_free
 
-    def run(self, state: ClusterState, request: PodRequest, start: int) -> tuple[list[tuple[float, int]], Diagnosis, int]:
+    def run_root(self, state: ClusterState, request: PodRequest, start: int) -> tuple[int | None, Diagnosis, int]:
+        """`run` for a caller that needs only the heap's root of the feasible nodes
+        (`heap_choice`; None: none feasible): with the C walk, the root is kept as the walk
+        finds each node, and no (score, node) pair is made."""
+        root: RunningRoot = [0, 0.0, -1, -1]
+        feasible, diagnosis, next_start = self.run(state, request, start, root)
+        if feasible:  # the Python walk listed them
+            return heap_choice(feasible), diagnosis, next_start
+        return (root[3] if root[0] else None), diagnosis, next_start
+
+    def run(self, state: ClusterState, request: PodRequest, start: int, root: RunningRoot | None = None
+            ) -> tuple[list[tuple[float, int]], Diagnosis, int]:
         """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis
         (built only when no node is feasible: nobody reads it otherwise), and where the next
-        search starts."""
+        search starts. With `root` the C walk (where it runs, with a finite weight) keeps
+        the heap's root there instead and lists nothing (`run_root`)."""
         if not self.inline or state.nominations:
             return self.run_plain(state, request, start)
         count = len(state.nodes)
@@ -165,7 +183,7 @@ class PartialSearch:
         kernel = self.kernel
         if kernel is not None and allocation:  # the walk in C: the same decisions, node by node
             processed = native_walk(kernel, self, state, request, start, wanted, feasible, diagnosis, failures,
-                                    excluded, allocation == "least", weight)
+                                    excluded, allocation == "least", weight, root if math.isfinite(weight) else None)
         else:
             for i in range(count):
                 node = start + i
@@ -203,7 +221,7 @@ class PartialSearch:
                 else:
                     feasible.append((sum(w * p.score(state, request, node) for p, w in scores), node))
                 processed += 1
-        if not feasible:
+        if not feasible and not (root and root[0]):
             for node, failed in failures:
                 diagnosis.failed(node, failed)
         return feasible, diagnosis, (start + processed) % count if count else 0
@@ -249,7 +267,8 @@ class PartialSearch:
 
 def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, request: PodRequest, start: int,
                 wanted: int, feasible: list[tuple[float, int]], diagnosis: Diagnosis,
-                failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float) -> int:
+                failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float,
+                root: RunningRoot | None = None) -> int:
     """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
     the Python walk does, and mismatches counted as it goes; returns the nodes processed.
@@ -257,9 +276,12 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     decides every node (a fraction by the shared devices' free milli-GPUs) and names the
     status of the first filter that fails a node by its kind (`inline_statuses`): a search
     that finds nothing adds the kinds' counts to the diagnosis, without a call per failed
-    node (the reasons' counts, `short_of` and the unresolvable nodes `failed` would give)."""
+    node (the reasons' counts, `short_of` and the unresolvable nodes `failed` would give).
+    With `root`, the feasible nodes are folded into it (`fold_root`, by the kernel as it goes)
+    instead of listed."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
+    flat = state.flat  # what the kernel reads of cpu_free, memory_free and used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
@@ -271,15 +293,16 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     i = processed = 0
     while True:
         i, processed, mismatched, at_node, kinds = kernel(
-            feasible, whole_free, cpu_free, memory_free, used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
+            feasible, whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
             arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
-            whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, search.gpu_first)
+            whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, root, search.gpu_first)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         for kind, failed_count in enumerate(kinds):
             failed_kinds[kind] += failed_count
+        found = len(feasible) if root is None else root[0]
         if not at_node:
-            if not feasible:  # the diagnosis is read: the kinds' statuses
+            if not found:  # the diagnosis is read: the kinds' statuses
                 for status, failed_count in zip(search.inline_statuses, failed_kinds, strict=True):
                     if failed_count:
                         diagnosis.failed_alike(status, failed_count, never)
@@ -304,13 +327,28 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
             if failed is not None:
                 failures.append((node, failed))
                 continue
-        if len(feasible) == wanted:
+        if found == wanted:
             return processed - 1  # one feasible node more than wanted: the search is cancelled
         if spec.gpus:
             fraction = (used[node] + milli) / (spec.gpus * MILLI)
-            feasible.append((weight * (100.0 * (1.0 - fraction) if least else 100.0 * fraction), node))
+            score = weight * (100.0 * (1.0 - fraction) if least else 100.0 * fraction)
         else:
-            feasible.append((weight * single.score(state, request, node), node))
+            score = weight * single.score(state, request, node)
+        if root is None:
+            feasible.append((score, node))
+        else:
+            fold_root(root, score, node)
+
+
+def fold_root(root: RunningRoot, score: float, node: int) -> None:
+    """A feasible node of `score` found at the next position, folded into the running root
+    (`heap_choice`'s rule as the nodes come: the best score, then the least pre-order rank;
+    the kernel's `fold_root`)."""
+    position = root[0]
+    root[0] = position + 1
+    if position == 0 or score > root[1] or (
+            score == root[1] and preorder_rank(position, ROOT_DEPTH) < preorder_rank(root[2], ROOT_DEPTH)):
+        root[1], root[2], root[3] = score, position, node
 
 
 def feasible_nodes_to_find(percentage: float, nodes: int) -> int:

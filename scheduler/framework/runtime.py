@@ -46,6 +46,8 @@ from scheduler.verify import Verifier
 T = TypeVar("T")
 PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
+FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"
+WALK_ROOT_CHECK = "heap root kept during the node walk"
 
 
 def index_order(profile: Profile, scores: Sequence[tuple[Any, float]], count: int) -> str | None:
@@ -297,11 +299,11 @@ class Framework:
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""
+        if self.profile.tie_break is TieBreak.HEAP_ORDER:
+            return _root_search(self, state, request)
         scored, diagnosis = _partial_search(self, state, request)
         if not scored:
             return None, diagnosis
-        if self.profile.tie_break is TieBreak.HEAP_ORDER:
-            return _heap_root(self.verifier, scored), None
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
@@ -359,7 +361,32 @@ def _partial_search(framework: Framework, state: ClusterState, request: PodReque
         plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
         framework.verifier.same(None, PARTIAL_SEARCH_CHECK, _searched(scored, diagnosis, framework._next_start),
                                 _searched(plain, plain_diagnosis, plain_next))
+        framework.verifier.same(None, FLAT_COUNTS_CHECK, state.flat.differences(state), [])
     return scored, diagnosis
+
+
+def _root_search(framework: Framework, state: ClusterState, request: PodRequest
+                 ) -> tuple[int | None, Diagnosis | None]:
+    """The heap's root of the search from the rotating start, kept as the walk goes
+    (`PartialSearch.run_root`), which moves the start on; under `--verify` against the root of
+    the listed search (itself checked against the plain search and the heap built)."""
+    search = node_search.PartialSearch(framework.filters, framework.scores,
+                                       framework.profile.percentage_of_nodes_to_score)
+    node, diagnosis, next_start = search.run_root(state, request, framework._next_start)
+    if framework.verifier is not None:
+        scored, listed_diagnosis = _partial_search(framework, state, request)  # from the same start
+        listed = _heap_root(framework.verifier, scored) if scored else None
+        framework.verifier.same(None, WALK_ROOT_CHECK, _rooted(node, diagnosis, next_start),
+                                _rooted(listed, listed_diagnosis, framework._next_start))
+    framework._next_start = next_start
+    return node, (None if node is not None else diagnosis)
+
+
+def _rooted(node: int | None, diagnosis: Diagnosis, next_start: int) -> tuple[object, ...]:
+    """What the two root searches must agree on (the diagnosis when no node is feasible)."""
+    if node is not None:
+        return node, next_start
+    return node, next_start, diagnosis.message(), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of)
 
 
 def _heap_root(verifier: Verifier | None, scored: list[tuple[float, int]]) -> int:

@@ -23,6 +23,7 @@ from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
 from scheduler.state.candidates import NodeCandidates
+from scheduler.state.flat_counts import FlatCounts, flat
 from scheduler.state.node_arrays import NodeArrays
 from scheduler.state.nominations import Nominations, Nominee
 from scheduler.state.place_index import PlaceIndex
@@ -98,6 +99,9 @@ class ClusterState:
         self.free_milli_by_model: dict[str, int] = {}
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
+        # cpu_free, memory_free and used as int64 arrays too, for the native walk; written
+        # wherever the lists are (`resources_moved`, `_moved`)
+        self.flat = FlatCounts(self.cpu_free, self.memory_free, self.used)
         # Nodes by used milli-GPUs, kept once first asked (`scheduler/state/usage_index.py`).
         self.usage_index = UsageIndex(self.used)
         # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
@@ -263,8 +267,7 @@ class ClusterState:
             shared[device] -= milli
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, 1)
-        self.cpu_free[node] -= holding.cpu_milli
-        self.memory_free[node] -= holding.memory_mib
+        resources_moved(self, node, -holding.cpu_milli, -holding.memory_mib)
         if not holding.cpu_milli:
             self.pods_without_cpu[node] += 1
         if not holding.memory_mib:
@@ -293,8 +296,7 @@ class ClusterState:
                 self.whole_free[node] += 1
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, -1)
-        self.cpu_free[node] += holding.cpu_milli
-        self.memory_free[node] += holding.memory_mib
+        resources_moved(self, node, holding.cpu_milli, holding.memory_mib)
         if not holding.cpu_milli:
             self.pods_without_cpu[node] -= 1
         if not holding.memory_mib:
@@ -314,13 +316,28 @@ class ClusterState:
         if places is not None and self.whole_free[node] != whole_before:
             places.whole_free_moved(node, whole_before, self.whole_free[node])
         if milli:
+            used = self.used[node] + milli
             if self.usage_index.kept:
-                self.usage_index.moved(node, self.used[node], self.used[node] + milli)
-            self.used[node] += milli
+                self.usage_index.moved(node, self.used[node], used)
+            self.used[node] = used
+            self.flat.used[node] = flat(used)
             if places is not None:
                 places.milli_taken(node, milli)
             if self.virtual_free.levels:
                 self.virtual_free.taken(node, priority, milli)
+
+
+def resources_moved(state: ClusterState, node: int, cpu_milli: int, memory_mib: int) -> None:
+    """`cpu_milli` and `memory_mib` more free on `node` (negative: fewer), in the lists and
+    the native walk's arrays (`ClusterState.flat`)."""
+    if cpu_milli:
+        cpu_free = state.cpu_free[node] + cpu_milli
+        state.cpu_free[node] = cpu_free
+        state.flat.cpu_free[node] = flat(cpu_free)
+    if memory_mib:
+        memory_free = state.memory_free[node] + memory_mib
+        state.memory_free[node] = memory_free
+        state.flat.memory_free[node] = flat(memory_free)
 
 
 def held_by_priority(state: ClusterState) -> list[tuple[int, int, int]]:

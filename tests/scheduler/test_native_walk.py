@@ -10,6 +10,7 @@ calls every filter.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import replace
 from unittest import mock
 
@@ -18,12 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scheduler.framework import node_search
+from scheduler.framework.node_heap import SortedScoredNodes
 from scheduler.framework.node_search import Diagnosis, PartialSearch
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.plugins.gpu_fit import GpuFit, NodeResourcesFit
 from scheduler.plugins.scoring import LeastAllocated, MostAllocated
 from scheduler.state.cluster_state import ClusterState, PodRequest
+from scheduler.state.flat_counts import BEYOND_INT64
 from tests.scheduler.native_kernel import build_kernel
 
 MODELS = ("A100", "H100", "L4")
@@ -58,8 +61,12 @@ def _answer(found: tuple[list[tuple[float, int]], Diagnosis, int]) -> tuple[obje
             next_start)
 
 
+SCOPES = ("", "", "", "open", "rollback", "commit", "reprieve")  # what-ifs among the operations
+
+
 @FUZZ
-@given(st.lists(nodes, min_size=1, max_size=40), st.lists(st.tuples(st.integers(0, 10**6), requests), max_size=60),
+@given(st.lists(nodes, min_size=1, max_size=40),
+       st.lists(st.tuples(st.integers(0, 10**6), requests, st.sampled_from(SCOPES)), max_size=60),
        requests, st.integers(0, 10**6), st.integers(1, 40), st.sampled_from((LeastAllocated, MostAllocated)),
        st.sampled_from((1.0, 2.0, 0.3)), st.booleans())
 def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, request, start_at, wanted, scorer,
@@ -67,12 +74,21 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
     cluster = Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes)))
     state = ClusterState(cluster)
     count = len(cluster.nodes)
-    for step, (pick, pod) in enumerate(operations):  # allocate where it fits, else release a pod
+    marks: list[int] = []
+    for step, (pick, pod, scope) in enumerate(operations):  # allocate where it fits, else release a pod
+        if scope == "open":
+            marks.append(state.mark())
+        elif scope in ("rollback", "commit") and marks:
+            (state.rollback if scope == "rollback" else state.commit)(marks.pop())
+        elif scope == "reprieve" and state.holdings:  # a preemption what-if puts a victim back
+            key = sorted(state.holdings)[pick % len(state.holdings)]
+            state.restore(key, state.release(key))
         node = pick % count
         if _fits(state, pod, node):
             state.allocate((f"w{step}", 0), node, pod)
         elif state.holdings:
             state.release(sorted(state.holdings)[pick % len(state.holdings)])
+    assert state.flat.differences(state) == []  # the walk's int64 arrays hold what the lists hold
     filters = [GpuFit(), NodeResourcesFit()] if gpu_filter_first else [NodeResourcesFit(), GpuFit()]
     with mock.patch.object(node_search, "feasible_nodes_to_find", lambda percentage, nodes: min(wanted, nodes)):
         native = PartialSearch(filters, [(scorer(), weight)], 0, kernel=kernel)
@@ -82,6 +98,12 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
         with_kernel = _answer(native.run(state, request, start))
         assert with_kernel == _answer(python.run(state, request, start))
         plain = _answer(python.run_plain(state, request, start))
+        # the root kept during the walk: the listed search's heap root, the same diagnosis and start
+        root, root_diagnosis, root_next = native.run_root(state, request, start)
+        heap = SortedScoredNodes(with_kernel[0]).peek() if with_kernel[0] else None
+        assert (root, root_next) == (heap, with_kernel[4])
+        if root is None:
+            assert _answer(([], root_diagnosis, root_next)) == with_kernel
     assert with_kernel[0] == plain[0] and with_kernel[4] == plain[4]
     if not with_kernel[0]:  # the diagnosis is built only when nothing is feasible
         assert (sorted(with_kernel[1]), with_kernel[2], with_kernel[3]) == (sorted(plain[1]), plain[2], plain[3])
@@ -91,18 +113,22 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
 def test_every_score_rounds_as_python_rounds_it(kernel, scorer):
     """Every used level in steps of 50 milli-GPUs on nodes of 1 to 8 GPUs, for requests of
     50 milli-GPUs to whole GPUs: the kernel's IEEE double arithmetic gives Python's score to
-    the last bit (100.0 * (1.0 - f) and 100.0 - 100.0 * f differ on a third of them)."""
+    the last bit (100.0 * (1.0 - f) and 100.0 - 100.0 * f differ on a third of them), and the
+    root it keeps is the listed nodes' heap root."""
     cluster = Cluster(tuple(Node(f"n{gpus}", "A100", gpus) for gpus in (1, 2, 3, 4, 6, 7, 8)))
     for milli in (50, 150, 250, 300, 700, 1000, 2000):
         for used in range(0, 8000, 50):
             state = ClusterState(cluster)
-            state.used = [min(used, node.gpus * 1000 - milli) for node in cluster.nodes]  # read by the score only
+            for node, spec in enumerate(cluster.nodes):  # read by the score only
+                state.used[node] = state.flat.used[node] = min(used, spec.gpus * 1000 - milli)
             request = PodRequest(milli=milli)
             for weight in (1.0, 0.3):
                 native = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0, kernel=kernel)
                 python = PartialSearch([GpuFit(), NodeResourcesFit()], [(scorer(), weight)], 0)
                 python.kernel = None
-                assert native.run(state, request, 0)[0] == python.run(state, request, 0)[0]
+                listed = python.run(state, request, 0)[0]
+                assert native.run(state, request, 0)[0] == listed
+                assert native.run_root(state, request, 0)[0] == SortedScoredNodes(listed).peek()
 
 
 def test_a_fraction_fits_a_shared_device_as_gpu_fit_decides(kernel):
@@ -139,9 +165,59 @@ def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
 
 
 def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
+    def q(*values):
+        return array("q", values)
+
     with pytest.raises(TypeError, match="lists of one int per node"):
-        kernel([], (1,), [1], [1], [1], [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}], True)
+        kernel([], (1,), q(1), q(1), q(1), [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True, [{}], None, True)
     with pytest.raises(TypeError):
-        kernel([], ["8"], [1], [1], [1], [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}], True)
+        kernel([], ["8"], q(1), q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
+               [], True, [{}], None, True)
+    for wrong in ([1], array("i", [1]), q()):  # not a buffer, not of int64, shorter than the nodes
+        with pytest.raises(TypeError, match="int64 arrays"):
+            kernel([], [1], wrong, q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True,
+                   1.0, [], True, [{}], None, True)
+
+
+def test_the_kernel_refuses_a_root_of_another_shape(kernel):
+    for wrong in ([0, 0.0, -1], (0, 0.0, -1, -1), [1, 3, 0, 0]):  # a list of 4 with a float top once found
+        with pytest.raises(TypeError, match="root must be None or a list"):
+            kernel([], [1], array("q", [1]), array("q", [1]), array("q", [0]), [8], [1], [1], [0], None, None, 0, 1,
+                   0, 0, 1, 1, 0, 0, 1000, True, 1.0, [], True, [{}], wrong, True)
+
+
+def test_values_beyond_the_flat_arrays_are_left_to_python(kernel):
+    """A free count the int64 arrays cannot hold is stored as BEYOND_INT64; the kernel hands
+    that node to Python, which compares the list's exact int, as without the kernel."""
+    cluster = Cluster((Node("a", "A100", 8, 2**64, 2**63), Node("b", "A100", 8, 4000, 16384)))
+    state = ClusterState(cluster)
+    assert state.flat.cpu_free[0] == state.flat.memory_free[0] == BEYOND_INT64
+    native = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0, kernel=kernel)
+    python = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0)
+    python.kernel = None
+    for request in (PodRequest(1000, cpu_milli=2**63 + 5), PodRequest(1000, cpu_milli=1000, memory_mib=2**63 - 1),
+                    PodRequest(1000, cpu_milli=2**65)):
+        for start in range(2):
+            assert _answer(native.run(state, request, start)) == _answer(python.run(state, request, start))
+    state.allocate(("w", 0), 0, PodRequest(1000, cpu_milli=2**64 - 4000, memory_mib=2**63 - 1))
+    assert (state.flat.cpu_free[0], state.flat.memory_free[0]) == (4000, 1)  # back in range: flat again
+    assert state.flat.differences(state) == []
+
+
+@pytest.mark.parametrize(("gpus", "milli"), [(8, 1000), (0, 0)])
+def test_the_kept_root_is_the_heaps_root_not_the_first_best(kernel, gpus, milli):
+    """Two busy nodes, then two tied best ones: heap.Init lifts the fourth (the left child's
+    child) above the third (the root's right child). On 8-GPU nodes the kernel keeps the root;
+    nodes without GPUs the plugin scores (100 each), and Python folds them in as the kernel
+    would."""
+    cluster = Cluster(tuple(Node(f"n{i}", "A100", 8 if i < 2 else gpus, 64000, 262144) for i in range(4)))
+    state = ClusterState(cluster)
+    for node in (0, 1):
+        state.allocate((f"busy{node}", 0), node, PodRequest(4000, cpu_milli=60000))
+    native = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0, kernel=kernel)
+    request = PodRequest(milli, cpu_milli=1000)
+    listed = native.run(state, request, 0)[0]
+    top = max(score for score, _ in listed)
+    assert [node for score, node in listed if score == top] == [2, 3]
+    assert native.run_root(state, request, 0)[0] == SortedScoredNodes(listed).peek() == 3

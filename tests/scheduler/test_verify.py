@@ -28,6 +28,7 @@ from scheduler.framework.node_search import PartialSearch
 from scheduler.framework.status import Resource, Status
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
+from scheduler.state import cluster_state
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
 from scheduler.state.holding_index import HoldingIndex
@@ -47,10 +48,14 @@ from tests.scheduler.scenario import (
 SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
 NO_FIT_CHECK = "failing node search settled by the usage index"
+FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"  # beside each search's check
+WALK_ROOT_CHECK = "heap root kept during the node walk"  # beside the heap root's check
 GROUP_CHECKS = {
     SEARCH_CHECK,
     NO_FIT_CHECK,
+    FLAT_COUNTS_CHECK,
     HEAP_ROOT_CHECK,
+    WALK_ROOT_CHECK,
     "GPUs held below a priority from the index",
     "group preemption ruled out by virtual free counts",
     "best topology domain from a bounded search",
@@ -73,7 +78,7 @@ GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
 # kube-default and its kin search from the rotating start under the heap's order
-HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, HEAP_ROOT_CHECK, NO_FIT_CHECK}
+HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, HEAP_ROOT_CHECK, WALK_ROOT_CHECK, NO_FIT_CHECK}
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +113,7 @@ BATCHING = kube_default_without_default_spread()
                                    "usable GPUs of a victim summed once per search"}),
     ("kube-default", HEAP_POD_CHECKS),
     # the batch keeps the whole heap of each search, so it pops it rather than ranking the root
-    (BATCHING, POD_CHECKS | {SEARCH_CHECK, NO_FIT_CHECK, "batch hint from the kept heap"}),
+    (BATCHING, POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, WALK_ROOT_CHECK, NO_FIT_CHECK, "batch hint from the kept heap"}),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
@@ -208,6 +213,9 @@ BROKEN = {
     "the inline fit check reads the GPUs' capacity, not what is free": (
         lambda mp: mp.setattr(PartialSearch, "free_whole_gpus", lambda self, state: [n.gpus for n in state.nodes]),
         SEARCH_CHECK, "kube-default"),
+    "the native walk's arrays are written one off": (
+        lambda mp: mp.setattr(cluster_state, "flat", lambda value: value - 1),
+        FLAT_COUNTS_CHECK),
     "the heap's root is taken as the first best node scanned": (
         lambda mp: mp.setattr(node_heap, "preorder_rank", lambda position, depth: (position, 0)),
         HEAP_ROOT_CHECK, "kube-default"),
