@@ -6,13 +6,16 @@ of the run's grid, with `free_0`, the usable free GPUs the gang barrier left), `
 `fit_keyed` (int_shape_fit). The steps join, group and partition on integer keys numbered there:
 mkey a run's GPU model, lkey a run's waiting set (wait kind, models, minimum shape), fkey a
 run's GPU model × pod size (a fit's); with the step (a run's grid point, numbered in time order)
-they stand for the text and double columns they number, so every row is the same, and the
-quota step's tens of millions of level-steps are narrow enough to sort in memory. Each step is
-the same block: the models' steps with GPUs left that a level of
-its waits is on, the levels' members there with their fit, the registry's fit test (a macro of
-models/macros.sql) for what each member could have used, and the claim: per waiting set, what
-its members could use, scaled to its GPUs where they could use more (its demand counts once
-across its models), never more than the GPUs left. The block ends in `waterfall_claims`:
+they stand for the text and double columns they number, so every row is the same. Each step is
+the same block: the models' steps with GPUs left that a level of its waits is on (numbered by
+`ord`), the fit in force at each of them for each fit timeline its waits ask for (one as-of
+lookup per timeline and step, `w{n}_fit`), the levels' members there (hash-joined to that
+lookup), the registry's fit test (a macro of models/macros.sql) for what each member could have
+used, and the claim: per waiting set, what its members could use, scaled to its GPUs where they
+could use more (its demand counts once across its models), never more than the GPUs left. A
+level on one model has one member a step and skips the window over (level, step); `used_n`
+skips the hash aggregate for groups of one row (`plain=True` renders the twin without these
+shortcuts, tests/pipeline/test_waterfall_fast_paths.py). The block ends in `waterfall_claims`:
 run_id, gpu_model, step, idle_reason, gpus (one row per claim step and model step).
 """
 
