@@ -6,13 +6,16 @@ of the run's grid, with `free_0`, the usable free GPUs the gang barrier left), `
 `fit_keyed` (int_shape_fit). The steps join, group and partition on integer keys numbered there:
 mkey a run's GPU model, lkey a run's waiting set (wait kind, models, minimum shape), fkey a
 run's GPU model × pod size (a fit's); with the step (a run's grid point, numbered in time order)
-they stand for the text and double columns they number, so every row is the same, and the
-quota step's tens of millions of level-steps are narrow enough to sort in memory. Each step is
-the same block: the models' steps with GPUs left that a level of
-its waits is on, the levels' members there with their fit, the registry's fit test (a macro of
-models/macros.sql) for what each member could have used, and the claim: per waiting set, what
-its members could use, scaled to its GPUs where they could use more (its demand counts once
-across its models), never more than the GPUs left. The block ends in `waterfall_claims`:
+they stand for the text and double columns they number, so every row is the same. Each step is
+the same block: the models' steps with GPUs left that a level of its waits is on (numbered by
+`ord`), the fit in force at each of them for each fit timeline its waits ask for (one as-of
+lookup per timeline and step, `w{n}_fit`), the levels' members there (hash-joined to that
+lookup), the registry's fit test (a macro of models/macros.sql) for what each member could have
+used, and the claim: per waiting set, what its members could use, scaled to its GPUs where they
+could use more (its demand counts once across its models), never more than the GPUs left. A
+level on one model has one member a step and skips the window over (level, step); `used_n`
+skips the hash aggregate for groups of one row (`plain=True` renders the twin without these
+shortcuts, tests/pipeline/test_waterfall_fast_paths.py). The block ends in `waterfall_claims`:
 run_id, gpu_model, step, idle_reason, gpus (one row per claim step and model step).
 """
 
@@ -26,11 +29,36 @@ MARKER = "-- @waterfall (pipeline/waterfall.py)"
 _LEVEL = "lkey, step"
 
 
-def _step(n: int, claim: Claim) -> str:
+
+def _members(n: int, which: str, negate: str, waits: str, still_asked: str, used_join: str) -> str:
+    """Each level on each model where GPUs are left, at each of its steps, with the fit of its size
+    (levels of one model, or of several: `which`)."""
+    return f"""
+w{n}_members_{which} as (
+    -- each level ({which} model{'' if which == 'one' else 's'}) on each model where GPUs are left,
+    -- at each of its steps, with the fit of its size
+    select l.lkey, l.mkey, l.gpus_per_pod, l.min_pods, {still_asked} as gpus,
+        f.step, f.free, f.fit_pods, f.unfit_free_gpus, f.all_free_gpus
+    from (
+        select l.lkey, l.mkey, coalesce(l.fkey, -l.mkey) as sk, l.gpus_per_pod, l.min_pods, l.gpus,
+            unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
+        from level_members as l
+        inner join w{n}_sets as k on k.lkey = l.lkey and {negate}k.one_model
+        inner join w{n}_free as b on b.mkey = l.mkey and b.step = l.step
+        inner join w{n}_free as e on e.mkey = l.mkey and e.step = l.next_step - 1
+        where l.wait in ({waits})
+    ) as l
+    inner join w{n}_fit as f using (sk, ord){used_join}
+    where {still_asked} > 1e-9
+),
+"""
+
+def _step(n: int, claim: Claim, plain: bool) -> str:
     waits = ", ".join(f"'{wait}'" for wait in claim.waits)
     before = f"free_{n - 1}"
     # what each level still asks for: its GPUs less what the steps before claimed for it there
-    if n == 1:
+    if n == 1 or (not plain and not _shares_waits(n, claim)):
+        # (used_{n-1} holds only other waits' levels: nothing to subtract)
         still_asked, used_join = "l.gpus", ""
     else:
         still_asked = "l.gpus - coalesce(u.gpus, 0)"
@@ -46,81 +74,144 @@ w{n}_free as (
     where exists (select 1 from level_members as l where l.wait in ({waits}) and l.mkey = f.mkey)
 ),
 
-w{n}_members as (
-    -- each level on each model where GPUs are left, at each of its steps, with the fit of its size
-    select s.*, coalesce(q.fit_pods, 0) as fit_pods, coalesce(q.unfit_free_gpus, 0) as unfit_free_gpus,
-        coalesce(q.free_gpus, 0) as all_free_gpus
-    from (
-        select l.lkey, l.mkey, l.fkey, l.gpus_per_pod, l.min_pods, {still_asked} as gpus,
-            f.step, f.time_s, f.free
-        from (
-            select l.lkey, l.mkey, l.fkey, l.gpus_per_pod, l.min_pods, l.gpus,
-                unnest(range(b.ord - cast(b.free > 0 as bigint) + 1, e.ord + 1)) as ord
-            from level_members as l
-            inner join w{n}_free as b on b.mkey = l.mkey and b.step = l.step
-            inner join w{n}_free as e on e.mkey = l.mkey and e.step = l.next_step - 1
-            where l.wait in ({waits})
-        ) as l
-        inner join w{n}_free as f using (mkey, ord){used_join}
-        where f.free > 0
-    ) as s
-    -- the fit in force at this step (every change of it is a point of the grid)
-    -- (of the fit's timelines, only those of the sizes these waits ask for on these models)
-    asof left join (
-        select * from fit_keyed
-        where fkey in (select fkey from level_members where wait in ({waits}))
-    ) as q on q.fkey = s.fkey and q.start_s <= s.time_s
-    where s.gpus > 1e-9
+w{n}_shapes as (
+    -- the fit timelines these waits ask for: sk is a model × pod size (fkey), or the model alone
+    -- (−mkey) for a size with no timeline there (no fit: zeros, as for no row in force)
+    select distinct mkey, fkey, coalesce(fkey, -mkey) as sk
+    from level_members
+    where wait in ({waits})
 ),
 
-w{n}_wanted as (
+w{n}_fit as (
+    -- each step of a model with GPUs left (by ord), for each timeline these waits ask for, with
+    -- the fit in force there (every change of it is a point of the grid): one lookup per
+    -- timeline and step, hash-joined by the levels' members, never an as-of join per member
+    select s.sk, f.ord, f.step, f.free, coalesce(q.fit_pods, 0) as fit_pods,
+        coalesce(q.unfit_free_gpus, 0) as unfit_free_gpus, coalesce(q.free_gpus, 0) as all_free_gpus
+    from w{n}_free as f
+    inner join w{n}_shapes as s using (mkey)
+    asof left join (
+        select * from fit_keyed where fkey in (select fkey from w{n}_shapes)
+    ) as q on q.fkey = s.fkey and q.start_s <= f.time_s
+    where f.free > 0
+),
+
+w{n}_sets as (
+    -- the models of each waiting set that have GPUs: a level on one model is its own partition
+    select lkey, {'false' if plain else 'count(distinct mkey) = 1'} as one_model
+    from level_members
+    where wait in ({waits})
+    group by lkey
+),
+{_members(n, "one", "", waits, still_asked, used_join)}{_members(n, "many", "not ", waits, still_asked, used_join)}
+w{n}_wanted_many as materialized (
     -- the fit test: what each member could use; a level wants at most its GPUs over its models
-    select *, usable * least(1, gpus / xsum(usable) over (partition by {_LEVEL})) as wanted
+    -- (a level on several models: sums over its members at each step)
+    select lkey, mkey, step, usable * least(1, gpus / xsum(usable) over (partition by {_LEVEL})) as wanted
     from (
         select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
             fits_packed_somewhere) as usable
         from (
             select *, bool_or(min_pods * gpus_per_pod <= all_free_gpus + 1e-9) over (partition by {_LEVEL})
                 as fits_packed_somewhere
-            from w{n}_members
+            from w{n}_members_many
         )
     )
+    {"" if plain else "-- a member that could use nothing wants nothing: it adds 0 to every sum below"}
+    {"" if plain else "where usable <> 0"}
     qualify xsum(usable) over (partition by {_LEVEL}) > 0
+),
+
+w{n}_wanted_one as materialized (
+    -- the same for a level on one model: one member a step, so the sums of one row without the
+    -- window's sort (xsum of one value: the value as a decimal(38, 18))
+    select lkey, mkey, step, usable * least(1, gpus / {_one("usable")}) as wanted
+    from (
+        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
+            min_pods * gpus_per_pod <= all_free_gpus + 1e-9) as usable
+        from w{n}_members_one
+    )
+    where {_one("usable")} > 0
 ),
 
 w{n}_pull as (
     select mkey, step, xsum(wanted) as wanted
-    from w{n}_wanted
+    from (
+        select mkey, step, wanted from w{n}_wanted_many
+        union all
+        select mkey, step, wanted from w{n}_wanted_one
+    )
     group by all
 ),
 
 after_{n} as (
-    -- never more than the GPUs left
+    -- never more than the GPUs left; pulled_{n}: what the waits wanted there
     select f.*, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
-        f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n}
+        f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n},
+        coalesce(p.wanted, 0) as pulled_{n}
     from after_{n - 1} as f
     left join w{n}_pull as p using (mkey, step)
 ),
+{_used(n, claim, plain)}"""
 
+
+def _given(n: int, which: str) -> str:
+    # what a member is given at its step: its part of the model's claim (a model short of GPUs
+    # gives each its part)
+    return f"""select w.lkey, w.step, w.wanted * a.claim_{n} / a.pulled_{n} as gpus
+        from w{n}_wanted_{which} as w
+        inner join after_{n} as a using (mkey, step)
+        where a.pulled_{n} > 0"""
+
+
+def _used(n: int, claim: Claim, plain: bool) -> str:
+    """used_n: what each level has been given by the steps up to n at each step."""
+    if plain or _shares_waits(n, claim):
+        return f"""
 used_{n} as (
-    -- what each level has been given so far at each step (a model short of GPUs gives each its part)
+    -- what each level has been given so far at each step
     select {_LEVEL}, xsum(gpus) as gpus
     from (
         {f"select * from used_{n - 1} union all" if n > 1 else ""}
-        select w.lkey, w.step, w.wanted * a.claim_{n} / p.wanted as gpus
-        from w{n}_wanted as w
-        inner join w{n}_pull as p using (mkey, step)
-        inner join after_{n} as a using (mkey, step)
-        where p.wanted > 0
+        {_given(n, "many")}
+        union all
+        {_given(n, "one")}
     )
+    group by all
+),
+"""
+    # No earlier step claims for these waits: a level's rows are all earlier ones or all of this
+    # step, and a level on one model has one row a step. Those groups are of one row: xsum of it
+    # without the hash aggregate.
+    earlier = (f"select lkey, step, {_one('gpus')} as gpus from used_{n - 1}\n    union all\n    "
+               if n > 1 else "")
+    return f"""
+used_{n} as (
+    -- what each level has been given so far at each step
+    {earlier}select lkey, step, {_one('gpus')} as gpus from ({_given(n, "one")})
+    union all
+    select {_LEVEL}, xsum(gpus) as gpus from ({_given(n, "many")})
     group by all
 ),
 """
 
 
-def waterfall_ctes() -> str:
-    """The CTEs of every step of the waterfall, then `waterfall_claims`."""
-    steps = "".join(_step(n, claim) for n, claim in enumerate(WATERFALL, 1))
+def _one(value: str) -> str:
+    """xsum over a group of one row: the value as a decimal(38, 18), as a double again."""
+    return f"cast(cast({value} as decimal(38, 18)) as double)"
+
+
+def _shares_waits(n: int, claim: Claim) -> bool:
+    """Some step before the n-th (1-based) claims for a wait kind of this one."""
+    return any(set(claim.waits) & set(earlier.waits) for earlier in WATERFALL[: n - 1])
+
+
+def waterfall_ctes(plain: bool = False) -> str:
+    """The CTEs of every step of the waterfall, then `waterfall_claims`. ``plain``: without the
+    shortcuts for groups of one row (levels on one model, steps whose waits no earlier step
+    claims for), every level through the window and every `used` through the hash aggregate:
+    the twin the tests compare the fast rendering with (the same rows)."""
+    steps = "".join(_step(n, claim, plain) for n, claim in enumerate(WATERFALL, 1))
     last = len(WATERFALL)
     claims = "\n    union all\n".join(
         f"    select run_id, gpu_model, step, '{claim.cause}' as idle_reason, claim_{n} as gpus from after_{last}"
@@ -129,6 +220,6 @@ def waterfall_ctes() -> str:
     return f"{steps}\nwaterfall_claims as (\n{claims}\n),\n"
 
 
-def render(sql: str) -> str:
+def render(sql: str, plain: bool = False) -> str:
     """A model's SQL with the waterfall's CTEs in place of its marker line (if it has one)."""
-    return sql.replace(MARKER, waterfall_ctes()) if MARKER in sql else sql
+    return sql.replace(MARKER, waterfall_ctes(plain)) if MARKER in sql else sql

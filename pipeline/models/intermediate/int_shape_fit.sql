@@ -41,6 +41,18 @@ pod_sizes as (
     select distinct run_id, gpus_per_pod from workloads where gpus_per_pod > 0 and min_count > 1
 ),
 
+shape_keys as (
+    -- skey numbers a run's GPU model × pod size: the timelines' groups and windows run on it,
+    -- the names are joined back once, to the result
+    select *, row_number() over (order by run_id, gpu_model, gpus_per_pod) as skey
+    from (
+        select distinct n.run_id, n.gpu_model, s.gpus_per_pod
+        from nodes as n
+        inner join pod_sizes as s using (run_id)
+        where n.gpu_model is not null
+    )
+),
+
 node_changes as (
     select run_id, node, start_s as time_s, gpus as taken_delta from intervals
     union all
@@ -76,9 +88,7 @@ node_fits as (
     -- each node level with the one before it (null at the node's first), so that a pod size's
     -- change of fit is computed on the level's row, without a window over every node × size
     select
-        l.run_id,
-        l.node,
-        l.gpu_model,
+        s.skey,
         s.gpus_per_pod,
         l.time_s,
         l.free_gpus,
@@ -89,14 +99,12 @@ node_fits as (
         select *, lag(free_gpus) over (partition by run_id, node order by time_s) as previous_free_gpus
         from node_levels
     ) as l
-    inner join pod_sizes as s using (run_id)
+    inner join shape_keys as s on s.run_id = l.run_id and s.gpu_model = l.gpu_model
 ),
 
 fit_deltas as (
     select
-        run_id,
-        gpu_model,
-        gpus_per_pod,
+        skey,
         time_s,
         fit_pods - coalesce(previous_fit_pods, 0) as fit_delta,
         case when fit_pods = 0 then free_gpus else 0 end
@@ -107,37 +115,33 @@ fit_deltas as (
 
 model_levels as (
     select
-        run_id,
-        gpu_model,
-        gpus_per_pod,
+        skey,
         time_s,
         sum(fit_delta) over w as fit_pods,
         -- whole milli-GPUs: rounding drops the float noise of long running sums
         round(xsum(unfit_delta) over w, 9) as unfit_free_gpus,
         round(xsum(free_delta) over w, 9) as free_gpus
     from (
-        select run_id, gpu_model, gpus_per_pod, time_s, sum(fit_delta) as fit_delta,
+        select skey, time_s, sum(fit_delta) as fit_delta,
             xsum(unfit_delta) as unfit_delta, xsum(free_delta) as free_delta
         from fit_deltas
         group by all
     )
-    window w as (partition by run_id, gpu_model, gpus_per_pod order by time_s
-        rows between unbounded preceding and current row)
+    window w as (partition by skey order by time_s rows between unbounded preceding and current row)
 ),
 
 final as (
     select
-        m.run_id,
-        m.gpu_model,
-        m.gpus_per_pod,
+        k.run_id,
+        k.gpu_model,
+        k.gpus_per_pod,
         m.time_s as start_s,
-        coalesce(lead(m.time_s) over (
-            partition by m.run_id, m.gpu_model, m.gpus_per_pod order by m.time_s
-        ), r.horizon_s) as end_s,
+        coalesce(lead(m.time_s) over (partition by m.skey order by m.time_s), r.horizon_s) as end_s,
         m.fit_pods,
         m.unfit_free_gpus,
         m.free_gpus
     from model_levels as m
+    inner join shape_keys as k using (skey)
     inner join runs as r using (run_id)
 )
 
