@@ -2,9 +2,10 @@
  * (`heap_choice`, node_heap.py) in C.
  *
  * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
- * state's own Python lists of small ints (read in place) and its flat int64 arrays of free CPU,
- * free memory and milli-GPUs held (`state/flat_counts.py`, read through the buffer protocol
- * once per call: no int object per node; nothing is copied or kept between calls). A node of
+ * state's flat int64 arrays (whole free GPUs, free CPU, free memory and milli-GPUs held:
+ * `state/flat_counts.py`; GPUs, whether CPU and memory are modelled, and the model id:
+ * `state/node_arrays.py`), read through the buffer protocol once per call: no int object per
+ * node; nothing is copied or kept between calls. A node of
  * a GPU model the request does not accept is counted as a mismatch; a node that surely fits
  * (whole free GPUs, CPU and memory free, as the Python walk decides) is scored with the
  * inline LeastAllocated / MostAllocated arithmetic of the Python walk, in the same IEEE
@@ -46,25 +47,10 @@
 /* flat_counts.BEYOND_INT64: a count the array does not hold (Python reads the list's int). */
 #define BEYOND_INT64 LLONG_MIN
 
-enum { READ_OK = 0, READ_TOO_BIG = 1, READ_ERROR = -1, FRACTION_UNDECIDED = 3 };
+enum { FRACTION_UNDECIDED = 3 };
 
 /* The statuses a plain filter fails a node with (gpu_fit.py's `inline_statuses`, in this order). */
 enum { FAILED_GPU_SHORT = 0, FAILED_GPU_NEVER = 1, FAILED_CPU = 2, FAILED_MEMORY = 3, FAILED_KINDS = 4 };
-
-/* list[index] as a long long: READ_TOO_BIG when it does not fit, READ_ERROR (exception set)
- * when it is not an int. */
-static int read_int(PyObject *list, Py_ssize_t index, long long *out) {
-    int overflow = 0;
-    long long value = PyLong_AsLongLongAndOverflow(PyList_GET_ITEM(list, index), &overflow);
-    if (overflow) {
-        return READ_TOO_BIG;
-    }
-    if (value == -1 && PyErr_Occurred()) {
-        return READ_ERROR;
-    }
-    *out = value;
-    return READ_OK;
-}
 
 /* Whether a shared device of `devices` (a dict of free milli-GPUs) has `milli` free: 1 or 0;
  * FRACTION_UNDECIDED when a value does not fit 64 bits (Python decides); -1 with an exception set. */
@@ -98,13 +84,6 @@ static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mism
                          failed[FAILED_MEMORY]);
 }
 
-#define READ(list, node, into)                                      \
-    do {                                                            \
-        int read_status = read_int((list), (node), &(into));        \
-        if (read_status == READ_ERROR) return NULL;                 \
-        if (read_status == READ_TOO_BIG) goto python_decides;       \
-    } while (0)
-
 #define READ_FLAT(array, node, into)                                \
     do {                                                            \
         (into) = (array)[(node)];                                   \
@@ -123,7 +102,7 @@ static int flat_array(PyObject *object, Py_ssize_t count, Py_buffer *view) {
         PyBuffer_Release(view);
     }
     PyErr_SetString(PyExc_TypeError,
-                    "walk(): cpu_free, memory_free and used must be int64 arrays of one value per node");
+                    "walk(): the per-node counts must be int64 arrays of one value per node");
     return -1;
 }
 
@@ -228,11 +207,16 @@ PyDoc_STRVAR(walk_doc,
 "over the feasible nodes so far, updated in place and nothing appended. The counts are of the\n"
 "nodes this call failed (plain_filters only), by the status of the first filter that fails them.");
 
-static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, const long long *memory_free,
-                            const long long *used) {
-    PyObject *feasible = args[0], *whole_free = args[1];
-    PyObject *gpus = args[5], *has_cpu = args[6], *has_memory = args[7];
-    PyObject *model_ids = args[8], *accepted = args[9], *excluded = args[10];
+/* The per-node int64 arrays, in walk()'s argument order (arguments 1 to 8). */
+enum { FLAT_WHOLE_FREE, FLAT_CPU_FREE, FLAT_MEMORY_FREE, FLAT_USED, FLAT_GPUS, FLAT_HAS_CPU, FLAT_HAS_MEMORY,
+       FLAT_MODEL_IDS, FLAT_ARRAYS };
+
+static PyObject *walk_nodes(PyObject *const *args, const long long *const *arrays) {
+    const long long *whole_free = arrays[FLAT_WHOLE_FREE], *cpu_free = arrays[FLAT_CPU_FREE];
+    const long long *memory_free = arrays[FLAT_MEMORY_FREE], *used = arrays[FLAT_USED];
+    const long long *gpus = arrays[FLAT_GPUS], *has_cpu = arrays[FLAT_HAS_CPU];
+    const long long *has_memory = arrays[FLAT_HAS_MEMORY], *model_ids = arrays[FLAT_MODEL_IDS];
+    PyObject *feasible = args[0], *accepted = args[9], *excluded = args[10];
     Py_ssize_t start = PyLong_AsSsize_t(args[11]), count = PyLong_AsSsize_t(args[12]);
     Py_ssize_t i = PyLong_AsSsize_t(args[13]), processed = PyLong_AsSsize_t(args[14]);
     Py_ssize_t wanted = PyLong_AsSsize_t(args[15]);
@@ -263,7 +247,7 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
     if (root_mode && load_root(root_list, &root) < 0) {
         return NULL;
     }
-    PyObject *lists[] = {feasible, unresolvable, whole_free, gpus, has_cpu, has_memory, model_ids, shared_free};
+    PyObject *lists[] = {feasible, unresolvable, shared_free};
     for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
         if (!PyList_Check(lists[k]) || (k > 1 && PyList_GET_SIZE(lists[k]) < count)) {
             PyErr_SetString(PyExc_TypeError, "walk(): the node arrays must be lists of one int per node");
@@ -293,7 +277,7 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
         }
         long long value;
         if (accepts != NULL) {
-            READ(model_ids, node, value);
+            READ_FLAT(model_ids, node, value);
             if (value < 0 || value >= models_known || !accepts[value]) {
                 mismatched++;
                 processed++;
@@ -318,15 +302,15 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
             goto python_decides;
         }
         /* Surely fitting: whole free GPUs enough, and CPU and memory free where modelled. */
-        READ(whole_free, node, value);
+        READ_FLAT(whole_free, node, value);
         int gpus_short = value < whole;
         int cpu_short = 0, memory_short = 0;
-        READ(has_cpu, node, value);
+        READ_FLAT(has_cpu, node, value);
         if (value) {
             READ_FLAT(cpu_free, node, value);
             cpu_short = value < cpu;
         }
-        READ(has_memory, node, value);
+        READ_FLAT(has_memory, node, value);
         if (value) {
             READ_FLAT(memory_free, node, value);
             memory_short = value < memory;
@@ -350,7 +334,7 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
             int kind;
             if (gpus_short && (gpu_first || (!cpu_short && !memory_short))) {
                 long long node_gpus;
-                READ(gpus, node, node_gpus);
+                READ_FLAT(gpus, node, node_gpus);
                 /* GpuFit: unresolvable when the request exceeds every GPU of the node. */
                 kind = node_gpus < LLONG_MAX / MILLI && milli > node_gpus * MILLI ? FAILED_GPU_NEVER : FAILED_GPU_SHORT;
             } else {
@@ -375,7 +359,7 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *cpu_free, co
             break;  /* one feasible node more than wanted: the search is cancelled */
         }
         long long node_gpus, node_used;
-        READ(gpus, node, node_gpus);
+        READ_FLAT(gpus, node, node_gpus);
         READ_FLAT(used, node, node_used);
         long long numerator = node_used + milli;
         if (node_gpus <= 0 || node_gpus > EXACT_IN_DOUBLE / MILLI || numerator < -EXACT_IN_DOUBLE
@@ -433,16 +417,17 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (count == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    Py_buffer views[3];
+    Py_buffer views[FLAT_ARRAYS];
+    const long long *arrays[FLAT_ARRAYS];
     int taken = 0;
     PyObject *result = NULL;
-    for (; taken < 3; taken++) {
-        if (flat_array(args[2 + taken], count, &views[taken]) < 0) {
+    for (; taken < FLAT_ARRAYS; taken++) {
+        if (flat_array(args[1 + taken], count, &views[taken]) < 0) {
             goto release;
         }
+        arrays[taken] = (const long long *)views[taken].buf;
     }
-    result = walk_nodes(args, (const long long *)views[0].buf, (const long long *)views[1].buf,
-                        (const long long *)views[2].buf);
+    result = walk_nodes(args, arrays);
 release:
     while (taken > 0) {
         PyBuffer_Release(&views[--taken]);

@@ -281,7 +281,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     instead of listed."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
-    flat = state.flat  # what the kernel reads of cpu_free, memory_free and used
+    flat = state.flat  # what the kernel reads of whole_free, cpu_free, memory_free and used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
     accepted = arrays.accepted(request.models)
@@ -293,8 +293,8 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     i = processed = 0
     while True:
         i, processed, mismatched, at_node, kinds = kernel(
-            feasible, whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu, arrays.has_memory,
-            arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
+            feasible, flat.whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu,
+            arrays.has_memory, arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
             whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, root, search.gpu_first)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched

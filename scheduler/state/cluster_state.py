@@ -99,11 +99,9 @@ class ClusterState:
         self.free_milli_by_model: dict[str, int] = {}
         self.nodes_by_model: dict[str, list[int]] = {}
         self.used: list[int] = [0] * len(self.nodes)  # milli-GPUs held per node
-        # cpu_free, memory_free and used as int64 arrays too, for the native walk; written
-        # wherever the lists are (`resources_moved`, `_moved`)
-        self.flat = FlatCounts(self.cpu_free, self.memory_free, self.used)
-        # Nodes by used milli-GPUs, kept once first asked (`scheduler/state/usage_index.py`).
-        self.usage_index = UsageIndex(self.used)
+        # Free and used counts as int64 arrays for the native walk, written with the lists.
+        self.flat = FlatCounts(self.cpu_free, self.memory_free, self.used, self.whole_free)
+        self.usage_index = UsageIndex(self.used)  # by used milli-GPUs, kept once first asked
         # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
@@ -312,6 +310,7 @@ class ClusterState:
 
     def _moved(self, node: int, priority: int, whole_before: int, milli: int) -> None:
         """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`."""
+        self.flat.whole_free[node] = flat(self.whole_free[node])  # last in _apply/_unapply: after every write
         places = self.places if self.places.kept else None
         if places is not None and self.whole_free[node] != whole_before:
             places.whole_free_moved(node, whole_before, self.whole_free[node])

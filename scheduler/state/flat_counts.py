@@ -31,24 +31,27 @@ class Lists(Protocol):
     cpu_free: list[int]
     memory_free: list[int]
     used: list[int]
+    whole_free: list[int]
 
 
 class FlatCounts:
-    """Per node, as the kernel reads them: free CPU (milli-cores), free memory (MiB) and
-    milli-GPUs held."""
+    """Per node, as the kernel reads them: free CPU (milli-cores), free memory (MiB),
+    milli-GPUs held and whole free GPUs."""
 
-    FIELDS: Final = ("cpu_free", "memory_free", "used")
+    FIELDS: Final = ("cpu_free", "memory_free", "used", "whole_free")
 
-    def __init__(self, cpu_free: Sequence[int], memory_free: Sequence[int], used: Sequence[int]) -> None:
+    def __init__(self, cpu_free: Sequence[int], memory_free: Sequence[int], used: Sequence[int],
+                 whole_free: Sequence[int]) -> None:
         self.cpu_free = array("q", map(flat, cpu_free))
         self.memory_free = array("q", map(flat, memory_free))
         self.used = array("q", map(flat, used))
+        self.whole_free = array("q", map(flat, whole_free))
 
     def differences(self, lists: Lists) -> list[tuple[str, int]]:
         """(field, node) wherever an array does not hold what its list holds (a writer that
         forgot the array); empty when they agree."""
         if (self.cpu_free.tolist() == lists.cpu_free and self.memory_free.tolist() == lists.memory_free
-                and self.used.tolist() == lists.used):
+                and self.used.tolist() == lists.used and self.whole_free.tolist() == lists.whole_free):
             return []  # every count within the arrays' range and equal: no value to flatten
         return [(name, node) for name in self.FIELDS
                 for node, (kept, exact) in enumerate(zip(getattr(self, name), getattr(lists, name), strict=True))

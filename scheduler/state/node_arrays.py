@@ -1,12 +1,15 @@
 """What the native node walk reads of the nodes that never changes (`framework/native_walk.c`):
-one plain int per node and field, built once per cluster state, so the walk reads lists of
-ints where the Python walk reads each node's spec."""
+one int64 per node and field (`array('q')`, read through the buffer protocol), built once per
+cluster state, where the Python walk reads each node's spec. A GPU count int64 cannot hold is
+stored as `flat_counts.BEYOND_INT64`: the kernel hands that node to Python."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 from scheduler.model import Node
+from scheduler.state.flat_counts import flat
 
 
 class NodeArrays:
@@ -18,10 +21,10 @@ class NodeArrays:
         self.model_ids: dict[str, int] = {}
         for node in nodes:
             self.model_ids.setdefault(node.gpu_model, len(self.model_ids))
-        self.model_id = [self.model_ids[node.gpu_model] for node in nodes]
-        self.gpus = [node.gpus for node in nodes]
-        self.has_cpu = [1 if node.cpu_milli else 0 for node in nodes]
-        self.has_memory = [1 if node.memory_mib else 0 for node in nodes]
+        self.model_id = array("q", (self.model_ids[node.gpu_model] for node in nodes))
+        self.gpus = array("q", (flat(node.gpus) for node in nodes))
+        self.has_cpu = array("q", (1 if node.cpu_milli else 0 for node in nodes))
+        self.has_memory = array("q", (1 if node.memory_mib else 0 for node in nodes))
         self._accepted: dict[tuple[str, ...], bytes | None] = {}
 
     def accepted(self, models: tuple[str, ...]) -> bytes | None:

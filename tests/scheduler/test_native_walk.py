@@ -164,26 +164,31 @@ def test_values_beyond_exact_doubles_are_scored_by_python(kernel):
             assert _answer(native.run(state, request, start)) == _answer(python.run(state, request, start))
 
 
-def test_the_kernel_refuses_arrays_that_are_not_lists_of_ints(kernel):
+def test_the_kernel_refuses_arrays_that_are_not_int64_arrays(kernel):
     def q(*values):
         return array("q", values)
 
+    def walk(*arrays, feasible=None, root=None):
+        return kernel([] if feasible is None else feasible, *arrays, None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True,
+                      1.0, [], True, [{}], root, True)
+
+    good = [q(1), q(1), q(1), q(0), q(8), q(1), q(1), q(0)]  # whole free .. model id: one node
+    assert walk(*good)[:4] == (1, 1, 0, False)  # the node is feasible: the walk ends past it
+    for field in range(8):
+        for wrong in ([1], (1,), array("i", [1]), q()):  # not a buffer, not of int64, shorter than the nodes
+            arrays = list(good)
+            arrays[field] = wrong
+            with pytest.raises(TypeError, match="int64 arrays"):
+                walk(*arrays)
     with pytest.raises(TypeError, match="lists of one int per node"):
-        kernel([], (1,), q(1), q(1), q(1), [1], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}], None, True)
-    with pytest.raises(TypeError):
-        kernel([], ["8"], q(1), q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True, 1.0,
-               [], True, [{}], None, True)
-    for wrong in ([1], array("i", [1]), q()):  # not a buffer, not of int64, shorter than the nodes
-        with pytest.raises(TypeError, match="int64 arrays"):
-            kernel([], [1], wrong, q(1), q(1), [8], [1], [1], [0], None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True,
-                   1.0, [], True, [{}], None, True)
+        walk(*good, feasible=(1,))
 
 
 def test_the_kernel_refuses_a_root_of_another_shape(kernel):
     for wrong in ([0, 0.0, -1], (0, 0.0, -1, -1), [1, 3, 0, 0]):  # a list of 4 with a float top once found
         with pytest.raises(TypeError, match="root must be None or a list"):
-            kernel([], [1], array("q", [1]), array("q", [1]), array("q", [0]), [8], [1], [1], [0], None, None, 0, 1,
+            kernel([], array("q", [1]), array("q", [1]), array("q", [1]), array("q", [0]), array("q", [8]),
+                   array("q", [1]), array("q", [1]), array("q", [0]), None, None, 0, 1,
                    0, 0, 1, 1, 0, 0, 1000, True, 1.0, [], True, [{}], wrong, True)
 
 
