@@ -38,55 +38,70 @@ allocated as (
     group by all
 ),
 
-allocated_lines as (
-    -- each workload's lines, made in one pass (no intermediate is read twice): a GPU line below
-    -- its ClusterQueue's nominal quota and one above it (borrowed), a CPU line, a memory line,
-    -- each where it is not empty; a productive GPU line is split by the workload's utilisation
-    -- into `active` (quantity × fraction) and `allocated_idle` (the remainder, not
-    -- quantity × (1 − fraction): the two parts add up to the line exactly), or is one
-    -- `unmeasured` line when the utilisation is unknown
+allocated_parts as (
+    -- each workload's quantities per resource, GPUs split below its ClusterQueue's nominal quota
+    -- and above it (borrowed)
     select
-        a.run_id, a.period_index, a.period_start_s, a.period_end_s, a.node, l.resource, a.workload_id,
-        a.usage_class, cast(null as varchar) as idle_reason, a.preemptor, l.borrowed, l.quantity,
-        l.usage_subclass, l.active_fraction
-    from (
-        select
-            a.*,
-            -- what borrowing leaves below 1e-12 GPU-hours is float noise
-            case when a.gpu - coalesce(a.gpu_borrowed, 0) > (case when a.gpu_borrowed > 0 then 1e-12 else 0 end)
-                then a.gpu - coalesce(a.gpu_borrowed, 0) end as gpu_own,
-            case when a.gpu_borrowed > 1e-12 then a.gpu_borrowed end as gpu_lent,
-            w.gpu_utilization as u
-        from allocated as a
-        left join workloads as w on a.usage_class = 'productive' and w.run_id = a.run_id
-            and w.workload_id = a.workload_id
-    ) as a,
-    unnest(flatten(
-        -- [(resource, borrowed, quantity)] of the non-empty lines, then the sub-class parts
-        list_transform(
-            list_filter([
-                {'resource': 'gpu', 'borrowed': false, 'quantity': a.gpu_own},
-                {'resource': 'gpu', 'borrowed': true, 'quantity': a.gpu_lent},
-                {'resource': 'cpu', 'borrowed': false, 'quantity': case when a.cpu > 0 then a.cpu end},
-                {'resource': 'memory', 'borrowed': false, 'quantity': case when a.memory > 0 then a.memory end}
-            ], lambda x: x.quantity is not null),
-            lambda x: case when x.resource = 'gpu' and a.usage_class = 'productive' then
-                list_filter([
-                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity,
-                        'usage_subclass': 'unmeasured', 'active_fraction': cast(null as double),
-                        'keep': a.u is null},
-                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity * a.u,
-                        'usage_subclass': 'active', 'active_fraction': a.u, 'keep': a.u > 0},
-                    {'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity - x.quantity * a.u,
-                        'usage_subclass': 'allocated_idle', 'active_fraction': a.u, 'keep': a.u < 1}
-                ], lambda y: y.keep)
-            else
-                [{'resource': x.resource, 'borrowed': x.borrowed, 'quantity': x.quantity,
-                    'usage_subclass': cast(null as varchar), 'active_fraction': cast(null as double),
-                    'keep': true}]
-            end
-        )
-    )) as t(l)
+        a.*,
+        -- what borrowing leaves below 1e-12 GPU-hours is float noise
+        case when a.gpu - coalesce(a.gpu_borrowed, 0) > (case when a.gpu_borrowed > 0 then 1e-12 else 0 end)
+            then a.gpu - coalesce(a.gpu_borrowed, 0) end as gpu_own,
+        case when a.gpu_borrowed > 1e-12 then a.gpu_borrowed end as gpu_lent,
+        w.gpu_utilization as u
+    from allocated as a
+    left join workloads as w on a.usage_class = 'productive' and w.run_id = a.run_id
+        and w.workload_id = a.workload_id
+),
+
+gpu_parts as (
+    select run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, preemptor, u,
+        false as borrowed, gpu_own as quantity
+    from allocated_parts
+    where gpu_own is not null
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, workload_id, usage_class, preemptor, u,
+        true, gpu_lent
+    from allocated_parts
+    where gpu_lent is not null
+),
+
+allocated_lines as (
+    -- each workload's lines, each where it is not empty: a GPU line below its ClusterQueue's
+    -- nominal quota and one above it (borrowed), a CPU line, a memory line; a productive GPU
+    -- line is split by the workload's utilisation into `active` (quantity × fraction) and
+    -- `allocated_idle` (the remainder, not quantity × (1 − fraction): the two parts add up to
+    -- the line exactly), or is one `unmeasured` line when the utilisation is unknown. (Plain
+    -- filtered scans of the parts: a list of the lines built per row and unnested costs more.)
+    select run_id, period_index, period_start_s, period_end_s, node, 'gpu' as resource, workload_id,
+        usage_class, cast(null as varchar) as idle_reason, preemptor, borrowed, quantity,
+        cast(null as varchar) as usage_subclass, cast(null as double) as active_fraction
+    from gpu_parts
+    where usage_class <> 'productive'
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'gpu', workload_id, usage_class, null,
+        preemptor, borrowed, quantity, 'unmeasured', null
+    from gpu_parts
+    where usage_class = 'productive' and u is null
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'gpu', workload_id, usage_class, null,
+        preemptor, borrowed, quantity * u, 'active', u
+    from gpu_parts
+    where usage_class = 'productive' and u > 0
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'gpu', workload_id, usage_class, null,
+        preemptor, borrowed, quantity - quantity * u, 'allocated_idle', u
+    from gpu_parts
+    where usage_class = 'productive' and u < 1
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'cpu', workload_id, usage_class, null,
+        preemptor, false, cpu, null, null
+    from allocated_parts
+    where cpu > 0
+    union all
+    select run_id, period_index, period_start_s, period_end_s, node, 'memory', workload_id, usage_class, null,
+        preemptor, false, memory, null, null
+    from allocated_parts
+    where memory > 0
 ),
 
 idle_lines as (
