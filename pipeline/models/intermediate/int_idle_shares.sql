@@ -120,14 +120,21 @@ cell_users as (
     group by all
 ),
 
+cell_totals as (
+    -- a cell's usage, summed once per cell and joined to its users (a window over the cell's
+    -- users would sort them)
+    select period_index, ckey, xsum(quantity) as quantity, xsum(cost) as cost
+    from cell_users
+    group by all
+),
+
 cell_weights as (
     select
-        *,
+        u.*,
         -- by cost (OpenCost's weighted idle); by quantity where the cell's usage cost nothing
-        case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
-            else quantity / xsum(quantity) over cell end as weight
-    from cell_users
-    window cell as (partition by period_index, ckey)
+        case when t.cost > 0 then u.cost / t.cost else u.quantity / t.quantity end as weight
+    from cell_users as u
+    inner join cell_totals as t using (period_index, ckey)
 ),
 
 cell_idle as (
@@ -153,13 +160,18 @@ window_shares as (
 ),
 
 -- node: per charge period × node × resource ---------------------------------------------------
+node_totals as (
+    select period_index, pkey, xsum(quantity) as quantity, xsum(cost) as cost
+    from used
+    group by all
+),
+
 node_weights as (
     select
-        *,
-        case when xsum(cost) over cell > 0 then cost / xsum(cost) over cell
-            else quantity / xsum(quantity) over cell end as weight
-    from used
-    window cell as (partition by period_index, pkey)
+        u.*,
+        case when t.cost > 0 then u.cost / t.cost else u.quantity / t.quantity end as weight
+    from used as u
+    inner join node_totals as t using (period_index, pkey)
 ),
 
 node_idle as (
