@@ -81,14 +81,10 @@ class WorkloadRun:
         in the selector), so the placement plugin's own topology constraint is dropped."""
         original, pods = self.original_spec, self.spec.pods  # a partial admission's count stays
         if gpu_models is None:
-            self.spec = original if pods == original.pods else replace(original, pods=pods)
+            self.spec = original if pods == original.pods else original.narrowed(original.gpu_models, pods)
             self.request = self.original_request
         else:
-            if topology_assigned:
-                self.spec = replace(original, gpu_models=gpu_models, pods=pods, topology_required=None,
-                                    topology_preferred=None)
-            else:
-                self.spec = replace(original, gpu_models=gpu_models, pods=pods)
+            self.spec = original.narrowed(gpu_models, pods, drop_topology=topology_assigned)
             self.request = self.original_request.with_models(gpu_models, selector)
 
     def admitted_pods(self, pods: int | None) -> bool:

@@ -92,7 +92,7 @@ class Entry:
         self.node = node
         self.requeues_at_pop = requeues_at_pop
         self.is_preemptor = is_preemptor  # its queue's preemptor when popped (manager.go Head.IsPreemptor)
-        self.assignment = Assignment()
+        self.assignment: Assignment  # set by `Admitter._nominate` before anything reads it
         self.targets: list[Target] = []
         self.admitted = False
         self.reason = PendingReason.WAITING_FOR_QUOTA
@@ -244,11 +244,11 @@ class Admitter:
         wl = entry.wl
         entry.start = self.scan.start_of(wl, entry.node.name)
         key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
-        reads = self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape)
-        cached = self.nominations.get(key, reads)
+        stamp = self.nominations.stamp(self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape))
+        cached = self.nominations.get(key, stamp)
         if cached is None:
             cached = self._nomination(entry)
-            self.nominations.put(key, reads, cached)
+            self.nominations.put(key, stamp, cached)
         elif self.check is not None:
             self.check.same(wl.name, cached, self._nomination(entry))
         entry.assignment, entry.targets = cached

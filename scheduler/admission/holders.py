@@ -5,12 +5,18 @@ Preemption looks for victims among the workloads of a queue that use a contested
 flavor-resource, in that order, and usually stops after a few: iterating a sorted index
 lazily costs what is used, where classifying every holder of every queue on every
 attempt cost what is held (thousands on a large cluster).
+
+Each index is two parallel lists kept sorted: one integer per holder (`packed_order_key`,
+ordered exactly as the `order_key` tuples) and the holders. Every admission and release
+bisects them; an integer compares in one step where the tuples compared item by item,
+reading three objects per step from wherever they were allocated.
 """
 
 from __future__ import annotations
 
 import bisect
 import heapq
+import struct
 from collections.abc import Iterable, Iterator
 
 from scheduler.admission.quota import FlavorResource
@@ -24,10 +30,33 @@ def order_key(wl: AdmissionWorkload) -> OrderKey:
     return (wl.priority, -(wl.admitted_s or 0.0), wl.seq)
 
 
+_BIT_63 = 1 << 63
+_LOW_64 = (1 << 64) - 1
+_DOUBLE = struct.Struct(">d")
+_UINT64 = struct.Struct(">Q")
+
+
+def packed_order_key(wl: AdmissionWorkload) -> int:
+    """`order_key` as one integer that sorts as the tuple does: priority × 2¹²⁸ plus the
+    admission time's place among doubles × 2⁶⁴ plus `seq` (0 ≤ seq < 2⁶⁴). A double's bits,
+    the sign bit flipped for positives and every bit for negatives, sort as the doubles do;
+    adding 0.0 first makes -0.0 the 0.0 it equals in the tuple."""
+    seq = wl.seq
+    if not 0 <= seq <= _LOW_64:
+        raise ValueError(f"workload {wl.name}: seq {seq} outside 0..2**64-1")
+    newest_first = -(wl.admitted_s or 0.0) + 0.0
+    bits: int = _UINT64.unpack(_DOUBLE.pack(newest_first))[0]
+    bits = (bits ^ _LOW_64) if bits & _BIT_63 else (bits | _BIT_63)
+    return (wl.priority << 128) + (bits << 64) + seq
+
+
 class Holders:
     def __init__(self, queues: Iterable[str]) -> None:
         self.by_queue: dict[str, dict[str, AdmissionWorkload]] = {q: {} for q in queues}
-        self._sorted: dict[str, dict[FlavorResource, list[tuple[OrderKey, AdmissionWorkload]]]] = {q: {} for q in self.by_queue}
+        # queue -> flavor-resource -> (packed order keys, holders), both in candidate order
+        self._sorted: dict[str, dict[FlavorResource, tuple[list[int], list[AdmissionWorkload]]]] = {
+            q: {} for q in self.by_queue}
+        self._keys: dict[str, int] = {}  # each holder's packed key, as it was added
         self.evicting: dict[str, AdmissionWorkload] = {}  # evicted, quota not yet released
         # queue -> flavor-resource -> priority -> usage held: how much preemption could free
         self._totals: dict[str, dict[FlavorResource, dict[int, int]]] = {q: {} for q in self.by_queue}
@@ -37,10 +66,15 @@ class Holders:
 
     def add(self, queue: str, wl: AdmissionWorkload) -> None:
         self.by_queue[queue][wl.name] = wl
-        key = order_key(wl)
+        key = self._keys[wl.name] = packed_order_key(wl)  # unique: `seq` is the workload's
         for fr, value in wl.usage.items():
-            # Entries compare by their keys alone: `seq` makes a key unique to its workload.
-            bisect.insort(self._sorted[queue].setdefault(fr, []), (key, wl))
+            index = self._sorted[queue].get(fr)
+            if index is None:
+                index = self._sorted[queue][fr] = ([], [])
+            keys, holders = index
+            at = bisect.bisect_right(keys, key)
+            keys.insert(at, key)
+            holders.insert(at, wl)
             by_priority = self._totals[queue].setdefault(fr, {})
             by_priority[wl.priority] = by_priority.get(wl.priority, 0) + value
 
@@ -48,13 +82,17 @@ class Holders:
         if self.by_queue[queue].pop(wl.name, None) is None:
             return
         self.evicting.pop(wl.name, None)
-        key = order_key(wl)
+        key = self._keys.pop(wl.name)
         for fr, value in wl.usage.items():
             self._totals[queue][fr][wl.priority] -= value
-            entries = self._sorted[queue].get(fr, [])
-            index = bisect.bisect_left(entries, (key,))  # (key,) sorts just before (key, wl)
-            if index < len(entries) and entries[index][1] is wl:
-                del entries[index]
+            index = self._sorted[queue].get(fr)
+            if index is None:
+                continue
+            keys, holders = index
+            at = bisect.bisect_left(keys, key)
+            if at < len(keys) and holders[at] is wl:
+                del keys[at]
+                del holders[at]
 
     def held_below(self, queue: str, fr: FlavorResource, below_priority: int | None) -> int:
         """Usage of `fr` held in `queue` by workloads of priority below the bound (all: None)."""
@@ -67,13 +105,25 @@ class Holders:
     def ordered(self, queue: str, frs: frozenset[FlavorResource], below_priority: int | None) -> Iterator[AdmissionWorkload]:
         """Holders of `queue` using any of `frs`, not being evicted, in candidate order;
         stops at `below_priority` (exclusive) when given."""
-        lists = [self._sorted[queue].get(fr, []) for fr in frs]
+        by_fr = self._sorted[queue]
+        indexes = [by_fr[fr] for fr in frs if fr in by_fr]
+        # The packed key of a holder of priority p is at least p × 2¹²⁸ and below (p + 1) × 2¹²⁸.
+        stop = None if below_priority is None else below_priority << 128
+        seen: set[str] = set()
+        if len(indexes) == 1:
+            keys, holders = indexes[0]
+            for at in range(len(keys)):
+                if stop is not None and keys[at] >= stop:
+                    return
+                wl = holders[at]
+                if wl.name in self.evicting:
+                    continue
+                yield wl
+            return
         # One workload in several lists is one object with one key: merge's own tie-break
         # (the list's order) decides between its entries, never the workload.
-        stream = lists[0] if len(lists) == 1 else heapq.merge(*lists)
-        seen: set[str] = set()
-        for key, wl in stream:
-            if below_priority is not None and key[0] >= below_priority:
+        for key, wl in heapq.merge(*(zip(keys, holders, strict=True) for keys, holders in indexes)):
+            if stop is not None and key >= stop:
                 return
             if wl.name in seen or wl.name in self.evicting:
                 continue

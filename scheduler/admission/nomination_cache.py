@@ -83,19 +83,25 @@ class NominationCache(Generic[Value]):
             found = self._reads[key] = tuple(frs)
         return found
 
-    def get(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...]) -> Value | None:
-        """The cached nomination, if nothing it read has changed since."""
+    def stamp(self, reads: tuple[FlavorResource, ...]) -> tuple[int, ...]:
+        """The versions of what a nomination reads, now: taken once, before it is looked up
+        (`get`) and, on a miss, computed (`put`); nominating bumps no version."""
+        return self.versions.stamp(reads)
+
+    def get(self, key: tuple[object, ...], stamp: tuple[int, ...]) -> Value | None:
+        """The cached nomination, if nothing it read has changed since (`stamp`: now)."""
         cached = self._entries.get(key)
-        if cached is not None and cached.stamp == self.versions.stamp(reads):
+        if cached is not None and cached.stamp == stamp:
             self.hits += 1
             return cached.value
         self.misses += 1
         return None
 
-    def put(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...], value: Value) -> None:
+    def put(self, key: tuple[object, ...], stamp: tuple[int, ...], value: Value) -> None:
+        """Keep `value`, computed on the state whose versions are `stamp`."""
         if len(self._entries) >= _MOST_ENTRIES and key not in self._entries:
             self._entries.clear()  # keys of shapes no longer waiting; dropping answers only costs time
-        self._entries[key] = _Cached(self.versions.stamp(reads), value)
+        self._entries[key] = _Cached(stamp, value)
 
 
 class NominationCheck:

@@ -120,3 +120,24 @@ class Workload:
 
     def accepts_model(self, model: str) -> bool:
         return not self.gpu_models or model in self.gpu_models
+
+    def narrowed(self, gpu_models: tuple[str, ...], pods: int, *, drop_topology: bool = False) -> Workload:
+        """This row on `gpu_models` with `pods` pods (and without its topology columns when
+        `drop_topology`): what `dataclasses.replace` gives, built by the constructor directly.
+        Kueue narrows a workload at every admission, and `replace` runs as interpreted code
+        that reads the fields' list and passes every field by keyword; a test holds the two
+        equal over every field (`test_workload_narrowed.py`)."""
+        return Workload(
+            workload_id=self.workload_id, submit_time_s=self.submit_time_s, duration_s=self.duration_s, pods=pods,
+            min_count=self.min_count, gpus_per_pod=self.gpus_per_pod, gpu_models=gpu_models,
+            cpu_milli_per_pod=self.cpu_milli_per_pod, memory_mib_per_pod=self.memory_mib_per_pod, tenant=self.tenant,
+            queue=self.queue, priority=self.priority, checkpoint_interval_s=self.checkpoint_interval_s,
+            topology_required=None if drop_topology else self.topology_required,
+            topology_preferred=None if drop_topology else self.topology_preferred,
+            parent_group=self.parent_group, parent_min_groups=self.parent_min_groups,
+            parent_topology_required=self.parent_topology_required, schedule_timeout_s=self.schedule_timeout_s,
+            kind=self.kind, gpu_utilization=self.gpu_utilization, labels=self.labels, source_row=self.source_row,
+            disruption_mode=self.disruption_mode, on_pod_loss=self.on_pod_loss,
+            preemption_policy=self.preemption_policy, claim_templates=self.claim_templates,
+            shared_claim=self.shared_claim,
+        )
