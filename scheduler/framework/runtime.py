@@ -40,6 +40,7 @@ from scheduler.framework.victims import (
     PodPreemptionQuery,
     RunningGroup,
 )
+from scheduler.plugins import names
 from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
@@ -73,6 +74,8 @@ class Framework:
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
         # OpportunisticBatching's kept search, when the profile signs pods (`batch.py`)
         self.batch = OpportunisticBatch(verifier) if profile.signs_pods else None
+        # A scorer drawing from the generator makes a repeated search draw again (`closest_domain`)
+        self.draws_scores = any(name == names.RANDOM_SCORE for name, _ in profile.scores)
         registry = in_tree_registry()
 
         def make(point: Mapping[str, Callable[[Mapping[str, Any], random.Random], T]], name: str) -> T:
