@@ -32,7 +32,7 @@ from scheduler.framework.profile import load_profile
 from scheduler.lifecycle import AdmissionLayer
 from scheduler.model import Workload
 from scheduler.plugins.names import PRIORITY_LEVEL_SEARCH
-from scheduler.runner import Replay
+from scheduler.runner import Replay, loading_collections
 from scheduler.trace.checks import check_against_cluster, write_rejected_csv
 from scheduler.trace.cluster import cluster_to_arrow, workloads_to_arrow
 from scheduler.trace.detect import TRACE_FORMATS, load_trace
@@ -151,9 +151,10 @@ def replay(
     with spooled([trace, cluster_path, queues, resizes, dra]) as (trace_copy, cluster_copy, queues_copy,
                                                                   resizes_copy, dra_copy):
         assert trace_copy is not None and cluster_copy is not None
-        return _replay(trace_copy, cluster_copy, out, profile=profile, seed=seed, start=start,
-                       queues=queues_copy, trace_format=trace_format, run_id=run_id,
-                       progress=progress, resizes=resizes_copy, verifier=verifier, dra=dra_copy)
+        with loading_collections():
+            return _replay(trace_copy, cluster_copy, out, profile=profile, seed=seed, start=start,
+                           queues=queues_copy, trace_format=trace_format, run_id=run_id,
+                           progress=progress, resizes=resizes_copy, verifier=verifier, dra=dra_copy)
 
 
 def _replay(

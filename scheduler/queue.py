@@ -22,7 +22,6 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from scheduler.shape import GpuShape
 
@@ -30,16 +29,19 @@ QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole
 SortKey = tuple[float, ...]
 
 
-@dataclass
 class ShapeQueue:
-    heap: list[tuple[SortKey, int, QueueKey]] = field(default_factory=list)
-    parked_at: int = -1  # release version at which the head failed for GPU reasons alone
-    parked_until_s: float = 0.0  # kube-scheduler flushes unschedulable pods after 5 minutes
-    failure: tuple[str, str] | None = None  # (reason, message) of that failure
-    # False when the shape was parked without being tried: an elastic group that placed
-    # part of its pods is re-filed under its new shape and waits with it, as the pods a
-    # group could not place wait in kube-scheduler's unschedulable queue.
-    tried: bool = True
+    """The waiting entities of one shape (a plain class: mypyc compiles its __init__, a
+    dataclass's generated one runs interpreted)."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[SortKey, int, QueueKey]] = []
+        self.parked_at = -1  # release version at which the head failed for GPU reasons alone
+        self.parked_until_s = 0.0  # kube-scheduler flushes unschedulable pods after 5 minutes
+        self.failure: tuple[str, str] | None = None  # (reason, message) of that failure
+        # False when the shape was parked without being tried: an elastic group that placed
+        # part of its pods is re-filed under its new shape and waits with it, as the pods a
+        # group could not place wait in kube-scheduler's unschedulable queue.
+        self.tried = True
 
     def parked(self, release_version: int, now: float) -> bool:
         return self.parked_at == release_version and now < self.parked_until_s

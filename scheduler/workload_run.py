@@ -7,8 +7,6 @@ The replay's life cycle changes it; scheduling attempts and the admission layer 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-
 from scheduler.dra.objects import PodClaims
 from scheduler.framework.victims import RunningGroup
 from scheduler.model import Workload
@@ -21,51 +19,51 @@ GROUP = -1  # the pod_index of a queue key that stands for a whole pod group
 
 GROUP_FAILURE_TTL_S = 1800.0  # coscheduling's lastFailedSchedulePG cache: 30 min expiry
 
-@dataclass(eq=False)
 class WorkloadRun:
-    """Mutable scheduling state of one workload during the replay."""
+    """Mutable scheduling state of one workload during the replay.
 
-    spec: Workload  # the trace row, narrowed to one GPU model while Kueue admits it (`narrow`)
-    seq: int
-    request: PodRequest  # what each pod asks of a node, narrowed alike
-    cluster_queue: str | None
-    remaining_s: float
-    pending: set[int] = field(default_factory=set)
-    reserved: set[int] = field(default_factory=set)
-    started: dict[int, float] = field(default_factory=dict)
-    progress_start_s: float | None = None
-    finish_handle: Handle | None = None
-    deadline_handle: Handle | None = None
-    backoff_until_s: float = 0.0
-    failures: int = 0
-    last_pending: tuple[str, str, float] | None = None
-    done: bool = False
-    min_count: int = 0  # the group's current quorum: the trace's, until a resize changes it
-    preemption_failed_at: tuple[object, ...] = ()  # `HoldingIndex.version` when preemption last could not help
-    arrived: bool = False
-    terminating: bool = False  # preempted, its pods in their termination grace period
-    attempt: int = 0  # bumped whenever the run gives all its pods back and is requeued
-    queued_s: float = 0.0  # when its pods were last added to the queue (QueueSort reads it)
-    awaiting_victims_until: float = 0.0  # a preemptor waits for its victims to terminate
-    # When its PodGroup last failed (coscheduling PostFilter rejection or Unreserve), until its
-    # quorum is met: coscheduling's queue order reads it (`group_timestamp_s`).
-    group_failed_s: float | None = None
-    # Why its last pod failed, without the pod or its group (a newcomer of the same parked
-    # shape inherits this, under its own pod and group: `cycle.pod.unschedulable_message`).
-    unschedulable_detail: str | None = None
-    # What preemption sees of this run while it holds pods: one victim, or one per pod under
-    # disruption mode Single (built on demand, dropped whenever a pod is placed, started or
-    # released: see `cycle.group_preemption`).
-    running_victims: tuple[RunningGroup, ...] | None = None
-    # Pods preempted alone (disruption mode Single) in their termination grace period.
-    terminating_pods: set[int] = field(default_factory=set)
+    A plain class, not a dataclass: mypyc compiles this `__init__`, where the one the
+    dataclasses module generates runs interpreted (one per workload, and a large replay
+    has hundreds of thousands)."""
 
-    original_spec: Workload = field(init=False)
-    original_request: PodRequest = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.min_count = self.min_count or self.spec.min_count
-        self.original_spec, self.original_request = self.spec, self.request
+    def __init__(self, spec: Workload, seq: int, request: PodRequest, cluster_queue: str | None,
+                 remaining_s: float) -> None:
+        self.spec = spec  # the trace row, narrowed to one GPU model while Kueue admits it (`narrow`)
+        self.seq = seq
+        self.request = request  # what each pod asks of a node, narrowed alike
+        self.cluster_queue = cluster_queue
+        self.remaining_s = remaining_s
+        self.original_spec, self.original_request = spec, request
+        self.pending: set[int] = set()
+        self.reserved: set[int] = set()
+        self.started: dict[int, float] = {}
+        self.progress_start_s: float | None = None
+        self.finish_handle: Handle | None = None
+        self.deadline_handle: Handle | None = None
+        self.backoff_until_s = 0.0
+        self.failures = 0
+        self.last_pending: tuple[str, str, float] | None = None
+        self.done = False
+        self.min_count = spec.min_count  # the group's current quorum: the trace's, until a resize changes it
+        # `HoldingIndex.version` when preemption last could not help
+        self.preemption_failed_at: tuple[object, ...] = ()
+        self.arrived = False
+        self.terminating = False  # preempted, its pods in their termination grace period
+        self.attempt = 0  # bumped whenever the run gives all its pods back and is requeued
+        self.queued_s = 0.0  # when its pods were last added to the queue (QueueSort reads it)
+        self.awaiting_victims_until = 0.0  # a preemptor waits for its victims to terminate
+        # When its PodGroup last failed (coscheduling PostFilter rejection or Unreserve), until its
+        # quorum is met: coscheduling's queue order reads it (`group_timestamp_s`).
+        self.group_failed_s: float | None = None
+        # Why its last pod failed, without the pod or its group (a newcomer of the same parked
+        # shape inherits this, under its own pod and group: `cycle.pod.unschedulable_message`).
+        self.unschedulable_detail: str | None = None
+        # What preemption sees of this run while it holds pods: one victim, or one per pod under
+        # disruption mode Single (built on demand, dropped whenever a pod is placed, started or
+        # released: see `cycle.group_preemption`).
+        self.running_victims: tuple[RunningGroup, ...] | None = None
+        # Pods preempted alone (disruption mode Single) in their termination grace period.
+        self.terminating_pods: set[int] = set()
 
     @staticmethod
     def of(workload: Workload, seq: int, cluster_queue: str | None = None,
@@ -81,10 +79,10 @@ class WorkloadRun:
         in the selector), so the placement plugin's own topology constraint is dropped."""
         original, pods = self.original_spec, self.spec.pods  # a partial admission's count stays
         if gpu_models is None:
-            self.spec = original if pods == original.pods else original.narrowed(original.gpu_models, pods)
+            self.spec = original if pods == original.pods else original.replaced(pods=pods)
             self.request = self.original_request
         else:
-            self.spec = original.narrowed(gpu_models, pods, drop_topology=topology_assigned)
+            self.spec = original.replaced(gpu_models=gpu_models, pods=pods, drop_topology=topology_assigned)
             self.request = self.original_request.with_models(gpu_models, selector)
 
     def admitted_pods(self, pods: int | None) -> bool:
@@ -93,7 +91,7 @@ class WorkloadRun:
         count = self.original_spec.pods if pods is None else pods
         if count == self.spec.pods:
             return False
-        self.spec = replace(self.spec, pods=count)
+        self.spec = self.spec.replaced(pods=count)
         return True
 
     def group_timestamp_s(self, now: float) -> float:

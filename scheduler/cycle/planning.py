@@ -10,7 +10,7 @@ its level (zone, block, rack), and a profile that shares one device claim per gr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from scheduler.cycle.context import CycleContext
 from scheduler.framework.runtime import Diagnosis
@@ -24,13 +24,20 @@ from scheduler.workload_run import WorkloadRun
 Rank = tuple[int, int, str]
 
 
-@dataclass
+@dataclass(init=False)
 class Plan:
     """A what-if placement of a group's pending pods: pod → node, and why the rest failed."""
 
-    placed: list[tuple[int, int]] = field(default_factory=list)
-    diagnosis: Diagnosis | None = None
-    topology_note: str | None = None  # set when a required topology could not be met
+    placed: list[tuple[int, int]]
+    diagnosis: Diagnosis | None
+    topology_note: str | None  # set when a required topology could not be met
+
+    # Written out: mypyc compiles it, the dataclasses module's would run interpreted.
+    def __init__(self, placed: list[tuple[int, int]] | None = None, diagnosis: Diagnosis | None = None,
+                 topology_note: str | None = None) -> None:
+        self.placed = [] if placed is None else placed
+        self.diagnosis = diagnosis
+        self.topology_note = topology_note
 
 
 def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool = True) -> Plan:
@@ -47,9 +54,10 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
         mine = topology.domain_of(state, held, level, per_model=per_model)
         candidates = [d for d in candidates if d.value == mine]
     fullest = Plan()  # the domain that came closest, for the pending message
-    best = best_domain(ctx, run, needed, candidates, explain)
+    tried: dict[int, Plan] = {}
+    best = best_domain(ctx, run, needed, candidates, explain, tried)
     if best is None and explain and (spec.topology_required or per_model):
-        fullest = closest_domain(ctx, run, needed, candidates)
+        fullest = closest_domain(ctx, run, needed, candidates, tried)
     if best is not None:
         return best[1]
     if spec.topology_required:
@@ -72,13 +80,14 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
 
 
 def best_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
-                explain: bool) -> tuple[Rank, Plan] | None:
+                explain: bool, tried: dict[int, Plan] | None = None) -> tuple[Rank, Plan] | None:
     """The best-ranked domain where the group fits, as trying every domain would find it,
     trying them best bound first and stopping once no untried domain can rank better.
 
     On a large cluster a topology-aware group has hundreds of domains, and trying each
     one scans its nodes: most are full (their free GPUs cannot hold `needed` pods) or, on
-    an empty cluster, all alike, so the first one tried is the answer."""
+    an empty cluster, all alike, so the first one tried is the answer. `tried` receives
+    each domain's plan by candidate index (for `closest_domain`, when none fits)."""
     state, milli, pods = ctx.state, run.request.milli, len(run.pending)
     bounded = sorted((topology.best_possible_rank(state, domain, pods, milli), index)
                      for index, domain in enumerate(candidates))
@@ -88,6 +97,8 @@ def best_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: li
             break  # every domain left holds too few pods, or ranks below the best found
         domain = candidates[index]
         placed, diagnosis = place_in(ctx, run, needed, domain, explain)
+        if tried is not None:
+            tried[index] = Plan(placed, diagnosis)
         if len(placed) >= needed:
             rank = topology.placement_rank(state, domain, len(placed), milli)
             if best is None or rank < best[0]:
@@ -114,19 +125,27 @@ def every_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: l
     return best, fullest
 
 
-def closest_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain]) -> Plan:
+def closest_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
+                   tried: dict[int, Plan] | None = None) -> Plan:
     """When no domain holds the group: the first domain, in candidate order, of those where
     planning places the most pods, and its plan and diagnosis, as `every_domain` finds it.
 
     Domains are tried by their bound on pods (`best_possible_rank`), most first, until no
     untried domain can beat the most placed; then the first domain in candidate order that
     could tie is looked for among those whose bound reaches it. Placing is greedy and
-    stops once `needed` is out of reach, so no domain places more than its bound."""
+    stops once `needed` is out of reach, so no domain places more than its bound.
+
+    `tried`: the plans `best_domain` made (explained) on the same state, reused rather than
+    made again. Plans roll back and keep the search start, so a plan made twice is the same
+    plan, but a scorer that draws random numbers would draw again: its profile re-plans."""
     state, milli, pods = ctx.state, run.request.milli, len(run.pending)
+    made = dict(tried) if tried and not ctx.framework.draws_scores else {}
     bounds = [-topology.best_possible_rank(state, domain, pods, milli)[0] for domain in candidates]
-    counts: dict[int, int] = {}
-    most = 0
+    counts = {index: len(plan.placed) for index, plan in made.items()}
+    most = max(counts.values(), default=0)
     for index in sorted(range(len(candidates)), key=lambda i: (-bounds[i], i)):
+        if index in counts:
+            continue
         if counts and bounds[index] <= most:
             break
         counts[index] = len(place_in(ctx, run, needed, candidates[index], explain=False)[0])
@@ -139,7 +158,7 @@ def closest_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates:
         if count is None:
             count = len(place_in(ctx, run, needed, domain, explain=False)[0])
         if count == most:
-            fullest = Plan(*place_in(ctx, run, needed, domain, explain=True))
+            fullest = made[index] if index in made else Plan(*place_in(ctx, run, needed, domain, explain=True))
             break
     if ctx.verifier:
         walked = every_domain(ctx, run, needed, candidates, True)[1]

@@ -24,8 +24,6 @@ of the replay (one warning says so).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from scheduler.admission.objects import KueueConfiguration
 from scheduler.dra.allocator import Matcher
 from scheduler.dra.objects import ALL, ClaimSpec, Device, DraInputs, SelectorError
@@ -62,7 +60,7 @@ def kueue_device_counts(workloads: list[Workload], inputs: DraInputs, config: Ku
         if problem is not None:
             inadmissible.append((workload, "resource_claim_templates", problem))
         else:
-            counted.append(replace(workload, gpus_per_pod=workload.gpus_per_pod + devices) if devices else workload)
+            counted.append(workload.replaced(gpus_per_pod=workload.gpus_per_pod + devices) if devices else workload)
     warnings = tuple(f"deviceClassMappings: {resource} is not a resource the replay's quotas count "
                      f"({GPU_RESOURCE}, cpu, memory): its devices are counted against no quota"
                      for resource in sorted(counter.elsewhere))

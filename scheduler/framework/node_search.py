@@ -11,9 +11,9 @@ the order one worker takes. `Diagnosis` is what every failed node adds up to.
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from scheduler.framework.interface import FilterPlugin, ScorePlugin
@@ -47,14 +47,22 @@ def load_kernel() -> Kernel | None:
 KERNEL = load_kernel()  # read by each PartialSearch (a test swaps it)
 
 
-@dataclass
+@dataclass(init=False)
 class Diagnosis:
-    total_nodes: int = 0
-    reasons: Counter[str] = field(default_factory=Counter)
-    unresolvable: set[int] = field(default_factory=set)
-
+    total_nodes: int
+    reasons: defaultdict[str, int]  # nodes per reason (a Counter builds through interpreted code)
+    unresolvable: set[int]
     # The resources some node was short of (`Status.short_of`): what the queue decides by.
-    short_of: set[Resource] = field(default_factory=set)
+    short_of: set[Resource]
+
+    # Written out rather than generated: mypyc compiles a dataclass's own methods, while the
+    # dataclasses module's generated __init__ runs interpreted (every node search builds one).
+    def __init__(self, total_nodes: int = 0, reasons: defaultdict[str, int] | None = None,
+                 unresolvable: set[int] | None = None, short_of: set[Resource] | None = None) -> None:
+        self.total_nodes = total_nodes
+        self.reasons = defaultdict(int) if reasons is None else reasons
+        self.unresolvable = set() if unresolvable is None else unresolvable
+        self.short_of = set() if short_of is None else short_of
 
     def failed(self, node: int, status: Status) -> None:
         """`node` failed a filter with `status`."""

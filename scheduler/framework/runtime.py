@@ -40,6 +40,7 @@ from scheduler.framework.victims import (
     PodPreemptionQuery,
     RunningGroup,
 )
+from scheduler.plugins import names
 from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.verify import Verifier
 
@@ -73,6 +74,9 @@ class Framework:
         self.verifier = verifier  # `replay --verify`: the usage-index walk is checked against a full scan
         # OpportunisticBatching's kept search, when the profile signs pods (`batch.py`)
         self.batch = OpportunisticBatch(verifier) if profile.signs_pods else None
+        # A scorer drawing from the generator makes a repeated search draw again (`closest_domain`)
+        self.draws_scores = any(name == names.RANDOM_SCORE for name, _ in profile.scores)
+        self.partial: node_search.PartialSearch | None = None  # see `_partial_search_of`
         registry = in_tree_registry()
 
         def make(point: Mapping[str, Callable[[Mapping[str, Any], random.Random], T]], name: str) -> T:
@@ -341,12 +345,23 @@ def _find_with_batch(framework: Framework, batch: OpportunisticBatch, state: Clu
     return node, None
 
 
+def _partial_search_of(framework: Framework) -> node_search.PartialSearch:
+    """The search from the rotating start over the profile's filters and scores, made once
+    (what it works out from the plugins is the same for every search) and again when the
+    filters change (a DRA replay wraps them after the framework is built)."""
+    search = framework.partial
+    if (search is None or search.filters is not framework.filters or search.scores is not framework.scores
+            or search.kernel is not node_search.KERNEL):
+        search = framework.partial = node_search.PartialSearch(
+            framework.filters, framework.scores, framework.profile.percentage_of_nodes_to_score)
+    return search
+
+
 def _partial_search(framework: Framework, state: ClusterState, request: PodRequest
                     ) -> tuple[list[tuple[float, int]], Diagnosis]:
     """The search from the rotating start (`node_search.PartialSearch.run`), which moves the
     start on; under `--verify` checked against the search that calls every filter."""
-    search = node_search.PartialSearch(framework.filters, framework.scores,
-                                       framework.profile.percentage_of_nodes_to_score)
+    search = _partial_search_of(framework)
     start = framework._next_start
     if no_fit.settles(framework.filters, state, request):
         settled = no_fit.settled_no_fit(framework.filters, state, request)
@@ -370,8 +385,7 @@ def _root_search(framework: Framework, state: ClusterState, request: PodRequest
     """The heap's root of the search from the rotating start, kept as the walk goes
     (`PartialSearch.run_root`), which moves the start on; under `--verify` against the root of
     the listed search (itself checked against the plain search and the heap built)."""
-    search = node_search.PartialSearch(framework.filters, framework.scores,
-                                       framework.profile.percentage_of_nodes_to_score)
+    search = _partial_search_of(framework)
     node, diagnosis, next_start = search.run_root(state, request, framework._next_start)
     if framework.verifier is not None:
         scored, listed_diagnosis = _partial_search(framework, state, request)  # from the same start

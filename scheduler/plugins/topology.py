@@ -17,19 +17,31 @@ from scheduler.state.cluster_state import ClusterState
 from scheduler.state.place_index import PLACE_LEVELS
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Domain:
     level: str
     value: str
     nodes: list[int]
-    label: str = ""  # the label value shared by the nodes (value without a model prefix)
-    models: tuple[str, ...] = ()  # GPU models of its nodes
+    label: str  # the label value shared by the nodes (value without a model prefix)
+    models: tuple[str, ...]  # GPU models of its nodes
     # Its free GPUs are summed over its nodes: a node selector left out some nodes of its
     # place, so the state's running sums per (level, label, model) would count too many.
-    by_nodes: bool = False
+    by_nodes: bool
     # The ids of its places, one per model (`PlaceIndex.place_id`), when its level is one the
     # state keeps running sums for and `by_nodes` is False; empty otherwise.
-    places: tuple[int, ...] = ()
+    places: tuple[int, ...]
+
+    # Written out: mypyc compiles it, the dataclasses module's would run interpreted (every
+    # placement attempt of a topology-aware group lists its domains).
+    def __init__(self, level: str, value: str, nodes: list[int], label: str = "", models: tuple[str, ...] = (),
+                 by_nodes: bool = False, places: tuple[int, ...] = ()) -> None:
+        object.__setattr__(self, "level", level)
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "nodes", nodes)
+        object.__setattr__(self, "label", label)
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "by_nodes", by_nodes)
+        object.__setattr__(self, "places", places)
 
 
 def domains(state: ClusterState, models: tuple[str, ...], level: str | None, *, per_model: bool = False,

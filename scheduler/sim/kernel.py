@@ -8,8 +8,7 @@ or draws random numbers, so the same inputs always give the same sequence of act
 from __future__ import annotations
 
 import heapq
-import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import IntEnum
 
 
@@ -43,7 +42,7 @@ class Environment:
     def __init__(self, start: float = 0.0) -> None:
         self.now = start
         self._queue: list[tuple[float, int, int, Handle, Callable[[], None]]] = []
-        self._seq = itertools.count()
+        self._next_seq = 0
         self.steps = 0
 
     def at(self, time: float, phase: Phase, action: Callable[[], None]) -> Handle:
@@ -51,8 +50,25 @@ class Environment:
         if time < self.now:
             raise ValueError(f"cannot schedule in the past: {time} < {self.now}")
         handle = Handle()
-        heapq.heappush(self._queue, (time, int(phase), next(self._seq), handle, action))
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        heapq.heappush(self._queue, (time, int(phase), seq, handle, action))
         return handle
+
+    def at_each(self, phase: Phase, actions: Sequence[tuple[float, Callable[[], None]]]) -> None:
+        """Run each (time, action) as `at` called for each in turn would (their seqs are taken
+        now, in this order), without handles. Only the earliest waits in the heap; each brings
+        in the next as it runs, so a trace's arrivals, scheduled up front, do not make every
+        push and pop sift through a heap as large as the trace. The order is `at`'s: the next
+        entry's (time, seq) is above the one running, so nothing could run it earlier."""
+        if not actions:
+            return
+        first = self._next_seq
+        self._next_seq = first + len(actions)
+        entries = sorted((time, first + i, action) for i, (time, action) in enumerate(actions))
+        if entries[0][0] < self.now:
+            raise ValueError(f"cannot schedule in the past: {entries[0][0]} < {self.now}")
+        _Stream(self._queue, int(phase), entries).push_next()
 
     def peek(self) -> float | None:
         """Time of the next live action, or None when nothing is left."""
@@ -75,3 +91,24 @@ class Environment:
                 self.now = until
                 return
             self.step()
+
+
+class _Stream:
+    """Actions scheduled together by `Environment.at_each`, sorted by (time, seq): the next
+    one waits in the heap, with this stream as its action."""
+
+    def __init__(self, queue: list[tuple[float, int, int, Handle, Callable[[], None]]], phase: int,
+                 entries: list[tuple[float, int, Callable[[], None]]]) -> None:
+        self._queue, self._phase, self._entries, self._next = queue, phase, entries, 0
+
+    def push_next(self) -> None:
+        time, seq, _ = self._entries[self._next]
+        runs_next: Callable[[], None] = self
+        heapq.heappush(self._queue, (time, self._phase, seq, Handle(), runs_next))
+
+    def __call__(self) -> None:
+        action = self._entries[self._next][2]
+        self._next += 1
+        if self._next < len(self._entries):
+            self.push_next()
+        action()

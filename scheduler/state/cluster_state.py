@@ -33,19 +33,31 @@ from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
 PodKey = tuple[str, int]  # (workload_id, pod_index)
 
 
-@dataclass(frozen=True, slots=True)
+# PodRequest and Holding write their __init__ out: mypyc compiles a dataclass's own methods,
+# while the __init__ the dataclasses module generates runs interpreted (one per allocation).
+@dataclass(frozen=True, slots=True, init=False)
 class PodRequest:
     """What one pod asks of a node. `models` empty means any GPU model; `selector` the
     labels the node must carry and the taints the pod tolerates (Kueue injects a flavor's
     nodeLabels and tolerations; a TAS assignment adds its domain's label)."""
 
     milli: int
-    cpu_milli: int = 0
-    memory_mib: int = 0
-    models: tuple[str, ...] = ()
-    priority: int = 0  # the pod's priority: GPUs nominated to higher priorities are not free to it
-    selector: NodeSelector = NO_SELECTOR
-    claims: PodClaims | None = None  # DRA claims (docs/dra.md); None: a plain GPU count
+    cpu_milli: int
+    memory_mib: int
+    models: tuple[str, ...]
+    priority: int  # the pod's priority: GPUs nominated to higher priorities are not free to it
+    selector: NodeSelector
+    claims: PodClaims | None  # DRA claims (docs/dra.md); None: a plain GPU count
+
+    def __init__(self, milli: int, cpu_milli: int = 0, memory_mib: int = 0, models: tuple[str, ...] = (),
+                 priority: int = 0, selector: NodeSelector = NO_SELECTOR, claims: PodClaims | None = None) -> None:
+        object.__setattr__(self, "milli", milli)
+        object.__setattr__(self, "cpu_milli", cpu_milli)
+        object.__setattr__(self, "memory_mib", memory_mib)
+        object.__setattr__(self, "models", models)
+        object.__setattr__(self, "priority", priority)
+        object.__setattr__(self, "selector", selector)
+        object.__setattr__(self, "claims", claims)
 
     def with_models(self, models: tuple[str, ...], selector: NodeSelector | None = None) -> PodRequest:
         """This request on nodes of `models` (and `selector`, when given) only; as
@@ -54,7 +66,7 @@ class PodRequest:
                           self.selector if selector is None else selector, self.claims)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Holding:
     """What one pod holds on its node: `whole` entire devices, or a slice of one shared
     device (`shared`: (device id on the node, milli-GPUs)). Through DRA (`dra`): its devices,
@@ -65,14 +77,17 @@ class Holding:
     shared: tuple[int, int] | None
     cpu_milli: int
     memory_mib: int
-    milli: int = 0  # total milli-GPUs held (derived; kept to avoid recomputing)
-    parts: tuple[tuple[int, int], ...] = ()
-    dra: DraHolding | None = None
+    milli: int  # total milli-GPUs held (derived; kept to avoid recomputing)
+    parts: tuple[tuple[int, int], ...]
+    dra: DraHolding | None
 
-    def __post_init__(self) -> None:
-        self.milli = self.whole * MILLI + (self.shared[1] if self.shared else 0)
-        if self.parts:
-            self.milli += sum(milli for _, milli in self.parts)
+    def __init__(self, node: int, whole: int, shared: tuple[int, int] | None, cpu_milli: int, memory_mib: int,
+                 parts: tuple[tuple[int, int], ...] = (), dra: DraHolding | None = None) -> None:
+        self.node, self.whole, self.shared = node, whole, shared
+        self.cpu_milli, self.memory_mib, self.parts, self.dra = cpu_milli, memory_mib, parts, dra
+        self.milli = whole * MILLI + (shared[1] if shared else 0)
+        if parts:
+            self.milli += sum(milli for _, milli in parts)
 
 
 class ClusterState:

@@ -35,3 +35,34 @@ def test_scheduling_in_the_past_is_refused():
     env.at(4, Phase.ARRIVE, lambda: env.at(3, Phase.ARRIVE, lambda: None))
     with pytest.raises(ValueError, match="past"):
         env.run()
+
+
+def test_actions_scheduled_together_run_as_if_scheduled_one_by_one():
+    """`at_each` takes its seqs when called, in the order given, whatever the times: the
+    same-time order against actions scheduled before and after it is `at`'s."""
+    times = [7, 3, 7, 5, 3, 0, 7]
+
+    def run(together: bool) -> list[str]:
+        env = Environment()
+        seen: list[str] = []
+        env.at(7, Phase.ARRIVE, lambda: seen.append("before"))
+        batch = [(t, lambda i=i: seen.append(f"a{i}")) for i, t in enumerate(times)]
+        if together:
+            env.at_each(Phase.ARRIVE, batch)
+        else:
+            for t, action in batch:
+                env.at(t, Phase.ARRIVE, action)
+        env.at(3, Phase.ARRIVE, lambda: seen.append("after"))
+        env.at(3, Phase.FINISH, lambda: (seen.append("finish"), env.at(5, Phase.ARRIVE, lambda: seen.append("late"))))
+        env.run()
+        return seen
+
+    assert run(together=True) == run(together=False)
+    assert run(together=True) == ["a5", "finish", "a1", "a4", "after", "a3", "late", "before", "a0", "a2", "a6"]
+
+
+def test_actions_scheduled_together_in_the_past_are_refused():
+    env = Environment()
+    env.at(4, Phase.ARRIVE, lambda: env.at_each(Phase.ARRIVE, [(5, lambda: None), (3, lambda: None)]))
+    with pytest.raises(ValueError, match="past"):
+        env.run()
