@@ -120,12 +120,18 @@ class Entry:
         return self.wl.queue_timestamp_s
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class CycleResult:
     """What one admission cycle did, for the loop that runs the next (`KueueAdmission`)."""
 
     admitted: bool  # some head was admitted (Kueue's KeepGoing; otherwise SlowDown)
     progressed: bool  # another cycle can do more
+
+    # Written out: mypyc compiles it; the __init__ the dataclasses module generates runs
+    # interpreted, even in the compiled build (`test_compiled_inits.py`).
+    def __init__(self, admitted: bool, progressed: bool) -> None:
+        object.__setattr__(self, "admitted", admitted)
+        object.__setattr__(self, "progressed", progressed)
 
 
 _NO_CYCLE = CycleResult(False, False)

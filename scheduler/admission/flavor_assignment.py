@@ -37,7 +37,7 @@ is `tas.py`'s.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
 
@@ -142,19 +142,37 @@ def should_try_next(mode: Granular, fungibility: FlavorFungibility) -> bool:
     return mode.borrow > 0 and fungibility.try_next_when_borrowing
 
 
-@dataclass
+@dataclass(init=False)
 class Assignment:
-    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    modes: dict[FlavorResource, Mode] = field(default_factory=dict)
-    borrow: int = 0
-    mode: Mode = Mode.FIT  # FIT, PREEMPT (incl. reclaim / no candidates) or NO_FIT
-    reasons: list[str] = field(default_factory=list)
-    no_fit_reason: PendingReason | None = None
-    pods: int | None = None  # partial admission: the reduced pod count (None: all of them)
+    flavors: dict[str, str]  # resource -> flavor
+    usage: dict[FlavorResource, int]
+    modes: dict[FlavorResource, Mode]
+    borrow: int
+    mode: Mode  # FIT, PREEMPT (incl. reclaim / no candidates) or NO_FIT
+    reasons: list[str]
+    no_fit_reason: PendingReason | None
+    pods: int | None  # partial admission: the reduced pod count (None: all of them)
     # Kueue's LastState.LastTriedFlavorIdx: per resource group (index in the ClusterQueue)
     # that got a flavor, the index the scan stopped at, or -1 when it reached the last flavor.
-    tried: dict[int, int] = field(default_factory=dict)
+    tried: dict[int, int]
+
+    # Written out: mypyc compiles it; the __init__ the dataclasses module generates runs
+    # interpreted, even in the compiled build (`test_compiled_inits.py`).
+    def __init__(
+        self, flavors: dict[str, str] | None = None, usage: dict[FlavorResource, int] | None = None,
+        modes: dict[FlavorResource, Mode] | None = None, borrow: int = 0, mode: Mode = Mode.FIT,
+        reasons: list[str] | None = None, no_fit_reason: PendingReason | None = None, pods: int | None = None,
+        tried: dict[int, int] | None = None,
+    ) -> None:
+        self.flavors = {} if flavors is None else flavors
+        self.usage = {} if usage is None else usage
+        self.modes = {} if modes is None else modes
+        self.borrow = borrow
+        self.mode = mode
+        self.reasons = [] if reasons is None else reasons
+        self.no_fit_reason = no_fit_reason
+        self.pods = pods
+        self.tried = {} if tried is None else tried
 
     @property
     def pending_flavors(self) -> bool:

@@ -12,7 +12,7 @@ is pods × the per-pod request, in milli-units (memory: milli-bytes, as quantiti
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
 
@@ -78,7 +78,7 @@ class ScanProgress:
         return tuple(starts)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, init=False)
 class AdmissionWorkload:
     run: WorkloadRun
     name: str
@@ -89,32 +89,74 @@ class AdmissionWorkload:
     seq: int
     created_s: float
     models: tuple[str, ...]
-    pods: int = 1  # the pod set's count
-    min_count: int = 1  # its minCount (the trace's min_count): partial admission down to it
-    state: State = State.QUEUED
-    queue_timestamp_s: float = 0.0  # Kueue's queue-order timestamp (creation, or eviction)
-    queued_s: float = 0.0  # when it last entered its queue
-    usage: dict[FlavorResource, int] = field(default_factory=dict)
-    flavors: dict[str, str] = field(default_factory=dict)  # resource -> flavor, once admitted
-    admitted_s: float | None = None
-    borrowing: bool = False
-    pods_ready: bool = False
-    recovering: bool = False  # lost its pods after PodsReady: the recovery timer runs
-    resubmitted: bool = False  # the replay requeued it while its eviction was under way
-    requeue_count: int = 0
-    requeue_at_s: float = 0.0
-    timer: Handle | None = None
-    explained: bool = False  # a pending row says why, since it was last queued
+    pods: int  # the pod set's count
+    min_count: int  # its minCount (the trace's min_count): partial admission down to it
+    state: State
+    queue_timestamp_s: float  # Kueue's queue-order timestamp (creation, or eviction)
+    queued_s: float  # when it last entered its queue
+    usage: dict[FlavorResource, int]
+    flavors: dict[str, str]  # resource -> flavor, once admitted
+    admitted_s: float | None
+    borrowing: bool
+    pods_ready: bool
+    recovering: bool  # lost its pods after PodsReady: the recovery timer runs
+    resubmitted: bool  # the replay requeued it while its eviction was under way
+    requeue_count: int
+    requeue_at_s: float
+    timer: Handle | None
+    explained: bool  # a pending row says why, since it was last queued
     # Its pod set's topology request (required, preferred level) when the queues file uses
     # TAS, so that the trace's topology columns are Kueue's annotations: part of the shape.
-    topology_request: tuple[str | None, str | None] | None = None
+    topology_request: tuple[str | None, str | None] | None
     # Kueue's LastAssignment (workload.AssignmentClusterQueueState): where its last flavor
     # scan stopped, per resource group, with the ClusterQueue generation and the scheduling
     # cycle it was computed in; None: the next scan starts at every group's first flavor.
-    scan: ScanProgress | None = None
+    scan: ScanProgress | None
     # The scheduling-equivalence hash once computed (`shape`): a plain field, not a cached
     # property, so that the compiled build (a native class, no instance dict) keeps it too.
-    _shape: tuple[object, ...] | None = None
+    _shape: tuple[object, ...] | None
+
+    # Written out: mypyc compiles it; the __init__ the dataclasses module generates runs
+    # interpreted, even in the compiled build (`test_compiled_inits.py`).
+    def __init__(
+        self, run: WorkloadRun, name: str, local_queue: str | None, cluster_queue: str | None,
+        requests: dict[str, int], priority: int, seq: int, created_s: float, models: tuple[str, ...],
+        pods: int = 1, min_count: int = 1, state: State = State.QUEUED, queue_timestamp_s: float = 0.0,
+        queued_s: float = 0.0, usage: dict[FlavorResource, int] | None = None,
+        flavors: dict[str, str] | None = None, admitted_s: float | None = None, borrowing: bool = False,
+        pods_ready: bool = False, recovering: bool = False, resubmitted: bool = False, requeue_count: int = 0,
+        requeue_at_s: float = 0.0, timer: Handle | None = None, explained: bool = False,
+        topology_request: tuple[str | None, str | None] | None = None, scan: ScanProgress | None = None,
+        _shape: tuple[object, ...] | None = None,
+    ) -> None:
+        self.run = run
+        self.name = name
+        self.local_queue = local_queue
+        self.cluster_queue = cluster_queue
+        self.requests = requests
+        self.priority = priority
+        self.seq = seq
+        self.created_s = created_s
+        self.models = models
+        self.pods = pods
+        self.min_count = min_count
+        self.state = state
+        self.queue_timestamp_s = queue_timestamp_s
+        self.queued_s = queued_s
+        self.usage = {} if usage is None else usage
+        self.flavors = {} if flavors is None else flavors
+        self.admitted_s = admitted_s
+        self.borrowing = borrowing
+        self.pods_ready = pods_ready
+        self.recovering = recovering
+        self.resubmitted = resubmitted
+        self.requeue_count = requeue_count
+        self.requeue_at_s = requeue_at_s
+        self.timer = timer
+        self.explained = explained
+        self.topology_request = topology_request
+        self.scan = scan
+        self._shape = _shape
 
     @property
     def queue_key(self) -> tuple[int, float, int]:

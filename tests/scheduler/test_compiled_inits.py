@@ -10,6 +10,9 @@ import inspect
 
 import pytest
 
+from scheduler.admission.admitter import CycleResult
+from scheduler.admission.flavor_assignment import Assignment
+from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.cycle.planning import Plan
 from scheduler.framework.node_search import Diagnosis
 from scheduler.model.workload import DisruptionMode, OnPodLoss, PodPreemptionPolicy, Workload
@@ -18,7 +21,8 @@ from scheduler.queue import ShapeQueue
 from scheduler.state.cluster_state import Holding, PodRequest
 from scheduler.workload_run import WorkloadRun
 
-HOT = [Diagnosis, WorkloadRun, Workload, PodRequest, Holding, Domain, ShapeQueue, Plan]
+HOT = [Diagnosis, WorkloadRun, Workload, PodRequest, Holding, Domain, ShapeQueue, Plan, AdmissionWorkload, Assignment,
+       CycleResult]
 
 
 @pytest.mark.parametrize("cls", HOT, ids=lambda c: c.__name__)
