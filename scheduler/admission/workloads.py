@@ -11,7 +11,6 @@ is pods × the per-pod request, in milli-units (memory: milli-bytes, as quantiti
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -175,11 +174,16 @@ class AdmissionWorkload:
 
     def with_pods(self, pods: int) -> AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
-        reduced = copy.copy(self)  # as dataclasses.replace, without running __init__ again
-        reduced.requests = {resource: value // self.pods * pods for resource, value in self.requests.items()}
-        reduced.pods = pods
-        reduced._shape = None  # the cached equivalence hash was the full count's
-        return reduced
+        # A shallow copy (the dicts shared, as copy.copy shares them), built by the written
+        # __init__: copy.copy cannot rebuild a compiled class whose __init__ takes arguments.
+        # The cached equivalence hash is left out: it was the full count's.
+        return AdmissionWorkload(
+            self.run, self.name, self.local_queue, self.cluster_queue,
+            {resource: value // self.pods * pods for resource, value in self.requests.items()}, self.priority,
+            self.seq, self.created_s, self.models, pods, self.min_count, self.state, self.queue_timestamp_s,
+            self.queued_s, self.usage, self.flavors, self.admitted_s, self.borrowing, self.pods_ready,
+            self.recovering, self.resubmitted, self.requeue_count, self.requeue_at_s, self.timer, self.explained,
+            self.topology_request, self.scan, None)
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)

@@ -65,3 +65,17 @@ def test_replaced_is_dataclasses_replace_of_the_fields_it_names():
 def test_a_holding_derives_its_milli_gpus():
     assert Holding(0, 2, (1, 250), 0, 0).milli == 2250
     assert Holding(0, 0, None, 0, 0, parts=((0, 300), (1, 1000))).milli == 1300
+
+
+def test_a_workload_with_fewer_pods_shares_every_other_field():
+    """`with_pods` is a shallow copy through the written __init__ (copy.copy cannot rebuild a
+    compiled class whose __init__ takes arguments): every field but the count's is the same."""
+    names = [f.name for f in dataclasses.fields(AdmissionWorkload)]
+    values = {name: object() for name in names}
+    values.update(requests={"nvidia.com/gpu": 8000}, pods=4, _shape=("cached",))
+    workload = AdmissionWorkload(**values)
+    reduced = workload.with_pods(2)
+    assert reduced.requests == {"nvidia.com/gpu": 4000} and reduced.pods == 2 and reduced._shape is None
+    for name in names:
+        if name not in ("requests", "pods", "_shape"):
+            assert getattr(reduced, name) is getattr(workload, name), name
