@@ -61,48 +61,49 @@ class Replay:
         verifier: Verifier | None = None,
         dra: DraSetup | None = None,
     ) -> None:
-        self.env = Environment()
-        self.profile = profile
-        self.state = ClusterState(cluster)
-        claims_of: dict[str, PodClaims] = {}
-        if dra is not None:  # devices through DRA (docs/dra.md): absent, the replay never looks
-            self.state.dra, claims_of = dra.state, dra.claims_of
-        self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
-        self.emitter = EventEmitter(writer, self.env, self.state.nodes)
-        if dra is not None:
-            from scheduler.dra.allocation_log import DeviceAllocationLog
-            from scheduler.plugins.gpu_fit import with_devices
+        with _no_collections():  # everything built here lives for the whole replay
+            self.env = Environment()
+            self.profile = profile
+            self.state = ClusterState(cluster)
+            claims_of: dict[str, PodClaims] = {}
+            if dra is not None:  # devices through DRA (docs/dra.md): absent, the replay never looks
+                self.state.dra, claims_of = dra.state, dra.claims_of
+            self.framework = Framework(profile, random.Random(seed), verifier=verifier, seed=seed)
+            self.emitter = EventEmitter(writer, self.env, self.state.nodes)
+            if dra is not None:
+                from scheduler.dra.allocation_log import DeviceAllocationLog
+                from scheduler.plugins.gpu_fit import with_devices
 
-            self.emitter.device_gpus = self.state.dra_gpus
-            self.emitter.device_allocations = DeviceAllocationLog(
-                dra.state, self.state.holdings, tuple(node.name for node in self.state.nodes), claims_of)
-            self.framework.filters = with_devices(self.framework.filters)
-        self.holdings = HoldingIndex(self.state)
-        self.runs: dict[str, WorkloadRun] = {}
-        for seq, workload in enumerate(workloads):
-            run = WorkloadRun.of(workload, seq, cluster_queue_of(workload), claims_of.get(workload.workload_id))
-            self.runs[workload.workload_id] = run
-            self.state.priority_of[workload.workload_id] = workload.priority
-        composites: dict[str, list[WorkloadRun]] = {}  # parent -> child groups, in arrival order
-        for run in self.runs.values():
-            if run.spec.parent_group:
-                composites.setdefault(run.spec.parent_group, []).append(run)
-        last_arrival_s = max((w.submit_time_s for w in workloads), default=0.0)
-        self.dispatcher = Dispatcher(self.env, self.state, self.framework, self.emitter, progress, last_arrival_s)
-        self.lifecycle = Lifecycle(self.env, self.state, profile, self.framework, self.emitter, self.holdings,
-                                   self.dispatcher)
-        self.ctx = CycleContext(self.env, self.state, self.framework, profile, self.runs, self.holdings,
-                                self.emitter, self.lifecycle, composites=composites, verifier=verifier)
-        self.dispatcher.attach(self.ctx)
-        self.env.at_each(Phase.ARRIVE, [(run.spec.submit_time_s, partial(self.lifecycle.arrive, run))
-                                        for run in self.runs.values()])
-        self.lifecycle.admission = admission_factory(self.lifecycle) if admission_factory else None
-        admission = self.lifecycle.admission
-        self.quiescence = Quiescence(self.ctx, admission.placement_options if admission else None)
-        self.settled: str | None = None  # the quiescence summary, when the replay stopped there
-        self._inputs_end_s = max([last_arrival_s, *(w.submit_time_s for w, _, _ in rejected)])
-        self.env.at_each(Phase.ARRIVE, [(workload.submit_time_s, partial(self.emitter.never_runs, workload, reason, message))
-                                        for workload, reason, message in rejected])
+                self.emitter.device_gpus = self.state.dra_gpus
+                self.emitter.device_allocations = DeviceAllocationLog(
+                    dra.state, self.state.holdings, tuple(node.name for node in self.state.nodes), claims_of)
+                self.framework.filters = with_devices(self.framework.filters)
+            self.holdings = HoldingIndex(self.state)
+            self.runs: dict[str, WorkloadRun] = {}
+            for seq, workload in enumerate(workloads):
+                run = WorkloadRun.of(workload, seq, cluster_queue_of(workload), claims_of.get(workload.workload_id))
+                self.runs[workload.workload_id] = run
+                self.state.priority_of[workload.workload_id] = workload.priority
+            composites: dict[str, list[WorkloadRun]] = {}  # parent -> child groups, in arrival order
+            for run in self.runs.values():
+                if run.spec.parent_group:
+                    composites.setdefault(run.spec.parent_group, []).append(run)
+            last_arrival_s = max((w.submit_time_s for w in workloads), default=0.0)
+            self.dispatcher = Dispatcher(self.env, self.state, self.framework, self.emitter, progress, last_arrival_s)
+            self.lifecycle = Lifecycle(self.env, self.state, profile, self.framework, self.emitter, self.holdings,
+                                       self.dispatcher)
+            self.ctx = CycleContext(self.env, self.state, self.framework, profile, self.runs, self.holdings,
+                                    self.emitter, self.lifecycle, composites=composites, verifier=verifier)
+            self.dispatcher.attach(self.ctx)
+            self.env.at_each(Phase.ARRIVE, [(run.spec.submit_time_s, partial(self.lifecycle.arrive, run))
+                                            for run in self.runs.values()])
+            self.lifecycle.admission = admission_factory(self.lifecycle) if admission_factory else None
+            admission = self.lifecycle.admission
+            self.quiescence = Quiescence(self.ctx, admission.placement_options if admission else None)
+            self.settled: str | None = None  # the quiescence summary, when the replay stopped there
+            self._inputs_end_s = max([last_arrival_s, *(w.submit_time_s for w, _, _ in rejected)])
+            self.env.at_each(Phase.ARRIVE, [(workload.submit_time_s, partial(self.emitter.never_runs, workload, reason, message))
+                                            for workload, reason, message in rejected])
 
     def run(self) -> float:
         """Replay to the end; returns the simulated time of the last action.
@@ -129,6 +130,21 @@ class Replay:
         self._inputs_end_s = max(self._inputs_end_s, at_s)
         self.env.at(at_s, Phase.ARRIVE, lambda: self.lifecycle.resize(run, min_count))
 
+
+
+@contextmanager
+def _no_collections() -> Iterator[None]:
+    """While the replay is built: the collector off, then as it was. What is built (a run and
+    an arrival per workload) lives for the whole replay, so a collection frees nothing, and a
+    full one, each time the heap has grown by a quarter, scans the trace and all built so far
+    again (half of building bench-1m's replay)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 # Allocations between two young-generation collections (CPython's default: 700). The replay

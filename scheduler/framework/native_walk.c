@@ -3,10 +3,15 @@
  *
  * One call walks the nodes from `start` in scan order, resuming at step `i`, over the cluster
  * state's flat int64 arrays (whole free GPUs, free CPU, free memory and milli-GPUs held:
- * `state/flat_counts.py`; GPUs, whether CPU and memory are modelled, and the model id:
+ * `state/flat_counts.py`; GPUs and whether CPU and memory are modelled:
  * `state/node_arrays.py`), read through the buffer protocol once per call: no int object per
- * node; nothing is copied or kept between calls. A node of
- * a GPU model the request does not accept is counted as a mismatch; a node that surely fits
+ * node; nothing is copied or kept between calls. It visits only the nodes of the GPU models
+ * the request accepts (`accepted`: their indices in ascending order, built once per set of
+ * models, `NodeArrays.accepted_nodes`; None: every node), from the first at or after `start`
+ * round to the last before it; every node of another model in between is counted as a
+ * mismatch (the nodes walked past: their steps less the accepted nodes among them), so the
+ * mismatches, the steps processed and where the walk stops are those of a walk that visits
+ * every node and counts each mismatch. A node that surely fits
  * (whole free GPUs, CPU and memory free, as the Python walk decides) is scored with the
  * inline LeastAllocated / MostAllocated arithmetic of the Python walk, in the same IEEE
  * double operations in the same order, and appended to `feasible` as (score, node). The call
@@ -197,47 +202,74 @@ static void fold_root(RunningRoot *root, double score, Py_ssize_t node) {
 }
 
 PyDoc_STRVAR(walk_doc,
-"walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, model_ids,\n"
-"     accepted, excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
+"walk(feasible, whole_free, cpu_free, memory_free, used, gpus, has_cpu, has_memory, accepted,\n"
+"     excluded, start, count, i, processed, wanted, whole, cpu, memory, milli, least, weight,\n"
 "     unresolvable, plain_filters, shared_free, root, gpu_first)\n"
 "-> (i, processed, mismatched, at_node, (gpu_short, gpu_never, cpu_short, memory_short))\n\n"
 "Walk from step i; at_node: Python resolves the node at step i (start + i, wrapped) and calls\n"
-"again from i + 1; else the walk stopped at step i. root None: each feasible node is appended\n"
+"again from i + 1; else the walk stopped at step i. accepted: an int64 array of the nodes of the\n"
+"accepted GPU models in ascending order (the others are counted as mismatched, not visited), or\n"
+"None: every node. root None: each feasible node is appended\n"
 "to feasible as (score, node); else root is [found, top score, position, node], the heap's root\n"
 "over the feasible nodes so far, updated in place and nothing appended. The counts are of the\n"
 "nodes this call failed (plain_filters only), by the status of the first filter that fails them.");
 
-/* The per-node int64 arrays, in walk()'s argument order (arguments 1 to 8). */
+/* The per-node int64 arrays, in walk()'s argument order (arguments 1 to 7). */
 enum { FLAT_WHOLE_FREE, FLAT_CPU_FREE, FLAT_MEMORY_FREE, FLAT_USED, FLAT_GPUS, FLAT_HAS_CPU, FLAT_HAS_MEMORY,
-       FLAT_MODEL_IDS, FLAT_ARRAYS };
+       FLAT_ARRAYS };
+#define WALK_ARGS 26
 
-static PyObject *walk_nodes(PyObject *const *args, const long long *const *arrays) {
+/* The accepted nodes: an int64 array of node indices, or NULL (every node, `size` = count). */
+typedef struct {
+    const long long *nodes;
+    Py_ssize_t size;
+} Accepted;
+
+/* The first position of `accepted` holding a node at or after `node` (a binary search over
+ * the ascending indices; `node` itself where every node is accepted). */
+static Py_ssize_t first_at_or_after(Accepted accepted, Py_ssize_t node) {
+    if (accepted.nodes == NULL) {
+        return node;
+    }
+    Py_ssize_t low = 0, high = accepted.size;
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2;
+        if (accepted.nodes[middle] < node) {
+            low = middle + 1;
+        } else {
+            high = middle;
+        }
+    }
+    return low;
+}
+
+static PyObject *walk_nodes(PyObject *const *args, const long long *const *arrays, Accepted accepted) {
     const long long *whole_free = arrays[FLAT_WHOLE_FREE], *cpu_free = arrays[FLAT_CPU_FREE];
     const long long *memory_free = arrays[FLAT_MEMORY_FREE], *used = arrays[FLAT_USED];
     const long long *gpus = arrays[FLAT_GPUS], *has_cpu = arrays[FLAT_HAS_CPU];
-    const long long *has_memory = arrays[FLAT_HAS_MEMORY], *model_ids = arrays[FLAT_MODEL_IDS];
-    PyObject *feasible = args[0], *accepted = args[9], *excluded = args[10];
-    Py_ssize_t start = PyLong_AsSsize_t(args[11]), count = PyLong_AsSsize_t(args[12]);
-    Py_ssize_t i = PyLong_AsSsize_t(args[13]), processed = PyLong_AsSsize_t(args[14]);
-    Py_ssize_t wanted = PyLong_AsSsize_t(args[15]);
+    const long long *has_memory = arrays[FLAT_HAS_MEMORY];
+    PyObject *feasible = args[0], *excluded = args[9];
+    Py_ssize_t start = PyLong_AsSsize_t(args[10]), count = PyLong_AsSsize_t(args[11]);
+    Py_ssize_t i = PyLong_AsSsize_t(args[12]), processed = PyLong_AsSsize_t(args[13]);
+    Py_ssize_t wanted = PyLong_AsSsize_t(args[14]);
     /* The request: a value beyond 64 bits (or the double range) makes Python decide every node. */
     long long request[4];
     int request_too_big = 0;
     for (int k = 0; k < 4; k++) {
         int overflow = 0;
-        request[k] = PyLong_AsLongLongAndOverflow(args[16 + k], &overflow);
+        request[k] = PyLong_AsLongLongAndOverflow(args[15 + k], &overflow);
         if (overflow || request[k] < -EXACT_IN_DOUBLE || request[k] > EXACT_IN_DOUBLE) {
             request_too_big = 1;
         }
     }
     long long whole = request[0], cpu = request[1], memory = request[2], milli = request[3];
-    int least = PyObject_IsTrue(args[20]);
-    double weight = PyFloat_AsDouble(args[21]);
-    PyObject *unresolvable = args[22];  /* the nodes failed FAILED_GPU_NEVER, appended */
-    int plain_filters = PyObject_IsTrue(args[23]);
-    PyObject *shared_free = args[24];  /* per node: {device: free milli-GPUs} of shared devices */
-    PyObject *root_list = args[25];  /* None: append (score, node) to feasible; else the running root */
-    int gpu_first = PyObject_IsTrue(args[26]);  /* GpuFit runs before NodeResourcesFit */
+    int least = PyObject_IsTrue(args[19]);
+    double weight = PyFloat_AsDouble(args[20]);
+    PyObject *unresolvable = args[21];  /* the nodes failed FAILED_GPU_NEVER, appended */
+    int plain_filters = PyObject_IsTrue(args[22]);
+    PyObject *shared_free = args[23];  /* per node: {device: free milli-GPUs} of shared devices */
+    PyObject *root_list = args[24];  /* None: append (score, node) to feasible; else the running root */
+    int gpu_first = PyObject_IsTrue(args[25]);  /* GpuFit runs before NodeResourcesFit */
     Py_ssize_t failed[FAILED_KINDS] = {0, 0, 0, 0};
     if (PyErr_Occurred()) {
         return NULL;
@@ -254,36 +286,35 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *const *array
             return NULL;
         }
     }
-    const char *accepts = NULL;  /* NULL: any GPU model */
-    Py_ssize_t models_known = 0;
-    if (accepted != Py_None) {
-        if (!PyBytes_Check(accepted)) {
-            PyErr_SetString(PyExc_TypeError, "walk(): accepted must be bytes or None");
-            return NULL;
-        }
-        accepts = PyBytes_AS_STRING(accepted);
-        models_known = PyBytes_GET_SIZE(accepted);
-    }
     int any_excluded = excluded != Py_None;  /* None: no node excluded; else a container of nodes */
-    if (start < 0 || count < 0 || i < 0 || start >= (count ? count : 1)) {
+    if (start < 0 || count < 0 || i < 0 || i > count || start >= (count ? count : 1)) {
         PyErr_SetString(PyExc_ValueError, "walk(): start, count or i out of range");
         return NULL;
     }
-    Py_ssize_t mismatched = 0;
-    for (; i < count; i++) {
-        Py_ssize_t node = start + i;
-        if (node >= count) {
-            node -= count;
+    if (accepted.nodes == NULL) {
+        accepted.size = count;
+    }
+    /* Scan order over the accepted nodes: from position `first` (the first at or after
+     * `start`) round the array. `position`: how many of them lie before step i. */
+    Py_ssize_t first = first_at_or_after(accepted, start);
+    Py_ssize_t position = start + i < count ? first_at_or_after(accepted, start + i) - first
+                                            : accepted.size - first + first_at_or_after(accepted, start + i - count);
+    /* Every step from `i_in` to where the walk ends is processed, so `processed` and the
+     * mismatches (the steps not of an accepted node) follow from the steps and positions. */
+    const Py_ssize_t i_in = i, position_in = position;
+    for (; position < accepted.size; position++) {
+        Py_ssize_t slot = first + position;
+        if (slot >= accepted.size) {
+            slot -= accepted.size;
         }
+        Py_ssize_t node = accepted.nodes == NULL ? slot : (Py_ssize_t)accepted.nodes[slot];
+        Py_ssize_t step = node < 0 || node >= count ? -1 : node >= start ? node - start : node - start + count;
+        if (step < i || (step == i && position > position_in)) {
+            PyErr_SetString(PyExc_ValueError, "walk(): accepted must list nodes of the cluster in ascending order");
+            return NULL;
+        }
+        i = step;
         long long value;
-        if (accepts != NULL) {
-            READ_FLAT(model_ids, node, value);
-            if (value < 0 || value >= models_known || !accepts[value]) {
-                mismatched++;
-                processed++;
-                continue;
-            }
-        }
         if (any_excluded) {
             PyObject *key = PyLong_FromSsize_t(node);
             if (key == NULL) {
@@ -352,7 +383,6 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *const *array
                 }
             }
             failed[kind]++;
-            processed++;
             continue;
         }
         if ((root_mode ? root.found : PyList_GET_SIZE(feasible)) == wanted) {
@@ -372,7 +402,6 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *const *array
         double score = weight * (least ? 100.0 * (1.0 - fraction) : 100.0 * fraction);
         if (root_mode) {  /* finite: root mode is asked only with a finite weight */
             fold_root(&root, score, node);
-            processed++;
             continue;
         }
         PyObject *pair = PyTuple_New(2);
@@ -393,33 +422,36 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *const *array
         if (appended < 0) {
             return NULL;
         }
-        processed++;
         continue;
     python_decides:
         if (root_mode && store_root(root_list, &root) < 0) {
             return NULL;
         }
-        return handed_back(i, processed, mismatched, 1, failed);
+        return handed_back(i, processed + (i - i_in), (i - i_in) - (position - position_in), 1, failed);
+    }
+    if (position == accepted.size) {
+        i = count;  /* every accepted node seen: the steps after the last are of other models */
     }
     if (root_mode && store_root(root_list, &root) < 0) {
         return NULL;
     }
-    return handed_back(i, processed, mismatched, 0, failed);
+    return handed_back(i, processed + (i - i_in), (i - i_in) - (position - position_in), 0, failed);
 }
 
 static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
-    if (nargs != 27) {
-        PyErr_Format(PyExc_TypeError, "walk() takes 27 arguments (%zd given)", nargs);
+    if (nargs != WALK_ARGS) {
+        PyErr_Format(PyExc_TypeError, "walk() takes %d arguments (%zd given)", WALK_ARGS, nargs);
         return NULL;
     }
-    Py_ssize_t count = PyLong_AsSsize_t(args[12]);
+    Py_ssize_t count = PyLong_AsSsize_t(args[11]);
     if (count == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    Py_buffer views[FLAT_ARRAYS];
+    Py_buffer views[FLAT_ARRAYS], listed;
     const long long *arrays[FLAT_ARRAYS];
-    int taken = 0;
+    Accepted accepted = {NULL, 0};
+    int taken = 0, listed_taken = 0;
     PyObject *result = NULL;
     for (; taken < FLAT_ARRAYS; taken++) {
         if (flat_array(args[1 + taken], count, &views[taken]) < 0) {
@@ -427,8 +459,23 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         arrays[taken] = (const long long *)views[taken].buf;
     }
-    result = walk_nodes(args, arrays);
+    if (args[8] != Py_None) {  /* the accepted nodes: an int64 array of at most `count` indices */
+        if (flat_array(args[8], 0, &listed) < 0) {
+            goto release;
+        }
+        listed_taken = 1;
+        accepted.nodes = (const long long *)listed.buf;
+        accepted.size = listed.len / listed.itemsize;
+        if (accepted.size > count) {
+            PyErr_SetString(PyExc_ValueError, "walk(): accepted lists more nodes than the cluster holds");
+            goto release;
+        }
+    }
+    result = walk_nodes(args, arrays, accepted);
 release:
+    if (listed_taken) {
+        PyBuffer_Release(&listed);
+    }
     while (taken > 0) {
         PyBuffer_Release(&views[--taken]);
     }

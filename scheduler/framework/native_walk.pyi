@@ -5,8 +5,8 @@ from collections.abc import Container
 from typing import Any
 
 def walk(feasible: list[tuple[float, int]], whole_free: array[int], cpu_free: array[int], memory_free: array[int],
-         used: array[int], gpus: array[int], has_cpu: array[int], has_memory: array[int], model_ids: array[int],
-         accepted: bytes | None, excluded: Container[int] | None, start: int, count: int, i: int, processed: int,
+         used: array[int], gpus: array[int], has_cpu: array[int], has_memory: array[int], accepted: array[int] | None,
+         excluded: Container[int] | None, start: int, count: int, i: int, processed: int,
          wanted: int, whole: int, cpu: int, memory: int, milli: int, least: bool, weight: float,
          unresolvable: list[int], plain_filters: bool, shared_free: list[dict[int, int]],
          root: list[Any] | None, gpu_first: bool) -> tuple[int, int, int, bool, tuple[int, int, int, int]]: ...

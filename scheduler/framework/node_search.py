@@ -279,7 +279,9 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
                 root: RunningRoot | None = None) -> int:
     """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
-    the Python walk does, and mismatches counted as it goes; returns the nodes processed.
+    the Python walk does; returns the nodes processed. The kernel visits only the nodes of
+    the accepted GPU models (`NodeArrays.accepted_nodes`) and counts the nodes of other models
+    it walks past as mismatched, as this walk counts them one by one.
     Where every filter decides as the inline check does (`fails_inline`; no DRA), the kernel
     decides every node (a fraction by the shared devices' free milli-GPUs) and names the
     status of the first filter that fails a node by its kind (`inline_statuses`): a search
@@ -292,7 +294,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     flat = state.flat  # what the kernel reads of whole_free, cpu_free, memory_free and used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
-    accepted = arrays.accepted(request.models)
+    accepted = arrays.accepted_nodes(request.models)  # the kernel visits only these
     single = search.scores[0][0]
     plain_filters = (state.dra is None and len(search.inline_statuses) == 4
                      and all(getattr(plugin, "fails_inline", False) for plugin in filters))
@@ -302,7 +304,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     while True:
         i, processed, mismatched, at_node, kinds = kernel(
             feasible, flat.whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu,
-            arrays.has_memory, arrays.model_id, accepted, excluded if excluded else None, start, count, i, processed, wanted,
+            arrays.has_memory, accepted, excluded if excluded else None, start, count, i, processed, wanted,
             whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, root, search.gpu_first)
         if mismatched:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched

@@ -1,6 +1,7 @@
 """The node walk in C (`scheduler/framework/native_walk.c`) against its Python twin.
 
-Hypothesis draws clusters (GPU models, GPUs, CPU and memory modelled or not, labelled pools),
+Hypothesis draws clusters (GPU models mixed or in blocks, GPUs, CPU and memory modelled or not,
+labelled pools), requests that accept any GPU model, one, several or none of the cluster's,
 a random sequence of allocations and releases, then a request, a start, a number of nodes
 wanted and a score: `PartialSearch.run` with the kernel and without it must return the same
 feasible (score, node) list, the same diagnosis (the same count per reason, which the
@@ -47,7 +48,7 @@ nodes = st.builds(
 requests = st.builds(
     PodRequest, milli=st.sampled_from((0, 1, 100, 250, 300, 500, 750, 1000, 1500, 2000, 3000, 4000, 8000)),
     cpu_milli=st.sampled_from((0, 1, 500, 4000, 16000)), memory_mib=st.sampled_from((0, 1, 1024, 16384, 65536)),
-    models=st.sampled_from(((), ("A100",), ("H100", "L4"), ("B200",))),
+    models=st.sampled_from(((), ("A100",), ("H100",), ("H100", "L4"), ("L4", "A100"), ("A100", "B200"), ("B200",))),
     selector=st.sampled_from((NO_SELECTOR, NodeSelector.of({"pool": "x"}))))
 
 
@@ -68,9 +69,11 @@ SCOPES = ("", "", "", "open", "rollback", "commit", "reprieve")  # what-ifs amon
 @given(st.lists(nodes, min_size=1, max_size=40),
        st.lists(st.tuples(st.integers(0, 10**6), requests, st.sampled_from(SCOPES)), max_size=60),
        requests, st.integers(0, 10**6), st.integers(1, 40), st.sampled_from((LeastAllocated, MostAllocated)),
-       st.sampled_from((1.0, 2.0, 0.3)), st.booleans())
+       st.sampled_from((1.0, 2.0, 0.3)), st.booleans(), st.booleans())
 def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, request, start_at, wanted, scorer,
-                                             weight, gpu_filter_first):
+                                             weight, gpu_filter_first, in_blocks):
+    if in_blocks:  # each GPU model's nodes side by side, as a real cluster lists its pools
+        drawn_nodes = sorted(drawn_nodes, key=lambda node: node.gpu_model)
     cluster = Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes)))
     state = ClusterState(cluster)
     count = len(cluster.nodes)
@@ -107,6 +110,59 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
     assert with_kernel[0] == plain[0] and with_kernel[4] == plain[4]
     if not with_kernel[0]:  # the diagnosis is built only when nothing is feasible
         assert (sorted(with_kernel[1]), with_kernel[2], with_kernel[3]) == (sorted(plain[1]), plain[2], plain[3])
+
+
+@pytest.mark.parametrize(("full", "start", "next_start", "mismatched"), [
+    (False, 1, 6, 3),  # steps 0-4 processed (nodes 1, 2, 4 of another model); node 6 cancels the search
+    (False, 5, 0, 1),  # nodes 5 and 6 found, node 7 of another model, node 0 (round the end) cancels it
+    (False, 6, 3, 3),  # round the end: nodes 7, 1, 2 of another model; node 3 cancels it
+    (False, 7, 5, 4),  # from a node of another model, round the end: nodes 7, 1, 2, 4; node 5 cancels it
+    (True, 2, 2, 4),  # nothing feasible: every node processed, the four of another model counted
+])
+def test_nodes_of_other_models_are_counted_where_the_walk_stops(kernel, full, start, next_start, mismatched):
+    """The kernel visits only the A100 nodes (0, 3, 5, 6 of 8 nodes) and counts the H100 nodes
+    between them: the search wants 2 of 8 nodes, so the third A100 node found cancels it, and
+    the next start, the mismatches and the diagnosis are those of the walk over every node."""
+    cluster = Cluster(tuple(Node(f"n{i}", "A100" if i in (0, 3, 5, 6) else "H100", 8) for i in range(8)))
+    state = ClusterState(cluster)
+    if full:
+        for node in (0, 3, 5, 6):
+            state.allocate((f"w{node}", 0), node, PodRequest(8000))
+    request = PodRequest(1000, models=("A100",))
+    with mock.patch.object(node_search, "feasible_nodes_to_find", lambda percentage, nodes: 2):
+        native = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0, kernel=kernel)
+        python = PartialSearch([GpuFit(), NodeResourcesFit()], [(LeastAllocated(), 1.0)], 0)
+        python.kernel = None
+        found = native.run(state, request, start)
+        assert found[2] == next_start and len(found[0]) == (0 if full else 2)
+        assert _answer(found) == _answer(python.run(state, request, start)) == _answer(
+            python.run_plain(state, request, start))
+        if full:
+            assert found[1].reasons[node_search.MODEL_MISMATCH] == mismatched
+            assert found[1].message() == ("0/8 nodes are available: 4 Insufficient nvidia.com/gpu, "
+                                          f"{mismatched} {node_search.MODEL_MISMATCH}.")
+        else:  # the kernel's own count, before the diagnosis drops it
+            counted = []
+
+            def counting(*args):
+                answer = kernel(*args)
+                counted.append(answer[2])
+                return answer
+
+            native.kernel = counting
+            native.run(state, request, start)
+            assert sum(counted) == mismatched
+
+
+def test_the_kernel_refuses_accepted_nodes_out_of_order_or_range(kernel):
+    """The accepted nodes must be the cluster's, in ascending order: the steps are computed
+    from them."""
+    ones = [array("q", [1] * 3) for _ in range(3)] + [array("q", [0] * 3), array("q", [8] * 3)]
+    ones += [array("q", [1] * 3), array("q", [1] * 3)]
+    for wrong in (array("q", [2, 1]), array("q", [0, 0]), array("q", [0, 3]), array("q", [-1]),
+                  array("q", [0, 1, 2, 2])):
+        with pytest.raises(ValueError, match="accepted"):
+            kernel([], *ones, wrong, None, 0, 3, 0, 0, 3, 1, 0, 0, 1000, True, 1.0, [], True, [{}] * 3, None, True)
 
 
 @pytest.mark.parametrize("scorer", [LeastAllocated, MostAllocated])
@@ -168,13 +224,18 @@ def test_the_kernel_refuses_arrays_that_are_not_int64_arrays(kernel):
     def q(*values):
         return array("q", values)
 
-    def walk(*arrays, feasible=None, root=None):
-        return kernel([] if feasible is None else feasible, *arrays, None, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000, True,
-                      1.0, [], True, [{}], root, True)
+    def walk(*arrays, feasible=None, root=None, accepted=None):
+        return kernel([] if feasible is None else feasible, *arrays, accepted, None, 0, 1, 0, 0, 1, 1, 0, 0, 1000,
+                      True, 1.0, [], True, [{}], root, True)
 
-    good = [q(1), q(1), q(1), q(0), q(8), q(1), q(1), q(0)]  # whole free .. model id: one node
+    good = [q(1), q(1), q(1), q(0), q(8), q(1), q(1)]  # whole free .. has memory: one node
     assert walk(*good)[:4] == (1, 1, 0, False)  # the node is feasible: the walk ends past it
-    for field in range(8):
+    assert walk(*good, accepted=q(0))[:4] == (1, 1, 0, False)
+    assert walk(*good, accepted=q())[:4] == (1, 1, 1, False)  # no node accepted: one mismatch
+    for wrong in ([0], array("i", [0])):
+        with pytest.raises(TypeError, match="int64 arrays"):
+            walk(*good, accepted=wrong)
+    for field in range(7):
         for wrong in ([1], (1,), array("i", [1]), q()):  # not a buffer, not of int64, shorter than the nodes
             arrays = list(good)
             arrays[field] = wrong
@@ -188,7 +249,7 @@ def test_the_kernel_refuses_a_root_of_another_shape(kernel):
     for wrong in ([0, 0.0, -1], (0, 0.0, -1, -1), [1, 3, 0, 0]):  # a list of 4 with a float top once found
         with pytest.raises(TypeError, match="root must be None or a list"):
             kernel([], array("q", [1]), array("q", [1]), array("q", [1]), array("q", [0]), array("q", [8]),
-                   array("q", [1]), array("q", [1]), array("q", [0]), None, None, 0, 1,
+                   array("q", [1]), array("q", [1]), None, None, 0, 1,
                    0, 0, 1, 1, 0, 0, 1000, True, 1.0, [], True, [{}], wrong, True)
 
 
