@@ -356,3 +356,42 @@ def test_a_closest_domain_search_that_stops_too_early_stops_the_verified_replay(
     monkeypatch.setattr(topology, "best_possible_rank", lambda state, domain, pods, milli: (0, 0, ""))
     with pytest.raises(VerificationError, match="closest topology domain from a bounded search"):
         replay(trace, cluster, tmp_path / "run", profile="gang-v1.37", seed=42, verifier=Verifier())
+
+
+def test_a_closest_domain_from_wrong_reused_plans_stops_the_verified_replay(tmp_path, monkeypatch):
+    """`closest_domain` reuses the plans `best_domain` made on the same state; plans reused
+    wrong (each said to place nothing) must stop the twin that tries every domain. Rack r1's
+    bound (three free 8-GPU nodes) reaches the gang's three pods, so `best_domain` plans it,
+    but one node is short of CPU: it places two, as rack r2 does."""
+    import csv
+    from dataclasses import replace as with_fields
+
+    from scheduler.cycle import planning
+
+    nodes = [with_fields(make_node(name).rack(rack).obj(), cpu_milli=cpu)
+             for name, rack, cpu in [("a1", "r1", 64000), ("a2", "r1", 64000), ("a3", "r1", 1000),
+                                     ("b1", "r2", 64000), ("b2", "r2", 64000)]]
+    jobs = [make_workload("wide").at(0).runs_for(100).pods(3).gpus(8).topology(required="rack").obj()]
+    trace, cluster, _ = kueue_files(tmp_path, nodes, jobs, [])
+    with open(trace, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["cpu_milli_per_pod"] = "4000"
+    with open(trace, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    verifier = Verifier()
+    replay(trace, cluster, tmp_path / "kept", profile="gang-v1.37", seed=42, verifier=verifier)
+    assert verifier.checks["closest topology domain from a bounded search"] > 0
+    real = planning.best_domain
+
+    def forgetful(ctx, run, needed, candidates, explain, tried=None):
+        best = real(ctx, run, needed, candidates, explain, tried)
+        for index in tried or {}:
+            tried[index] = planning.Plan()
+        return best
+
+    monkeypatch.setattr(planning, "best_domain", forgetful)
+    with pytest.raises(VerificationError, match="closest topology domain from a bounded search"):
+        replay(trace, cluster, tmp_path / "forgotten", profile="gang-v1.37", seed=42, verifier=Verifier())
