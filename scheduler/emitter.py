@@ -8,7 +8,7 @@ talks to the `EventLogWriter`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Unpack
+from typing import TYPE_CHECKING
 
 from scheduler.eventlog.schema import EventType, PendingReason
 from scheduler.eventlog.writer import EventFields, EventLogWriter
@@ -34,26 +34,29 @@ class EventEmitter:
         # Through DRA, which devices each placed pod took (device_allocations.parquet).
         self.device_allocations: DeviceAllocationLog | None = None
 
-    def emit(self, run: WorkloadRun, event: EventType, **fields: Unpack[EventFields]) -> None:
+    def emit(self, run: WorkloadRun, event: EventType, *, reason: str | None = None, message: str | None = None,
+             flavor: str | None = None, preemptor: str | None = None, queue_position: int | None = None,
+             queue_length: int | None = None) -> None:
+        """A row about the workload as a whole (no pod, no node)."""
         spec = run.spec
-        fields.setdefault("gpu_model", spec.gpu_model_label)
-        fields["tenant"], fields["queue"], fields["priority"] = spec.tenant, spec.queue, spec.priority
-        fields["cluster_queue"] = run.cluster_queue
-        self.writer.emit(self.env.now, event, spec.workload_id, **fields)
+        self.writer.row(self.env.now, event, spec.workload_id, None, None, None, spec.gpu_model_label, spec.tenant,
+                        spec.queue, run.cluster_queue, spec.priority, reason, message, flavor, preemptor,
+                        queue_position, queue_length)
 
-    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node_index: int,
-                 **fields: Unpack[EventFields]) -> None:
+    def emit_pod(self, run: WorkloadRun, event: EventType, pod: int, node_index: int, *, reason: str | None = None,
+                 message: str | None = None, preemptor: str | None = None) -> None:
         """A row about one pod on one node: its GPUs and the node's GPU model."""
         node = self.nodes[node_index]
-        fields["pod_index"], fields["node"], fields["gpu_model"] = pod, node.name, node.gpu_model
-        fields["gpus"] = run.spec.gpus_per_pod
+        spec = run.spec
+        gpus = spec.gpus_per_pod
         if self.device_gpus is not None:
-            fields["gpus"] = self.device_gpus.get((run.spec.workload_id, pod), run.spec.gpus_per_pod)
+            gpus = self.device_gpus.get((spec.workload_id, pod), gpus)
         if self.device_allocations is not None and event in (EventType.RESERVED, EventType.STARTED):
             # the row about to be written is seq `writer.rows`
-            self.device_allocations.record(self.writer.rows, self.env.now, event.value, run.spec.workload_id,
+            self.device_allocations.record(self.writer.rows, self.env.now, event.value, spec.workload_id,
                                            pod, node_index)
-        self.emit(run, event, **fields)
+        self.writer.row(self.env.now, event, spec.workload_id, pod, node.name, gpus, node.gpu_model, spec.tenant,
+                        spec.queue, run.cluster_queue, spec.priority, reason, message, None, preemptor)
 
     def pending_is_recent(self, run: WorkloadRun, reason: PendingReason) -> bool:
         """True when a `pending` row with this reason would be dropped whatever its message

@@ -1,6 +1,6 @@
 """Append-only event-log writer: buffered rows → Parquet row groups → atomic rename.
 
-Rows are buffered column by column and flushed as one row group every `batch_rows` rows,
+Rows are buffered and flushed as one row group every `batch_rows` rows,
 so a long replay keeps bounded memory. The file is written under a temporary name in the
 same directory and renamed into place by `close()`: a killed replay never leaves a
 half-written `events.parquet` behind.
@@ -16,11 +16,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from scheduler.eventlog.schema import EVENT_SCHEMA, METADATA_KEY, SCHEMA_VERSION, EventType
-
-_COLUMNS = EVENT_SCHEMA.names
-
-
-_OPTIONAL = EVENT_SCHEMA.names[4:]
 
 
 class EventFields(TypedDict, total=False):
@@ -43,6 +38,9 @@ class EventFields(TypedDict, total=False):
 
 
 class EventLogWriter:
+    """Rows are kept as tuples in the schema's column order and turned into columns once per
+    row group (`zip(*rows)`): a row costs one tuple, not one append per column."""
+
     def __init__(self, path: Path, batch_rows: int = 65_536) -> None:
         self.path = path
         self._tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
@@ -52,34 +50,39 @@ class EventLogWriter:
         self._batch_rows = batch_rows
         self.rows = 0
         self.counts: dict[str, int] = {}
-        self._new_buffer()
-
-    def _new_buffer(self) -> None:
-        self._buffer: dict[str, list[object]] = {name: [] for name in _COLUMNS}
-        # Every row appends to every column: the bound appends are looked up once per batch.
-        self._seq, self._time, self._event, self._workload = (
-            self._buffer[name].append for name in ("seq", "time_s", "event", "workload_id"))
-        self._optional = [(name, self._buffer[name].append) for name in _OPTIONAL]
+        self._rows: list[tuple[object, ...]] = []
 
     def emit(self, time_s: float, event: EventType, workload_id: str, **fields: Unpack[EventFields]) -> None:
-        self._seq(self.rows)
-        self._time(float(time_s))
-        self._event(event.value)
-        self._workload(workload_id)
-        get = fields.get
-        for name, append in self._optional:
-            append(get(name))
+        """A row from named optional columns (those not named are null)."""
+        self.row(time_s, event, workload_id, fields.get("pod_index"), fields.get("node"), fields.get("gpus"),
+                 fields.get("gpu_model"), fields.get("tenant"), fields.get("queue"), fields.get("cluster_queue"),
+                 fields.get("priority"), fields.get("reason"), fields.get("message"), fields.get("flavor"),
+                 fields.get("preemptor"), fields.get("queue_position"), fields.get("queue_length"))
+
+    def row(self, time_s: float, event: EventType, workload_id: str, pod_index: int | None, node: str | None,
+            gpus: float | None, gpu_model: str | None, tenant: str | None, queue: str | None,
+            cluster_queue: str | None, priority: int | None, reason: str | None = None, message: str | None = None,
+            flavor: str | None = None, preemptor: str | None = None, queue_position: int | None = None,
+            queue_length: int | None = None) -> None:
+        """A row with every column given in the schema's order: the replay's hot path
+        (`EventEmitter`), without a dict of fields per row."""
+        value = event.value
+        self._rows.append((self.rows, float(time_s), value, workload_id, pod_index, node, gpus, gpu_model, tenant,
+                           queue, cluster_queue, priority, reason, message, flavor, preemptor, queue_position,
+                           queue_length))
         self.rows += 1
-        self.counts[event.value] = self.counts.get(event.value, 0) + 1
-        if len(self._buffer["seq"]) >= self._batch_rows:
+        counts = self.counts
+        counts[value] = counts.get(value, 0) + 1
+        if len(self._rows) >= self._batch_rows:
             self._flush()
 
     def _flush(self) -> None:
-        if not self._buffer["seq"]:
+        if not self._rows:
             return
-        table = pa.Table.from_pydict(self._buffer, schema=self._schema)
-        self._writer.write_table(table)
-        self._new_buffer()
+        columns = zip(*self._rows, strict=True)
+        arrays = [pa.array(column, type=field.type) for column, field in zip(columns, self._schema, strict=True)]
+        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema))
+        self._rows = []
 
     def close(self) -> Path:
         """Flush, close and move the file to its final name."""
