@@ -394,6 +394,7 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     admission.admitter.check = NominationCheck(verifier, clock)
     clocked = ClockedVerifier(verifier, clock)
     admission.admitter.preemptor.check = clocked
+    admission.admitter.screens.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
     for queue in admission.queues.values():
