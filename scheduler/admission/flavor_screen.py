@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import IntEnum
 
-from scheduler.admission.objects import GPU_PRODUCT_LABEL, ClusterQueue, ResourceFlavor, Topology
+from scheduler.admission.objects import ClusterQueue, ResourceFlavor, Topology
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.model.cluster import LEVEL_LABELS, untolerated
 from scheduler.model.workload import Workload
@@ -43,7 +43,7 @@ def flavor_accepts(flavor: ResourceFlavor, models: tuple[str, ...]) -> bool:
     """The pod's GPU-model affinity, restricted to the flavor's own label keys, matches."""
     if not models:
         return True
-    product = dict(flavor.node_labels).get(GPU_PRODUCT_LABEL)
+    product = flavor.gpu_product
     return product is None or product in models
 
 
