@@ -42,6 +42,7 @@ CHECKS = frozenset({
     "nomination reused from the per-flavor-resource cache",
     "preemption oracle answer reused per flavor-resource",
     "flavor assignment without the oracle on doomed flavors",
+    "flavor screen per ClusterQueue and workload shape",
     "preemption ruled out by quota bounds",
     "quota fit once every candidate is gone, on an overlay of the usage",
     "victim search step ruled out by a running sum",

@@ -26,6 +26,7 @@ from scheduler.admission.cycle_victims import CycleVictims
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
+from scheduler.admission.flavor_screen import FlavorScreen
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCache, NominationCheck
 from scheduler.admission.objects import QueueConfig
@@ -190,6 +191,7 @@ class Admitter:
         self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
             config.cluster_queues, config.flavors, self.versions)
         self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed
+        self.screens = FlavorScreen(config.flavors, config.topologies)  # what assignment reads before quota
         self.topology: TopologyFit | None = None  # Kueue's TAS cache, when the queues file uses TAS
         # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
         self.timestamp_matters = any(
@@ -275,7 +277,8 @@ class Admitter:
         spec = self.config.cluster_queues[node.name]
         fair_sharing = self.fair_sharing is not None
         assignment = assign_flavors(wl, node, spec, self.config.flavors, self.preemptor.simulate,
-                                    fair_sharing=fair_sharing, topologies=self.config.topologies, start=start)
+                                    fair_sharing=fair_sharing, topologies=self.config.topologies, start=start,
+                                    screen=self.screens.of(wl, spec))
         if self.check is not None:  # the oracle asked about every resource, as Kueue does
             self.check.same_assignment(wl.name, assignment, assign_flavors(
                 wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=fair_sharing,

@@ -41,8 +41,12 @@ from dataclasses import dataclass
 from enum import IntEnum
 from types import MappingProxyType
 
+from scheduler.admission.flavor_screen import Screen, screen_flavors
+from scheduler.admission.flavor_screen import TasFlavors as TasFlavors  # re-exported
+from scheduler.admission.flavor_screen import flavor_accepts as flavor_accepts  # re-exported
+from scheduler.admission.flavor_screen import tas_flavors as tas_flavors  # re-exported
+from scheduler.admission.flavor_screen import topology_mismatch as topology_mismatch  # re-exported
 from scheduler.admission.objects import (
-    GPU_PRODUCT_LABEL,
     GPU_RESOURCE,
     ClusterQueue,
     FlavorFungibility,
@@ -58,8 +62,6 @@ from scheduler.admission.preemption.common import Possibility
 from scheduler.admission.quota import FlavorResource, QuotaNode
 from scheduler.admission.workloads import POD_SET, AdmissionWorkload, quantity
 from scheduler.eventlog.schema import PendingReason
-from scheduler.model.cluster import LEVEL_LABELS, untolerated
-from scheduler.model.workload import Workload
 
 # Most severe first: the reason that explains a failed assignment (reference §4.13).
 _SEVERITY = (
@@ -198,59 +200,6 @@ class Assignment:
 Oracle = Callable[[AdmissionWorkload, QuotaNode, FlavorResource, int], tuple[Possibility, int]]
 
 
-def flavor_accepts(flavor: ResourceFlavor, models: tuple[str, ...]) -> bool:
-    """The pod's GPU-model affinity, restricted to the flavor's own label keys, matches."""
-    if not models:
-        return True
-    product = dict(flavor.node_labels).get(GPU_PRODUCT_LABEL)
-    return product is None or product in models
-
-
-class TasFlavors(IntEnum):
-    """How many of a ClusterQueue's flavors have a Topology."""
-
-    NONE = 0
-    SOME = 1
-    ALL = 2  # Kueue's ClusterQueue IsTASOnly: TAS is implied for every pod set
-
-
-def tas_flavors(spec: ClusterQueue, flavors: Mapping[str, ResourceFlavor]) -> TasFlavors:
-    """How the trace's topology columns read for a workload of this ClusterQueue. They are
-    Kueue's podset topology annotations whenever the queues file uses Topology-Aware
-    Scheduling at all (some ResourceFlavor has a Topology): then, as upstream checks every
-    flavor regardless of the ClusterQueue, a topology pod set in a ClusterQueue without a TAS
-    flavor matches no flavor (SOME). A queues file without any Topology (the demo's) leaves
-    them the placement plugin's own constraint (a kube-level gang topology): NONE, no flavor
-    is refused for them. ALL: every flavor of the ClusterQueue has one (TAS implied)."""
-    if not any(flavor.topology_name is not None for flavor in flavors.values()):
-        return TasFlavors.NONE
-    with_topology = [flavors[fq.flavor].topology_name is not None for group in spec.resource_groups
-                     for fq in group.flavors]
-    return TasFlavors.ALL if with_topology and all(with_topology) else TasFlavors.SOME
-
-
-def topology_mismatch(workload: Workload, flavor: ResourceFlavor, topologies: Mapping[str, Topology], *,
-                      implied: bool) -> str | None:
-    """Kueue's checkPodSetAndFlavorMatchForTAS (tas_flavorassigner.go): why the pod set and
-    the flavor do not match under Topology-Aware Scheduling, or None. `implied`: the
-    ClusterQueue is TAS-only, so a pod set asking for no level is a TAS pod set anyway. The
-    replay's pod set asks for all the resources of the group being assigned, so a flavor
-    without a Topology never serves a TAS pod set quota-only."""
-    level = workload.topology_required or workload.topology_preferred
-    if level is None:
-        if implied:
-            return None
-        return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling' if flavor.topology_name else None
-    if flavor.topology_name is None:
-        return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
-    topology = topologies.get(flavor.topology_name)
-    if topology is None:
-        return f'Flavor "{flavor.name}" information missing in TAS cache'
-    if LEVEL_LABELS.get(level, level) not in topology.levels:
-        return f'Flavor "{flavor.name}" does not contain the requested level'
-    return None
-
-
 def assign_flavors(
     wl: AdmissionWorkload,
     queue: QuotaNode,
@@ -262,48 +211,35 @@ def assign_flavors(
     topologies: Mapping[str, Topology] = MappingProxyType({}),
     plain: bool = False,
     start: tuple[int, ...] = (),
+    screen: Screen | None = None,
 ) -> Assignment:
     """`plain` (`replay --verify`): ask the oracle for every resource of a flavor that does
     not exceed the queue's maximum, as Kueue does, instead of only where its answer counts.
     `start`: per resource group, the first flavor index to try (Kueue's
-    LastAssignment.NextFlavorToTryForPodSetResource; a group past the tuple starts at 0)."""
+    LastAssignment.NextFlavorToTryForPodSetResource; a group past the tuple starts at 0).
+    `screen`: `flavor_screen.screen_flavors` of this workload and ClusterQueue, kept by the
+    caller (computed here when not given)."""
     assignment = Assignment()
-    tas = tas_flavors(spec, flavors)
-    covered = {r for group in spec.resource_groups for r in group.covered_resources}
-    for resource in wl.requests:
-        if resource not in covered:
-            assignment.reasons.append(f"resource {resource} unavailable in ClusterQueue")
-            assignment.mode, assignment.no_fit_reason = Mode.NO_FIT, PendingReason.NO_MATCHING_FLAVOR
-            return assignment
+    uncovered, groups = screen_flavors(wl, spec, flavors, topologies) if screen is None else screen
+    if uncovered is not None:
+        assignment.reasons.append(uncovered)
+        assignment.mode, assignment.no_fit_reason = Mode.NO_FIT, PendingReason.NO_MATCHING_FLAVOR
+        return assignment
     can_preempt_while_borrowing = spec.preemption.borrow_within_cohort is not _NO_BORROWING or (
         fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
     fungibility = spec.flavor_fungibility
-    for group_index, group in enumerate(spec.resource_groups):
-        requested = [r for r in group.covered_resources if r in wl.requests]
-        if not requested:
-            continue
+    for group_index, requested, screened in groups:
         best: tuple[str, dict[str, Granular]] | None = None
         best_mode = WORST
         group_reasons: set[PendingReason] = set()
         first = start[group_index] if group_index < len(start) else 0
         attempted = -1
-        for flavor_index in range(first, len(group.flavors)):
+        for flavor_index in range(first, len(screened)):
             attempted = flavor_index
-            name = group.flavors[flavor_index].flavor
-            mismatch = None if tas is TasFlavors.NONE else topology_mismatch(
-                wl.run.original_spec, flavors[name], topologies, implied=tas is TasFlavors.ALL)
-            if mismatch is not None:
-                assignment.reasons.append(mismatch)
-                group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
-                continue
-            taint = untolerated(flavors[name].node_taints, flavors[name].tolerations)
-            if taint is not None:  # the trace's pods tolerate nothing themselves
-                assignment.reasons.append(f"untolerated taint {taint} in flavor {name}")
-                group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
-                continue
-            if not flavor_accepts(flavors[name], wl.models):
-                assignment.reasons.append(f"flavor {name} doesn't match node affinity")
+            name, skipped = screened[flavor_index]
+            if skipped is not None:  # a Topology, taint or node-affinity mismatch
+                assignment.reasons.append(skipped)
                 group_reasons.add(PendingReason.NO_MATCHING_FLAVOR)
                 continue
             representative = BEST
@@ -344,7 +280,7 @@ def assign_flavors(
             return assignment
         # findFlavorForPodSets: TriedFlavorIdx of the chosen flavor's resources is where the
         # scan stopped, -1 when it looked at the last flavor (the next scan starts over).
-        assignment.tried[group_index] = -1 if attempted == len(group.flavors) - 1 else attempted
+        assignment.tried[group_index] = -1 if attempted == len(screened) - 1 else attempted
         name, per_resource = best
         for resource, granular in per_resource.items():
             fr = (name, resource)

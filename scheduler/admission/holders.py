@@ -67,25 +67,29 @@ class Holders:
     def add(self, queue: str, wl: AdmissionWorkload) -> None:
         self.by_queue[queue][wl.name] = wl
         key = self._keys[wl.name] = packed_order_key(wl)  # unique: `seq` is the workload's
+        sorted_by_fr, totals, priority = self._sorted[queue], self._totals[queue], wl.priority
         for fr, value in wl.usage.items():
-            index = self._sorted[queue].get(fr)
+            index = sorted_by_fr.get(fr)
             if index is None:
-                index = self._sorted[queue][fr] = ([], [])
+                index = sorted_by_fr[fr] = ([], [])
             keys, holders = index
             at = bisect.bisect_right(keys, key)
             keys.insert(at, key)
             holders.insert(at, wl)
-            by_priority = self._totals[queue].setdefault(fr, {})
-            by_priority[wl.priority] = by_priority.get(wl.priority, 0) + value
+            by_priority = totals.get(fr)
+            if by_priority is None:
+                by_priority = totals[fr] = {}
+            by_priority[priority] = by_priority.get(priority, 0) + value
 
     def remove(self, queue: str, wl: AdmissionWorkload) -> None:
         if self.by_queue[queue].pop(wl.name, None) is None:
             return
         self.evicting.pop(wl.name, None)
         key = self._keys.pop(wl.name)
+        sorted_by_fr, totals, priority = self._sorted[queue], self._totals[queue], wl.priority
         for fr, value in wl.usage.items():
-            self._totals[queue][fr][wl.priority] -= value
-            index = self._sorted[queue].get(fr)
+            totals[fr][priority] -= value
+            index = sorted_by_fr.get(fr)
             if index is None:
                 continue
             keys, holders = index

@@ -40,7 +40,7 @@ from scheduler.admission.admitter import Admitter, CycleResult
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCheck
-from scheduler.admission.objects import GPU_PRODUCT_LABEL, QueueConfig, ResourceFlavor
+from scheduler.admission.objects import QueueConfig, ResourceFlavor
 from scheduler.admission.placement_options import PlacementOptionsOf
 from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import PreemptionReason
@@ -394,6 +394,7 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     admission.admitter.check = NominationCheck(verifier, clock)
     clocked = ClockedVerifier(verifier, clock)
     admission.admitter.preemptor.check = clocked
+    admission.admitter.screens.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
     for queue in admission.queues.values():
@@ -432,7 +433,7 @@ def inject_flavor(replay: ReplayPort, run: WorkloadRun, flavor: ResourceFlavor,
     placement sees the workload as asking for the flavor's GPU model on nodes with all
     those labels, tolerating what the flavor tolerates, until it gives the quota back."""
     selector = flavor.selector if not domain else flavor.selector.with_labels(domain)
-    product = flavor.labels.get(GPU_PRODUCT_LABEL)
+    product = flavor.gpu_product
     if product is None and selector == NO_SELECTOR and domain is None:
         return
     replay.narrow(run, (product,) if product is not None else run.original_spec.gpu_models, selector,

@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Generic, TypeVar
 
-from scheduler.admission.flavor_assignment import Assignment, flavor_accepts
+from scheduler.admission.flavor_assignment import Assignment
+from scheduler.admission.flavor_screen import flavor_accepts
 from scheduler.admission.objects import ClusterQueue, ResourceFlavor
 from scheduler.admission.preemption.common import Target
 from scheduler.admission.quota import FlavorResource

@@ -51,18 +51,22 @@ class ResourceFlavor:
     node_taints: tuple[Taint, ...] = ()  # taints the flavor's nodes carry
     tolerations: tuple[Toleration, ...] = ()  # added to the pods admitted under the flavor
     topology_name: str | None = None  # a Topology: Kueue's TAS places its workloads
+    # What Kueue injects into the pods it admits under this flavor (nodeSelector and
+    # tolerations: pkg/podset PodSetInfo.Merge via podset.FromAssignment), less the GPU
+    # product label: placement already holds that as the pods' GPU models (`narrow`), and
+    # a selector of the GPU model alone would only slow placement's fast paths. Derived
+    # from the fields above when the value is made (read at every admission).
+    selector: NodeSelector = field(init=False, repr=False, compare=False)
+    gpu_product: str | None = field(init=False, repr=False, compare=False)  # its GPU product label
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "selector", NodeSelector.of(
+            tuple((k, v) for k, v in self.node_labels if k != GPU_PRODUCT_LABEL), self.tolerations))
+        object.__setattr__(self, "gpu_product", dict(self.node_labels).get(GPU_PRODUCT_LABEL))
 
     @property
     def labels(self) -> dict[str, str]:
         return dict(self.node_labels)
-
-    @property
-    def selector(self) -> NodeSelector:
-        """What Kueue injects into the pods it admits under this flavor (nodeSelector and
-        tolerations: pkg/podset PodSetInfo.Merge via podset.FromAssignment), less the GPU
-        product label: placement already holds that as the pods' GPU models (`narrow`), and
-        a selector of the GPU model alone would only slow placement's fast paths."""
-        return NodeSelector.of(tuple((k, v) for k, v in self.node_labels if k != GPU_PRODUCT_LABEL), self.tolerations)
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,14 +176,14 @@ class AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
         # A shallow copy (the dicts shared, as copy.copy shares them), built by the written
         # __init__: copy.copy cannot rebuild a compiled class whose __init__ takes arguments.
-        # The cached equivalence hash is left out: it was the full count's.
+        # Its equivalence hash is the full count's with the count: equal pairs ask alike.
         return AdmissionWorkload(
             self.run, self.name, self.local_queue, self.cluster_queue,
             {resource: value // self.pods * pods for resource, value in self.requests.items()}, self.priority,
             self.seq, self.created_s, self.models, pods, self.min_count, self.state, self.queue_timestamp_s,
             self.queued_s, self.usage, self.flavors, self.admitted_s, self.borrowing, self.pods_ready,
             self.recovering, self.resubmitted, self.requeue_count, self.requeue_at_s, self.timer, self.explained,
-            self.topology_request, self.scan, None)
+            self.topology_request, self.scan, (self.shape, pods))
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)

@@ -16,7 +16,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready", "cycle_victims"),
     ("preemption.classical", "preemption.fair_sharing"),
     ("preemption.search", "preemption.bounds"),
-    ("preemption.common",),
+    ("preemption.common", "flavor_screen"),
     ("queues", "holders", "fair_shares", "tas", "versions"),
     ("admission_fair_sharing",),
     ("workloads",),

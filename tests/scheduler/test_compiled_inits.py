@@ -69,13 +69,15 @@ def test_a_holding_derives_its_milli_gpus():
 
 def test_a_workload_with_fewer_pods_shares_every_other_field():
     """`with_pods` is a shallow copy through the written __init__ (copy.copy cannot rebuild a
-    compiled class whose __init__ takes arguments): every field but the count's is the same."""
+    compiled class whose __init__ takes arguments): every field but the count's is the same,
+    and its equivalence hash is the full count's paired with the count."""
     names = [f.name for f in dataclasses.fields(AdmissionWorkload)]
     values = {name: object() for name in names}
     values.update(requests={"nvidia.com/gpu": 8000}, pods=4, _shape=("cached",))
     workload = AdmissionWorkload(**values)
     reduced = workload.with_pods(2)
-    assert reduced.requests == {"nvidia.com/gpu": 4000} and reduced.pods == 2 and reduced._shape is None
+    assert reduced.requests == {"nvidia.com/gpu": 4000} and reduced.pods == 2
+    assert reduced.shape == (("cached",), 2)  # the full count's shape with the count: no sort per copy
     for name in names:
         if name not in ("requests", "pods", "_shape"):
             assert getattr(reduced, name) is getattr(workload, name), name

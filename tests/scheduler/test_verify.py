@@ -14,6 +14,7 @@ import pytest
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
+from scheduler.admission.flavor_screen import FlavorScreen
 from scheduler.admission.preemption import classical
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
@@ -71,6 +72,7 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "preemption oracle answer reused per flavor-resource",
                     "victim search step ruled out by a running sum",
                     "flavor assignment without the oracle on doomed flavors",
+                    "flavor screen per ClusterQueue and workload shape",
                     "quota fit from the cycle's victims summed per queue",
                     "quota fit once every candidate is gone, on an overlay of the usage",
                     "victim search on an overlay of the usage"}
@@ -195,6 +197,9 @@ BROKEN = {
     "Kueue's victim search stops counting what it removed": (
         lambda mp: mp.setattr(VictimSearch, "_surely_short", lambda self, target: True),
         "victim search step ruled out by a running sum"),
+    "the flavor screen is kept per ClusterQueue alone": (
+        lambda mp: mp.setattr(FlavorScreen, "key", lambda self, wl, spec: (spec.name,)),
+        "flavor screen per ClusterQueue and workload shape"),
     "flavor assignment skips the oracle on flavors that could preempt": (
         lambda mp: mp.setattr(flavor_assignment, "flavor_doomed", lambda *args, **kwargs: True),
         "flavor assignment without the oracle on doomed flavors"),
