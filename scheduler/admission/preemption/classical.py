@@ -235,17 +235,25 @@ class ClassicalPreemption:
 
     def _evicted_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource],
                             groups: tuple[list[_Source], ...], same_key: CandidateKey | None) -> list[_Candidate]:
-        """Victims already being evicted come first, class by class (their quota is coming back)."""
-        found = []
+        """Victims already being evicted come first, class by class (their quota is coming back).
+        One pass over the workloads being evicted sorts them into the classes of their queues."""
+        where: dict[str, list[tuple[int, QuotaNode | None, bool]]] = {}
         for index, sources in enumerate(groups):
-            where = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
-            in_group = []
-            for candidate in self.holders.evicting.values():
-                if candidate.cluster_queue in where and candidate.uses(frs_need):
-                    lca, advantage = where[candidate.cluster_queue or ""]
-                    variant = self._classify(wl, queue, candidate, advantage)
-                    if variant is not Variant.NEVER:
-                        in_group.append(_Candidate(candidate, lca, variant))
+            # A queue listed twice in a class is one source of it (its last listing's).
+            in_class = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
+            for name, (lca, advantage) in in_class.items():
+                where.setdefault(name, []).append((index, lca, advantage))
+        in_groups: list[list[_Candidate]] = [[] for _ in groups]
+        for candidate in self.holders.evicting.values():
+            classes = where.get(candidate.cluster_queue or "")
+            if classes is None or not candidate.uses(frs_need):
+                continue
+            for index, lca, advantage in classes:
+                variant = self._classify(wl, queue, candidate, advantage)
+                if variant is not Variant.NEVER:
+                    in_groups[index].append(_Candidate(candidate, lca, variant))
+        found = []
+        for index, in_group in enumerate(in_groups):
             last = index == len(groups) - 1  # the preemptor's own ClusterQueue
             found.extend(sorted(in_group, key=same_key if last and same_key is not None else _by_order_key))
         return found
