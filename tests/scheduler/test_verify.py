@@ -15,10 +15,9 @@ from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
 from scheduler.admission.flavor_screen import FlavorScreen
-from scheduler.admission.preemption import classical
+from scheduler.admission.preemption import classical, search
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
-from scheduler.admission.quota import QuotaOverlay
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption, victim_plans
@@ -75,7 +74,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "flavor screen per ClusterQueue and workload shape",
                     "quota fit from the cycle's victims summed per queue",
                     "quota fit once every candidate is gone, on an overlay of the usage",
-                    "victim search on an overlay of the usage"}
+                    "victim search on an overlay of the usage",
+                    "victim search reading only the candidates a run can take"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -213,8 +213,12 @@ BROKEN = {
         lambda mp: mp.setattr(cycle_victims, "usage_after_removing", lambda fr, leaving: {}),
         "quota fit from the cycle's victims summed per queue"),
     "Kueue's victim search forgets the candidates it took": (
-        lambda mp: mp.setattr(QuotaOverlay, "remove", lambda self, queue, usage: None),
+        lambda mp: mp.setattr(search, "remove_on_overlay", lambda after, queue, fr, value: None),
         "victim search on an overlay of the usage"),
+    "Kueue's victim search reads no source in any run": (
+        lambda mp: mp.setattr(classical, "run_reads",
+                              lambda preemption, wl, same_queue, advantage, allow_borrowing, bound: (False, bound)),
+        "victim search reading only the candidates a run can take"),
     "the inline fit check reads the GPUs' capacity, not what is free": (
         lambda mp: mp.setattr(PartialSearch, "free_whole_gpus", lambda self, state: [n.gpus for n in state.nodes]),
         SEARCH_CHECK, "kube-default"),

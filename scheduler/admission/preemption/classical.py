@@ -26,7 +26,7 @@ from enum import Enum, IntEnum
 from typing import TYPE_CHECKING
 
 from scheduler.admission.holders import Holders, order_key
-from scheduler.admission.objects import ClusterQueue
+from scheduler.admission.objects import ClusterQueue, ClusterQueuePreemption
 from scheduler.admission.policies import BorrowWithinCohortPolicy, PreemptionPolicy
 from scheduler.admission.preemption.bounds import cannot_fit
 from scheduler.admission.preemption.common import (
@@ -110,10 +110,15 @@ class ClassicalPreemption:
         if self.check is not None:
             plain = self._targets(wl, queue, usage, frs_need, topology_fits, on_overlay=False)
             self.check.same("victim search on an overlay of the usage", _named(found), _named(plain), wl.name)
+            every = self._targets(wl, queue, usage, frs_need, topology_fits, on_overlay=True, every_source=True)
+            self.check.same("victim search reading only the candidates a run can take", _named(found), _named(every),
+                            wl.name)
         return found
 
     def _targets(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, frs_need: frozenset[FlavorResource],
-                 topology_fits: TopologyFits | None, on_overlay: bool) -> list[Target]:
+                 topology_fits: TopologyFits | None, on_overlay: bool, every_source: bool = False) -> list[Target]:
+        """The runs' search; `every_source` (the `--verify` twin) streams every source's
+        candidates in every run and lets `_valid` skip them one by one, as Kueue's iterator does."""
         spec = self.specs[queue.name]
         same: list[_Source] = [(queue, None, False)] if spec.preemption.within_cluster_queue is not _NEVER else []
         hierarchy, by_priority = self._cohort_sources(queue, usage, frs_need)
@@ -122,15 +127,15 @@ class ClassicalPreemption:
         same_key = _same_queue_key(self.fair_orderings.get(queue.name))
         evicted = self._evicted_candidates(wl, queue, frs_need, (hierarchy, by_priority, same), same_key)
 
-        def ordered(done: set[str]) -> Iterator[_Candidate]:
+        def ordered(done: set[str], run: bool | None) -> Iterator[_Candidate]:
             yield from evicted
             for sources in (hierarchy, by_priority):
-                yield from self._stream(wl, queue, sources, frs_need, done)
-            stream = self._stream(wl, queue, same, frs_need, done)
+                yield from self._stream(wl, queue, sources, frs_need, done, run)
+            stream = self._stream(wl, queue, same, frs_need, done, run)
             yield from stream if same_key is None else sorted(stream, key=same_key)
 
         def exists(sources: list[_Source]) -> bool:
-            return next(self._stream(wl, queue, sources, frs_need, set()), None) is not None
+            return next(self._stream(wl, queue, sources, frs_need, set(), None), None) is not None
 
         has_hierarchy = any(c.variant is Variant.HIERARCHICAL_RECLAIM for c in evicted) or exists(hierarchy)
         has_other = has_hierarchy or any(c.workload.cluster_queue != queue.name for c in evicted) or exists(by_priority)
@@ -144,12 +149,12 @@ class ClassicalPreemption:
             runs = (True, False)
         for allow_borrowing in runs:
             search = VictimSearch(self.tree, queue, usage, allow_borrowing, check=self.check, topology_fits=topology_fits,
-                                  on_overlay=on_overlay)
+                                  on_overlay=on_overlay, frs_need=frs_need)
             # Queues back within their quota give up no more victims in this run (removals
             # only lower usage): their remaining candidates are not even looked at.
             done: set[str] = set()
             try:
-                for candidate in ordered(done):
+                for candidate in ordered(done, None if every_source else allow_borrowing):
                     validity = self._valid(candidate, queue, allow_borrowing, frs_need, search)
                     if validity is _Validity.QUEUE_DONE:
                         done.add(candidate.workload.cluster_queue or "")
@@ -210,26 +215,45 @@ class ClassicalPreemption:
                 self.tree.add(source, amounts)
 
     def _stream(self, wl: AdmissionWorkload, queue: QuotaNode, sources: list[_Source],
-                frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
-        """The (not evicted) candidates of some queues, merged in candidate order."""
-        streams = [self._candidates_of(wl, queue, holder, lca, advantage, frs_need, done) for holder, lca, advantage in sources]
+                frs_need: frozenset[FlavorResource], done: set[str], run: bool | None) -> Iterator[_Candidate]:
+        """The (not evicted) candidates of some queues, merged in candidate order; with `run`
+        (the run's allowBorrowing), only those the run does not skip (`run_reads`)."""
+        preemption = self.specs[queue.name].preemption
+        streams = []
+        for holder, lca, advantage in sources:
+            bound = priority_bound(policy_towards(preemption, holder is queue), wl)
+            if run is not None:
+                reads, bound = run_reads(preemption, wl, holder is queue, advantage, run, bound)
+                if not reads:
+                    continue
+            streams.append(self._candidates_of(wl, queue, holder, lca, advantage, frs_need, done, bound))
+        if not streams:
+            return iter(())
         if len(streams) == 1:
             return streams[0]
         return heapq.merge(*streams, key=lambda c: order_key(c.workload))
 
     def _evicted_candidates(self, wl: AdmissionWorkload, queue: QuotaNode, frs_need: frozenset[FlavorResource],
                             groups: tuple[list[_Source], ...], same_key: CandidateKey | None) -> list[_Candidate]:
-        """Victims already being evicted come first, class by class (their quota is coming back)."""
-        found = []
+        """Victims already being evicted come first, class by class (their quota is coming back).
+        One pass over the workloads being evicted sorts them into the classes of their queues."""
+        where: dict[str, list[tuple[int, QuotaNode | None, bool]]] = {}
         for index, sources in enumerate(groups):
-            where = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
-            in_group = []
-            for candidate in self.holders.evicting.values():
-                if candidate.cluster_queue in where and candidate.uses(frs_need):
-                    lca, advantage = where[candidate.cluster_queue or ""]
-                    variant = self._classify(wl, queue, candidate, advantage)
-                    if variant is not Variant.NEVER:
-                        in_group.append(_Candidate(candidate, lca, variant))
+            # A queue listed twice in a class is one source of it (its last listing's).
+            in_class = {holder.name: (lca, advantage) for holder, lca, advantage in sources}
+            for name, (lca, advantage) in in_class.items():
+                where.setdefault(name, []).append((index, lca, advantage))
+        in_groups: list[list[_Candidate]] = [[] for _ in groups]
+        for candidate in self.holders.evicting.values():
+            classes = where.get(candidate.cluster_queue or "")
+            if classes is None or not candidate.uses(frs_need):
+                continue
+            for index, lca, advantage in classes:
+                variant = self._classify(wl, queue, candidate, advantage)
+                if variant is not Variant.NEVER:
+                    in_groups[index].append(_Candidate(candidate, lca, variant))
+        found = []
+        for index, in_group in enumerate(in_groups):
             last = index == len(groups) - 1  # the preemptor's own ClusterQueue
             found.extend(sorted(in_group, key=same_key if last and same_key is not None else _by_order_key))
         return found
@@ -271,8 +295,9 @@ class ClassicalPreemption:
         return hierarchy, by_priority
 
     def _candidates_of(self, wl: AdmissionWorkload, queue: QuotaNode, holder: QuotaNode, lca: QuotaNode | None,
-                       advantage: bool, frs_need: frozenset[FlavorResource], done: set[str]) -> Iterator[_Candidate]:
-        bound = priority_bound(policy_towards(self.specs[queue.name].preemption, holder is queue), wl)
+                       advantage: bool, frs_need: frozenset[FlavorResource], done: set[str],
+                       bound: int | None) -> Iterator[_Candidate]:
+        """`holder`'s candidates below priority `bound` (None: any), in candidate order."""
         for candidate in self.holders.ordered(holder.name, frs_need, bound):
             if holder.name in done:
                 return
@@ -294,6 +319,26 @@ class ClassicalPreemption:
         if candidate.priority >= wl.priority or (threshold is not None and candidate.priority > threshold):
             return Variant.RECLAIM_WITHOUT_BORROWING
         return Variant.RECLAIM_WHILE_BORROWING
+
+
+def run_reads(preemption: ClusterQueuePreemption, wl: AdmissionWorkload, same_queue: bool, advantage: bool,
+              allow_borrowing: bool, bound: int | None) -> tuple[bool, int | None]:
+    """Which of a source's candidates a run can take: (any at all, the priority bound they
+    stay below). A run that allows borrowing skips every candidate of another queue
+    classified ReclaimWithoutBorrowing (Kueue's candidateIsValid); without a hierarchical
+    advantage, that is all of them when borrowWithinCohort is Never, and otherwise those of
+    priority min(preemptor's, maxPriorityThreshold + 1) and up (`_classify`). Candidates come
+    lowest priority first, so the run reads such a source up to that bound, or not at all:
+    the candidates it no longer reads are the ones `_valid` would have skipped, one by one."""
+    if not allow_borrowing or same_queue or advantage:
+        return True, bound
+    if preemption.borrow_within_cohort is _NO_BORROWING:
+        return False, bound
+    cap = wl.priority
+    threshold = preemption.borrow_max_priority_threshold
+    if threshold is not None:
+        cap = min(cap, threshold + 1)
+    return True, cap if bound is None else min(bound, cap)
 
 
 def _collect_in_subtree(queue: QuotaNode, current: QuotaNode, subtree_root: QuotaNode, skip: QuotaNode | None,

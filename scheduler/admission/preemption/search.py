@@ -11,12 +11,17 @@ available when the search began plus the candidates' usage of it removed so far,
 preemptor does not fit and the tree walk is skipped. `replay --verify` walks the tree
 beside each such "no" ("victim search step ruled out by a running sum").
 
-With `on_overlay` (classical preemption), the removals and the fill-back's additions go to a
-`QuotaOverlay` beside the tree instead of the tree itself, and the fit and the callers'
-validity checks (`within_nominal`) read through it: the same arithmetic, nothing written,
-nothing to put back. Fair sharing keeps the tree: it reads shares of the whole cohort
-between steps. `replay --verify` runs each classical search both ways and compares the
-targets ("victim search on an overlay of the usage").
+With `on_overlay` (classical preemption), the removals and the fill-back's additions go to an
+overlay beside the tree instead of the tree itself (per flavor-resource, the usage they leave
+on each node they reach: `quota.remove_on_overlay`, `add_on_overlay`), and the fit and the
+callers' validity checks (`within_nominal`) read through it: the same arithmetic, nothing
+written, nothing to put back. The overlay keeps only the flavor-resources the search reads
+(the request's and the needed ones): a candidate's usage of any other flavor-resource moves
+no quantity the search looks at (each flavor-resource's arithmetic is its own), so it is not
+walked up the cohort. The oracle asks about one flavor-resource and a candidate holds three
+or more. Fair sharing keeps the tree: it reads shares of the whole cohort between steps.
+`replay --verify` runs each classical search both ways and compares the targets ("victim
+search on an overlay of the usage").
 """
 
 from __future__ import annotations
@@ -24,7 +29,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from scheduler.admission.preemption.common import Target, add_workload, remove_workload
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaOverlay, QuotaTree, Usage
+from scheduler.admission.quota import (
+    FlavorResource,
+    QuotaNode,
+    QuotaTree,
+    Usage,
+    UsageAfter,
+    add_on_overlay,
+    remove_on_overlay,
+)
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
 
@@ -34,12 +47,16 @@ TopologyFits = Callable[[list[AdmissionWorkload]], bool]
 class VictimSearch:
     def __init__(self, tree: QuotaTree, queue: QuotaNode, usage: Usage, allow_borrowing: bool,
                  preemptor_usage_simulated: bool = False, check: ClockedVerifier | None = None,
-                 topology_fits: TopologyFits | None = None, on_overlay: bool = False) -> None:
+                 topology_fits: TopologyFits | None = None, on_overlay: bool = False,
+                 frs_need: frozenset[FlavorResource] = frozenset()) -> None:
         assert not (on_overlay and preemptor_usage_simulated), "fair sharing reads the tree between steps"
         self.tree = tree
-        # Reads go through the overlay either way: empty, it reads the tree as it stands.
-        self.overlay = QuotaOverlay()
+        # Reads go through the overlay either way: without an entry for a flavor-resource
+        # (the tree mode's case), they read the tree as it stands.
+        self.overlay: dict[FlavorResource, UsageAfter] = {}
         self.writes_tree = not on_overlay
+        # What the overlay keeps: every flavor-resource `_fits` and `within_nominal` read.
+        self.reads: tuple[FlavorResource, ...] = tuple(dict.fromkeys([*usage, *frs_need]))
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
@@ -109,34 +126,55 @@ class VictimSearch:
         workloads gone (`back`, being added back, is not gone)."""
         queue, overlay = self.queue, self.overlay
         for fr, value in self.usage.items():
-            if not self.allow_borrowing and overlay.borrowing_with(queue, fr, value):
+            after = overlay.get(fr)
+            if not self.allow_borrowing and _usage(queue, fr, after) + value > queue.subtree.get(fr, 0):
                 return False
-            if value > max(0, overlay.available(queue, fr)):
+            if value > max(0, queue.available(fr, after)):
                 return False
         if self.topology_fits is not None:
             return self.topology_fits([t.workload for t in self.removed if t is not back])
         return True
 
     def within_nominal(self, node: QuotaNode, frs: frozenset[FlavorResource]) -> bool:
-        """`node.within_nominal` with this search's removals made."""
-        return self.overlay.within_nominal(node, frs)
+        """`node.within_nominal` with this search's removals made (`frs` among its `reads`)."""
+        overlay = self.overlay
+        return all(_usage(node, fr, overlay.get(fr)) <= node.subtree.get(fr, 0) for fr in frs)
 
     def restore(self) -> None:
         if self.writes_tree:
             for target in self.removed:
                 add_workload(self.tree, target.workload)
         else:
-            self.overlay = QuotaOverlay()
+            self.overlay = {}
         self.removed = []
 
     def _remove(self, wl: AdmissionWorkload) -> None:
         if self.writes_tree:
             remove_workload(self.tree, wl)
-        else:
-            self.overlay.remove(self.tree.queue(wl.cluster_queue or ""), wl.usage)
+            return
+        queue, usage, overlay = self.tree.queue(wl.cluster_queue or ""), wl.usage, self.overlay
+        for fr in self.reads:
+            value = usage.get(fr, 0)
+            if value:
+                after = overlay.get(fr)
+                if after is None:
+                    after = overlay[fr] = {}
+                remove_on_overlay(after, queue, fr, value)
 
     def _add(self, wl: AdmissionWorkload) -> None:
         if self.writes_tree:
             add_workload(self.tree, wl)
-        else:
-            self.overlay.add(self.tree.queue(wl.cluster_queue or ""), wl.usage)
+            return
+        queue, usage, overlay = self.tree.queue(wl.cluster_queue or ""), wl.usage, self.overlay
+        for fr in self.reads:
+            value = usage.get(fr, 0)
+            if value:
+                after = overlay.get(fr)
+                if after is None:
+                    after = overlay[fr] = {}
+                add_on_overlay(after, queue, fr, value)
+
+
+def _usage(node: QuotaNode, fr: FlavorResource, after: UsageAfter | None) -> int:
+    """`node`'s usage of `fr` as the overlay leaves it (the tree's without one)."""
+    return node.usage.get(fr, 0) if after is None else node.usage_after(fr, after)
