@@ -3,7 +3,7 @@
 int_idle_by_cause.sql holds everything a step reads: `after_0` (every GPU model at every step
 of the run's grid, with `free_0`, the usable free GPUs the gang barrier left), `level_members`
 (each waiting level on each model of its set, with its wait kind and minimum shape) and
-`fit_keyed` (int_shape_fit). The steps join, group and partition on integer keys numbered there:
+`fit_keyed` (int_shape_fit), and `model_capacity` (a model's names by its key). The steps join, group and partition on integer keys numbered there:
 mkey a run's GPU model, lkey a run's waiting set (wait kind, models, minimum shape), fkey a
 run's GPU model × pod size (a fit's); with the step (a run's grid point, numbered in time order)
 they stand for the text and double columns they number, so every row is the same. Each step is
@@ -145,8 +145,9 @@ w{n}_pull as (
 ),
 
 after_{n} as (
-    -- never more than the GPUs left; pulled_{n}: what the waits wanted there
-    select f.*, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
+    -- never more than the GPUs left; pulled_{n}: what the waits wanted there (only what the next
+    -- step and the claims read: materialized, each step's rows are all of a model's steps)
+    select f.mkey, f.step, f.time_s, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
         f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n},
         coalesce(p.wanted, 0) as pulled_{n}
     from after_{n - 1} as f
@@ -212,12 +213,12 @@ def waterfall_ctes(plain: bool = False) -> str:
     claims for), every level through the window and every `used` through the hash aggregate:
     the twin the tests compare the fast rendering with (the same rows)."""
     steps = "".join(_step(n, claim, plain) for n, claim in enumerate(WATERFALL, 1))
-    last = len(WATERFALL)
-    claims = "\n    union all\n".join(
-        f"    select run_id, gpu_model, step, '{claim.cause}' as idle_reason, claim_{n} as gpus from after_{last}"
+    claims = "\n        union all\n".join(
+        f"        select mkey, step, '{claim.cause}' as idle_reason, claim_{n} as gpus from after_{n}"
         for n, claim in enumerate(WATERFALL, 1)
     )
-    return f"{steps}\nwaterfall_claims as (\n{claims}\n),\n"
+    return (f"{steps}\nwaterfall_claims as (\n    select m.run_id, m.gpu_model, c.step, c.idle_reason, c.gpus\n"
+            f"    from (\n{claims}\n    ) as c\n    inner join model_capacity as m using (mkey)\n),\n")
 
 
 def render(sql: str, plain: bool = False) -> str:

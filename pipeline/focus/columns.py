@@ -196,29 +196,42 @@ CONSTANT_COLUMNS: dict[str, str | None] = {
 
 
 _PURCHASE = "x_UsageClass = 'commitment_purchase'"
+# CommitmentDiscountStatus = 'Unused': a Committed node's idle
+_UNUSED = f"(not {_PURCHASE} and PricingCategory = 'Committed' and x_UsageClass = 'idle')"
 # Columns whose value on every row follows from the row's stored columns (the SQL model
 # computes each from the same inputs: the row's run, node, resource, charge period, usage
 # class, tenant and commitment). Stored as virtual generated columns too: every reader sees
 # them as before, no row stores them. A test checks each against the model's own values.
 _DERIVED_BOTH: dict[str, str] = {
-    "BilledCost": f"case when {_PURCHASE} then ContractedCost when CommitmentDiscountId is null then EffectiveCost "
-                  "else 0.0 end",
+    # (a generated column cannot read another: ContractedCost and CommitmentDiscountStatus are
+    # spelled out where a derived column needs them)
+    "BilledCost": f"case when {_PURCHASE} then ContractedUnitPrice * PricingQuantity "
+                  "when CommitmentDiscountId is null then EffectiveCost else 0.0 end",
     "BillingPeriodEnd": "date_trunc('month', ChargePeriodStart) + interval 1 month",
     "BillingPeriodStart": "date_trunc('month', ChargePeriodStart)",
     "ChargeCategory": f"case when {_PURCHASE} then 'Purchase' else 'Usage' end",
     "ChargeFrequency": f"case when {_PURCHASE} then 'Recurring' else 'Usage-Based' end",
     "CommitmentDiscountCategory": "case when CommitmentDiscountId is not null then 'Usage' end",
+    # a Purchase row's SkuId is 'commitment-' and the commitment's SKU
+    "CommitmentDiscountName": "case when CommitmentDiscountId is not null then 'Committed ' || x_Resource "
+                              f"|| ' capacity (' || (case when {_PURCHASE} then substr(SkuId, 12) else SkuId end) "
+                              "|| ')' end",
+    "CommitmentDiscountStatus": f"case when not {_PURCHASE} and PricingCategory = 'Committed' "
+                                "then (case when x_UsageClass = 'idle' then 'Unused' else 'Used' end) end",
     "CommitmentDiscountQuantity": "case when CommitmentDiscountId is not null then PricingQuantity end",
     "CommitmentDiscountType": "case when CommitmentDiscountId is not null then 'Committed Capacity' end",
     "CommitmentDiscountUnit": "case when CommitmentDiscountId is not null then PricingUnit end",
-    "ConsumedQuantity": f"case when {_PURCHASE} or CommitmentDiscountStatus = 'Unused' then null "
+    "ConsumedQuantity": f"case when {_PURCHASE} or {_UNUSED} then null "
                         "when x_UsageClass = 'idle' then 0.0 else PricingQuantity end",
-    "ConsumedUnit": f"case when {_PURCHASE} or CommitmentDiscountStatus = 'Unused' then null else PricingUnit end",
+    "ConsumedUnit": f"case when {_PURCHASE} or {_UNUSED} then null else PricingUnit end",
+    "ContractedCost": "ContractedUnitPrice * PricingQuantity",
     "InvoiceId": "'INV-' || x_RunId || '-' || strftime(ChargePeriodStart, '%Y-%m')",
+    "ListCost": "ListUnitPrice * PricingQuantity",
     "PricingCurrencyContractedUnitPrice": "ContractedUnitPrice",
     "PricingCurrencyEffectiveCost": "EffectiveCost",
     "PricingCurrencyListUnitPrice": "ListUnitPrice",
     "ResourceId": f"case when {_PURCHASE} then CommitmentDiscountId else 'k8s://' || x_RunId || '/node/' || x_Node end",
+    "ResourceName": f"case when {_PURCHASE} then substr(SkuId, 12) || ' commitment' else x_Node end",
     "ResourceType": f"case when {_PURCHASE} then 'Commitment' when x_GpuModel is null then 'CPU Node' "
                     "else 'GPU Node' end",
     "SkuMeter": f"case when {_PURCHASE} then (case x_Resource when 'gpu' then 'GPU Commitment' "

@@ -296,7 +296,7 @@ def test_derived_columns_hold_the_models_own_values(layout, built, built_split, 
         present = [c.name for c in table_columns(split)]
         stored = ", ".join(f'"{name}"' for name in present if name not in virtual_columns(split))
         derived = [name for name in derived_columns(split) if name in present]
-        assert len(derived) >= (24 if split else 21)
+        assert len(derived) >= (29 if split else 26)
         rows = connection.execute("select count(*) from focus_cost_records").fetchone()[0]
         assert rows > 100
         for name in derived:

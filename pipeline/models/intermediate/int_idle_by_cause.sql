@@ -155,25 +155,26 @@ grid as (
 ),
 
 model_points as (
-    select run_id, gpu_model, time_s, xsum(held_delta) as held_delta, xsum(slack_delta) as slack_delta,
-        xsum(barrier_delta) as barrier_delta
-    from model_changes
-    group by all
+    -- on the model's key (a model without GPUs has no steps)
+    select m.mkey, c.time_s, xsum(c.held_delta) as held_delta, xsum(c.slack_delta) as slack_delta,
+        xsum(c.barrier_delta) as barrier_delta
+    from model_changes as c
+    inner join model_capacity as m using (run_id, gpu_model)
+    group by m.mkey, c.time_s
 ),
 
 model_levels as (
     -- what each model holds from each of its change points on (running sums over the change
     -- points alone: the grid's other points add nothing)
     select
-        run_id,
-        gpu_model,
+        mkey,
         time_s,
         -- requests are whole milli-GPUs: rounding drops the float noise of long running sums
         round(xsum(held_delta) over w, 9) as held_gpus,
         round(xsum(slack_delta) over w, 9) as slack_gpus,
         round(xsum(barrier_delta) over w, 9) as barrier_gpus
     from model_points
-    window w as (partition by run_id, gpu_model order by time_s rows between unbounded preceding and current row)
+    window w as (partition by mkey order by time_s rows between unbounded preceding and current row)
 ),
 
 grid_steps as (
@@ -200,7 +201,7 @@ model_steps as (
     from grid_steps as g
     inner join model_capacity as mc using (run_id)
     asof left join model_levels as l
-        on l.run_id = g.run_id and l.gpu_model = mc.gpu_model and l.time_s <= g.time_s
+        on l.mkey = mc.mkey and l.time_s <= g.time_s
 ),
 
 set_levels as (

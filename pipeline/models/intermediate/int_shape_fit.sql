@@ -84,22 +84,43 @@ node_levels as (
     where n.gpu_model is not null
 ),
 
+node_steps as (
+    -- each node level with the one before it (null at the node's first)
+    select *, lag(free_gpus) over (partition by run_id, node order by time_s) as previous_free_gpus
+    from node_levels
+),
+
 node_fits as (
-    -- each node level with the one before it (null at the node's first), so that a pod size's
-    -- change of fit is computed on the level's row, without a window over every node × size
+    -- a pod size's change of fit is computed on the node level's row, without a window over
+    -- every node × size
     select
         s.skey,
-        s.gpus_per_pod,
         l.time_s,
-        l.free_gpus,
-        coalesce(l.previous_free_gpus, 0) as previous_free_gpus,
         cast(floor(l.free_gpus / s.gpus_per_pod + 1e-9) as bigint) as fit_pods,
-        cast(floor(l.previous_free_gpus / s.gpus_per_pod + 1e-9) as bigint) as previous_fit_pods
-    from (
-        select *, lag(free_gpus) over (partition by run_id, node order by time_s) as previous_free_gpus
-        from node_levels
-    ) as l
+        cast(floor(l.previous_free_gpus / s.gpus_per_pod + 1e-9) as bigint) as previous_fit_pods,
+        l.free_gpus,
+        coalesce(l.previous_free_gpus, 0) as previous_free_gpus
+    from node_steps as l
     inner join shape_keys as s on s.run_id = l.run_id and s.gpu_model = l.gpu_model
+),
+
+model_free as (
+    -- all free GPUs of a model and the end of each of its steps: the same for every pod size (a
+    -- size's timeline has the model's change points), so summed and numbered once per model
+    select
+        run_id,
+        gpu_model,
+        time_s,
+        coalesce(lead(time_s) over w, r.horizon_s) as end_s,
+        -- whole milli-GPUs: rounding drops the float noise of long running sums
+        round(xsum(free_delta) over (w rows between unbounded preceding and current row), 9) as free_gpus
+    from (
+        select run_id, gpu_model, time_s, xsum(free_gpus - coalesce(previous_free_gpus, 0)) as free_delta
+        from node_steps
+        group by all
+    )
+    inner join runs as r using (run_id)
+    window w as (partition by run_id, gpu_model order by time_s)
 ),
 
 fit_deltas as (
@@ -108,8 +129,7 @@ fit_deltas as (
         time_s,
         fit_pods - coalesce(previous_fit_pods, 0) as fit_delta,
         case when fit_pods = 0 then free_gpus else 0 end
-            - case when coalesce(previous_fit_pods, 0) = 0 then previous_free_gpus else 0 end as unfit_delta,
-        free_gpus - previous_free_gpus as free_delta
+            - case when coalesce(previous_fit_pods, 0) = 0 then previous_free_gpus else 0 end as unfit_delta
     from node_fits
 ),
 
@@ -118,12 +138,9 @@ model_levels as (
         skey,
         time_s,
         sum(fit_delta) over w as fit_pods,
-        -- whole milli-GPUs: rounding drops the float noise of long running sums
-        round(xsum(unfit_delta) over w, 9) as unfit_free_gpus,
-        round(xsum(free_delta) over w, 9) as free_gpus
+        round(xsum(unfit_delta) over w, 9) as unfit_free_gpus  -- (whole milli-GPUs, as above)
     from (
-        select skey, time_s, sum(fit_delta) as fit_delta,
-            xsum(unfit_delta) as unfit_delta, xsum(free_delta) as free_delta
+        select skey, time_s, sum(fit_delta) as fit_delta, xsum(unfit_delta) as unfit_delta
         from fit_deltas
         group by all
     )
@@ -136,13 +153,13 @@ final as (
         k.gpu_model,
         k.gpus_per_pod,
         m.time_s as start_s,
-        coalesce(lead(m.time_s) over (partition by m.skey order by m.time_s), r.horizon_s) as end_s,
+        f.end_s,
         m.fit_pods,
         m.unfit_free_gpus,
-        m.free_gpus
+        f.free_gpus
     from model_levels as m
     inner join shape_keys as k using (skey)
-    inner join runs as r using (run_id)
+    inner join model_free as f using (run_id, gpu_model, time_s)
 )
 
 select * from final
