@@ -151,20 +151,19 @@ class VictimSearch:
     def _remove(self, wl: AdmissionWorkload) -> None:
         if self.writes_tree:
             remove_workload(self.tree, wl)
-            return
-        queue, usage, overlay = self.tree.queue(wl.cluster_queue or ""), wl.usage, self.overlay
-        for fr in self.reads:
-            value = usage.get(fr, 0)
-            if value:
-                after = overlay.get(fr)
-                if after is None:
-                    after = overlay[fr] = {}
-                remove_on_overlay(after, queue, fr, value)
+        else:
+            self._move_on_overlay(wl, remove_on_overlay)
 
     def _add(self, wl: AdmissionWorkload) -> None:
         if self.writes_tree:
             add_workload(self.tree, wl)
-            return
+        else:
+            self._move_on_overlay(wl, add_on_overlay)
+
+    def _move_on_overlay(self, wl: AdmissionWorkload,
+                         move: Callable[[UsageAfter, QuotaNode, FlavorResource, int], None]) -> None:
+        """`wl`'s usage of the flavor-resources the search reads taken off the overlay
+        (`remove_on_overlay`) or put back (`add_on_overlay`)."""
         queue, usage, overlay = self.tree.queue(wl.cluster_queue or ""), wl.usage, self.overlay
         for fr in self.reads:
             value = usage.get(fr, 0)
@@ -172,7 +171,7 @@ class VictimSearch:
                 after = overlay.get(fr)
                 if after is None:
                     after = overlay[fr] = {}
-                add_on_overlay(after, queue, fr, value)
+                move(after, queue, fr, value)
 
 
 def _usage(node: QuotaNode, fr: FlavorResource, after: UsageAfter | None) -> int:
