@@ -38,8 +38,9 @@ class EventFields(TypedDict, total=False):
 
 
 class EventLogWriter:
-    """Rows are kept as tuples in the schema's column order and turned into columns once per
-    row group (`zip(*rows)`): a row costs one tuple, not one append per column."""
+    """Rows are kept column by column, each value appended to its column's list by position
+    (`row`): a row group becomes Arrow arrays straight from those lists, with no tuple per row
+    and no transposition of the rows (`zip(*rows)` cost as much as the Arrow conversion)."""
 
     def __init__(self, path: Path, batch_rows: int = 65_536) -> None:
         self.path = path
@@ -50,7 +51,8 @@ class EventLogWriter:
         self._batch_rows = batch_rows
         self.rows = 0
         self.counts: dict[str, int] = {}
-        self._rows: list[tuple[object, ...]] = []
+        self._pending = 0  # rows buffered since the last row group
+        self._new_columns()
 
     def emit(self, time_s: float, event: EventType, workload_id: str, **fields: Unpack[EventFields]) -> None:
         """A row from named optional columns (those not named are null)."""
@@ -67,22 +69,66 @@ class EventLogWriter:
         """A row with every column given in the schema's order: the replay's hot path
         (`EventEmitter`), without a dict of fields per row."""
         value = event.value
-        self._rows.append((self.rows, float(time_s), value, workload_id, pod_index, node, gpus, gpu_model, tenant,
-                           queue, cluster_queue, priority, reason, message, flavor, preemptor, queue_position,
-                           queue_length))
+        self._seq.append(self.rows)
+        self._time_s.append(float(time_s))
+        self._event.append(value)
+        self._workload_id.append(workload_id)
+        self._pod_index.append(pod_index)
+        self._node.append(node)
+        self._gpus.append(gpus)
+        self._gpu_model.append(gpu_model)
+        self._tenant.append(tenant)
+        self._queue.append(queue)
+        self._cluster_queue.append(cluster_queue)
+        self._priority.append(priority)
+        self._reason.append(reason)
+        self._message.append(message)
+        self._flavor.append(flavor)
+        self._preemptor.append(preemptor)
+        self._queue_position.append(queue_position)
+        self._queue_length.append(queue_length)
         self.rows += 1
         counts = self.counts
         counts[value] = counts.get(value, 0) + 1
-        if len(self._rows) >= self._batch_rows:
+        self._pending += 1
+        if self._pending >= self._batch_rows:
             self._flush()
 
+    def _new_columns(self) -> None:
+        """Empty column lists for the next row group, one per schema column."""
+        self._seq: list[int] = []
+        self._time_s: list[float] = []
+        self._event: list[str] = []
+        self._workload_id: list[str] = []
+        self._pod_index: list[int | None] = []
+        self._node: list[str | None] = []
+        self._gpus: list[float | None] = []
+        self._gpu_model: list[str | None] = []
+        self._tenant: list[str | None] = []
+        self._queue: list[str | None] = []
+        self._cluster_queue: list[str | None] = []
+        self._priority: list[int | None] = []
+        self._reason: list[str | None] = []
+        self._message: list[str | None] = []
+        self._flavor: list[str | None] = []
+        self._preemptor: list[str | None] = []
+        self._queue_position: list[int | None] = []
+        self._queue_length: list[int | None] = []
+
+    def _columns(self) -> list[list]:  # type: ignore[type-arg]
+        """The buffered columns in the schema's order."""
+        return [self._seq, self._time_s, self._event, self._workload_id, self._pod_index, self._node, self._gpus,
+                self._gpu_model, self._tenant, self._queue, self._cluster_queue, self._priority, self._reason,
+                self._message, self._flavor, self._preemptor, self._queue_position, self._queue_length]
+
     def _flush(self) -> None:
-        if not self._rows:
+        if not self._pending:
             return
-        columns = zip(*self._rows, strict=True)
-        arrays = [pa.array(column, type=field.type) for column, field in zip(columns, self._schema, strict=True)]
+        arrays = [pa.array(column, type=field.type)
+                  for column, field in zip(self._columns(), self._schema, strict=True)]
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema))
-        self._rows = []
+        self._pending = 0
+        self._new_columns()
 
     def close(self) -> Path:
         """Flush, close and move the file to its final name."""
