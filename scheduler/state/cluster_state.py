@@ -289,7 +289,7 @@ class ClusterState:
         priority = self.priority_of.get(key[0], 0)
         held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
-        self._moved(node, priority, whole_before, holding.milli)
+        indexes_moved(self, node, priority, whole_before, holding.milli)
         if self.level_changes.pending:
             self.level_changes.changed(key, priority, holding)
         self.pods_on_node[node][key] = holding
@@ -317,28 +317,31 @@ class ClusterState:
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
         priority = self.priority_of.get(key[0], 0)
         self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
-        self._moved(node, priority, whole_before, -holding.milli)
+        indexes_moved(self, node, priority, whole_before, -holding.milli)
         if self.level_changes.pending:
             self.level_changes.changed(key, priority, None)
         del self.pods_on_node[node][key]
         del self.holdings[key]
 
-    def _moved(self, node: int, priority: int, whole_before: int, milli: int) -> None:
-        """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`."""
-        self.flat.whole_free[node] = flat(self.whole_free[node])  # last in _apply/_unapply: after every write
-        places = self.places if self.places.kept else None
-        if places is not None and self.whole_free[node] != whole_before:
-            places.whole_free_moved(node, whole_before, self.whole_free[node])
-        if milli:
-            used = self.used[node] + milli
-            if self.usage_index.kept:
-                self.usage_index.moved(node, self.used[node], used)
-            self.used[node] = used
-            self.flat.used[node] = flat(used)
-            if places is not None:
-                places.milli_taken(node, milli)
-            if self.virtual_free.levels:
-                self.virtual_free.taken(node, priority, milli)
+
+def indexes_moved(state: ClusterState, node: int, priority: int, whole_before: int, milli: int) -> None:
+    """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`, which had
+    `whole_before` whole free GPUs (`_apply` and `_unapply` call it last, after every write)."""
+    whole_free = state.whole_free[node]
+    state.flat.whole_free[node] = flat(whole_free)
+    places = state.places if state.places.kept else None
+    if places is not None and whole_free != whole_before:
+        places.whole_free_moved(node, whole_before, whole_free)
+    if milli:
+        used = state.used[node] + milli
+        if state.usage_index.kept:
+            state.usage_index.moved(node, state.used[node], used)
+        state.used[node] = used
+        state.flat.used[node] = flat(used)
+        if places is not None:
+            places.milli_taken(node, milli)
+        if state.virtual_free.levels:
+            state.virtual_free.taken(node, priority, milli)
 
 
 def resources_moved(state: ClusterState, node: int, cpu_milli: int, memory_mib: int) -> None:
