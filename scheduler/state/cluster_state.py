@@ -24,6 +24,7 @@ from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.flat_counts import FlatCounts, flat
+from scheduler.state.gpu_room import GpuRoom
 from scheduler.state.node_arrays import NodeArrays
 from scheduler.state.nominations import Nominations, Nominee
 from scheduler.state.place_index import PlaceIndex
@@ -117,6 +118,7 @@ class ClusterState:
         # Free and used counts as int64 arrays for the native walk, written with the lists.
         self.flat = FlatCounts(self.cpu_free, self.memory_free, self.used, self.whole_free)
         self.usage_index = UsageIndex(self.used)  # by used milli-GPUs, kept once first asked
+        self.room = GpuRoom(self.nodes)  # nodes by whole free GPUs, shared devices by free share, per model
         # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
@@ -272,12 +274,7 @@ class ClusterState:
         self.whole_free[node] -= holding.whole
         self.whole_taken[node] += holding.whole
         if holding.shared is not None:
-            device, milli = holding.shared
-            shared = self.shared_free[node]
-            if device not in shared:  # a whole free device starts being shared
-                self.whole_free[node] -= 1
-                shared[device] = MILLI
-            shared[device] -= milli
+            share_taken(self, node, *holding.shared)
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, 1)
         resources_moved(self, node, -holding.cpu_milli, -holding.memory_mib)
@@ -301,12 +298,7 @@ class ClusterState:
         self.whole_free[node] += holding.whole
         self.whole_taken[node] -= holding.whole
         if holding.shared is not None:
-            device, milli = holding.shared
-            shared = self.shared_free[node]
-            shared[device] += milli
-            if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
-                del shared[device]
-                self.whole_free[node] += 1
+            share_given(self, node, *holding.shared)
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, -1)
         resources_moved(self, node, holding.cpu_milli, holding.memory_mib)
@@ -330,8 +322,10 @@ def indexes_moved(state: ClusterState, node: int, priority: int, whole_before: i
     whole_free = state.whole_free[node]
     state.flat.whole_free[node] = flat(whole_free)
     places = state.places if state.places.kept else None
-    if places is not None and whole_free != whole_before:
-        places.whole_free_moved(node, whole_before, whole_free)
+    if whole_free != whole_before:
+        state.room.whole_moved(node, whole_before, whole_free)
+        if places is not None:
+            places.whole_free_moved(node, whole_before, whole_free)
     if milli:
         used = state.used[node] + milli
         if state.usage_index.kept:
@@ -342,6 +336,33 @@ def indexes_moved(state: ClusterState, node: int, priority: int, whole_before: i
             places.milli_taken(node, milli)
         if state.virtual_free.levels:
             state.virtual_free.taken(node, priority, milli)
+
+
+def share_taken(state: ClusterState, node: int, device: int, milli: int) -> None:
+    """`milli` milli-GPUs of `device` on `node` taken by a share (a whole free device starts
+    being shared when it was not), in the list and the per-model counts (`ClusterState.room`)."""
+    shared = state.shared_free[node]
+    before = shared.get(device)
+    if before is None:  # a whole free device starts being shared
+        state.whole_free[node] -= 1
+        shared[device] = after = MILLI - milli
+    else:
+        shared[device] = after = before - milli
+    state.room.share_moved(node, before, after)
+
+
+def share_given(state: ClusterState, node: int, device: int, milli: int) -> None:
+    """`milli` milli-GPUs of the shared `device` on `node` given back: `share_taken` undone."""
+    shared = state.shared_free[node]
+    before = shared[device]
+    after = before + milli
+    if after == MILLI:  # nobody shares it any more: a whole free device again
+        del shared[device]
+        state.whole_free[node] += 1
+        state.room.share_moved(node, before, None)
+    else:
+        shared[device] = after
+        state.room.share_moved(node, before, after)
 
 
 def resources_moved(state: ClusterState, node: int, cpu_milli: int, memory_mib: int) -> None:
@@ -445,15 +466,12 @@ def take_device_parts(state: ClusterState, key: PodKey, holding: Holding, device
             dra.placed_in_what_if.add(key)
         else:
             dra.placed_in_what_if.discard(key)
-    node, shared = holding.node, state.shared_free[holding.node]
+    node = holding.node
     for device, milli in holding.parts:
-        if sign > 0 and device not in shared:  # a whole free GPU starts being used
-            state.whole_free[node] -= 1
-            shared[device] = MILLI
-        shared[device] -= sign * milli
-        if sign < 0 and shared[device] == MILLI:
-            del shared[device]
-            state.whole_free[node] += 1
+        if sign > 0:
+            share_taken(state, node, device, milli)
+        else:
+            share_given(state, node, device, milli)
     if sign > 0:
         dra.apply(node, devices)
     else:
