@@ -25,6 +25,7 @@ CHECKS = frozenset({
     "batch hint from the kept heap",
     "node chosen through the usage index",
     "failing node search settled by the usage index",
+    "failing node search settled by free GPUs per model",
     "parked shape still fails",
     # placement: preemption
     "GPUs held below a priority from the index",

@@ -16,8 +16,17 @@ filtered here, and when none passes the search is settled: nothing feasible, the
 counted as `index_diagnosis` counts it, the start unmoved. When one passes, the search runs
 as it always does, having cost one filter call here (the least used node is tried first).
 
+Before the usage index is asked, the per-model counts of whole free GPUs and of shared
+devices' free shares (`state/gpu_room.py`, kept on every change at a few dict updates) may
+already say that no node of the request's models has the room GpuFit needs
+(`settled_by_room`): the search is settled with no node visited. This runs on every search
+from the rotating start, the heap's root (`PartialSearch.run_root`, every shipped profile)
+included, where the usage index is not asked: keeping it on every allocation costs more than
+the failing walks it saves there.
+
 `replay --verify` runs the search beside every settled one ("failing node search settled by
-the usage index": the same empty list, diagnosis and next start).
+the usage index", "failing node search settled by free GPUs per model": the same empty list,
+diagnosis and next start; for the latter also the counts against a recount of the state).
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ from scheduler.state.cluster_state import ClusterState, PodRequest
 
 INSUFFICIENT_GPU = "Insufficient nvidia.com/gpu"
 NO_FIT_CHECK = "failing node search settled by the usage index"
+ROOM_CHECK = "failing node search settled by free GPUs per model"
 
 
 def settles(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRequest) -> bool:
@@ -40,6 +50,17 @@ def settles(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRe
     asks for GPUs."""
     return (bool(request.milli) and state.dra is None and bool(filters)
             and getattr(filters[0], "inline_fit", "") == "gpus")
+
+
+def settled_by_room(state: ClusterState, request: PodRequest) -> Diagnosis | None:
+    """The diagnosis of a search in which no node can pass GpuFit, from the per-model counts
+    of whole free GPUs and shared devices' free shares (`state/gpu_room.py`), or None when
+    some node of an accepted model has the room (the search decides). Only where `settles`
+    says so: then every candidate fails GpuFit first, and a diagnosis reads nothing else of
+    it, so the diagnosis is `index_diagnosis` with no node visited."""
+    if not state.room.none_fits(request.models, request.milli):
+        return None
+    return index_diagnosis(state, request, [])
 
 
 def settled_no_fit(filters: Sequence[FilterPlugin], state: ClusterState, request: PodRequest) -> Diagnosis | None:

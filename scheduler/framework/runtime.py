@@ -364,6 +364,11 @@ def _partial_search(framework: Framework, state: ClusterState, request: PodReque
     search = _partial_search_of(framework)
     start = framework._next_start
     if no_fit.settles(framework.filters, state, request):
+        settled = no_fit.settled_by_room(state, request)
+        if settled is not None:  # no node has the GPUs: the start stays (the search processes every node)
+            if framework.verifier is not None:
+                _verify_room(framework.verifier, search, state, request, start, settled)
+            return [], settled
         settled = no_fit.settled_no_fit(framework.filters, state, request)
         if settled is not None:  # nothing feasible: the start stays (the search processes every node)
             if framework.verifier is not None:
@@ -386,6 +391,12 @@ def _root_search(framework: Framework, state: ClusterState, request: PodRequest
     (`PartialSearch.run_root`), which moves the start on; under `--verify` against the root of
     the listed search (itself checked against the plain search and the heap built)."""
     search = _partial_search_of(framework)
+    if no_fit.settles(framework.filters, state, request):
+        settled = no_fit.settled_by_room(state, request)
+        if settled is not None:  # no node has the GPUs: the start stays (the search processes every node)
+            if framework.verifier is not None:
+                _verify_room(framework.verifier, search, state, request, framework._next_start, settled)
+            return None, settled
     node, diagnosis, next_start = search.run_root(state, request, framework._next_start)
     if framework.verifier is not None:
         scored, listed_diagnosis = _partial_search(framework, state, request)  # from the same start
@@ -394,6 +405,22 @@ def _root_search(framework: Framework, state: ClusterState, request: PodRequest
                                 _rooted(listed, listed_diagnosis, framework._next_start))
     framework._next_start = next_start
     return node, (None if node is not None else diagnosis)
+
+
+def _verify_room(verifier: Verifier, search: node_search.PartialSearch, state: ClusterState, request: PodRequest,
+                 start: int, settled: Diagnosis) -> None:
+    """A search settled by the per-model counts (`no_fit.settled_by_room`) against the search
+    it stands for, and the counts against a recount of the state; that search (the C walk
+    where it runs) against the one calling every filter on every node, as `_partial_search`
+    checks it."""
+    walked, walked_diagnosis, walked_next = search.run(state, request, start)
+    verifier.same(None, no_fit.ROOM_CHECK,
+                  (_searched([], settled, start), state.room.differences(state.whole_free, state.shared_free)),
+                  (_searched(walked, walked_diagnosis, walked_next), []))
+    if search.inline:
+        plain, plain_diagnosis, plain_next = search.run_plain(state, request, start)
+        verifier.same(None, PARTIAL_SEARCH_CHECK, _searched(walked, walked_diagnosis, walked_next),
+                      _searched(plain, plain_diagnosis, plain_next))
 
 
 def _rooted(node: int | None, diagnosis: Diagnosis, next_start: int) -> tuple[object, ...]:

@@ -24,6 +24,7 @@ from scheduler.model.cluster import NO_SELECTOR, NodeSelector
 from scheduler.model.workload import MILLI
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.flat_counts import FlatCounts, flat
+from scheduler.state.gpu_room import GpuRoom
 from scheduler.state.node_arrays import NodeArrays
 from scheduler.state.nominations import Nominations, Nominee
 from scheduler.state.place_index import PlaceIndex
@@ -117,6 +118,7 @@ class ClusterState:
         # Free and used counts as int64 arrays for the native walk, written with the lists.
         self.flat = FlatCounts(self.cpu_free, self.memory_free, self.used, self.whole_free)
         self.usage_index = UsageIndex(self.used)  # by used milli-GPUs, kept once first asked
+        self.room = GpuRoom(self.nodes)  # nodes by whole free GPUs, shared devices by free share, per model
         # Free GPUs per topology domain, kept once first asked (`scheduler/state/place_index.py`).
         self.places = PlaceIndex(self.nodes, self.whole_free, self.used)
         for index, node in enumerate(self.nodes):
@@ -272,12 +274,7 @@ class ClusterState:
         self.whole_free[node] -= holding.whole
         self.whole_taken[node] += holding.whole
         if holding.shared is not None:
-            device, milli = holding.shared
-            shared = self.shared_free[node]
-            if device not in shared:  # a whole free device starts being shared
-                self.whole_free[node] -= 1
-                shared[device] = MILLI
-            shared[device] -= milli
+            share_taken(self, node, *holding.shared)
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, 1)
         resources_moved(self, node, -holding.cpu_milli, -holding.memory_mib)
@@ -289,7 +286,7 @@ class ClusterState:
         priority = self.priority_of.get(key[0], 0)
         held_class = (self.nodes[node].gpu_model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
-        self._moved(node, priority, whole_before, holding.milli)
+        indexes_moved(self, node, priority, whole_before, holding.milli)
         if self.level_changes.pending:
             self.level_changes.changed(key, priority, holding)
         self.pods_on_node[node][key] = holding
@@ -301,12 +298,7 @@ class ClusterState:
         self.whole_free[node] += holding.whole
         self.whole_taken[node] -= holding.whole
         if holding.shared is not None:
-            device, milli = holding.shared
-            shared = self.shared_free[node]
-            shared[device] += milli
-            if shared[device] == MILLI:  # nobody shares it any more: a whole free device again
-                del shared[device]
-                self.whole_free[node] += 1
+            share_given(self, node, *holding.shared)
         if holding.dra is not None:
             take_device_parts(self, key, holding, holding.dra, -1)
         resources_moved(self, node, holding.cpu_milli, holding.memory_mib)
@@ -317,28 +309,60 @@ class ClusterState:
         self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
         priority = self.priority_of.get(key[0], 0)
         self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
-        self._moved(node, priority, whole_before, -holding.milli)
+        indexes_moved(self, node, priority, whole_before, -holding.milli)
         if self.level_changes.pending:
             self.level_changes.changed(key, priority, None)
         del self.pods_on_node[node][key]
         del self.holdings[key]
 
-    def _moved(self, node: int, priority: int, whole_before: int, milli: int) -> None:
-        """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`."""
-        self.flat.whole_free[node] = flat(self.whole_free[node])  # last in _apply/_unapply: after every write
-        places = self.places if self.places.kept else None
-        if places is not None and self.whole_free[node] != whole_before:
-            places.whole_free_moved(node, whole_before, self.whole_free[node])
-        if milli:
-            used = self.used[node] + milli
-            if self.usage_index.kept:
-                self.usage_index.moved(node, self.used[node], used)
-            self.used[node] = used
-            self.flat.used[node] = flat(used)
-            if places is not None:
-                places.milli_taken(node, milli)
-            if self.virtual_free.levels:
-                self.virtual_free.taken(node, priority, milli)
+
+def indexes_moved(state: ClusterState, node: int, priority: int, whole_before: int, milli: int) -> None:
+    """The indexes follow `milli` more milli-GPUs (negative: fewer) held on `node`, which had
+    `whole_before` whole free GPUs (`_apply` and `_unapply` call it last, after every write)."""
+    whole_free = state.whole_free[node]
+    state.flat.whole_free[node] = flat(whole_free)
+    places = state.places if state.places.kept else None
+    if whole_free != whole_before:
+        state.room.whole_moved(node, whole_before, whole_free)
+        if places is not None:
+            places.whole_free_moved(node, whole_before, whole_free)
+    if milli:
+        used = state.used[node] + milli
+        if state.usage_index.kept:
+            state.usage_index.moved(node, state.used[node], used)
+        state.used[node] = used
+        state.flat.used[node] = flat(used)
+        if places is not None:
+            places.milli_taken(node, milli)
+        if state.virtual_free.levels:
+            state.virtual_free.taken(node, priority, milli)
+
+
+def share_taken(state: ClusterState, node: int, device: int, milli: int) -> None:
+    """`milli` milli-GPUs of `device` on `node` taken by a share (a whole free device starts
+    being shared when it was not), in the list and the per-model counts (`ClusterState.room`)."""
+    shared = state.shared_free[node]
+    before = shared.get(device)
+    if before is None:  # a whole free device starts being shared
+        state.whole_free[node] -= 1
+        shared[device] = after = MILLI - milli
+    else:
+        shared[device] = after = before - milli
+    state.room.share_moved(node, before, after)
+
+
+def share_given(state: ClusterState, node: int, device: int, milli: int) -> None:
+    """`milli` milli-GPUs of the shared `device` on `node` given back: `share_taken` undone."""
+    shared = state.shared_free[node]
+    before = shared[device]
+    after = before + milli
+    if after == MILLI:  # nobody shares it any more: a whole free device again
+        del shared[device]
+        state.whole_free[node] += 1
+        state.room.share_moved(node, before, None)
+    else:
+        shared[device] = after
+        state.room.share_moved(node, before, after)
 
 
 def resources_moved(state: ClusterState, node: int, cpu_milli: int, memory_mib: int) -> None:
@@ -442,15 +466,12 @@ def take_device_parts(state: ClusterState, key: PodKey, holding: Holding, device
             dra.placed_in_what_if.add(key)
         else:
             dra.placed_in_what_if.discard(key)
-    node, shared = holding.node, state.shared_free[holding.node]
+    node = holding.node
     for device, milli in holding.parts:
-        if sign > 0 and device not in shared:  # a whole free GPU starts being used
-            state.whole_free[node] -= 1
-            shared[device] = MILLI
-        shared[device] -= sign * milli
-        if sign < 0 and shared[device] == MILLI:
-            del shared[device]
-            state.whole_free[node] += 1
+        if sign > 0:
+            share_taken(state, node, device, milli)
+        else:
+            share_given(state, node, device, milli)
     if sign > 0:
         dra.apply(node, devices)
     else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.framework import node_heap, node_search
-from scheduler.framework.no_fit import NO_FIT_CHECK
+from scheduler.framework.no_fit import NO_FIT_CHECK, ROOM_CHECK
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.native_kernel import build_kernel
 from tests.scheduler.scenario import with_tie_break
@@ -71,11 +71,13 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
                                               # The nodes of other GPU models are counted, not visited: a count one
                                               # short shows in the diagnosis of a search that finds nothing.
                                               ("nodes of other models counted one short",
-                                               f"{SEARCH_CHECK}|{NO_FIT_CHECK}"),
+                                               f"{SEARCH_CHECK}|{NO_FIT_CHECK}|{ROOM_CHECK}"),
                                               ("the kept root one position off", WALK_ROOT_CHECK),
-                                              # A search that finds nothing is settled from the usage index where
-                                              # GpuFit is the first filter; that twin runs the search with the kernel.
-                                              ("GPUs short named CPU short", f"{SEARCH_CHECK}|{NO_FIT_CHECK}")])
+                                              # A search that finds nothing is settled from the per-model counts or
+                                              # the usage index where GpuFit is the first filter; their twins run
+                                              # the search with the kernel.
+                                              ("GPUs short named CPU short",
+                                               f"{SEARCH_CHECK}|{NO_FIT_CHECK}|{ROOM_CHECK}")])
 def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel, wrong, check):  # noqa: F811
     def broken(feasible, *args):
         i, processed, mismatched, at_node, kinds = kernel(feasible, *args)

@@ -31,6 +31,7 @@ from scheduler.queue import ShapeQueue
 from scheduler.state import cluster_state
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
+from scheduler.state.gpu_room import GpuRoom
 from scheduler.state.holding_index import HoldingIndex
 from scheduler.state.place_index import PlaceIndex
 from scheduler.state.usage_index import UsageClass, UsageIndex
@@ -48,11 +49,14 @@ from tests.scheduler.scenario import (
 SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
 NO_FIT_CHECK = "failing node search settled by the usage index"
+# Every failing search of the scenario is settled by the per-model counts first: the usage
+# index settles a search only where a node has the GPUs but fails another filter.
+ROOM_CHECK = "failing node search settled by free GPUs per model"
 FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"  # beside each search's check
 WALK_ROOT_CHECK = "heap root kept during the node walk"  # beside the heap root's check
 GROUP_CHECKS = {
     SEARCH_CHECK,
-    NO_FIT_CHECK,
+    ROOM_CHECK,
     FLAT_COUNTS_CHECK,
     HEAP_ROOT_CHECK,
     WALK_ROOT_CHECK,
@@ -80,7 +84,7 @@ GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
 # kube-default and its kin search from the rotating start under the heap's order
-HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, HEAP_ROOT_CHECK, WALK_ROOT_CHECK, NO_FIT_CHECK}
+HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, HEAP_ROOT_CHECK, WALK_ROOT_CHECK, ROOM_CHECK}
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +119,8 @@ BATCHING = kube_default_without_default_spread()
                                    "usable GPUs of a victim summed once per search"}),
     ("kube-default", HEAP_POD_CHECKS),
     # the batch keeps the whole heap of each search, so it pops it rather than ranking the root
-    (BATCHING, POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, WALK_ROOT_CHECK, NO_FIT_CHECK, "batch hint from the kept heap"}),
+    # (the searches outside a pod cycle, preemption's, all find nothing: settled, no root kept)
+    (BATCHING, POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, ROOM_CHECK, "batch hint from the kept heap"}),
     (with_tie_break("kube-default-gpu", "random"), POD_CHECKS | {"node chosen through the usage index"}),
 ], ids=["pod groups: every group shortcut is checked",
         "pod groups on DRA-claimed GPUs: no group preemption, the other shortcuts are checked",
@@ -157,12 +162,23 @@ BROKEN = {
                               _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
         "node chosen through the usage index", with_tie_break("kube-default-gpu", "random")),
     "a failing node search is settled although a node fits": (  # every listed node said to fail GpuFit
-        lambda mp: mp.setattr(no_fit, "first_failure", lambda filters, state, request, node: _NO_GPU),
+        lambda mp: (_without_room(mp),
+                    mp.setattr(no_fit, "first_failure", lambda filters, state, request, node: _NO_GPU)),
         NO_FIT_CHECK),
     "a settled search's diagnosis miscounts nodes of other GPU models": (
+        lambda mp: (_without_room(mp), mp.setattr(NodeCandidates, "model_node_count",
+                                                  _wrap(NodeCandidates.model_node_count, lambda count: count - 1))),
+        NO_FIT_CHECK),
+    "the per-model GPU counts settle a search in which a node has just enough GPUs": (
+        lambda mp: mp.setattr(GpuRoom, "none_fits", lambda self, models, milli: _ORIGINAL_NONE_FITS(self, models, milli + 1000)),
+        ROOM_CHECK),
+    "the per-model GPU counts stop following shared devices": (
+        lambda mp: mp.setattr(GpuRoom, "share_moved", lambda self, node, before, after: None),
+        ROOM_CHECK),
+    "a search settled by the per-model counts miscounts nodes of other GPU models": (
         lambda mp: mp.setattr(NodeCandidates, "model_node_count",
                               _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
-        NO_FIT_CHECK),
+        ROOM_CHECK),
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
@@ -258,6 +274,14 @@ def _store_unpopped(self, signature, hinted, chosen, scored, others, now):
 def _one_node_per_level(self, milli, most):
     for level in _ORIGINAL_LEVELS_IN_ORDER(self, milli, most):
         yield level[:1]
+
+
+_ORIGINAL_NONE_FITS = GpuRoom.none_fits
+
+
+def _without_room(mp):
+    """No search settled by the per-model counts: the usage index settles the failing ones."""
+    mp.setattr(GpuRoom, "none_fits", lambda self, models, milli: False)
 
 
 def _built_but_not_kept(self):
