@@ -21,7 +21,7 @@ there every change invalidates every nomination (one version for the whole tree)
 
 A workload whose last scan stopped before a group's last flavor resumes after it (Kueue's
 LastAssignment): its nomination reads from there on, so the starting flavors are part of the
-key (the admitter's `_nominate`); the common start, every group from its first flavor, is ().
+key (`Nominator.nominate`); the common start, every group from its first flavor, is ().
 """
 
 from __future__ import annotations
