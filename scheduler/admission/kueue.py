@@ -55,6 +55,7 @@ from scheduler.admission.wait_for_pods_ready import (
 )
 from scheduler.admission.workloads import (
     AdmissionWorkload,
+    ShapeTable,
     State,
     admission_workload,
     quantity,
@@ -106,6 +107,8 @@ class KueueAdmission(PlacementOptionsOf):
         self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
         self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
         self.admitter.topology = _topology_fit(self) if self.uses_tas else None
+        self._local_queues: dict[str, tuple[str, str] | None] = {}  # see `_local_queue`
+        self.shapes = ShapeTable()  # the workloads' interned scheduling-equivalence hashes
         self.cycles = AdmissionCycles(self.env, self.admitter, self.queues, lambda: _explain_unevaluated(self))
 
     @property
@@ -192,9 +195,9 @@ class KueueAdmission(PlacementOptionsOf):
 
     def _track(self, run: WorkloadRun) -> AdmissionWorkload:
         spec = run.spec
-        local_queue = self.config.local_queue(spec.queue) if spec.queue else None
-        wl = admission_workload(run, local_queue.key if local_queue else None,
-                                local_queue.cluster_queue if local_queue else None, uses_tas=self.uses_tas)
+        local_queue = self._local_queue(spec.queue) if spec.queue else None
+        wl = admission_workload(run, local_queue[0] if local_queue else None,
+                                local_queue[1] if local_queue else None, uses_tas=self.uses_tas, shapes=self.shapes)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
@@ -203,6 +206,13 @@ class KueueAdmission(PlacementOptionsOf):
             run.cluster_queue = wl.cluster_queue
         self.workloads[wl.name] = wl
         return wl
+
+    def _local_queue(self, queue: str) -> tuple[str, str] | None:
+        """(LocalQueue key, ClusterQueue) of a trace row's queue name, resolved once per name."""
+        if queue not in self._local_queues:
+            found = self.config.local_queue(queue)
+            self._local_queues[queue] = (found.key, found.cluster_queue) if found is not None else None
+        return self._local_queues[queue]
 
     def enqueue(self, wl: AdmissionWorkload) -> None:
         wl.state = State.QUEUED
