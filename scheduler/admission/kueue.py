@@ -334,6 +334,8 @@ def _backoff_finished(kueue: KueueAdmission, wl: AdmissionWorkload) -> None:
 
 def _explain_unevaluated(admission: KueueAdmission) -> None:
     """Workloads still waiting their turn say so, with their place in the queue."""
+    if not admission.unexplained:  # the common end of a run of cycles: everybody heard why
+        return
     for wl in list(admission.unexplained.values()):
         if wl.state is State.QUEUED and not wl.explained:
             admission.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
