@@ -10,8 +10,8 @@ schedule(); semantics reference §4.4).
      its targets gone (processEntry's fits); say why the rest waits.
   6. Requeue the heads not admitted (StrictFIFO / BestEffortFIFO) and write their reasons.
 
-The `Admitter` owns the decisions' state that outlives a cycle (the nomination cache, the
-preemptor and its oracle cache) and reads the layer's quota tree, queues and holders. What a
+The `Admitter` owns the decisions' state that outlives a cycle (the preemptor and its
+oracle cache; step 3's caches are the `nominator.Nominator`'s) and reads the layer's quota tree, queues and holders. What a
 cycle may *do* goes through `AdmissionPort`, which the layer (`kueue.KueueAdmission`)
 implements: admit, evict, say why a workload waits, ask whether admission is blocked.
 """
@@ -25,15 +25,13 @@ from typing import Protocol
 from scheduler.admission.cycle_victims import CycleVictims
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
-from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
-from scheduler.admission.flavor_screen import FlavorScreen
+from scheduler.admission.flavor_assignment import Assignment, Mode
 from scheduler.admission.holders import Holders
-from scheduler.admission.nomination_cache import NominationCache, NominationCheck
+from scheduler.admission.nominator import Entry, Nominator
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption.common import (
     PreemptionReason,
-    Target,
 )
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.queues import PendingQueue
@@ -76,49 +74,6 @@ class AdmissionPort(Protocol):
     def admission_blocked(self) -> bool:
         """waitForPodsReady.blockAdmission: an admitted workload is not PodsReady yet, so
         nothing else may be admitted now."""
-
-
-class Entry:
-    """One head in one cycle: Kueue's scheduler entry. A plain slotted class, not a
-    dataclass: the compiled build runs a dataclass's generated `__init__` as interpreted
-    code, and every cycle makes one entry per head."""
-
-    __slots__ = ("wl", "pending_queue", "node", "requeues_at_pop", "is_preemptor", "assignment", "targets",
-                 "admitted", "reason", "message", "transient", "retry_now", "equivalent_fail", "start")
-
-    def __init__(self, wl: AdmissionWorkload, pending_queue: PendingQueue, node: QuotaNode, requeues_at_pop: int,
-                 is_preemptor: bool = False) -> None:
-        self.wl = wl
-        self.pending_queue = pending_queue
-        self.node = node
-        self.requeues_at_pop = requeues_at_pop
-        self.is_preemptor = is_preemptor  # its queue's preemptor when popped (manager.go Head.IsPreemptor)
-        self.assignment: Assignment  # set by `Admitter._nominate` before anything reads it
-        self.targets: list[Target] = []
-        self.admitted = False
-        self.reason = PendingReason.WAITING_FOR_QUOTA
-        self.message = ""
-        self.transient = False  # back to the heap even in BestEffortFIFO
-        self.retry_now = False  # another entry was admitted first: retried next cycle, no row
-        self.equivalent_fail = False  # shapes like it fail alike (NoFit, no preemption candidates)
-        self.start: tuple[int, ...] = ()  # where its flavor scan starts, per resource group (LastAssignment)
-
-    # what the fair-sharing tournament reads (`fair_sharing_order.Contender`)
-    @property
-    def queue(self) -> QuotaNode:
-        return self.node
-
-    @property
-    def usage(self) -> dict[FlavorResource, int]:
-        return self.assignment.usage
-
-    @property
-    def priority(self) -> int:
-        return self.wl.priority
-
-    @property
-    def timestamp(self) -> float:
-        return self.wl.queue_timestamp_s
 
 
 @dataclass(frozen=True, init=False)
@@ -180,24 +135,13 @@ class Admitter:
         self.port = port
         self.fair_sharing = config.configuration.fair_sharing
         self.preemptors_first = config.configuration.prioritize_preemptor_workloads
-        self.partial_admission = config.configuration.partial_admission
         self.scan = ScanProgressRules(config.cluster_queues, config.configuration.preserve_scan_progress)
         self.shares = FairShares(tree)
         self.versions = FlavorResourceVersions(whole_tree_only=self.fair_sharing is not None)
         self.preemptor = Preemptor(tree, config.cluster_queues, holders, self.fair_sharing, self.shares, self.versions,
                                    {name: q.fair_usage for name, q in queues.items() if q.fair_usage is not None})
-        # Nominations (assignment, targets): a head that is retried while nothing it reads
-        # changed, or shaped like one just tried, reuses them (see nomination_cache).
-        self.nominations: NominationCache[tuple[Assignment, list[Target]]] = NominationCache(
-            config.cluster_queues, config.flavors, self.versions)
-        self.check: NominationCheck | None = None  # `replay --verify`: reused nominations recomputed
-        self.screens = FlavorScreen(config.flavors, config.topologies)  # what assignment reads before quota
+        self.nominator = Nominator(config, tree, self.preemptor, self.versions, self.scan)  # step 3
         self.topology: TopologyFit | None = None  # Kueue's TAS cache, when the queues file uses TAS
-        # The preemptor's timestamp matters only for LowerOrNewerEqualPriority.
-        self.timestamp_matters = any(
-            cq.preemption.within_cluster_queue is PreemptionPolicy.LOWER_OR_NEWER_EQUAL_PRIORITY
-            for cq in config.cluster_queues.values()
-        )
 
     def run_cycle(self) -> CycleResult:
         """One cycle: whether it admitted something, and whether another cycle can do more
@@ -213,7 +157,7 @@ class Admitter:
         try:
             # 3. Nominate.
             for entry in entries:
-                self._nominate(entry)
+                self.nominator.nominate(entry)
             # 4 + 5. Order and process (the tournament picks each winner after the last admission).
             preempted = CycleVictims(self.tree)  # this cycle's victims
             for entry in self._ordered(entries):
@@ -241,78 +185,6 @@ class Admitter:
                 entries.append(Entry(wl, pending_queue, self.tree.queue(name), pending_queue.requeues,
                                      is_preemptor=pending_queue.preemptor is wl))
         return entries
-
-    def _nominate(self, entry: Entry) -> None:
-        inactive = self.tree.inactive.get(entry.node.name)
-        if inactive is not None:
-            entry.assignment = Assignment(mode=Mode.NO_FIT)
-            entry.reason, entry.message = PendingReason.SUSPENDED, inactive
-            entry.wl.scan = None  # not nominated: nothing to resume (and no chain of cycles)
-            return
-        wl = entry.wl
-        entry.start = self.scan.start_of(wl, entry.node.name)
-        key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
-        stamp = self.nominations.stamp(self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape))
-        cached = self.nominations.get(key, stamp)
-        if cached is None:
-            cached = self._nomination(entry)
-            self.nominations.put(key, stamp, cached)
-        elif self.check is not None:
-            self.check.same(wl.name, cached, self._nomination(entry))
-        entry.assignment, entry.targets = cached
-        self.scan.record(wl, entry.assignment, entry.node.name)
-
-    def _nomination(self, entry: Entry) -> tuple[Assignment, list[Target]]:
-        """Flavor assignment, and preemption targets when it needs them (computed afresh);
-        a job that neither fits nor can preempt whole is tried at smaller counts."""
-        wl, node, start = entry.wl, entry.node, entry.start
-        nominated = self._try(wl, node, start)
-        if nominated[0].mode is not Mode.FIT and not nominated[1] and self.partial_admission and wl.min_count < wl.pods:
-            nominated = self._partial(wl, node, start) or nominated
-        return nominated
-
-    def _try(self, wl: AdmissionWorkload, node: QuotaNode, start: tuple[int, ...] = ()) -> tuple[Assignment, list[Target]]:
-        """Flavor assignment (each group's scan from `start`), and the preemption targets when
-        it needs them."""
-        spec = self.config.cluster_queues[node.name]
-        fair_sharing = self.fair_sharing is not None
-        assignment = assign_flavors(wl, node, spec, self.config.flavors, self.preemptor.simulate,
-                                    fair_sharing=fair_sharing, topologies=self.config.topologies, start=start,
-                                    screen=self.screens.of(wl, spec))
-        if self.check is not None:  # the oracle asked about every resource, as Kueue does
-            self.check.same_assignment(wl.name, assignment, assign_flavors(
-                wl, node, spec, self.config.flavors, self.preemptor.simulate, fair_sharing=fair_sharing,
-                topologies=self.config.topologies, plain=True, start=start))
-        targets = []
-        if assignment.mode is Mode.PREEMPT:
-            targets = self.preemptor.targets(wl, node, assignment.usage, assignment.frs_needing_preemption)
-        return assignment, targets
-
-    def _partial(self, wl: AdmissionWorkload, node: QuotaNode,
-                 start: tuple[int, ...] = ()) -> tuple[Assignment, list[Target]] | None:
-        """Partial admission (scheduler.go getInitialAssignments, podset_reducer.go Search):
-        the largest pod count down to minCount that fits or can preempt, by binary search
-        over the reduction (as Go's sort.Search: the first reduction that works). Fitting
-        is monotone in the count, so minCount is tried first: when it cannot be admitted,
-        no count can, and the search (log2 of the reduction more tries) is skipped."""
-        delta = wl.pods - wl.min_count
-        smallest = self._try(wl.with_pods(wl.min_count), node, start)
-        if smallest[0].mode is not Mode.FIT and not smallest[1]:
-            return None
-        low, high = 1, delta  # no reduction (the full count) failed; `delta` (minCount) works
-        found: tuple[int, tuple[Assignment, list[Target]]] | None = (delta, smallest)
-        while low < high:
-            middle = (low + high) // 2
-            assignment, targets = self._try(wl.with_pods(wl.pods - middle), node, start)
-            if assignment.mode is Mode.FIT or targets:
-                found, high = (middle, (assignment, targets)), middle
-            else:
-                low = middle + 1
-        if found is None or found[0] != low:
-            return None
-        assignment, targets = found[1]
-        assignment.pods = wl.pods - found[0]
-        return assignment, targets
 
     def _ordered(self, entries: list[Entry]) -> Iterable[Entry]:
         if self.fair_sharing is not None:
@@ -401,8 +273,9 @@ class Admitter:
         """Kueue's fits (scheduler.go): does `usage` fit in `node` with this cycle's victims
         and `targets` gone, the cycle's earlier admissions and reservations counted?"""
         fits = preempted.fits_without(node, usage, targets)
-        if self.check is not None:
-            self.check.same_fit(wl.name, fits, preempted.fits_removing_each(node, usage, targets))
+        check = self.nominator.check
+        if check is not None:
+            check.same_fit(wl.name, fits, preempted.fits_removing_each(node, usage, targets))
         return fits
 
     def _requeue(self, entry: Entry) -> bool:

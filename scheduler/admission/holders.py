@@ -10,6 +10,12 @@ Each index is two parallel lists kept sorted: one integer per holder (`packed_or
 ordered exactly as the `order_key` tuples) and the holders. Every admission and release
 bisects them; an integer compares in one step where the tuples compared item by item,
 reading three objects per step from wherever they were allocated.
+
+A queue keeps one index per usage signature (the flavor-resources a holder uses, in its
+usage's order), not one per flavor-resource: a workload asks for GPUs, CPU and memory of one
+flavor, so it sits in one index instead of three, and an admission or a release inserts or
+deletes once. The holders of any of a set of flavor-resources are those of the signatures
+that meet the set, each in exactly one of them, merged by their unique keys.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from scheduler.admission.quota import FlavorResource
 from scheduler.admission.workloads import AdmissionWorkload
 
 OrderKey = tuple[int, float, int]
+Signature = tuple[FlavorResource, ...]  # the flavor-resources a holder uses
 
 
 def order_key(wl: AdmissionWorkload) -> OrderKey:
@@ -53,9 +60,10 @@ def packed_order_key(wl: AdmissionWorkload) -> int:
 class Holders:
     def __init__(self, queues: Iterable[str]) -> None:
         self.by_queue: dict[str, dict[str, AdmissionWorkload]] = {q: {} for q in queues}
-        # queue -> flavor-resource -> (packed order keys, holders), both in candidate order
-        self._sorted: dict[str, dict[FlavorResource, tuple[list[int], list[AdmissionWorkload]]]] = {
+        # queue -> usage signature -> (packed order keys, holders), both in candidate order
+        self._sorted: dict[str, dict[Signature, tuple[list[int], list[AdmissionWorkload]]]] = {
             q: {} for q in self.by_queue}
+        self._signatures: dict[str, Signature] = {}  # each holder's, as it was added
         self._keys: dict[str, int] = {}  # each holder's packed key, as it was added
         self.evicting: dict[str, AdmissionWorkload] = {}  # evicted, quota not yet released
         # queue -> flavor-resource -> priority -> usage held: how much preemption could free
@@ -67,15 +75,18 @@ class Holders:
     def add(self, queue: str, wl: AdmissionWorkload) -> None:
         self.by_queue[queue][wl.name] = wl
         key = self._keys[wl.name] = packed_order_key(wl)  # unique: `seq` is the workload's
-        sorted_by_fr, totals, priority = self._sorted[queue], self._totals[queue], wl.priority
-        for fr, value in wl.usage.items():
-            index = sorted_by_fr.get(fr)
-            if index is None:
-                index = sorted_by_fr[fr] = ([], [])
-            keys, holders = index
-            at = bisect.bisect_right(keys, key)
-            keys.insert(at, key)
-            holders.insert(at, wl)
+        usage = wl.usage
+        signature = self._signatures[wl.name] = tuple(usage)
+        by_signature = self._sorted[queue]
+        index = by_signature.get(signature)
+        if index is None:
+            index = by_signature[signature] = ([], [])
+        keys, holders = index
+        at = bisect.bisect_right(keys, key)
+        keys.insert(at, key)
+        holders.insert(at, wl)
+        totals, priority = self._totals[queue], wl.priority
+        for fr, value in usage.items():
             by_priority = totals.get(fr)
             if by_priority is None:
                 by_priority = totals[fr] = {}
@@ -86,17 +97,17 @@ class Holders:
             return
         self.evicting.pop(wl.name, None)
         key = self._keys.pop(wl.name)
-        sorted_by_fr, totals, priority = self._sorted[queue], self._totals[queue], wl.priority
+        totals, priority = self._totals[queue], wl.priority
         for fr, value in wl.usage.items():
             totals[fr][priority] -= value
-            index = sorted_by_fr.get(fr)
-            if index is None:
-                continue
-            keys, holders = index
-            at = bisect.bisect_left(keys, key)
-            if at < len(keys) and holders[at] is wl:
-                del keys[at]
-                del holders[at]
+        index = self._sorted[queue].get(self._signatures.pop(wl.name))
+        if index is None:
+            return
+        keys, holders = index
+        at = bisect.bisect_left(keys, key)
+        if at < len(keys) and holders[at] is wl:
+            del keys[at]
+            del holders[at]
 
     def held_below(self, queue: str, fr: FlavorResource, below_priority: int | None) -> int:
         """Usage of `fr` held in `queue` by workloads of priority below the bound (all: None)."""
@@ -109,11 +120,9 @@ class Holders:
     def ordered(self, queue: str, frs: frozenset[FlavorResource], below_priority: int | None) -> Iterator[AdmissionWorkload]:
         """Holders of `queue` using any of `frs`, not being evicted, in candidate order;
         stops at `below_priority` (exclusive) when given."""
-        by_fr = self._sorted[queue]
-        indexes = [by_fr[fr] for fr in frs if fr in by_fr]
+        indexes = [index for signature, index in self._sorted[queue].items() if not frs.isdisjoint(signature)]
         # The packed key of a holder of priority p is at least p × 2¹²⁸ and below (p + 1) × 2¹²⁸.
         stop = None if below_priority is None else below_priority << 128
-        seen: set[str] = set()
         if len(indexes) == 1:
             keys, holders = indexes[0]
             for at in range(len(keys)):
@@ -124,12 +133,10 @@ class Holders:
                     continue
                 yield wl
             return
-        # One workload in several lists is one object with one key: merge's own tie-break
-        # (the list's order) decides between its entries, never the workload.
+        # Each holder is in one signature's index and keys are unique: merging never ties.
         for key, wl in heapq.merge(*(zip(keys, holders, strict=True) for keys, holders in indexes)):
             if stop is not None and key >= stop:
                 return
-            if wl.name in seen or wl.name in self.evicting:
+            if wl.name in self.evicting:
                 continue
-            seen.add(wl.name)
             yield wl

@@ -23,11 +23,10 @@ Life cycle of a workload here:
                 for a preemption, when they were marked for deletion); placement tries
                 again
 
-Admission cycles run on the simulated clock in `Phase.ADMIT` (see `admitter.Admitter`):
-one at an instant when something may have changed (a submission, released quota, a backoff
-or PodsReady change), and again at the same instant while cycles make progress, like
-Kueue's back-to-back scheduling loop. When capacity is released, the inadmissible
-workloads of the cohort tree get another try 1 s later (Kueue's requeue batch period).
+Admission cycles (`admitter.Admitter`) run on the simulated clock in `Phase.ADMIT`, as
+`cycles.AdmissionCycles` schedules them: at an instant when something may have changed, and
+again at the same instant while cycles make progress; released capacity requeues the
+cohort tree's inadmissible workloads 1 s later (Kueue's requeue batch period).
 """
 
 from __future__ import annotations
@@ -36,7 +35,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from scheduler.admission.admission_fair_sharing import admission_fair_sharing
-from scheduler.admission.admitter import Admitter, CycleResult
+from scheduler.admission.admitter import Admitter
+from scheduler.admission.cycles import AdmissionCycles
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.holders import Holders
 from scheduler.admission.nomination_cache import NominationCheck
@@ -55,6 +55,7 @@ from scheduler.admission.wait_for_pods_ready import (
 )
 from scheduler.admission.workloads import (
     AdmissionWorkload,
+    ShapeTable,
     State,
     admission_workload,
     quantity,
@@ -69,16 +70,6 @@ if TYPE_CHECKING:
     from scheduler.workload_run import WorkloadRun
 
 EVICTION_GRACE_S = 30.0  # Kubernetes' default terminationGracePeriodSeconds
-REQUEUE_BATCH_S = 1.0  # Kueue's requeueBatchPeriod for the inadmissible set
-# Kueue's scheduler loop (pkg/util/wait UntilWithBackoff) backs off after every cycle that
-# admits nothing (SlowDown): 1 ms, doubling up to 100 ms. The replay runs such follow-up
-# cycles at the same instant, up to this many in a row; from then on each waits the full
-# 100 ms, as upstream's does by then, until a cycle admits something or no head is left.
-# Without the bound two heads that take turns (one preempting, one skipped "no longer
-# fits") would cycle at one instant forever, where upstream's clock moves on until their
-# victims are gone. The demo's and the bench presets' longest such runs are 24 cycles.
-SAME_INSTANT_SLOW_CYCLES = 64
-CYCLE_BACKOFF_MAX_S = 0.1
 BORROWING = "Borrowing"
 
 
@@ -86,22 +77,6 @@ def kueue_admission(config: QueueConfig, *, eviction_grace_s: float = EVICTION_G
                     verifier: Verifier | None = None) -> Callable[[ReplayPort], KueueAdmission]:
     """The `admission_factory` for `Replay` (`verifier`: `replay --verify`)."""
     return lambda replay: KueueAdmission(replay, config, eviction_grace_s=eviction_grace_s, verifier=verifier)
-
-
-class CyclePacing:
-    """When the admission cycle after this one runs (scheduler.go schedule(): KeepGoing
-    after an admission, else SlowDown), bounded as `SAME_INSTANT_SLOW_CYCLES` says."""
-
-    def __init__(self) -> None:
-        self.slow_in_a_row = 0  # cycles in a row that admitted nothing and asked for another
-
-    def next_cycle_in(self, cycle: CycleResult) -> float | None:
-        """Seconds until the next cycle (0: the same instant), None when none is asked for."""
-        if not cycle.progressed:
-            self.slow_in_a_row = 0
-            return None
-        self.slow_in_a_row = 0 if cycle.admitted else self.slow_in_a_row + 1
-        return CYCLE_BACKOFF_MAX_S if self.slow_in_a_row > SAME_INSTANT_SLOW_CYCLES else 0.0
 
 
 class KueueAdmission(PlacementOptionsOf):
@@ -132,9 +107,9 @@ class KueueAdmission(PlacementOptionsOf):
         self.tas = TopologyAssignments()  # Kueue TAS: the domain of each admitted TAS workload
         self.uses_tas = any(flavor.topology_name is not None for flavor in config.flavors.values())
         self.admitter.topology = _topology_fit(self) if self.uses_tas else None
-        self._cycle_at: float | None = None
-        self.pacing = CyclePacing()
-        self._requeue_roots: set[int] = set()
+        self._local_queues: dict[str, tuple[str, str] | None] = {}  # see `_local_queue`
+        self.shapes = ShapeTable()  # the workloads' interned scheduling-equivalence hashes
+        self.cycles = AdmissionCycles(self.env, self.admitter, self.queues, lambda: _explain_unevaluated(self))
 
     @property
     def now(self) -> float:
@@ -220,9 +195,9 @@ class KueueAdmission(PlacementOptionsOf):
 
     def _track(self, run: WorkloadRun) -> AdmissionWorkload:
         spec = run.spec
-        local_queue = self.config.local_queue(spec.queue) if spec.queue else None
-        wl = admission_workload(run, local_queue.key if local_queue else None,
-                                local_queue.cluster_queue if local_queue else None, uses_tas=self.uses_tas)
+        local_queue = self._local_queue(spec.queue) if spec.queue else None
+        wl = admission_workload(run, local_queue[0] if local_queue else None,
+                                local_queue[1] if local_queue else None, uses_tas=self.uses_tas, shapes=self.shapes)
         if not spec.queue:
             wl.state = State.UNMANAGED
         elif local_queue is None:
@@ -231,6 +206,13 @@ class KueueAdmission(PlacementOptionsOf):
             run.cluster_queue = wl.cluster_queue
         self.workloads[wl.name] = wl
         return wl
+
+    def _local_queue(self, queue: str) -> tuple[str, str] | None:
+        """(LocalQueue key, ClusterQueue) of a trace row's queue name, resolved once per name."""
+        if queue not in self._local_queues:
+            found = self.config.local_queue(queue)
+            self._local_queues[queue] = (found.key, found.cluster_queue) if found is not None else None
+        return self._local_queues[queue]
 
     def enqueue(self, wl: AdmissionWorkload) -> None:
         wl.state = State.QUEUED
@@ -250,18 +232,7 @@ class KueueAdmission(PlacementOptionsOf):
 
     def request_cycle(self, at: float | None = None) -> None:
         """A cycle now (or at `at`), unless one is already due then."""
-        when = self.now if at is None else at
-        if self._cycle_at != when:
-            self._cycle_at = when
-            self.env.at(when, Phase.ADMIT, self._cycle)
-
-    def _cycle(self) -> None:
-        if self._cycle_at == self.now:  # a later, paced cycle stays due
-            self._cycle_at = None
-        if (delay := self.pacing.next_cycle_in(self.admitter.run_cycle())) is None:
-            _explain_unevaluated(self)
-        else:
-            self.request_cycle(self.now + delay)
+        self.cycles.request(at)
 
     # -- the admitter's AdmissionPort ---------------------------------------------------------
 
@@ -329,7 +300,7 @@ class KueueAdmission(PlacementOptionsOf):
         self.fair_usage.released(wl)
         wl.usage, wl.flavors = {}, {}
         self.replay.narrow(wl.run, None)
-        self._schedule_requeue(node)
+        self.cycles.schedule_requeue(node)
         self.request_cycle()
 
     def _eviction_done(self, wl: AdmissionWorkload) -> None:
@@ -338,23 +309,6 @@ class KueueAdmission(PlacementOptionsOf):
         if wl.resubmitted:
             wl.resubmitted = False
             self.enqueue(wl)
-
-    def _schedule_requeue(self, node: QuotaNode) -> None:
-        """Batch the inadmissible requeue of the cohort tree, as Kueue does (1 s)."""
-        root = node.root()
-        if id(root) in self._requeue_roots:
-            return
-        self._requeue_roots.add(id(root))
-        self.env.at(self.now + REQUEUE_BATCH_S, Phase.ADMIT, lambda: self._requeue_inadmissible(root))
-
-    def _requeue_inadmissible(self, root: QuotaNode) -> None:
-        self._requeue_roots.discard(id(root))
-        moved = 0
-        for node in [root] if root.is_cluster_queue else _queues_under(root):
-            moved += self.queues[node.name].requeue_inadmissible(self.now)
-        if moved:
-            self.request_cycle()
-
 
 
 def _pods_ready_timeout(admission: KueueAdmission, wl: AdmissionWorkload) -> None:
@@ -380,6 +334,8 @@ def _backoff_finished(kueue: KueueAdmission, wl: AdmissionWorkload) -> None:
 
 def _explain_unevaluated(admission: KueueAdmission) -> None:
     """Workloads still waiting their turn say so, with their place in the queue."""
+    if not admission.unexplained:  # the common end of a run of cycles: everybody heard why
+        return
     for wl in list(admission.unexplained.values()):
         if wl.state is State.QUEUED and not wl.explained:
             admission.say_pending(wl, PendingReason.PENDING_EVALUATION, "Workload is pending evaluation in the scheduling queue")
@@ -391,10 +347,10 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     def clock() -> float:
         return admission.env.now
 
-    admission.admitter.check = NominationCheck(verifier, clock)
+    admission.admitter.nominator.check = NominationCheck(verifier, clock)
     clocked = ClockedVerifier(verifier, clock)
     admission.admitter.preemptor.check = clocked
-    admission.admitter.screens.check = clocked
+    admission.admitter.nominator.screens.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked
     for queue in admission.queues.values():
@@ -452,10 +408,3 @@ def _admitted_message(waited_s: float, wl: AdmissionWorkload, node: QuotaNode, a
     if assignment.pods is not None:
         message += f"; partially admitted: {assignment.pods} of {wl.pods} pods"
     return message
-
-
-def _queues_under(node: QuotaNode) -> list[QuotaNode]:
-    found = list(node.child_queues)
-    for child in node.child_cohorts:
-        found.extend(_queues_under(child))
-    return found

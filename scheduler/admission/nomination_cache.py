@@ -21,7 +21,7 @@ there every change invalidates every nomination (one version for the whole tree)
 
 A workload whose last scan stopped before a group's last flavor resumes after it (Kueue's
 LastAssignment): its nomination reads from there on, so the starting flavors are part of the
-key (the admitter's `_nominate`); the common start, every group from its first flavor, is ().
+key (`Nominator.nominate`); the common start, every group from its first flavor, is ().
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from scheduler.admission.objects import ClusterQueue, ResourceFlavor
 from scheduler.admission.preemption.common import Target
 from scheduler.admission.quota import FlavorResource
 from scheduler.admission.versions import FlavorResourceVersions
+from scheduler.admission.workloads import WorkloadShape
 from scheduler.verify import Verifier
 
 _MOST_ENTRIES = 100_000  # with the queue-order timestamp in the key, one entry per waiting workload
@@ -61,12 +62,12 @@ class NominationCache(Generic[Value]):
         self.flavors = flavors
         self.versions = versions
         self._entries: dict[tuple[object, ...], _Cached[Value]] = {}
-        self._reads: dict[tuple[str, tuple[object, ...]], tuple[FlavorResource, ...]] = {}
+        self._reads: dict[tuple[str, WorkloadShape], tuple[FlavorResource, ...]] = {}
         self.hits = 0
         self.misses = 0
 
     def reads(self, cluster_queue: str, requests: Mapping[str, int], models: tuple[str, ...],
-              shape: tuple[object, ...]) -> tuple[FlavorResource, ...]:
+              shape: WorkloadShape) -> tuple[FlavorResource, ...]:
         """Every flavor-resource a nomination of this shape in this queue may read: each
         requested resource under each flavor of its resource group that the GPU-model
         affinity accepts (flavors it rejects are skipped without reading any quota)."""

@@ -54,7 +54,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from scheduler.admission.policies import QueueingStrategy
-from scheduler.admission.workloads import AdmissionWorkload
+from scheduler.admission.workloads import AdmissionWorkload, WorkloadShape
 
 if TYPE_CHECKING:
     from scheduler.admission.admission_fair_sharing import QueueUsage
@@ -82,9 +82,9 @@ class PendingQueue:
         self._heap: list[tuple[Any, int, AdmissionWorkload]] = []
         self._token: dict[str, int] = {}  # workload -> its live heap entry
         self._tokens = itertools.count()
-        self._in_heap: dict[tuple[object, ...], dict[str, AdmissionWorkload]] = {}  # by shape
-        self._shapes: dict[tuple[object, ...], _Shape] = {}
-        self._parked: dict[tuple[object, ...], _Shape] = {}  # the shapes with inadmissible workloads
+        self._in_heap: dict[WorkloadShape, dict[str, AdmissionWorkload]] = {}  # by shape
+        self._shapes: dict[WorkloadShape, _Shape] = {}
+        self._parked: dict[WorkloadShape, _Shape] = {}  # the shapes with inadmissible workloads
         self.preemptor: AdmissionWorkload | None = None  # waiting for the workloads it preempted
         self.requeues = 0  # bumped by every requeue of the inadmissible set
         self._positions: list[tuple[int, float, int]] = []
@@ -166,7 +166,7 @@ class PendingQueue:
                 del entries[at]
                 return
 
-    def _promote(self, shape_key: tuple[object, ...]) -> None:
+    def _promote(self, shape_key: WorkloadShape) -> None:
         """The shape's heap representative left: the next dormant one takes its place."""
         shape = self._shapes.get(shape_key)
         if shape is not None and shape.dormant:

@@ -41,7 +41,7 @@ class QuotaNode:
 
     __slots__ = (
         "name", "is_cluster_queue", "parent", "child_cohorts", "child_queues", "nominal",
-        "borrowing_limit", "lending_limit", "subtree", "guaranteed", "usage", "weight", "depth",
+        "borrowing_limit", "lending_limit", "subtree", "guaranteed", "usage", "weight", "depth", "_potential",
     )
 
     def __init__(self, name: str, is_cluster_queue: bool, weight: float = 1.0) -> None:
@@ -58,6 +58,7 @@ class QuotaNode:
         self.usage: dict[FlavorResource, int] = {}
         self.weight = weight
         self.depth = 0  # 0 for a root
+        self._potential: dict[FlavorResource, int] = {}  # `potential_available`, once asked
 
     def __repr__(self) -> str:
         kind = "ClusterQueue" if self.is_cluster_queue else "Cohort"
@@ -106,7 +107,15 @@ class QuotaNode:
         return after.get(self, self.usage.get(fr, 0))
 
     def potential_available(self, fr: FlavorResource) -> int:
-        """The most this node could ever hold of `fr` (an empty cluster)."""
+        """The most this node could ever hold of `fr` (an empty cluster). It reads only
+        quotas and limits, which a replay never changes once the tree is built (`QuotaTree`),
+        so it is computed once per flavor-resource."""
+        found = self._potential.get(fr)
+        if found is None:
+            found = self._potential[fr] = self._potential_available(fr)
+        return found
+
+    def _potential_available(self, fr: FlavorResource) -> int:
         if self.parent is None:
             return self.subtree.get(fr, 0)
         most = self.guaranteed.get(fr, 0) + self.parent.potential_available(fr)

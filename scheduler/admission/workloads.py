@@ -39,6 +39,42 @@ class State(Enum):
     UNMANAGED = "unmanaged"  # no queue name: Kueue leaves it alone
 
 
+class WorkloadShape:
+    """A scheduling-equivalence hash (`AdmissionWorkload.shape`) as one object whose hash is
+    computed once. Queues, nominations and the flavor screen key dicts by it several times
+    per head; hashing the nested tuple (requests, models, priority, counts, topology) each
+    time cost what those lookups save. Shapes equal by content are equal, and a replay
+    interns them (`ShapeTable`) so that lookups find the same object without comparing."""
+
+    __slots__ = ("key", "hash")
+
+    def __init__(self, key: tuple[object, ...]) -> None:
+        self.key = key
+        self.hash = hash(key)
+
+    def __hash__(self) -> int:
+        return self.hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, WorkloadShape) and self.hash == other.hash and self.key == other.key)
+
+    def __repr__(self) -> str:
+        return f"WorkloadShape({self.key!r})"
+
+
+class ShapeTable:
+    """One `WorkloadShape` per distinct key for a replay (interning, no module-level state)."""
+
+    def __init__(self) -> None:
+        self._shapes: dict[tuple[object, ...], WorkloadShape] = {}
+
+    def of(self, key: tuple[object, ...]) -> WorkloadShape:
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = WorkloadShape(key)
+        return shape
+
+
 class ScanProgress:
     """Kueue's AssignmentClusterQueueState of a workload's last nomination (a value; slotted
     rather than a dataclass, whose generated `__init__` the compiled build interprets: one is
@@ -113,7 +149,7 @@ class AdmissionWorkload:
     scan: ScanProgress | None
     # The scheduling-equivalence hash once computed (`shape`): a plain field, not a cached
     # property, so that the compiled build (a native class, no instance dict) keeps it too.
-    _shape: tuple[object, ...] | None
+    _shape: WorkloadShape | None
 
     # Written out: mypyc compiles it; the __init__ the dataclasses module generates runs
     # interpreted, even in the compiled build (`test_compiled_inits.py`).
@@ -126,7 +162,7 @@ class AdmissionWorkload:
         pods_ready: bool = False, recovering: bool = False, resubmitted: bool = False, requeue_count: int = 0,
         requeue_at_s: float = 0.0, timer: Handle | None = None, explained: bool = False,
         topology_request: tuple[str | None, str | None] | None = None, scan: ScanProgress | None = None,
-        _shape: tuple[object, ...] | None = None,
+        _shape: WorkloadShape | None = None,
     ) -> None:
         self.run = run
         self.name = name
@@ -163,14 +199,18 @@ class AdmissionWorkload:
         return (-self.priority, self.queue_timestamp_s, self.seq)
 
     @property
-    def shape(self) -> tuple[object, ...]:
+    def shape(self) -> WorkloadShape:
         """Scheduling-equivalence hash: workloads equal here get the same assignment (none of
-        its parts changes once the workload is tracked, so it is computed once)."""
+        its parts changes once the workload is tracked, so it is computed once; a replay's
+        workloads get it interned from `admission_workload`)."""
         shape = self._shape
         if shape is None:
-            shape = self._shape = (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods,
-                                   self.min_count, self.topology_request)
+            shape = self._shape = WorkloadShape(self.shape_key())
         return shape
+
+    def shape_key(self) -> tuple[object, ...]:
+        return (tuple(sorted(self.requests.items())), self.models, self.priority, self.pods, self.min_count,
+                self.topology_request)
 
     def with_pods(self, pods: int) -> AdmissionWorkload:
         """This workload as asked for with `pods` pods (partial admission tries counts)."""
@@ -183,20 +223,21 @@ class AdmissionWorkload:
             self.seq, self.created_s, self.models, pods, self.min_count, self.state, self.queue_timestamp_s,
             self.queued_s, self.usage, self.flavors, self.admitted_s, self.borrowing, self.pods_ready,
             self.recovering, self.resubmitted, self.requeue_count, self.requeue_at_s, self.timer, self.explained,
-            self.topology_request, self.scan, (self.shape, pods))
+            self.topology_request, self.scan, WorkloadShape((self.shape, pods)))
 
     def uses(self, frs: set[FlavorResource] | frozenset[FlavorResource]) -> bool:
         return not self.usage.keys().isdisjoint(frs)
 
 
 def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue: str | None, *,
-                       uses_tas: bool = False) -> AdmissionWorkload:
+                       uses_tas: bool = False, shapes: ShapeTable | None = None) -> AdmissionWorkload:
     """Kueue's view of a run, computed once when the layer first sees it (``workload.Info``);
     its queue-order timestamp starts as its creation (submit) time. `uses_tas`: some flavor of
     the queues file has a Topology, so the trace's topology columns are the pod set's topology
-    request and belong to its scheduling-equivalence hash (computeSchedulingHash)."""
+    request and belong to its scheduling-equivalence hash (computeSchedulingHash). `shapes`:
+    the replay's interned shapes."""
     spec = run.spec
-    return AdmissionWorkload(
+    wl = AdmissionWorkload(
         run=run,
         name=spec.workload_id,
         local_queue=local_queue,
@@ -211,6 +252,9 @@ def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue:
         queue_timestamp_s=spec.submit_time_s,
         topology_request=(spec.topology_required, spec.topology_preferred) if uses_tas else None,
     )
+    if shapes is not None:
+        wl._shape = shapes.of(wl.shape_key())
+    return wl
 
 
 def pod_set_requests(run: WorkloadRun) -> dict[str, int]:

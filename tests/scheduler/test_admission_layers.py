@@ -1,5 +1,5 @@
 """The admission layer's imports go one way: from the layer the replay drives (`kueue`) down
-through the cycle (`admitter`), the decisions, the queues and the quota tree to the Kueue
+through the cycles' clock (`cycles`), the cycle (`admitter`), its nominations (`nominator`), the decisions, the queues and the quota tree to the Kueue
 objects and their policies. A module may import only from layers below its own, lazy and
 TYPE_CHECKING imports included; every module of `scheduler.admission` must sit in a layer."""
 
@@ -11,7 +11,9 @@ PACKAGE = "scheduler.admission"
 # Top to bottom; modules of one layer do not import each other unless listed in order here.
 LAYERS: list[tuple[str, ...]] = [
     ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
+    ("cycles",),
     ("admitter", "placement_options"),
+    ("nominator",),
     ("nomination_cache", "tas_preemption", "scan_progress"),
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready", "cycle_victims"),
     ("preemption.classical", "preemption.fair_sharing"),

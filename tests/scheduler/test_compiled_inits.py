@@ -12,7 +12,7 @@ import pytest
 
 from scheduler.admission.admitter import CycleResult
 from scheduler.admission.flavor_assignment import Assignment
-from scheduler.admission.workloads import AdmissionWorkload
+from scheduler.admission.workloads import AdmissionWorkload, WorkloadShape
 from scheduler.cycle.planning import Plan
 from scheduler.framework.node_search import Diagnosis
 from scheduler.model.workload import DisruptionMode, OnPodLoss, PodPreemptionPolicy, Workload
@@ -73,11 +73,12 @@ def test_a_workload_with_fewer_pods_shares_every_other_field():
     and its equivalence hash is the full count's paired with the count."""
     names = [f.name for f in dataclasses.fields(AdmissionWorkload)]
     values = {name: object() for name in names}
-    values.update(requests={"nvidia.com/gpu": 8000}, pods=4, _shape=("cached",))
+    values.update(requests={"nvidia.com/gpu": 8000}, pods=4, _shape=WorkloadShape(("cached",)))
     workload = AdmissionWorkload(**values)
     reduced = workload.with_pods(2)
     assert reduced.requests == {"nvidia.com/gpu": 4000} and reduced.pods == 2
-    assert reduced.shape == (("cached",), 2)  # the full count's shape with the count: no sort per copy
+    # the full count's shape with the count: no sort per copy
+    assert reduced.shape == WorkloadShape((WorkloadShape(("cached",)), 2))
     for name in names:
         if name not in ("requests", "pods", "_shape"):
             assert getattr(reduced, name) is getattr(workload, name), name

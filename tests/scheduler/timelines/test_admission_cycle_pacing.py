@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.admission.kueue import CYCLE_BACKOFF_MAX_S, SAME_INSTANT_SLOW_CYCLES
+from scheduler.admission.cycles import CYCLE_BACKOFF_MAX_S, SAME_INSTANT_SLOW_CYCLES
 from tests.scheduler.admission_story import A100, kueue_rows
 from tests.scheduler.builders import make_cluster_queue, make_node, make_workload
 
