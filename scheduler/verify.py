@@ -52,6 +52,7 @@ CHECKS = frozenset({
     "quota fit from the cycle's victims summed per queue",
     "repeated eviction of a terminating victim skipped",
     "admission fair sharing head from the rebuilt heap",
+    "admission cycle skipped as idle",
 })
 
 

@@ -17,14 +17,16 @@ Modules, in the order a decision flows through them (Kueue's own layout in brack
   `fair_sharing_order` (the admission tournament) [pkg/scheduler/fair_sharing_iterator.go],
   `cycle_victims` (the cycle's victims, and whether a preempting head still fits without
   them) [pkg/scheduler/scheduler.go fits];
-- `admitter`: one admission cycle, step by step [pkg/scheduler/scheduler.go];
-  `wait_for_pods_ready`: the PodsReady timer; `placement_options`: the flavors a waiting
+- `admitter`: one admission cycle, step by step [pkg/scheduler/scheduler.go], and
+  `nominator`, its step 3 (each head's flavor assignment and targets, with the caches that
+  outlive a cycle); `cycles`: when cycles run (pacing, the inadmissible requeue batch, idle
+  cycles not scheduled); `wait_for_pods_ready`: the PodsReady timer; `placement_options`: the flavors a waiting
   workload could still be admitted under (the replay's quiescence test);
 - `kueue`: the `AdmissionLayer` the replay drives (`kueue_admission(config)` is the
   factory `Replay` takes), which talks to the replay through `port.ReplayPort` only;
   `tables`: ``cluster_queues.parquet``.
 
-Imports go one way: `kueue` → `admitter` → the decisions → `queues` / `holders` / `quota` →
+Imports go one way: `kueue` → `cycles` → `admitter` → `nominator` → the decisions → `queues` / `holders` / `quota` →
 `objects` → `policies`; nothing below imports what is above it.
 """
 

@@ -109,7 +109,9 @@ class KueueAdmission(PlacementOptionsOf):
         self.admitter.topology = _topology_fit(self) if self.uses_tas else None
         self._local_queues: dict[str, tuple[str, str] | None] = {}  # see `_local_queue`
         self.shapes = ShapeTable()  # the workloads' interned scheduling-equivalence hashes
-        self.cycles = AdmissionCycles(self.env, self.admitter, self.queues, lambda: _explain_unevaluated(self))
+        self.cycles = AdmissionCycles(self.env, self.admitter, self.queues, lambda: _explain_unevaluated(self),
+                                      lambda: _admission_idle(self), self.unexplained)
+        self.cycles.check = self.verify
 
     @property
     def now(self) -> float:
@@ -330,6 +332,11 @@ def _kept_through_pod_loss(admission: KueueAdmission, wl: AdmissionWorkload) -> 
 def _backoff_finished(kueue: KueueAdmission, wl: AdmissionWorkload) -> None:
     if wl.state is State.BACKOFF:  # queued again once its PodsReady backoff is over
         kueue.enqueue(wl)
+
+
+def _admission_idle(admission: KueueAdmission) -> bool:
+    """A cycle now would do nothing: no ClusterQueue has a head, nobody waits to be explained."""
+    return not admission.unexplained and not any(queue.has_heads for queue in admission.queues.values())
 
 
 def _explain_unevaluated(admission: KueueAdmission) -> None:

@@ -44,6 +44,10 @@ class Environment:
         self._queue: list[tuple[float, int, int, Handle, Callable[[], None]]] = []
         self._next_seq = 0
         self.steps = 0
+        # The (phase, seq) of the action running now, or of the last one run (with `now`):
+        # where the replay stands in the kernel's order (`passed`).
+        self._phase = -1
+        self._seq = -1
 
     def at(self, time: float, phase: Phase, action: Callable[[], None]) -> Handle:
         """Run `action` at simulated `time` (never in the past) in `phase`."""
@@ -54,6 +58,30 @@ class Environment:
         self._next_seq = seq + 1
         heapq.heappush(self._queue, (time, int(phase), seq, handle, action))
         return handle
+
+    def reserve(self, time: float, phase: Phase) -> int:
+        """The seq `at(time, phase, …)` would take now, taken without scheduling anything: for
+        an action that will most likely find nothing to do. Every other action keeps the seq it
+        would have had. If it turns out to be needed while its place is still ahead
+        (`passed` is False), `at_reserved` schedules it there, exactly where `at` would have."""
+        if time < self.now:
+            raise ValueError(f"cannot schedule in the past: {time} < {self.now}")
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        return seq
+
+    def at_reserved(self, time: float, phase: Phase, seq: int, action: Callable[[], None]) -> Handle:
+        """Run `action` at the place `reserve` gave it."""
+        if self.passed(time, phase, seq):
+            raise ValueError(f"the reserved place ({time}, {phase}, {seq}) is already passed")
+        handle = Handle()
+        heapq.heappush(self._queue, (time, int(phase), seq, handle, action))
+        return handle
+
+    def passed(self, time: float, phase: Phase, seq: int) -> bool:
+        """Whether an action scheduled at (time, phase, seq) would have run by now: the action
+        running now (or the last one run) comes after it in the kernel's order."""
+        return (time, int(phase), seq) < (self.now, self._phase, self._seq)
 
     def at_each(self, phase: Phase, actions: Sequence[tuple[float, Callable[[], None]]]) -> None:
         """Run each (time, action) as `at` called for each in turn would (their seqs are taken
@@ -77,10 +105,12 @@ class Environment:
         return self._queue[0][0] if self._queue else None
 
     def step(self) -> None:
-        time, _, _, handle, action = heapq.heappop(self._queue)
+        time, phase, seq, handle, action = heapq.heappop(self._queue)
         if handle.cancelled:
             return
         self.now = time
+        self._phase = phase
+        self._seq = seq
         self.steps += 1
         action()
 

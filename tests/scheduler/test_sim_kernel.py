@@ -66,3 +66,29 @@ def test_actions_scheduled_together_in_the_past_are_refused():
     env.at(4, Phase.ARRIVE, lambda: env.at_each(Phase.ARRIVE, [(5, lambda: None), (3, lambda: None)]))
     with pytest.raises(ValueError, match="past"):
         env.run()
+
+
+def test_a_reserved_place_runs_its_action_exactly_where_at_would_have():
+    env = Environment()
+    order: list[str] = []
+    env.at(1.0, Phase.ADMIT, lambda: order.append("first"))
+    seq = env.reserve(1.0, Phase.ADMIT)  # taken now, scheduled later
+    env.at(1.0, Phase.ADMIT, lambda: order.append("third"))
+    env.at(1.0, Phase.ARRIVE, lambda: order.append("arrival"))
+    assert not env.passed(1.0, Phase.ADMIT, seq)
+    env.at_reserved(1.0, Phase.ADMIT, seq, lambda: order.append("second"))
+    env.run()
+    assert order == ["arrival", "first", "second", "third"]
+    assert env.passed(1.0, Phase.ADMIT, seq)
+    with pytest.raises(ValueError, match="already passed"):
+        env.at_reserved(1.0, Phase.ADMIT, seq, lambda: None)
+
+
+def test_a_reserved_place_never_scheduled_is_passed_once_a_later_action_runs():
+    env = Environment()
+    seen: list[bool] = []
+    seq = env.reserve(0.0, Phase.ADMIT)
+    env.at(0.0, Phase.ADMIT, lambda: seen.append(env.passed(0.0, Phase.ADMIT, seq)))
+    env.at(0.0, Phase.ARRIVE, lambda: seen.append(env.passed(0.0, Phase.ADMIT, seq)))
+    env.run()
+    assert seen == [False, True]  # the arrival runs before the reserved place, the later admit after it

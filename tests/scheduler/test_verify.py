@@ -79,7 +79,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "quota fit from the cycle's victims summed per queue",
                     "quota fit once every candidate is gone, on an overlay of the usage",
                     "victim search on an overlay of the usage",
-                    "victim search reading only the candidates a run can take"}
+                    "victim search reading only the candidates a run can take",
+                    "admission cycle skipped as idle"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -256,6 +257,9 @@ BROKEN = {
     "the best-domain search stops before trying a domain": (  # every bound says no domain holds a pod
         lambda mp: mp.setattr(topology, "best_possible_rank", lambda state, domain, pods, milli: (0, 0, "")),
         "best topology domain from a bounded search"),
+    "an admission cycle is skipped while heads wait": (
+        lambda mp: mp.setattr(kueue, "_admission_idle", lambda admission: True),
+        "admission cycle skipped as idle"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
