@@ -15,7 +15,11 @@ used, and the claim: per waiting set, what its members could use, scaled to its 
 could use more (its demand counts once across its models), never more than the GPUs left. A
 level on one model has one member a step and skips the window over (level, step); `used_n`
 skips the hash aggregate for groups of one row (`plain=True` renders the twin without these
-shortcuts, tests/pipeline/test_waterfall_fast_paths.py). The block ends in `waterfall_claims`:
+shortcuts, tests/pipeline/test_waterfall_fast_paths.py). A step whose waits earlier steps claim
+for (what a level still asks is its GPUs less what they gave it) runs the fit test first, which
+does not read what is still asked, and sums the earlier claims only for the (level, step)s with
+a member that could use something (`w{n}_asks`, `w{n}_used_k`); the plain rendering joins every
+member to `used_{n-1}`, every level at every step. The block ends in `waterfall_claims`:
 run_id, gpu_model, step, idle_reason, gpus (one row per claim step and model step).
 """
 
@@ -57,8 +61,10 @@ def _step(n: int, claim: Claim, plain: bool) -> str:
     waits = ", ".join(f"'{wait}'" for wait in claim.waits)
     before = f"free_{n - 1}"
     # what each level still asks for: its GPUs less what the steps before claimed for it there
-    if n == 1 or (not plain and not _shares_waits(n, claim)):
-        # (used_{n-1} holds only other waits' levels: nothing to subtract)
+    asked_later = not plain and n > 1 and _shares_waits(n, claim)
+    if n == 1 or (not plain and not _shares_waits(n, claim)) or asked_later:
+        # (used_{n-1} holds only other waits' levels: nothing to subtract; or asked_later: it is
+        # subtracted after the fit test, in _wanted_asked_later)
         still_asked, used_join = "l.gpus", ""
     else:
         still_asked = "l.gpus - coalesce(u.gpus, 0)"
@@ -104,6 +110,32 @@ w{n}_sets as (
     group by lkey
 ),
 {_members(n, "one", "", waits, still_asked, used_join)}{_members(n, "many", "not ", waits, still_asked, used_join)}
+{_wanted_asked_later(n, claim) if asked_later else _wanted(n, claim, plain)}w{n}_pull as (
+    select mkey, step, xsum(wanted) as wanted
+    from (
+        select mkey, step, wanted from w{n}_wanted_many
+        union all
+        select mkey, step, wanted from w{n}_wanted_one
+    )
+    group by all
+),
+
+after_{n} as (
+    -- never more than the GPUs left; pulled_{n}: what the waits wanted there (only what the next
+    -- step and the claims read: materialized, each step's rows are all of a model's steps)
+    select f.mkey, f.step, f.time_s, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
+        f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n},
+        coalesce(p.wanted, 0) as pulled_{n}
+    from after_{n - 1} as f
+    left join w{n}_pull as p using (mkey, step)
+),
+{_used(n, claim, plain) if plain else ''}"""
+
+
+def _wanted(n: int, claim: Claim, plain: bool) -> str:
+    """What each member wants: the fit test, then at most its level's GPUs still asked over its
+    models (the members hold what is still asked)."""
+    return f"""
 w{n}_wanted_many as materialized (
     -- the fit test: what each member could use; a level wants at most its GPUs over its models
     -- (a level on several models: sums over its members at each step)
@@ -134,49 +166,93 @@ w{n}_wanted_one as materialized (
     where {_one("usable")} > 0
 ),
 
-w{n}_pull as (
-    select mkey, step, xsum(wanted) as wanted
-    from (
-        select mkey, step, wanted from w{n}_wanted_many
-        union all
-        select mkey, step, wanted from w{n}_wanted_one
+"""
+
+
+def _wanted_asked_later(n: int, claim: Claim) -> str:
+    """What each member wants where earlier steps claim for the same waits: the fit test first
+    (it does not read what a level still asks), then what the earlier steps gave, summed only
+    for the (level, step)s with a member that could use something (`w{n}_asks`), subtracted.
+    What is still asked is the level's at the step, so its filter keeps or drops all members of
+    a (level, step): the window over them sees the rows the plain rendering's does."""
+    chain = "".join(_used(k, WATERFALL[k - 1], plain=False, prefix=f"w{n}_", asks=f"w{n}_asks")
+                    for k in range(1, n))
+    still_asked = f"""select t.* replace (t.gpus - coalesce(u.gpus, 0) as gpus)
+        from w{n}_tested_{{which}} as t
+        left join w{n}_used_{n - 1} as u on u.lkey = t.lkey and u.step = t.step"""
+    return f"""
+w{n}_tested_many as materialized (
+    -- the fit test on levels on several models: the members that could use something
+    select * from (
+        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
+            fits_packed_somewhere) as usable
+        from (
+            select *, bool_or(min_pods * gpus_per_pod <= all_free_gpus + 1e-9) over (partition by {_LEVEL})
+                as fits_packed_somewhere
+            from w{n}_members_many
+        )
     )
-    group by all
+    where usable <> 0
 ),
 
-after_{n} as (
-    -- never more than the GPUs left; pulled_{n}: what the waits wanted there (only what the next
-    -- step and the claims read: materialized, each step's rows are all of a model's steps)
-    select f.mkey, f.step, f.time_s, least(f.{before}, coalesce(p.wanted, 0)) as claim_{n},
-        f.{before} - least(f.{before}, coalesce(p.wanted, 0)) as free_{n},
-        coalesce(p.wanted, 0) as pulled_{n}
-    from after_{n - 1} as f
-    left join w{n}_pull as p using (mkey, step)
+w{n}_tested_one as materialized (
+    select * from (
+        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
+            min_pods * gpus_per_pod <= all_free_gpus + 1e-9) as usable
+        from w{n}_members_one
+    )
+    where usable <> 0
 ),
-{_used(n, claim, plain)}"""
+
+w{n}_asks as (
+    -- the (level, step)s whose earlier claims are read
+    select distinct lkey, step from (
+        select lkey, step from w{n}_tested_many
+        union all
+        select lkey, step from w{n}_tested_one
+    )
+),
+{chain}
+w{n}_wanted_many as materialized (
+    -- a level wants at most its GPUs still asked over its models
+    select lkey, mkey, step, usable * least(1, gpus / xsum(usable) over (partition by {_LEVEL})) as wanted
+    from ({still_asked.format(which="many")})
+    where gpus > 1e-9
+    qualify xsum(usable) over (partition by {_LEVEL}) > 0
+),
+
+w{n}_wanted_one as materialized (
+    select lkey, mkey, step, usable * least(1, gpus / {_one("usable")}) as wanted
+    from ({still_asked.format(which="one")})
+    where gpus > 1e-9 and {_one("usable")} > 0
+),
+"""
 
 
-def _given(n: int, which: str) -> str:
+def _given(n: int, which: str, asks: str | None = None) -> str:
     # what a member is given at its step: its part of the model's claim (a model short of GPUs
-    # gives each its part)
+    # gives each its part); `asks`: only for these (level, step)s
+    only = (f"\n        semi join {asks} as q on q.lkey = w.lkey and q.step = w.step" if asks else "")
     return f"""select w.lkey, w.step, w.wanted * a.claim_{n} / a.pulled_{n} as gpus
-        from w{n}_wanted_{which} as w
-        inner join after_{n} as a using (mkey, step)
+        from w{n}_wanted_{which} as w{only}
+        inner join after_{n} as a on a.mkey = w.mkey and a.step = w.step
         where a.pulled_{n} > 0"""
 
 
-def _used(n: int, claim: Claim, plain: bool) -> str:
-    """used_n: what each level has been given by the steps up to n at each step."""
+def _used(n: int, claim: Claim, plain: bool, prefix: str = "", asks: str | None = None) -> str:
+    """{prefix}used_n: what each level has been given by the steps up to n at each step (only at
+    the (level, step)s of `asks` if given)."""
+    name, earlier_name = f"{prefix}used_{n}", f"{prefix}used_{n - 1}"
     if plain or _shares_waits(n, claim):
         return f"""
-used_{n} as (
+{name} as (
     -- what each level has been given so far at each step
     select {_LEVEL}, xsum(gpus) as gpus
     from (
-        {f"select * from used_{n - 1} union all" if n > 1 else ""}
-        {_given(n, "many")}
+        {f"select * from {earlier_name} union all" if n > 1 else ""}
+        {_given(n, "many", asks)}
         union all
-        {_given(n, "one")}
+        {_given(n, "one", asks)}
     )
     group by all
 ),
@@ -184,14 +260,14 @@ used_{n} as (
     # No earlier step claims for these waits: a level's rows are all earlier ones or all of this
     # step, and a level on one model has one row a step. Those groups are of one row: xsum of it
     # without the hash aggregate.
-    earlier = (f"select lkey, step, {_one('gpus')} as gpus from used_{n - 1}\n    union all\n    "
+    earlier = (f"select lkey, step, {_one('gpus')} as gpus from {earlier_name}\n    union all\n    "
                if n > 1 else "")
     return f"""
-used_{n} as (
+{name} as (
     -- what each level has been given so far at each step
-    {earlier}select lkey, step, {_one('gpus')} as gpus from ({_given(n, "one")})
+    {earlier}select lkey, step, {_one('gpus')} as gpus from ({_given(n, "one", asks)})
     union all
-    select {_LEVEL}, xsum(gpus) as gpus from ({_given(n, "many")})
+    select {_LEVEL}, xsum(gpus) as gpus from ({_given(n, "many", asks)})
     group by all
 ),
 """

@@ -63,3 +63,16 @@ def test_a_broken_shortcut_is_seen(demo_copy, monkeypatch):
     # a level on one model summed as if its member could use half as much
     monkeypatch.setattr(waterfall, "_one", lambda value: f"(0.5 * {value})")
     assert _rows_only_in_one(demo_copy, waterfall.render(MODEL.path.read_text())) > 0
+
+
+def test_earlier_claims_summed_only_where_asked_are_checked(demo_copy):
+    # steps whose waits earlier steps claim for (2 and 5) sum the earlier claims only for the
+    # (level, step)s with a member that could use something: leaving the levels on several
+    # models out of those is seen
+    sql = waterfall.render(MODEL.path.read_text())
+    broken = sql
+    for n in (2, 5):
+        asked_on_several = f"select lkey, step from w{n}_tested_many\n        union all\n"
+        assert asked_on_several in broken
+        broken = broken.replace(asked_on_several, "")
+    assert _rows_only_in_one(demo_copy, broken) > 0
