@@ -132,6 +132,23 @@ after_{n} as (
 {_used(n, claim, plain) if plain else ''}"""
 
 
+def _usable(n: int, claim: Claim, which: str) -> str:
+    """The fit test on step n's members: what each could use (`usable`). A level on several
+    models (`many`) asks whether its gang fits packed on any of them; on one model (`one`),
+    on that one."""
+    packed = "fits_packed_somewhere" if which == "many" else "min_pods * gpus_per_pod <= all_free_gpus + 1e-9"
+    members = f"w{n}_members_{which}"
+    if which == "many":
+        members = f"""(
+            select *, bool_or(min_pods * gpus_per_pod <= all_free_gpus + 1e-9) over (partition by {_LEVEL})
+                as fits_packed_somewhere
+            from w{n}_members_many
+        )"""
+    return f"""select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
+            {packed}) as usable
+        from {members}"""
+
+
 def _wanted(n: int, claim: Claim, plain: bool) -> str:
     """What each member wants: the fit test, then at most its level's GPUs still asked over its
     models (the members hold what is still asked)."""
@@ -141,13 +158,7 @@ w{n}_wanted_many as materialized (
     -- (a level on several models: sums over its members at each step)
     select lkey, mkey, step, usable * least(1, gpus / xsum(usable) over (partition by {_LEVEL})) as wanted
     from (
-        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
-            fits_packed_somewhere) as usable
-        from (
-            select *, bool_or(min_pods * gpus_per_pod <= all_free_gpus + 1e-9) over (partition by {_LEVEL})
-                as fits_packed_somewhere
-            from w{n}_members_many
-        )
+        {_usable(n, claim, "many")}
     )
     {"" if plain else "-- a member that could use nothing wants nothing: it adds 0 to every sum below"}
     {"" if plain else "where usable <> 0"}
@@ -159,9 +170,7 @@ w{n}_wanted_one as materialized (
     -- window's sort (xsum of one value: the value as a decimal(38, 18))
     select lkey, mkey, step, usable * least(1, gpus / {_one("usable")}) as wanted
     from (
-        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
-            min_pods * gpus_per_pod <= all_free_gpus + 1e-9) as usable
-        from w{n}_members_one
+        {_usable(n, claim, "one")}
     )
     where {_one("usable")} > 0
 ),
@@ -184,22 +193,14 @@ def _wanted_asked_later(n: int, claim: Claim) -> str:
 w{n}_tested_many as materialized (
     -- the fit test on levels on several models: the members that could use something
     select * from (
-        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
-            fits_packed_somewhere) as usable
-        from (
-            select *, bool_or(min_pods * gpus_per_pod <= all_free_gpus + 1e-9) over (partition by {_LEVEL})
-                as fits_packed_somewhere
-            from w{n}_members_many
-        )
+        {_usable(n, claim, "many")}
     )
     where usable <> 0
 ),
 
 w{n}_tested_one as materialized (
     select * from (
-        select *, {claim.fit_test}(free, fit_pods, unfit_free_gpus, all_free_gpus, gpus_per_pod, min_pods,
-            min_pods * gpus_per_pod <= all_free_gpus + 1e-9) as usable
-        from w{n}_members_one
+        {_usable(n, claim, "one")}
     )
     where usable <> 0
 ),

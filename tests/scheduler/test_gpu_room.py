@@ -25,6 +25,7 @@ from scheduler.plugins.gpu_fit import GpuFit, NodeResourcesFit
 from scheduler.plugins.scoring import LeastAllocated
 from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.state.gpu_room import GpuRoom
+from tests.scheduler.state_operations import Operation, operate
 
 FUZZ = settings(max_examples=400, derandomize=True, database=None, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -45,38 +46,15 @@ requests = st.builds(
     selector=st.sampled_from((NO_SELECTOR, NodeSelector.of({"pool": "x"}))))
 
 
-def _fits(state: ClusterState, request: PodRequest, node: int) -> bool:
-    return all(plugin.filter(state, request, node).ok for plugin in (GpuFit(), NodeResourcesFit()))
-
-
 def _answer(found: tuple[list[tuple[float, int]], Diagnosis, int]) -> tuple[object, ...]:
     feasible, diagnosis, next_start = found
     return (feasible, diagnosis.message(), sorted(diagnosis.reasons.items()), sorted(diagnosis.unresolvable),
             sorted(diagnosis.short_of), next_start)
 
 
-def _operate(state: ClusterState, operations: list[tuple[int, PodRequest, str]]) -> None:
-    """Allocate where the pod fits, else release a pod; what-ifs, reprieves and nominations
-    among them."""
-    count = len(state.nodes)
-    marks: list[int] = []
-    for step, (pick, pod, scope) in enumerate(operations):
-        if scope == "open":
-            marks.append(state.mark())
-        elif scope in ("rollback", "commit") and marks:
-            (state.rollback if scope == "rollback" else state.commit)(marks.pop())
-        elif scope == "reprieve" and state.holdings:  # a preemption what-if puts a victim back
-            key = sorted(state.holdings)[pick % len(state.holdings)]
-            state.restore(key, state.release(key))
-        elif scope == "nominate":
-            state.nominate((f"p{step}", 0), 20, [(pick % count, pod.milli)], [(0, pick % count)])
-        elif scope == "unnominate":
-            state.drop_nominations(f"p{pick % max(step, 1)}")
-        node = pick % count
-        if _fits(state, pod, node):
-            state.allocate((f"w{step}", 0), node, pod)
-        elif state.holdings:
-            state.release(sorted(state.holdings)[pick % len(state.holdings)])
+def _operate(state: ClusterState, operations: list[Operation]) -> None:
+    """The operations, then every what-if still open rolled back."""
+    marks = operate(state, operations)
     while marks:
         state.rollback(marks.pop())
 

@@ -29,6 +29,7 @@ from scheduler.plugins.scoring import LeastAllocated, MostAllocated
 from scheduler.state.cluster_state import ClusterState, PodRequest
 from scheduler.state.flat_counts import BEYOND_INT64
 from tests.scheduler.native_kernel import build_kernel
+from tests.scheduler.state_operations import operate
 
 MODELS = ("A100", "H100", "L4")
 FUZZ = settings(max_examples=300, derandomize=True, database=None, deadline=None,
@@ -52,10 +53,6 @@ requests = st.builds(
     selector=st.sampled_from((NO_SELECTOR, NodeSelector.of({"pool": "x"}))))
 
 
-def _fits(state: ClusterState, request: PodRequest, node: int) -> bool:
-    return all(plugin.filter(state, request, node).ok for plugin in (GpuFit(), NodeResourcesFit()))
-
-
 def _answer(found: tuple[list[tuple[float, int]], Diagnosis, int]) -> tuple[object, ...]:
     feasible, diagnosis, next_start = found
     return (feasible, sorted(diagnosis.reasons.items()), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of),
@@ -77,20 +74,7 @@ def test_the_kernel_walks_as_the_python_walk(kernel, drawn_nodes, operations, re
     cluster = Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes)))
     state = ClusterState(cluster)
     count = len(cluster.nodes)
-    marks: list[int] = []
-    for step, (pick, pod, scope) in enumerate(operations):  # allocate where it fits, else release a pod
-        if scope == "open":
-            marks.append(state.mark())
-        elif scope in ("rollback", "commit") and marks:
-            (state.rollback if scope == "rollback" else state.commit)(marks.pop())
-        elif scope == "reprieve" and state.holdings:  # a preemption what-if puts a victim back
-            key = sorted(state.holdings)[pick % len(state.holdings)]
-            state.restore(key, state.release(key))
-        node = pick % count
-        if _fits(state, pod, node):
-            state.allocate((f"w{step}", 0), node, pod)
-        elif state.holdings:
-            state.release(sorted(state.holdings)[pick % len(state.holdings)])
+    operate(state, operations)  # allocate where it fits, else release a pod
     assert state.flat.differences(state) == []  # the walk's int64 arrays hold what the lists hold
     filters = [GpuFit(), NodeResourcesFit()] if gpu_filter_first else [NodeResourcesFit(), GpuFit()]
     with mock.patch.object(node_search, "feasible_nodes_to_find", lambda percentage, nodes: min(wanted, nodes)):
