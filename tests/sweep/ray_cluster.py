@@ -21,6 +21,10 @@ from pathlib import Path
 import pytest
 
 START_TIMEOUT_S = 120
+SOCKET_PATH_LIMIT = 107  # bytes of an AF_UNIX path, as Ray checks them
+# Ray's longest socket path below its --temp-dir: a session dir (start time, microseconds and a
+# process id of up to 7 digits) and the object store's socket.
+RAY_SOCKET_BELOW_TEMP_DIR = "/session_2026-12-07_15-21-40_822060_4194304/sockets/plasma_store"
 
 
 def _free_port() -> int:
@@ -85,9 +89,12 @@ def local_ray_cluster(temp_dir: Path) -> Iterator[str]:
 @contextmanager
 def session_ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`local_ray_cluster` in a temp dir short enough for Ray's unix sockets (paths are limited
-    to 107 bytes): pytest's own temp dir when it is short, else a short one beside it."""
+    to 107 bytes): pytest's own temp dir when Ray's longest socket path fits below it, else a
+    short one beside it. (pytest numbers its temp dirs on: past pytest-999 a fixed margin
+    that used to fit stops fitting.)"""
     base = tmp_path_factory.getbasetemp()
-    temp = tmp_path_factory.mktemp("ray") if len(str(base)) < 60 else Path(tempfile.mkdtemp(prefix="gf-ray-"))
+    fits = len(str(base)) + len("/ray99") + len(RAY_SOCKET_BELOW_TEMP_DIR) <= SOCKET_PATH_LIMIT
+    temp = tmp_path_factory.mktemp("ray") if fits else Path(tempfile.mkdtemp(prefix="gf-ray-"))
     try:
         with local_ray_cluster(temp) as address:
             yield address
