@@ -47,6 +47,7 @@ CHECKS = frozenset({
     "preemption ruled out by quota bounds",
     "quota fit once every candidate is gone, on an overlay of the usage",
     "victim search step ruled out by a running sum",
+    "victim search fill-back step ruled out by a running sum",
     "victim search on an overlay of the usage",
     "victim search reading only the candidates a run can take",
     "quota fit from the cycle's victims summed per queue",

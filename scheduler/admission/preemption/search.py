@@ -9,7 +9,12 @@ running sum in candidate order: removing x of usage anywhere raises the queue's 
 by at most x, so while, for some requested flavor-resource, the request exceeds what was
 available when the search began plus the candidates' usage of it removed so far, the
 preemptor does not fit and the tree walk is skipped. `replay --verify` walks the tree
-beside each such "no" ("victim search step ruled out by a running sum").
+beside each such "no" ("victim search step ruled out by a running sum"). The fill-back asks
+the same question of the removed set less the candidate it would add back: when the sums
+say "no", the candidate stays removed without being added, checked and removed again
+("victim search fill-back step ruled out by a running sum"). Searches that need many
+victims (a large preemptor, small candidates) add back nearly every one only to remove it
+again, so this is most of a long search's fill-back.
 
 With `on_overlay` (classical preemption), the removals and the fill-back's additions go to an
 overlay beside the tree instead of the tree itself (per flavor-resource, the usage they leave
@@ -85,9 +90,15 @@ class VictimSearch:
             if not self._fits():
                 return False
             for target_back in reversed(self.removed[:-1]):
+                if self._surely_short_without(target_back):
+                    if self.check is not None:
+                        self.check.same("victim search fill-back step ruled out by a running sum", False,
+                                        self._fits_with_back(target_back), target_back.workload.name)
+                    continue  # it stays removed, as a failed fit check leaves it
                 self._add(target_back.workload)
                 if self._fits(target_back):
                     self.removed.remove(target_back)
+                    self._count_back(target_back)
                 else:
                     self._remove(target_back.workload)
             self.result = list(self.removed)
@@ -107,6 +118,33 @@ class VictimSearch:
             if value > max(0, bound):
                 short = True
         return short
+
+    def _surely_short_without(self, target: Target) -> bool:
+        """The fill-back's question, "does the preemptor still fit with `target` back?",
+        answered "no" by the running sums: the removed candidates but `target` raise what is
+        available by at most their usage, so a request above what was available at the start
+        plus that usage cannot fit (adding back never raises `available`)."""
+        most, back_usage = self._most_available, target.workload.usage
+        for fr, value in self.usage.items():
+            if value > 0 and value > max(0, most[fr] - back_usage.get(fr, 0)):
+                return True
+        return False
+
+    def _count_back(self, target: Target) -> None:
+        """`target` is back for good: its usage leaves the running sums."""
+        most, back_usage = self._most_available, target.workload.usage
+        for fr in most:
+            most[fr] -= back_usage.get(fr, 0)
+
+    def _fits_with_back(self, target: Target) -> bool:
+        """The plain fill-back step (`replay --verify`): `target` added back, the fit read,
+        `target` removed again (adding then removing the same usage leaves every node's usage
+        as it was)."""
+        self._add(target.workload)
+        try:
+            return self._fits(target)
+        finally:
+            self._remove(target.workload)
 
     def _fits_now(self) -> bool:
         """`_fits` as `take` would read it (the verification's plain answer): the tree, through
