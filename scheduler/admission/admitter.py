@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from scheduler.admission.cycle_victims import CycleVictims
+from scheduler.admission.cycle_victims import CycleVictims, UsageByQueue
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
 from scheduler.admission.flavor_assignment import Assignment, Mode
@@ -227,12 +227,13 @@ class Admitter:
                 entry.message, entry.transient = OVERLAPPING_TARGETS, True
                 self.scan.skipped(wl)
                 return
-            if not self._fits_without(wl, preempted, node, assignment.usage, victims.values()):
+            of_victims = preempted.sums_of(victims.values())
+            if not self._fits_without(wl, preempted, node, assignment.usage, victims.values(), of_victims):
                 # Earlier entries of this cycle took what the victims would have left.
                 entry.message, entry.transient = NO_LONGER_FITS, True
                 self.scan.skipped(wl)
                 return
-            preempted.add(victims)
+            preempted.add(victims, of_victims)
             snapshot.reserve(node, assignment.usage)
             if self.topology is not None:
                 self.topology.reserve(wl, assignment, entry.targets)
@@ -269,10 +270,12 @@ class Admitter:
         entry.admitted = True
 
     def _fits_without(self, wl: AdmissionWorkload, preempted: CycleVictims, node: QuotaNode,
-                      usage: dict[FlavorResource, int], targets: Iterable[AdmissionWorkload]) -> bool:
+                      usage: dict[FlavorResource, int], targets: Iterable[AdmissionWorkload],
+                      of_targets: UsageByQueue) -> bool:
         """Kueue's fits (scheduler.go): does `usage` fit in `node` with this cycle's victims
-        and `targets` gone, the cycle's earlier admissions and reservations counted?"""
-        fits = preempted.fits_without(node, usage, targets)
+        and `targets` (summed per queue in `of_targets`) gone, the cycle's earlier admissions
+        and reservations counted?"""
+        fits = preempted.fits_without(node, usage, of_targets)
         check = self.nominator.check
         if check is not None:
             check.same_fit(wl.name, fits, preempted.fits_removing_each(node, usage, targets))

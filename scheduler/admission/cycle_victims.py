@@ -32,6 +32,8 @@ from scheduler.admission.quota import (
 )
 from scheduler.admission.workloads import AdmissionWorkload
 
+UsageByQueue = dict[QuotaNode, dict[FlavorResource, int]]
+
 
 class CycleVictims:
     """This cycle's victims by name, and their usage summed per ClusterQueue."""
@@ -39,21 +41,31 @@ class CycleVictims:
     def __init__(self, tree: QuotaTree) -> None:
         self.tree = tree
         self.by_name: dict[str, AdmissionWorkload] = {}
-        self.usage_by_queue: dict[QuotaNode, dict[FlavorResource, int]] = {}
+        self.usage_by_queue: UsageByQueue = {}
 
     def overlaps(self, names: Iterable[str]) -> bool:
         return not self.by_name.keys().isdisjoint(names)
 
-    def add(self, victims: Mapping[str, AdmissionWorkload]) -> None:
-        self.by_name.update(victims)
-        add_usage_by_queue(self.tree, self.usage_by_queue, victims.values())
-
-    def fits_without(self, node: QuotaNode, usage: Usage, targets: Iterable[AdmissionWorkload]) -> bool:
-        """Whether `usage` fits in `node` with this cycle's victims and `targets` gone, the
-        cycle's admissions and reservations counted; computed on an overlay of the usage the
-        removals would leave (`usage_after_removing`), the tree never written."""
-        of_targets: dict[QuotaNode, dict[FlavorResource, int]] = {}
+    def sums_of(self, targets: Iterable[AdmissionWorkload]) -> UsageByQueue:
+        """`targets`' usage summed per ClusterQueue: what `fits_without` reads and, once they
+        are this cycle's victims, what `add` adds (summed once for both)."""
+        of_targets: UsageByQueue = {}
         add_usage_by_queue(self.tree, of_targets, targets)
+        return of_targets
+
+    def add(self, victims: Mapping[str, AdmissionWorkload], of_victims: UsageByQueue) -> None:
+        """`victims` are this cycle's too; `of_victims` is `sums_of(victims.values())`."""
+        self.by_name.update(victims)
+        for queue, summed in of_victims.items():
+            into = self.usage_by_queue.setdefault(queue, {})
+            for fr, value in summed.items():
+                into[fr] = into.get(fr, 0) + value
+
+    def fits_without(self, node: QuotaNode, usage: Usage, of_targets: UsageByQueue) -> bool:
+        """Whether `usage` fits in `node` with this cycle's victims and the targets summed in
+        `of_targets` (`sums_of`) gone, the cycle's admissions and reservations counted;
+        computed on an overlay of the usage the removals would leave (`usage_after_removing`),
+        the tree never written."""
         for fr, value in usage.items():
             leaving = [(queue, summed[fr]) for sums in (self.usage_by_queue, of_targets)
                        for queue, summed in sums.items() if summed.get(fr, 0)]
@@ -67,7 +79,7 @@ class CycleVictims:
         return _fits_once_removed(self.tree, node, usage, each)
 
 
-def add_usage_by_queue(tree: QuotaTree, sums: dict[QuotaNode, dict[FlavorResource, int]],
+def add_usage_by_queue(tree: QuotaTree, sums: UsageByQueue,
                        workloads: Iterable[AdmissionWorkload]) -> None:
     for wl in workloads:
         summed = sums.setdefault(tree.queue(wl.cluster_queue or ""), {})
