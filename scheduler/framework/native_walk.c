@@ -533,9 +533,101 @@ static PyObject *heap_root(PyObject *module, PyObject *scored) {
     return node;
 }
 
+PyDoc_STRVAR(gpus_run_out_first_doc,
+"gpus_run_out_first(whole_free, cpu_free, memory_free, has_cpu, has_memory, accepted, count, whole, cpu, memory)"
+" -> bool\n\n"
+"`pod_room.gpus_run_out_first` (scheduler/framework/pod_room.py) over the flat arrays: whether\n"
+"every node of `accepted` (None: each of `count`) with room by GPUs for a pod of `whole` GPUs,\n"
+"`cpu` milli-CPU and `memory` MiB has CPU and memory for as many such pods as its GPUs hold.\n"
+"False also where a count is beyond int64 (Python's plan decides).");
+
+/* Over the flat int64 arrays (the walk's first five: whole free GPUs, free CPU, free memory; has
+ * CPU, has memory), one pass over the accepted nodes: the nodes' free GPUs hold
+ * whole_free / whole pods; where the node models CPU (memory) and the pod asks for some, the
+ * free CPU (memory) must hold as many. */
+static PyObject *gpus_run_out_first(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 10) {
+        PyErr_Format(PyExc_TypeError, "gpus_run_out_first() takes 10 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[6]);
+    long long whole = PyLong_AsLongLong(args[7]), cpu = PyLong_AsLongLong(args[8]),
+              memory = PyLong_AsLongLong(args[9]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    if (whole <= 0) {
+        PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): whole must be positive");
+        return NULL;
+    }
+    Py_buffer views[5], listed;
+    const long long *arrays[5];
+    int taken = 0, listed_taken = 0, answer = 1;
+    PyObject *result = NULL;
+    const long long *nodes = NULL;
+    Py_ssize_t size = count;
+    for (; taken < 5; taken++) {
+        if (flat_array(args[taken], count, &views[taken]) < 0) {
+            goto release;
+        }
+        arrays[taken] = (const long long *)views[taken].buf;
+    }
+    if (args[5] != Py_None) {
+        if (flat_array(args[5], 0, &listed) < 0) {
+            goto release;
+        }
+        listed_taken = 1;
+        nodes = (const long long *)listed.buf;
+        size = listed.len / listed.itemsize;
+        if (size > count) {
+            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): accepted lists more nodes than the cluster holds");
+            goto release;
+        }
+    }
+    for (Py_ssize_t k = 0; k < size && answer; k++) {
+        Py_ssize_t node = nodes ? (Py_ssize_t)nodes[k] : k;
+        if (node < 0 || node >= count) {
+            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): a node index out of range");
+            goto release;
+        }
+        long long free_gpus = arrays[0][node];
+        if (free_gpus == BEYOND_INT64) {
+            answer = 0;
+            break;
+        }
+        long long pods = free_gpus / whole;
+        if (pods <= 0) {
+            continue;
+        }
+        if (cpu > 0 && arrays[3][node]) {
+            long long free_cpu = arrays[1][node];
+            if (free_cpu == BEYOND_INT64 || free_cpu / cpu < pods) {
+                answer = 0;
+            }
+        }
+        if (memory > 0 && arrays[4][node]) {
+            long long free_memory = arrays[2][node];
+            if (free_memory == BEYOND_INT64 || free_memory / memory < pods) {
+                answer = 0;
+            }
+        }
+    }
+    result = PyBool_FromLong(answer);
+release:
+    if (listed_taken) {
+        PyBuffer_Release(&listed);
+    }
+    while (taken > 0) {
+        PyBuffer_Release(&views[--taken]);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
     {"heap_root", (PyCFunction)heap_root, METH_O, heap_root_doc},
+    {"gpus_run_out_first", (PyCFunction)(void (*)(void))gpus_run_out_first, METH_FASTCALL, gpus_run_out_first_doc},
     {NULL, NULL, 0, NULL},
 };
 
