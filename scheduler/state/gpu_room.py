@@ -81,16 +81,32 @@ class GpuRoom:
                         return False
         return True
 
-    def pods_by_gpus(self, models: tuple[str, ...], whole: int) -> tuple[int, int]:
-        """(nodes, pods): how many nodes of `models` (any model: ()) have `whole` (> 0) whole
-        free GPUs or more, and how many pods of `whole` GPUs their free GPUs hold together."""
-        nodes = pods = 0
+    def pods_by_gpus(self, models: tuple[str, ...], milli: int) -> tuple[int, int]:
+        """(places, pods) for pods of `milli` milli-GPUs (a multiple of 1000, or a fraction below
+        1000) on nodes of `models` (any model: ()): the pods their free GPUs hold together (a
+        fraction also on each shared device, its free share over `milli`), and at least as
+        many as the nodes that hold one (nodes with room; for a fraction the shared devices
+        with room are counted one each, not by node)."""
+        places = pods = 0
+        if milli >= MILLI:
+            whole = milli // MILLI
+            for model_id in self._accepted_ids(models):
+                for free, count in self.whole[model_id].items():
+                    if free >= whole:
+                        places += count
+                        pods += count * (free // whole)
+            return places, pods
+        per_gpu = MILLI // milli
         for model_id in self._accepted_ids(models):
             for free, count in self.whole[model_id].items():
-                if free >= whole:
-                    nodes += count
-                    pods += count * (free // whole)
-        return nodes, pods
+                if free:
+                    places += count
+                    pods += count * free * per_gpu
+            for share, count in self.shares[model_id].items():
+                if share >= milli:
+                    places += count
+                    pods += count * (share // milli)
+        return places, pods
 
     def recount(self, whole_free: Sequence[int], shared_free: Sequence[dict[int, int]]
                 ) -> tuple[list[dict[int, int]], list[dict[int, int]]]:

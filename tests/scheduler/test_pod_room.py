@@ -43,7 +43,7 @@ nodes = st.builds(
     st.sampled_from((0, 16384, 262144)), st.sampled_from(("x", "y")),
     st.sampled_from((False,) * 12 + (True,)))
 requests = st.builds(
-    PodRequest, milli=st.sampled_from((500, 1000, 1000, 2000, 2000, 4000, 8000)),
+    PodRequest, milli=st.sampled_from((250, 300, 500, 1000, 1000, 1500, 2000, 2000, 4000, 8000)),
     cpu_milli=st.sampled_from((0, 500, 4000, 16000)), memory_mib=st.sampled_from((0, 1024, 65536)),
     models=st.sampled_from(((), ("A100",), ("H100",), ("A100", "B200"))),
     selector=st.sampled_from((NO_SELECTOR,) * 4 + (NodeSelector.of({"pool": "x"}),)))
@@ -87,24 +87,48 @@ def _plan(framework: Framework, state: ClusterState, request: PodRequest, pendin
        requests, st.integers(1, 64), st.integers(0, 3), st.integers(0, 10**6), st.booleans())
 def test_a_counted_plan_is_the_plan_made_pod_by_pod(room_kernel, drawn_nodes, copies, operations, request, pending,
                                                    short, start_at, in_c):
-    state = ClusterState(Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes * copies))))
+    _check(room_kernel, drawn_nodes * copies, operations, request, pending, short, start_at, in_c)
+
+
+fractions = st.builds(PodRequest, milli=st.sampled_from((100, 250, 300, 500, 750)),
+                      cpu_milli=st.sampled_from((0, 500, 2000, 8000)), memory_mib=st.sampled_from((0, 1024, 16384)),
+                      models=st.sampled_from(((), ("A100",))))
+small_nodes = st.builds(lambda model, gpus, cpu, memory: Node(name="n", gpu_model=model, gpus=gpus, cpu_milli=cpu,
+                                                             memory_mib=memory),
+                        st.sampled_from(MODELS), st.sampled_from((0, 1, 2)), st.sampled_from((0, 4000, 16000)),
+                        st.sampled_from((0, 16384, 65536)))
+
+
+@FUZZ
+@given(st.lists(small_nodes, min_size=1, max_size=12),
+       st.lists(st.tuples(st.integers(0, 10**6), fractions, st.sampled_from(SCOPES)), max_size=60),
+       fractions, st.integers(1, 40), st.integers(0, 3), st.integers(0, 10**6), st.booleans())
+def test_a_counted_plan_of_fractions_is_the_plan_made_pod_by_pod(room_kernel, drawn_nodes, operations, request, pending,
+                                                                short, start_at, in_c):
+    """Pods of a fraction of a GPU on small nodes, whose shared devices fill first."""
+    _check(room_kernel, drawn_nodes, operations, request, pending, short, start_at, in_c)
+
+
+def _check(room_kernel, drawn_nodes, operations, request, pending, short, start_at, in_c):
+    state = ClusterState(Cluster(tuple(replace(node, name=f"n{i}") for i, node in enumerate(drawn_nodes))))
     operate(state, operations)
-    if request.milli >= 1000:  # the C count of CPU and memory running out is the Python one
-        arrays, flat, whole = state.node_arrays, state.flat, request.milli // 1000
+    if request.milli < 1000 or request.milli % 1000 == 0:  # the C count of CPU and memory running out is Python's
+        arrays, flat = state.node_arrays, state.flat
         accepted = arrays.accepted_nodes(request.models)
         assert room_kernel(flat.whole_free, flat.cpu_free, flat.memory_free, arrays.has_cpu, arrays.has_memory,
-                           accepted, len(state.nodes), whole, request.cpu_milli, request.memory_mib
-                           ) == pod_room.gpus_run_out_first(state, range(len(state.nodes)) if accepted is None
-                                                            else accepted, whole, request.cpu_milli, request.memory_mib)
+                           accepted, len(state.nodes), request.milli, request.cpu_milli, request.memory_mib,
+                           state.shared_free) == pod_room.gpus_run_out_first(
+            state, range(len(state.nodes)) if accepted is None else accepted, request.milli, request.cpu_milli,
+            request.memory_mib)
     framework = Framework(load_profile("gang-v1.37"), random.Random(0))
     framework._next_start = start = start_at % len(state.nodes)
     needed = max(1, pending - short)
     with mock.patch.object(pod_room, "ROOM_KERNEL", room_kernel if in_c else None):
         counted = framework.failing_plan(state, request, pending, needed, True)
-    event("counted" if counted is not None else "left to the plan")
     if counted is None:
+        event("left to the plan")
         return
-    event(f"counted {counted[0]} pods on {len(state.nodes)} nodes" if counted[0] else "counted: no pod fits")
+    event("counted: no pod fits" if not counted[0] else "counted: a fraction" if request.milli < 1000 else "counted: whole GPUs")
     placed, diagnosis = _plan(framework, state, request, pending, needed)
     assert placed == counted[0] < needed
     assert framework._next_start == start
