@@ -159,7 +159,7 @@ class Dispatcher:
             with ctx.framework.unobserved():
                 if head[1] == GROUP:
                     needed = run.pods_needed
-                    fits = len(plan_group(ctx, run, needed, explain=False).placed) >= needed
+                    fits = plan_group(ctx, run, needed, explain=False).count >= needed
                 else:
                     fits = ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
             if run.spec.parent_group and run.spec.parent_group not in ctx.composites_started:

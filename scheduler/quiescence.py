@@ -87,7 +87,7 @@ class Quiescence:
         needed = max(1, min(run.min_count, run.spec.pods))
         if needed == 1 and ctx.profile.unit is Unit.POD:
             return ctx.framework.find_node(ctx.state, run.request, explain=False)[0] is not None
-        return len(plan_group(ctx, run, needed, explain=False).placed) >= needed
+        return plan_group(ctx, run, needed, explain=False).count >= needed
 
 
 def summary(now_s: float, waiting: Sequence[WorkloadRun]) -> str:

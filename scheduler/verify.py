@@ -26,6 +26,7 @@ CHECKS = frozenset({
     "node chosen through the usage index",
     "failing node search settled by the usage index",
     "failing node search settled by free GPUs per model",
+    "failing group plan counted from free GPUs",
     "parked shape still fails",
     # placement: preemption
     "GPUs held below a priority from the index",

@@ -38,26 +38,26 @@ def schedule_group(ctx: CycleContext, run: WorkloadRun) -> Outcome:
     # 2. Filter + Score, on a what-if
     plan = plan_group(ctx, run, needed) if shortfall <= 0 else Plan()
     # 3. PostFilter (not while the victims of its last preemption still terminate)
-    if len(plan.placed) < needed:
+    if plan.count < needed:
         if run.awaiting_victims_until <= ctx.now:
             if preempt_for_group(ctx, run, needed):
                 plan = plan_group(ctx, run, needed)
             elif ctx.state.nominations:  # nothing to preempt: upstream clears the nominated nodes
                 ctx.state.drop_nominations(run.spec.workload_id)
-        if len(plan.placed) < needed and run.awaiting_victims_until > ctx.now:
+        if plan.count < needed and run.awaiting_victims_until > ctx.now:
             ctx.emitter.pending(run, PendingReason.WAITING_FOR_PREEMPTED,
                                 "waiting for the pods of the workloads it preempted to terminate "
                                 f"(grace period ends at t={run.awaiting_victims_until:g}s)")
             return Outcome.FAILED_GPU
     # 4. Reserve + Bind
-    if len(plan.placed) >= needed:
+    if plan.count >= needed:
         return _bind(ctx, run, plan)
     # 5. Unschedulable
     if plan.topology_note is not None:
         ctx.emitter.pending(run, PendingReason.TOPOLOGY_UNSATISFIABLE,
                             f"topology {spec.topology_required} required: {plan.topology_note}")
         return Outcome.FAILED_GPU
-    _say_pending(ctx, run, needed, len(plan.placed), plan.diagnosis, shortfall)
+    _say_pending(ctx, run, needed, plan.count, plan.diagnosis, shortfall)
     return failure_of(plan.diagnosis)
 
 

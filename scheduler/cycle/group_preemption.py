@@ -175,8 +175,8 @@ def _group_search(ctx: CycleContext, run: WorkloadRun, needed: int, running: lis
 
     def view_planner(state: ClusterState) -> Assignment | None:
         on = ctx if state is ctx.state else replace(ctx, state=state)
-        placed = plan_group(on, run, needed, explain=False).placed
-        return [(run, pod, node) for pod, node in placed] if len(placed) >= needed else None
+        plan = plan_group(on, run, needed, explain=False)
+        return [(run, pod, node) for pod, node in plan.placed] if plan.count >= needed else None
 
     return GroupVictimSearch(ctx, run.spec.priority, planner, running, run.spec.gpu_models,
                              needed * run.request.milli, how, view_planner, terminating)

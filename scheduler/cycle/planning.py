@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from scheduler.cycle.context import CycleContext
+from scheduler.framework.pod_room import PLAN_COUNT_CHECK
 from scheduler.framework.runtime import Diagnosis
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
@@ -31,13 +32,17 @@ class Plan:
     placed: list[tuple[int, int]]
     diagnosis: Diagnosis | None
     topology_note: str | None  # set when a required topology could not be met
+    # Pods placed: len(placed), or what a plan that cannot succeed would place, counted
+    # without its searches (`pod_room.failing_plan`; `placed` is then empty).
+    count: int
 
     # Written out: mypyc compiles it, the dataclasses module's would run interpreted.
     def __init__(self, placed: list[tuple[int, int]] | None = None, diagnosis: Diagnosis | None = None,
-                 topology_note: str | None = None) -> None:
+                 topology_note: str | None = None, count: int | None = None) -> None:
         self.placed = [] if placed is None else placed
         self.diagnosis = diagnosis
         self.topology_note = topology_note
+        self.count = len(self.placed) if count is None else count
 
 
 def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool = True) -> Plan:
@@ -47,7 +52,13 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
     level = spec.topology_required or spec.topology_preferred
     per_model = ctx.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
     if not level and not per_model:
-        return Plan(*place_group(ctx, run, needed, explain=explain))
+        counted = ctx.framework.failing_plan(state, run.request, len(run.pending), needed, explain)
+        if counted is None:
+            return Plan(*place_group(ctx, run, needed, explain=explain))
+        plan = Plan([], counted[1], count=counted[0])
+        if ctx.verifier:
+            _verify_counted(ctx, ctx.verifier, run, needed, explain, plan)
+        return plan
     candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model, selector=run.request.selector)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
@@ -165,6 +176,25 @@ def closest_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates:
         ctx.verifier.same(ctx.now, "closest topology domain from a bounded search",
                           (fullest.placed, fullest.diagnosis), (walked.placed, walked.diagnosis), run.spec.workload_id)
     return fullest
+
+
+def _verify_counted(ctx: CycleContext, verifier: Verifier, run: WorkloadRun, needed: int, explain: bool,
+                    plan: Plan) -> None:
+    """A failing plan counted (`pod_room.failing_plan`) against the plan made: the pods it
+    places, where it leaves the search start and its first failure's diagnosis."""
+    framework = ctx.framework
+    start = framework.search_start
+    with framework.unobserved():
+        placed, diagnosis = place_group(ctx, run, needed, explain=explain)
+        walked_start = framework.search_start
+    verifier.same(ctx.now, PLAN_COUNT_CHECK, (plan.count, start, _facts(plan.diagnosis)),
+                  (len(placed), walked_start, _facts(diagnosis) if explain else None), run.spec.workload_id)
+
+
+def _facts(diagnosis: Diagnosis | None) -> tuple[object, ...] | None:
+    if diagnosis is None:
+        return None
+    return diagnosis.message(), sorted(diagnosis.unresolvable), sorted(diagnosis.short_of)
 
 
 def _verify_best_domain(ctx: CycleContext, verifier: Verifier, run: WorkloadRun, needed: int, candidates: list[topology.Domain],

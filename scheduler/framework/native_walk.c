@@ -533,9 +533,146 @@ static PyObject *heap_root(PyObject *module, PyObject *scored) {
     return node;
 }
 
+PyDoc_STRVAR(gpus_run_out_first_doc,
+"gpus_run_out_first(whole_free, cpu_free, memory_free, has_cpu, has_memory, accepted, count, milli, cpu, memory,"
+" shared_free) -> bool\n\n"
+"`pod_room.gpus_run_out_first` (scheduler/framework/pod_room.py) over the flat arrays: whether\n"
+"every node of `accepted` (None: each of `count`) whose GPUs hold pods of `milli` milli-GPUs\n"
+"(whole GPUs: a multiple of 1000; a fraction: below 1000, also on the shared devices of\n"
+"`shared_free`) has CPU and memory for as many pods of `cpu` milli-CPU and `memory` MiB.\n"
+"False also where a count is beyond int64 (Python's plan decides).");
+
+/* Pods of a fraction `milli` the shared devices of one node hold (each device its free share
+ * over `milli`); -1 where a value does not fit 64 bits, -2 with an exception set. */
+static long long shared_pods(PyObject *devices, long long milli) {
+    if (!PyDict_Check(devices)) {
+        PyErr_SetString(PyExc_TypeError, "gpus_run_out_first(): shared_free must hold one dict per node");
+        return -2;
+    }
+    long long pods = 0;
+    Py_ssize_t position = 0;
+    PyObject *device, *free;
+    while (PyDict_Next(devices, &position, &device, &free)) {
+        int overflow = 0;
+        long long value = PyLong_AsLongLongAndOverflow(free, &overflow);
+        if (overflow) {
+            return -1;
+        }
+        if (value == -1 && PyErr_Occurred()) {
+            return -2;
+        }
+        if (value >= milli) {
+            pods += value / milli;
+        }
+    }
+    return pods;
+}
+
+/* One pass over the accepted nodes of the flat int64 arrays (the walk's: whole free GPUs, free
+ * CPU, free memory; has CPU, has memory): the pods a node's GPUs hold, then whether its free
+ * CPU (memory), where the node models it and the pod asks for some, holds as many. */
+static PyObject *gpus_run_out_first(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    (void)module;
+    if (nargs != 11) {
+        PyErr_Format(PyExc_TypeError, "gpus_run_out_first() takes 11 arguments (%zd given)", nargs);
+        return NULL;
+    }
+    Py_ssize_t count = PyLong_AsSsize_t(args[6]);
+    long long milli = PyLong_AsLongLong(args[7]), cpu = PyLong_AsLongLong(args[8]),
+              memory = PyLong_AsLongLong(args[9]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *shared = args[10];
+    int fraction = milli < MILLI;
+    if (milli <= 0 || (!fraction && milli % MILLI) || (fraction && !PyList_Check(shared))) {
+        PyErr_SetString(PyExc_ValueError,
+                        "gpus_run_out_first(): milli must be whole GPUs, or a fraction with shared_free a list");
+        return NULL;
+    }
+    if (fraction && PyList_GET_SIZE(shared) < count) {
+        PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): shared_free must hold one dict per node");
+        return NULL;
+    }
+    Py_buffer views[5], listed;
+    const long long *arrays[5];
+    int taken = 0, listed_taken = 0, answer = 1;
+    PyObject *result = NULL;
+    const long long *nodes = NULL;
+    Py_ssize_t size = count;
+    for (; taken < 5; taken++) {
+        if (flat_array(args[taken], count, &views[taken]) < 0) {
+            goto release;
+        }
+        arrays[taken] = (const long long *)views[taken].buf;
+    }
+    if (args[5] != Py_None) {
+        if (flat_array(args[5], 0, &listed) < 0) {
+            goto release;
+        }
+        listed_taken = 1;
+        nodes = (const long long *)listed.buf;
+        size = listed.len / listed.itemsize;
+        if (size > count) {
+            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): accepted lists more nodes than the cluster holds");
+            goto release;
+        }
+    }
+    for (Py_ssize_t k = 0; k < size && answer; k++) {
+        Py_ssize_t node = nodes ? (Py_ssize_t)nodes[k] : k;
+        if (node < 0 || node >= count) {
+            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): a node index out of range");
+            goto release;
+        }
+        long long free_gpus = arrays[0][node], pods;
+        if (free_gpus == BEYOND_INT64 || free_gpus > EXACT_IN_DOUBLE) {
+            answer = 0;  /* Python decides */
+            break;
+        }
+        if (fraction) {
+            long long on_shared = shared_pods(PyList_GET_ITEM(shared, node), milli);
+            if (on_shared == -2) {
+                goto release;
+            }
+            if (on_shared < 0) {
+                answer = 0;
+                break;
+            }
+            pods = free_gpus * (MILLI / milli) + on_shared;
+        } else {
+            pods = free_gpus / (milli / MILLI);
+        }
+        if (pods <= 0) {
+            continue;
+        }
+        if (cpu > 0 && arrays[3][node]) {
+            long long free_cpu = arrays[1][node];
+            if (free_cpu == BEYOND_INT64 || free_cpu / cpu < pods) {
+                answer = 0;
+            }
+        }
+        if (memory > 0 && arrays[4][node]) {
+            long long free_memory = arrays[2][node];
+            if (free_memory == BEYOND_INT64 || free_memory / memory < pods) {
+                answer = 0;
+            }
+        }
+    }
+    result = PyBool_FromLong(answer);
+release:
+    if (listed_taken) {
+        PyBuffer_Release(&listed);
+    }
+    while (taken > 0) {
+        PyBuffer_Release(&views[--taken]);
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, walk_doc},
     {"heap_root", (PyCFunction)heap_root, METH_O, heap_root_doc},
+    {"gpus_run_out_first", (PyCFunction)(void (*)(void))gpus_run_out_first, METH_FASTCALL, gpus_run_out_first_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar, cast, overload
 
 from scheduler.errors import InputError
-from scheduler.framework import index_walk, no_fit, node_search
+from scheduler.framework import index_walk, no_fit, node_search, pod_room
 from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.interface import (
     FilterPlugin,
@@ -262,6 +262,18 @@ class Framework:
                                    _answer(scanned, explain))
             return found
         return self._scan(state, request, nodes, base)
+
+    def failing_plan(self, state: ClusterState, request: PodRequest, pending: int, needed: int,
+                     explain: bool) -> tuple[int, Diagnosis | None] | None:
+        """A group plan of `pending` pods that cannot place `needed`, counted where its searches
+        would run from the rotating start (`_scan_some`): (pods placed, the first failure's
+        diagnosis when `explain`); None where the plan decides (`framework/pod_room.py`)."""
+        count = len(state.nodes)
+        if index_order(self.profile, self.scores, count) is not None or not (
+                self.profile.tie_break is TieBreak.HEAP_ORDER
+                or feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, count) < count):
+            return None
+        return pod_room.failing_plan(_partial_search_of(self), state, request, pending, needed, explain)
 
     def find_node_for_pod(self, state: ClusterState, request: PodRequest, pod: tuple[str, int],
                           nominated: int | None, now: float) -> tuple[int | None, Diagnosis | None]:

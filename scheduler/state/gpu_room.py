@@ -60,15 +60,18 @@ class GpuRoom:
         if after is not None:
             counts[after] = counts.get(after, 0) + 1
 
-    def none_fits(self, models: tuple[str, ...], milli: int) -> bool:
-        """Whether no node of `models` (any model: ()) has the whole free GPUs or the shared
-        device's free share GpuFit needs for `milli` milli-GPUs (`milli` > 0)."""
+    def _accepted_ids(self, models: tuple[str, ...]) -> tuple[int, ...]:
         accepted = self._accepted.get(models)
         if accepted is None:
             accepted = self._accepted[models] = tuple(
                 model_id for model, model_id in self.model_ids.items() if not models or model in models)
+        return accepted
+
+    def none_fits(self, models: tuple[str, ...], milli: int) -> bool:
+        """Whether no node of `models` (any model: ()) has the whole free GPUs or the shared
+        device's free share GpuFit needs for `milli` milli-GPUs (`milli` > 0)."""
         whole = (milli + MILLI - 1) // MILLI
-        for model_id in accepted:
+        for model_id in self._accepted_ids(models):
             for free in self.whole[model_id]:
                 if free >= whole:
                     return False
@@ -77,6 +80,33 @@ class GpuRoom:
                     if free >= milli:
                         return False
         return True
+
+    def pods_by_gpus(self, models: tuple[str, ...], milli: int) -> tuple[int, int]:
+        """(places, pods) for pods of `milli` milli-GPUs (a multiple of 1000, or a fraction below
+        1000) on nodes of `models` (any model: ()): the pods their free GPUs hold together (a
+        fraction also on each shared device, its free share over `milli`), and at least as
+        many as the nodes that hold one (nodes with room; for a fraction the shared devices
+        with room are counted one each, not by node)."""
+        places = pods = 0
+        if milli >= MILLI:
+            whole = milli // MILLI
+            for model_id in self._accepted_ids(models):
+                for free, count in self.whole[model_id].items():
+                    if free >= whole:
+                        places += count
+                        pods += count * (free // whole)
+            return places, pods
+        per_gpu = MILLI // milli
+        for model_id in self._accepted_ids(models):
+            for free, count in self.whole[model_id].items():
+                if free:
+                    places += count
+                    pods += count * free * per_gpu
+            for share, count in self.shares[model_id].items():
+                if share >= milli:
+                    places += count
+                    pods += count * (share // milli)
+        return places, pods
 
     def recount(self, whole_free: Sequence[int], shared_free: Sequence[dict[int, int]]
                 ) -> tuple[list[dict[int, int]], list[dict[int, int]]]:

@@ -21,7 +21,7 @@ from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.commands import replay
 from scheduler.cycle import group_preemption, victim_plans
-from scheduler.framework import no_fit, node_heap
+from scheduler.framework import no_fit, node_heap, pod_room
 from scheduler.framework.batch import OpportunisticBatch
 from scheduler.framework.node_heap import SortedScoredNodes
 from scheduler.framework.node_search import PartialSearch
@@ -52,6 +52,7 @@ NO_FIT_CHECK = "failing node search settled by the usage index"
 # Every failing search of the scenario is settled by the per-model counts first: the usage
 # index settles a search only where a node has the GPUs but fails another filter.
 ROOM_CHECK = "failing node search settled by free GPUs per model"
+PLAN_COUNT_CHECK = "failing group plan counted from free GPUs"
 FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"  # beside each search's check
 WALK_ROOT_CHECK = "heap root kept during the node walk"  # beside the heap root's check
 GROUP_CHECKS = {
@@ -69,6 +70,7 @@ GROUP_CHECKS = {
     "victims with deferred reprieves",
     "victims planned on the view without lower priorities",
     "usable GPUs of a victim summed once per search",
+    PLAN_COUNT_CHECK,
 }
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
@@ -257,6 +259,12 @@ BROKEN = {
     "the best-domain search stops before trying a domain": (  # every bound says no domain holds a pod
         lambda mp: mp.setattr(topology, "best_possible_rank", lambda state, domain, pods, milli: (0, 0, "")),
         "best topology domain from a bounded search"),
+    "a failing group plan is counted one pod short": (
+        lambda mp: mp.setattr(pod_room, "failing_plan", _wrap(pod_room.failing_plan, _one_pod_short)),
+        PLAN_COUNT_CHECK),
+    "a failing group plan is counted where nodes of every GPU model have room": (
+        lambda mp: mp.setattr(GpuRoom, "pods_by_gpus", lambda self, models, whole: _ORIGINAL_PODS_BY_GPUS(self, (), whole)),
+        PLAN_COUNT_CHECK),
     "an admission cycle is skipped while heads wait": (
         lambda mp: mp.setattr(kueue, "_admission_idle", lambda admission: True),
         "admission cycle skipped as idle"),
@@ -281,6 +289,11 @@ def _one_node_per_level(self, milli, most):
 
 
 _ORIGINAL_NONE_FITS = GpuRoom.none_fits
+_ORIGINAL_PODS_BY_GPUS = GpuRoom.pods_by_gpus
+
+
+def _one_pod_short(counted):
+    return counted if counted is None or not counted[0] else (counted[0] - 1, counted[1])
 
 
 def _without_room(mp):
