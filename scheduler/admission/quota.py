@@ -32,11 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from scheduler.admission.objects import QueueConfig, ResourceGroup
 from scheduler.admission.policies import StopPolicy
 
-# (flavor, resource). Typed as a variable-length tuple on purpose: mypyc keeps a fixed-length
-# tuple[str, str] unboxed, as a C struct, and builds a fresh tuple object for every dict lookup
-# it is passed to (a new tuple to allocate, hash, compare item by item and free); typed so, the
-# compiled build passes the key object itself, which the dicts find by identity.
-FlavorResource = tuple[str, ...]
+FlavorResource = tuple[str, str]  # (flavor, resource)
 Usage = Mapping[FlavorResource, int]
 
 
