@@ -42,6 +42,7 @@ CHECKS = frozenset({
     "free GPUs of a topology domain from running sums",
     # Kueue admission
     "nomination reused from the per-flavor-resource cache",
+    "fitting nomination reused while its quota checks pass",
     "preemption oracle answer reused per flavor-resource",
     "flavor assignment without the oracle on doomed flavors",
     "flavor screen per ClusterQueue and workload shape",

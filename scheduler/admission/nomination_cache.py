@@ -19,6 +19,11 @@ every queue be nominated again.
 Fair sharing compares dominant-resource shares over every flavor-resource of the cohort, so
 there every change invalidates every nomination (one version for the whole tree).
 
+A fitting nomination decided by its chosen flavors' quota checks alone is kept with those
+checks instead (`fit_certificate.FitCertificate`): reused while they pass, whatever the
+versions say, since any admission or release in a cohort without lending limits moves every
+queue's available quota and bumps the versions a fit reads.
+
 A workload whose last scan stopped before a group's last flavor resumes after it (Kueue's
 LastAssignment): its nomination reads from there on, so the starting flavors are part of the
 key (`Nominator.nominate`); the common start, every group from its first flavor, is ().
@@ -29,11 +34,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Generic, TypeVar
 
+from scheduler.admission.fit_certificate import FIT_REUSE_CHECK, FitCertificate
 from scheduler.admission.flavor_assignment import Assignment
 from scheduler.admission.flavor_screen import flavor_accepts
 from scheduler.admission.objects import ClusterQueue, ResourceFlavor
 from scheduler.admission.preemption.common import Target
-from scheduler.admission.quota import FlavorResource
+from scheduler.admission.quota import FlavorResource, QuotaNode
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import WorkloadShape
 from scheduler.verify import Verifier
@@ -45,16 +51,17 @@ Value = TypeVar("Value")
 
 class _Cached(Generic[Value]):
     # A plain class: mypyc compiles no generic dataclass with slots.
-    __slots__ = ("stamp", "value")
+    __slots__ = ("stamp", "value", "fit")
 
-    def __init__(self, stamp: tuple[int, ...], value: Value) -> None:
-        self.stamp = stamp
+    def __init__(self, stamp: tuple[int, ...], value: Value, fit: FitCertificate | None) -> None:
+        self.stamp = stamp  # unused when `fit` decides
         self.value = value
+        self.fit = fit
 
 
 class NominationCache(Generic[Value]):
     """Nominations by (ClusterQueue, shape[, queue-order timestamp], starting flavors), each valid while the
-    flavor-resources it could read keep their versions."""
+    flavor-resources it could read keep their versions (a certified fit: while its quota checks pass)."""
 
     def __init__(self, specs: Mapping[str, ClusterQueue], flavors: Mapping[str, ResourceFlavor],
                  versions: FlavorResourceVersions) -> None:
@@ -63,7 +70,8 @@ class NominationCache(Generic[Value]):
         self.versions = versions
         self._entries: dict[tuple[object, ...], _Cached[Value]] = {}
         self._reads: dict[tuple[str, WorkloadShape], tuple[FlavorResource, ...]] = {}
-        self.hits = 0
+        self.hits = 0  # reused while the versions stand
+        self.fit_hits = 0  # certified fits reused while their quota checks pass
         self.misses = 0
 
     def reads(self, cluster_queue: str, requests: Mapping[str, int], models: tuple[str, ...],
@@ -85,25 +93,29 @@ class NominationCache(Generic[Value]):
             found = self._reads[key] = tuple(frs)
         return found
 
-    def stamp(self, reads: tuple[FlavorResource, ...]) -> tuple[int, ...]:
-        """The versions of what a nomination reads, now: taken once, before it is looked up
-        (`get`) and, on a miss, computed (`put`); nominating bumps no version."""
-        return self.versions.stamp(reads)
-
-    def get(self, key: tuple[object, ...], stamp: tuple[int, ...]) -> Value | None:
-        """The cached nomination, if nothing it read has changed since (`stamp`: now)."""
+    def get(self, key: tuple[object, ...], queue: QuotaNode, reads: tuple[FlavorResource, ...]) -> _Cached[Value] | None:
+        """The cached nomination if it still stands: a certified fit while its quota checks
+        pass in `queue`, any other while none of the flavor-resources it `reads` changed."""
         cached = self._entries.get(key)
-        if cached is not None and cached.stamp == stamp:
-            self.hits += 1
-            return cached.value
+        if cached is not None:
+            fit = cached.fit
+            if fit is not None:
+                if fit.holds(queue):
+                    self.fit_hits += 1
+                    return cached
+            elif cached.stamp == self.versions.stamp(reads):
+                self.hits += 1
+                return cached
         self.misses += 1
         return None
 
-    def put(self, key: tuple[object, ...], stamp: tuple[int, ...], value: Value) -> None:
-        """Keep `value`, computed on the state whose versions are `stamp`."""
+    def put(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...], value: Value,
+            fit: FitCertificate | None) -> None:
+        """Keep `value`, just computed: with its certificate, or with the versions of what it
+        reads (taken now: nominating bumps no version)."""
         if len(self._entries) >= _MOST_ENTRIES and key not in self._entries:
             self._entries.clear()  # keys of shapes no longer waiting; dropping answers only costs time
-        self._entries[key] = _Cached(stamp, value)
+        self._entries[key] = _Cached(() if fit is not None else self.versions.stamp(reads), value, fit)
 
 
 class NominationCheck:
@@ -118,6 +130,9 @@ class NominationCheck:
              what: str = "nomination reused from the per-flavor-resource cache") -> None:
         self.verifier.same(self.clock(), what, _described(cached), _described(fresh), workload)
 
+    def same_fit_reused(self, workload: str, cached: tuple[Assignment, list[Target]],
+                        fresh: tuple[Assignment, list[Target]]) -> None:
+        self.same(workload, cached, fresh, FIT_REUSE_CHECK)
 
     def same_fit(self, workload: str, fast: bool, plain: bool) -> None:
         self.verifier.same(self.clock(), "quota fit from the cycle's victims summed per queue", fast, plain, workload)

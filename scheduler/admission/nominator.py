@@ -2,13 +2,15 @@
 assignment (Kueue's flavorassigner) and, when it needs preemption, its targets (preemptor).
 
 A head that is retried while nothing it reads changed, or shaped like one just tried, reuses
-its nomination (`nomination_cache`); what assignment reads before any quota is kept per
+its nomination (`nomination_cache`); a fitting one is reused while the quota checks that
+decided it pass (`fit_certificate`); what assignment reads before any quota is kept per
 ClusterQueue and shape (`flavor_screen`). `replay --verify` recomputes every reused answer
 (`check`).
 """
 
 from __future__ import annotations
 
+from scheduler.admission.fit_certificate import fit_certificate
 from scheduler.admission.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.admission.flavor_screen import FlavorScreen
 from scheduler.admission.nomination_cache import NominationCache, NominationCheck
@@ -101,15 +103,24 @@ class Nominator:
             return
         wl = entry.wl
         entry.start = self.scan.start_of(wl, entry.node.name)
-        key = (entry.node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
-        stamp = self.nominations.stamp(self.nominations.reads(entry.node.name, wl.requests, wl.models, wl.shape))
-        cached = self.nominations.get(key, stamp)
-        if cached is None:
-            cached = self._nomination(entry)
-            self.nominations.put(key, stamp, cached)
-        elif self.check is not None:
-            self.check.same(wl.name, cached, self._nomination(entry))
-        entry.assignment, entry.targets = cached
+        node = entry.node
+        key = (node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
+        reads = self.nominations.reads(node.name, wl.requests, wl.models, wl.shape)
+        found = self.nominations.get(key, node, reads)
+        if found is None:
+            nomination = self._nomination(entry)
+            assignment, spec = nomination[0], self.config.cluster_queues[node.name]
+            fit = None if assignment.mode is not Mode.FIT else fit_certificate(
+                assignment, bool(nomination[1]), self.screens.of(wl, spec), entry.start, spec.flavor_fungibility)
+            self.nominations.put(key, reads, nomination, fit)
+        else:
+            nomination = found.value
+            if self.check is not None:
+                if found.fit is not None:
+                    self.check.same_fit_reused(wl.name, nomination, self._nomination(entry))
+                else:
+                    self.check.same(wl.name, nomination, self._nomination(entry))
+        entry.assignment, entry.targets = nomination
         self.scan.record(wl, entry.assignment, entry.node.name)
 
     def _nomination(self, entry: Entry) -> tuple[Assignment, list[Target]]:

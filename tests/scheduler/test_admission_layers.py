@@ -15,6 +15,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("admitter", "placement_options"),
     ("nominator",),
     ("nomination_cache", "tas_preemption", "scan_progress"),
+    ("fit_certificate",),
     ("flavor_assignment", "fair_sharing_order", "preemption.preemptor", "wait_for_pods_ready", "cycle_victims"),
     ("preemption.classical", "preemption.fair_sharing"),
     ("preemption.search", "preemption.bounds"),

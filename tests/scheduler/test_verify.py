@@ -14,6 +14,7 @@ import pytest
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
+from scheduler.admission.fit_certificate import FitCertificate
 from scheduler.admission.flavor_screen import FlavorScreen
 from scheduler.admission.preemption import classical, search
 from scheduler.admission.preemption.preemptor import Preemptor
@@ -82,7 +83,8 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "quota fit once every candidate is gone, on an overlay of the usage",
                     "victim search on an overlay of the usage",
                     "victim search reading only the candidates a run can take",
-                    "admission cycle skipped as idle"}
+                    "admission cycle skipped as idle",
+                    "fitting nomination reused while its quota checks pass"}
 GROUP_CHECKS |= ADMISSION_CHECKS
 POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
@@ -201,6 +203,12 @@ BROKEN = {
     "a release leaves Kueue's nominations standing": (
         lambda mp: mp.setattr(FlavorResourceVersions, "bump", lambda self, frs: None),
         "nomination reused from the per-flavor-resource cache"),
+    "a fitting nomination is reused although its quota checks no longer pass": (
+        lambda mp: mp.setattr(FitCertificate, "holds", lambda self, queue: True),
+        "fitting nomination reused while its quota checks pass"),
+    "a fitting nomination is reused at another borrowing level": (  # the level is read but never compared
+        lambda mp: mp.setattr(FitCertificate, "holds", _fits_at_any_level),
+        "fitting nomination reused while its quota checks pass"),
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
@@ -272,6 +280,10 @@ BROKEN = {
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
 }
+
+
+def _fits_at_any_level(self, queue):
+    return all(value <= max(0, queue.available(fr)) for group in self.groups for fr, value in group)
 
 
 _ORIGINAL_STORE = OpportunisticBatch.store
