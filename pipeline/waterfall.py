@@ -99,7 +99,7 @@ w{n}_fit as (
     asof left join (
         select * from fit_keyed where fkey in (select fkey from w{n}_shapes)
     ) as q on q.fkey = s.fkey and q.start_s <= f.time_s
-    where f.free > 0{_fit_rows_of_use(claim, plain)}
+    where f.free > 0
 ),
 
 w{n}_sets as (
@@ -130,28 +130,6 @@ after_{n} as (
     left join w{n}_pull as p using (mkey, step)
 ),
 {_used(n, claim, plain) if plain else ''}"""
-
-
-# The fit column without which a fit test gives every member 0 (models/macros.sql: its use is
-# the least of the GPUs left and an amount of that column, or 0): fit_as_they_are uses fit_pods
-# × the pod size, fit_unusable_while_packed_fits the free GPUs on nodes where no pod fits.
-# fit_larger_than_free reads every member of a level (fits_packed_somewhere): it has none.
-_USE_NEEDS: dict[str, str] = {
-    "fit_as_they_are": "fit_pods",
-    "fit_unusable_while_packed_fits": "unfit_free_gpus",
-}
-
-
-def _fit_rows_of_use(claim: Claim, plain: bool) -> str:
-    """The fit lookups' filter to the (timeline, step)s where a member could use something: a
-    member's row at any other is one the fit test turns into 0, which the claim's sums skip (a 0
-    adds nothing; `usable <> 0` drops it before the window). Fewer rows for the members' hash
-    join to build and emit (the quota step's levels at bench-1m: half of 25.9 M). The plain
-    rendering keeps every lookup."""
-    column = _USE_NEEDS.get(claim.fit_test)
-    if plain or column is None:
-        return ""
-    return f"\n        and coalesce(q.{column}, 0) <> 0"
 
 
 def _usable(n: int, claim: Claim, which: str) -> str:

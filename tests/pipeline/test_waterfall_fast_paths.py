@@ -2,8 +2,7 @@
 
 The fast rendering skips the window for a level on one GPU model (one member a step), passes
 the earlier steps' `used` rows through without the hash aggregate where no earlier step claims
-for the same waits, keeps only the fit lookups where its fit test could give a member something,
-and drops the members that could use nothing before the window; the plain
+for the same waits, and drops the members that could use nothing before the window; the plain
 rendering (``waterfall_ctes(plain=True)``) runs every level through the window and every
 `used` through the hash aggregate. On the demo (waiting sets on one model and on several, of
 every wait kind) both give int_idle_by_cause row for row, and a broken shortcut is seen.
@@ -77,15 +76,3 @@ def test_earlier_claims_summed_only_where_asked_are_checked(demo_copy):
         assert asked_on_several in broken
         broken = broken.replace(asked_on_several, "")
     assert _rows_only_in_one(demo_copy, broken) > 0
-
-
-def test_fit_lookups_where_no_member_could_use_anything_are_left_out_and_checked(demo_copy, monkeypatch):
-    # the fast rendering keeps a fit lookup only where its fit test could give a member more than 0
-    # (fit_pods for fit_as_they_are, the unfit free GPUs for fit_unusable_while_packed_fits); the
-    # plain one keeps them all. Keeping the quota and latency steps' lookups by the wrong column
-    # (where some GPUs are on nodes no pod fits) drops members that could use something: seen
-    sql = waterfall.render(MODEL.path.read_text())
-    assert "and coalesce(q.fit_pods, 0) <> 0" in sql and "and coalesce(q.unfit_free_gpus, 0) <> 0" in sql
-    assert "coalesce(q.fit_pods, 0) <> 0" not in waterfall.render(MODEL.path.read_text(), plain=True)
-    monkeypatch.setitem(waterfall._USE_NEEDS, "fit_as_they_are", "unfit_free_gpus")
-    assert _rows_only_in_one(demo_copy, waterfall.render(MODEL.path.read_text())) > 0
