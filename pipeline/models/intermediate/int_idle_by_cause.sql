@@ -78,8 +78,7 @@ fit_keys as (
 ),
 
 fit_keyed as (
-    -- a count of pods in 8 bytes, not sum()'s 16: the fit lookups hold millions of rows
-    select f.* replace (cast(f.fit_pods as bigint) as fit_pods), k.fkey
+    select f.*, k.fkey
     from fit as f
     inner join fit_keys as k using (run_id, gpu_model, gpus_per_pod)
 ),
@@ -187,12 +186,14 @@ grid_steps as (
 ),
 
 model_steps as (
-    -- every model at every step of the run's grid: the levels of its last change point (on the
-    -- model's key alone: the names are joined back to the claims, not carried by every step)
+    -- every model at every step of the run's grid: the levels of its last change point
     select
+        g.run_id,
+        mc.gpu_model,
         mc.mkey,
         g.time_s,
         g.step,
+        g.next_time_s,
         mc.model_gpus,
         coalesce(l.held_gpus, 0) as held_gpus,
         coalesce(l.slack_gpus, 0) as slack_gpus,
@@ -271,11 +272,7 @@ after_0 as (
 -- @waterfall (pipeline/waterfall.py)
 
 step_claims as (
-    -- (only the claims model_causes keeps: more than 0)
-    select m.run_id, m.gpu_model, a.step, 'gang_barrier' as idle_reason, a.barrier_claim as gpus
-    from after_0 as a
-    inner join model_capacity as m using (mkey)
-    where a.barrier_claim > 0
+    select run_id, gpu_model, step, 'gang_barrier' as idle_reason, barrier_claim as gpus from after_0
     union all
     select * from waterfall_claims
 ),
