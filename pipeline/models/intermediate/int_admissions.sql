@@ -6,15 +6,15 @@ with events as (
     select * from stg_events
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-holdings as (
+holdings as not materialized (
     select * from int_pod_holdings
 ),
 

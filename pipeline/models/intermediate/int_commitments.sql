@@ -6,11 +6,11 @@ with capacity as (
     select * from int_node_capacity_periods
 ),
 
-node_prices as (
+node_prices as not materialized (
     select * from int_node_prices
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

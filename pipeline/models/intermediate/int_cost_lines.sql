@@ -11,19 +11,19 @@ with usage as (
     select * from int_hourly_usage
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-idle_gpu as (
+idle_gpu as not materialized (
     select * from int_idle_by_cause
 ),
 
-capacity as (
+capacity as not materialized (
     select * from int_node_capacity_periods
 ),
 
-node_prices as (
+node_prices as not materialized (
     select * from int_node_prices
 ),
 

@@ -9,15 +9,15 @@ with holdings as (
     select * from int_pod_holdings
 ),
 
-gang as (
+gang as not materialized (
     select * from int_gang_progress
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 

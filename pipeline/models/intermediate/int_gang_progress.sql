@@ -4,7 +4,7 @@ with holdings as (
     select * from int_pod_holdings
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 

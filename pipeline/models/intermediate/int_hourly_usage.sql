@@ -9,19 +9,19 @@ with intervals as (
     select * from int_pod_intervals
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-admissions as (
+admissions as not materialized (
     select * from int_admissions
 ),
 
-queue_usage as (
+queue_usage as not materialized (
     select * from int_queue_usage
 ),
 

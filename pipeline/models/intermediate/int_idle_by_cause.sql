@@ -28,35 +28,35 @@ with capacity as (
     select * from int_node_capacity_periods
 ),
 
-intervals as (
+intervals as not materialized (
     select * from int_pod_intervals
 ),
 
-pending as (
+pending as not materialized (
     select * from int_pending_demand
 ),
 
-barrier as (
+barrier as not materialized (
     select * from int_gang_barrier_demand
 ),
 
-fit as (
+fit as not materialized (
     select * from int_shape_fit
 ),
 
-slack as (
+slack as not materialized (
     select * from int_shared_device_slack
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

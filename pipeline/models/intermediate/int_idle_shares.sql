@@ -65,31 +65,31 @@ barrier as (
     where blocked_by = 'gang_barrier'
 ),
 
-usage as (
+usage as not materialized (
     select * from int_hourly_usage
 ),
 
-queue_usage as (
+queue_usage as not materialized (
     select * from int_queue_usage
 ),
 
-admissions as (
+admissions as not materialized (
     select * from int_admissions
 ),
 
-holdings as (
+holdings as not materialized (
     select * from int_pod_holdings
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-events as (
+events as not materialized (
     select * from stg_events
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -3,11 +3,11 @@ with nodes as (
     select * from stg_nodes
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-usage as (
+usage as not materialized (
     select * from int_hourly_usage
 ),
 

@@ -5,7 +5,7 @@ with nodes as (
     select * from stg_nodes
 ),
 
-prices as (
+prices as not materialized (
     select * from stg_prices
 ),
 

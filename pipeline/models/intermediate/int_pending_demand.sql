@@ -22,19 +22,19 @@ with events as (
     select * from stg_events
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-accepted_models as (
+accepted_models as not materialized (
     select * from int_workload_gpu_models
 ),
 
-unservable as (
+unservable as not materialized (
     select * from int_unservable_workloads
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

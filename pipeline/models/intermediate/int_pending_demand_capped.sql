@@ -16,23 +16,23 @@ with pending as (
     select * from int_pending_demand
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-prices as (
+prices as not materialized (
     select * from stg_prices
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-accepted_models as (
+accepted_models as not materialized (
     select * from int_workload_gpu_models
 ),
 
-capacity as (
+capacity as not materialized (
     select * from int_node_capacity_periods
 ),
 

@@ -4,7 +4,7 @@ with events as (
     select * from stg_events
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -5,15 +5,15 @@ with holdings as (
     select * from int_pod_holdings
 ),
 
-gang as (
+gang as not materialized (
     select * from int_gang_progress
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-admissions as (
+admissions as not materialized (
     select * from int_admissions
 ),
 

@@ -6,11 +6,11 @@ with holdings as (
     select * from int_pod_holdings
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-events as (
+events as not materialized (
     select * from stg_events
 ),
 

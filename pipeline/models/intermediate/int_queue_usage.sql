@@ -14,7 +14,7 @@ queues as (
     where is_gpu
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

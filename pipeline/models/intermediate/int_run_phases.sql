@@ -6,7 +6,7 @@ with runs as (
     select * from stg_runs
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 

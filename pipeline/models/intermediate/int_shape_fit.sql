@@ -14,23 +14,23 @@ with intervals as (
     select * from int_pod_intervals
 ),
 
-slack as (
+slack as not materialized (
     select * from int_shared_device_slack
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-pending as (
+pending as not materialized (
     select * from int_pending_demand
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 

@@ -11,15 +11,15 @@ with events as (
     select * from stg_events
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-accepted_models as (
+accepted_models as not materialized (
     select * from int_workload_gpu_models
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 

@@ -4,7 +4,7 @@ with workloads as (
     select * from stg_workloads
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 

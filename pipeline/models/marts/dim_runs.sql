@@ -5,15 +5,15 @@ with runs as (
     select * from stg_runs
 ),
 
-phases as (
+phases as not materialized (
     select * from int_run_phases
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 

@@ -15,19 +15,19 @@ with records as (
     where ChargeCategory = 'Usage'
 ),
 
-shares as (
+shares as not materialized (
     select * from int_idle_shares
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-phases as (
+phases as not materialized (
     select * from int_run_phases
 ),
 
-preemptions as (
+preemptions as not materialized (
     select * from int_preemptions
 ),
 

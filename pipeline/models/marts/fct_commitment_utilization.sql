@@ -12,7 +12,7 @@ with records as (
     select * from focus_cost_records
 ),
 
-commitments as (
+commitments as not materialized (
     select * from int_commitments
 ),
 

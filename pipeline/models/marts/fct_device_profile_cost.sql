@@ -11,7 +11,7 @@ with records as (
     where ChargeCategory = 'Usage' and x_Resource = 'gpu'
 ),
 
-profiles as (
+profiles as not materialized (
     select * from int_device_profiles
 ),
 

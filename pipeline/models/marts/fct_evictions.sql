@@ -7,23 +7,23 @@ with usage as (
     select * from int_hourly_usage
 ),
 
-holdings as (
+holdings as not materialized (
     select * from int_pod_holdings
 ),
 
-node_prices as (
+node_prices as not materialized (
     select * from int_node_prices
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-preemptions as (
+preemptions as not materialized (
     select * from int_preemptions
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

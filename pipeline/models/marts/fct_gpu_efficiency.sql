@@ -12,7 +12,7 @@ with records as (
     where ChargeCategory = 'Usage' and x_Resource = 'gpu' and x_UsageClass = 'productive'
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 

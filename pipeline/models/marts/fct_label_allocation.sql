@@ -19,19 +19,19 @@ with records as (
     where x_UsageClass <> 'commitment_purchase' and x_UsageClass <> 'idle'
 ),
 
-shares as (
+shares as not materialized (
     select * from int_idle_shares
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-phases as (
+phases as not materialized (
     select * from int_run_phases
 ),
 

@@ -6,7 +6,7 @@ with capped as (
     select * from int_pending_demand_capped
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -3,11 +3,11 @@ with intervals as (
     select * from int_pod_intervals
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -8,23 +8,23 @@ with chains as (
     select * from int_preemption_chains
 ),
 
-holdings as (
+holdings as not materialized (
     select * from int_pod_holdings
 ),
 
-usage as (
+usage as not materialized (
     select * from int_hourly_usage
 ),
 
-node_prices as (
+node_prices as not materialized (
     select * from int_node_prices
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

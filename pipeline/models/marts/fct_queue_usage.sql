@@ -8,7 +8,7 @@ with queue_usage as (
     select * from int_queue_usage
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -9,31 +9,31 @@ with records as (
     where ChargeCategory = 'Usage'
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-workload_marts as (
+workload_marts as not materialized (
     select * from fct_workloads
 ),
 
-evictions as (
+evictions as not materialized (
     select * from fct_evictions
 ),
 
-unservable as (
+unservable as not materialized (
     select * from fct_unservable_demand
 ),
 
-commitment_pools as (
+commitment_pools as not materialized (
     select * from fct_commitment_utilization
 ),
 
-pending as (
+pending as not materialized (
     select * from int_pending_demand_capped
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 

@@ -8,19 +8,19 @@ with unservable as (
     select * from int_unservable_workloads
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-events as (
+events as not materialized (
     select * from stg_events
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-phases as (
+phases as not materialized (
     select * from int_run_phases
 ),
 

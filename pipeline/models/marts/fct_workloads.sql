@@ -14,19 +14,19 @@ with workloads as (
     select * from stg_workloads
 ),
 
-events as (
+events as not materialized (
     select * from stg_events
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-holdings as (
+holdings as not materialized (
     select * from int_pod_holdings
 ),
 
-intervals as (
+intervals as not materialized (
     select * from int_pod_intervals
 ),
 
@@ -35,11 +35,11 @@ records as (
     where ChargeCategory = 'Usage'
 ),
 
-unservable as (
+unservable as not materialized (
     select * from int_unservable_workloads
 ),
 
-pending as (
+pending as not materialized (
     select * from int_pending_demand_capped
 ),
 

@@ -7,31 +7,31 @@ with lines as (
     select * from int_cost_lines
 ),
 
-commitments as (
+commitments as not materialized (
     select * from int_commitments
 ),
 
-node_prices as (
+node_prices as not materialized (
     select * from int_node_prices
 ),
 
-nodes as (
+nodes as not materialized (
     select * from stg_nodes
 ),
 
-runs as (
+runs as not materialized (
     select * from stg_runs
 ),
 
-phases as (
+phases as not materialized (
     select * from int_run_phases
 ),
 
-workloads as (
+workloads as not materialized (
     select * from stg_workloads
 ),
 
-events as (
+events as not materialized (
     select * from stg_events
 ),
 
