@@ -52,13 +52,7 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
     level = spec.topology_required or spec.topology_preferred
     per_model = ctx.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
     if not level and not per_model:
-        counted = ctx.framework.failing_plan(state, run.request, len(run.pending), needed, explain)
-        if counted is None:
-            return Plan(*place_group(ctx, run, needed, explain=explain))
-        plan = Plan([], counted[1], count=counted[0])
-        if ctx.verifier:
-            _verify_counted(ctx, ctx.verifier, run, needed, explain, plan)
-        return plan
+        return whole_cluster(ctx, run, needed, explain)
     candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model, selector=run.request.selector)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
@@ -86,8 +80,20 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
                 return Plan(placed, diagnosis)
         return Plan([], fullest.diagnosis)
     if level:  # preferred topology, no claim: fall back to the whole cluster
-        return Plan(*place_group(ctx, run, needed))
+        return whole_cluster(ctx, run, needed, True)
     return Plan([], fullest.diagnosis)  # one claim per group, no model had room
+
+
+def whole_cluster(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool) -> Plan:
+    """The group planned on the whole cluster; a plan that cannot succeed is counted from the
+    free GPUs instead where the framework can (`Framework.failing_plan`, `pod_room.py`)."""
+    counted = ctx.framework.failing_plan(ctx.state, run.request, len(run.pending), needed, explain)
+    if counted is None:
+        return Plan(*place_group(ctx, run, needed, explain=explain))
+    plan = Plan([], counted[1], count=counted[0])
+    if ctx.verifier:
+        _verify_counted(ctx, ctx.verifier, run, needed, explain, plan)
+    return plan
 
 
 def best_domain(ctx: CycleContext, run: WorkloadRun, needed: int, candidates: list[topology.Domain],
