@@ -57,11 +57,13 @@ enum { FRACTION_UNDECIDED = 3 };
 /* The statuses a plain filter fails a node with (gpu_fit.py's `inline_statuses`, in this order). */
 enum { FAILED_GPU_SHORT = 0, FAILED_GPU_NEVER = 1, FAILED_CPU = 2, FAILED_MEMORY = 3, FAILED_KINDS = 4 };
 
-/* Whether a shared device of `devices` (a dict of free milli-GPUs) has `milli` free: 1 or 0;
+/* The slices of `milli` the shared devices of `devices` (a dict of free milli-GPUs) hold, each
+ * device its free share over `milli`, counted into `slices` until `enough`: 0;
  * FRACTION_UNDECIDED when a value does not fit 64 bits (Python decides); -1 with an exception set. */
-static int fraction_fits(PyObject *devices, long long milli) {
+static int shared_slices(PyObject *devices, long long milli, long long enough, long long *slices) {
+    *slices = 0;
     if (!PyDict_Check(devices)) {
-        PyErr_SetString(PyExc_TypeError, "walk(): shared_free must hold one dict per node");
+        PyErr_SetString(PyExc_TypeError, "shared_free must hold one dict per node");
         return -1;
     }
     Py_ssize_t position = 0;
@@ -76,10 +78,21 @@ static int fraction_fits(PyObject *devices, long long milli) {
             return -1;
         }
         if (value >= milli) {
-            return 1;
+            *slices += value / milli;
+            if (*slices >= enough) {
+                return 0;
+            }
         }
     }
     return 0;
+}
+
+/* Whether a shared device of `devices` has `milli` free: 1 or 0; FRACTION_UNDECIDED or -1 as
+ * `shared_slices`. */
+static int fraction_fits(PyObject *devices, long long milli) {
+    long long slices;
+    int status = shared_slices(devices, milli, 1, &slices);
+    return status ? status : slices > 0;
 }
 
 static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node,
@@ -224,6 +237,55 @@ typedef struct {
     const long long *nodes;
     Py_ssize_t size;
 } Accepted;
+
+/* What a call reads through the buffer protocol: `taken` flat arrays of one int64 per node and
+ * the accepted nodes (`listed`, when given), released together by `release_views`. */
+typedef struct {
+    Py_buffer views[FLAT_ARRAYS];
+    const long long *arrays[FLAT_ARRAYS];
+    int taken;
+    Py_buffer listed;
+    int listed_taken;
+    Accepted accepted;
+} Views;
+
+/* `n` (at most FLAT_ARRAYS) flat arrays of at least `count` values from `arrays`, and
+ * `accepted` (None, or an int64 array of at most `count` node indices) into `views`; -1 with an
+ * exception set (what was taken stays in `views` for `release_views`). */
+static int take_views(PyObject *const *arrays, int n, PyObject *accepted, Py_ssize_t count, Views *views) {
+    views->taken = 0;
+    views->listed_taken = 0;
+    views->accepted.nodes = NULL;
+    views->accepted.size = 0;
+    for (; views->taken < n; views->taken++) {
+        if (flat_array(arrays[views->taken], count, &views->views[views->taken]) < 0) {
+            return -1;
+        }
+        views->arrays[views->taken] = (const long long *)views->views[views->taken].buf;
+    }
+    if (accepted != Py_None) {
+        if (flat_array(accepted, 0, &views->listed) < 0) {
+            return -1;
+        }
+        views->listed_taken = 1;
+        views->accepted.nodes = (const long long *)views->listed.buf;
+        views->accepted.size = views->listed.len / views->listed.itemsize;
+        if (views->accepted.size > count) {
+            PyErr_SetString(PyExc_ValueError, "accepted lists more nodes than the cluster holds");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void release_views(Views *views) {
+    if (views->listed_taken) {
+        PyBuffer_Release(&views->listed);
+    }
+    while (views->taken > 0) {
+        PyBuffer_Release(&views->views[--views->taken]);
+    }
+}
 
 /* The first position of `accepted` holding a node at or after `node` (a binary search over
  * the ascending indices; `node` itself where every node is accepted). */
@@ -448,37 +510,12 @@ static PyObject *walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (count == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    Py_buffer views[FLAT_ARRAYS], listed;
-    const long long *arrays[FLAT_ARRAYS];
-    Accepted accepted = {NULL, 0};
-    int taken = 0, listed_taken = 0;
+    Views views;
     PyObject *result = NULL;
-    for (; taken < FLAT_ARRAYS; taken++) {
-        if (flat_array(args[1 + taken], count, &views[taken]) < 0) {
-            goto release;
-        }
-        arrays[taken] = (const long long *)views[taken].buf;
+    if (take_views(args + 1, FLAT_ARRAYS, args[8], count, &views) == 0) {
+        result = walk_nodes(args, views.arrays, views.accepted);
     }
-    if (args[8] != Py_None) {  /* the accepted nodes: an int64 array of at most `count` indices */
-        if (flat_array(args[8], 0, &listed) < 0) {
-            goto release;
-        }
-        listed_taken = 1;
-        accepted.nodes = (const long long *)listed.buf;
-        accepted.size = listed.len / listed.itemsize;
-        if (accepted.size > count) {
-            PyErr_SetString(PyExc_ValueError, "walk(): accepted lists more nodes than the cluster holds");
-            goto release;
-        }
-    }
-    result = walk_nodes(args, arrays, accepted);
-release:
-    if (listed_taken) {
-        PyBuffer_Release(&listed);
-    }
-    while (taken > 0) {
-        PyBuffer_Release(&views[--taken]);
-    }
+    release_views(&views);
     return result;
 }
 
@@ -542,35 +579,52 @@ PyDoc_STRVAR(gpus_run_out_first_doc,
 "`shared_free`) has CPU and memory for as many pods of `cpu` milli-CPU and `memory` MiB.\n"
 "False also where a count is beyond int64 (Python's plan decides).");
 
-/* Pods of a fraction `milli` the shared devices of one node hold (each device its free share
- * over `milli`); -1 where a value does not fit 64 bits, -2 with an exception set. */
-static long long shared_pods(PyObject *devices, long long milli) {
-    if (!PyDict_Check(devices)) {
-        PyErr_SetString(PyExc_TypeError, "gpus_run_out_first(): shared_free must hold one dict per node");
-        return -2;
-    }
-    long long pods = 0;
-    Py_ssize_t position = 0;
-    PyObject *device, *free;
-    while (PyDict_Next(devices, &position, &device, &free)) {
-        int overflow = 0;
-        long long value = PyLong_AsLongLongAndOverflow(free, &overflow);
-        if (overflow) {
+/* `gpus_run_out_first`'s pass: 1 or 0; -1 with an exception set. `milli` is whole GPUs (a
+ * multiple of 1000) or a fraction below 1000, whose pods also go on the shared devices of
+ * `shared` (a list of one dict per node). */
+static int run_out_first(const Views *views, Py_ssize_t count, long long milli, long long cpu, long long memory,
+                         PyObject *shared) {
+    const long long *const *arrays = views->arrays, *nodes = views->accepted.nodes;
+    Py_ssize_t size = nodes ? views->accepted.size : count;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        Py_ssize_t node = nodes ? (Py_ssize_t)nodes[k] : k;
+        if (node < 0 || node >= count) {
+            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): a node index out of range");
             return -1;
         }
-        if (value == -1 && PyErr_Occurred()) {
-            return -2;
+        long long free_gpus = arrays[0][node], pods;
+        if (free_gpus == BEYOND_INT64 || free_gpus > EXACT_IN_DOUBLE) {
+            return 0;  /* Python decides */
         }
-        if (value >= milli) {
-            pods += value / milli;
+        if (milli < MILLI) {
+            long long on_shared;
+            int status = shared_slices(PyList_GET_ITEM(shared, node), milli, LLONG_MAX, &on_shared);
+            if (status) {
+                return status < 0 ? -1 : 0;  /* an error, or Python decides */
+            }
+            pods = free_gpus * (MILLI / milli) + on_shared;
+        } else {
+            pods = free_gpus / (milli / MILLI);
+        }
+        if (pods <= 0) {
+            continue;
+        }
+        if (cpu > 0 && arrays[3][node]) {
+            long long free_cpu = arrays[1][node];
+            if (free_cpu == BEYOND_INT64 || free_cpu / cpu < pods) {
+                return 0;
+            }
+        }
+        if (memory > 0 && arrays[4][node]) {
+            long long free_memory = arrays[2][node];
+            if (free_memory == BEYOND_INT64 || free_memory / memory < pods) {
+                return 0;
+            }
         }
     }
-    return pods;
+    return 1;
 }
 
-/* One pass over the accepted nodes of the flat int64 arrays (the walk's: whole free GPUs, free
- * CPU, free memory; has CPU, has memory): the pods a node's GPUs hold, then whether its free
- * CPU (memory), where the node models it and the pod asks for some, holds as many. */
 static PyObject *gpus_run_out_first(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     (void)module;
     if (nargs != 11) {
@@ -594,78 +648,15 @@ static PyObject *gpus_run_out_first(PyObject *module, PyObject *const *args, Py_
         PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): shared_free must hold one dict per node");
         return NULL;
     }
-    Py_buffer views[5], listed;
-    const long long *arrays[5];
-    int taken = 0, listed_taken = 0, answer = 1;
+    Views views;
     PyObject *result = NULL;
-    const long long *nodes = NULL;
-    Py_ssize_t size = count;
-    for (; taken < 5; taken++) {
-        if (flat_array(args[taken], count, &views[taken]) < 0) {
-            goto release;
-        }
-        arrays[taken] = (const long long *)views[taken].buf;
-    }
-    if (args[5] != Py_None) {
-        if (flat_array(args[5], 0, &listed) < 0) {
-            goto release;
-        }
-        listed_taken = 1;
-        nodes = (const long long *)listed.buf;
-        size = listed.len / listed.itemsize;
-        if (size > count) {
-            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): accepted lists more nodes than the cluster holds");
-            goto release;
+    if (take_views(args, 5, args[5], count, &views) == 0) {
+        int answer = run_out_first(&views, count, milli, cpu, memory, shared);
+        if (answer >= 0) {
+            result = PyBool_FromLong(answer);
         }
     }
-    for (Py_ssize_t k = 0; k < size && answer; k++) {
-        Py_ssize_t node = nodes ? (Py_ssize_t)nodes[k] : k;
-        if (node < 0 || node >= count) {
-            PyErr_SetString(PyExc_ValueError, "gpus_run_out_first(): a node index out of range");
-            goto release;
-        }
-        long long free_gpus = arrays[0][node], pods;
-        if (free_gpus == BEYOND_INT64 || free_gpus > EXACT_IN_DOUBLE) {
-            answer = 0;  /* Python decides */
-            break;
-        }
-        if (fraction) {
-            long long on_shared = shared_pods(PyList_GET_ITEM(shared, node), milli);
-            if (on_shared == -2) {
-                goto release;
-            }
-            if (on_shared < 0) {
-                answer = 0;
-                break;
-            }
-            pods = free_gpus * (MILLI / milli) + on_shared;
-        } else {
-            pods = free_gpus / (milli / MILLI);
-        }
-        if (pods <= 0) {
-            continue;
-        }
-        if (cpu > 0 && arrays[3][node]) {
-            long long free_cpu = arrays[1][node];
-            if (free_cpu == BEYOND_INT64 || free_cpu / cpu < pods) {
-                answer = 0;
-            }
-        }
-        if (memory > 0 && arrays[4][node]) {
-            long long free_memory = arrays[2][node];
-            if (free_memory == BEYOND_INT64 || free_memory / memory < pods) {
-                answer = 0;
-            }
-        }
-    }
-    result = PyBool_FromLong(answer);
-release:
-    if (listed_taken) {
-        PyBuffer_Release(&listed);
-    }
-    while (taken > 0) {
-        PyBuffer_Release(&views[--taken]);
-    }
+    release_views(&views);
     return result;
 }
 
