@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from scheduler.cycle.context import CycleContext
 from scheduler.framework.pod_room import PLAN_COUNT_CHECK
-from scheduler.framework.runtime import Diagnosis
+from scheduler.framework.runtime import Diagnosis, failing_plan
 from scheduler.framework.status import Code
 from scheduler.model.workload import MILLI
 from scheduler.plugins import topology
@@ -86,8 +86,8 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
 
 def whole_cluster(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool) -> Plan:
     """The group planned on the whole cluster; a plan that cannot succeed is counted from the
-    free GPUs instead where the framework can (`Framework.failing_plan`, `pod_room.py`)."""
-    counted = ctx.framework.failing_plan(ctx.state, run.request, len(run.pending), needed, explain)
+    free GPUs instead where the framework can (`runtime.failing_plan`, `pod_room.py`)."""
+    counted = failing_plan(ctx.framework, ctx.state, run.request, len(run.pending), needed, explain)
     if counted is None:
         return Plan(*place_group(ctx, run, needed, explain=explain))
     plan = Plan([], counted[1], count=counted[0])

@@ -263,18 +263,6 @@ class Framework:
             return found
         return self._scan(state, request, nodes, base)
 
-    def failing_plan(self, state: ClusterState, request: PodRequest, pending: int, needed: int,
-                     explain: bool) -> tuple[int, Diagnosis | None] | None:
-        """A group plan of `pending` pods that cannot place `needed`, counted where its searches
-        would run from the rotating start (`_scan_some`): (pods placed, the first failure's
-        diagnosis when `explain`); None where the plan decides (`framework/pod_room.py`)."""
-        count = len(state.nodes)
-        if index_order(self.profile, self.scores, count) is not None or not (
-                self.profile.tie_break is TieBreak.HEAP_ORDER
-                or feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, count) < count):
-            return None
-        return pod_room.failing_plan(_partial_search_of(self), state, request, pending, needed, explain)
-
     def find_node_for_pod(self, state: ClusterState, request: PodRequest, pod: tuple[str, int],
                           nominated: int | None, now: float) -> tuple[int | None, Diagnosis | None]:
         """A pod cycle's Filter and Score (`schedulePod`): `find_node`, with
@@ -323,6 +311,19 @@ class Framework:
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
+
+
+def failing_plan(framework: Framework, state: ClusterState, request: PodRequest, pending: int, needed: int,
+                 explain: bool) -> tuple[int, Diagnosis | None] | None:
+    """A group plan of `pending` pods that cannot place `needed`, counted where its searches
+    would run from the rotating start (`Framework._scan_some`): (pods placed, the first
+    failure's diagnosis when `explain`); None where the plan decides (`framework/pod_room.py`)."""
+    count = len(state.nodes)
+    if index_order(framework.profile, framework.scores, count) is not None or not (
+            framework.profile.tie_break is TieBreak.HEAP_ORDER
+            or feasible_nodes_to_find(framework.profile.percentage_of_nodes_to_score, count) < count):
+        return None
+    return pod_room.failing_plan(_partial_search_of(framework), state, request, pending, needed, explain)
 
 
 def _find_with_batch(framework: Framework, batch: OpportunisticBatch, state: ClusterState, request: PodRequest,

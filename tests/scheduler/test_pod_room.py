@@ -3,7 +3,7 @@
 Hypothesis draws clusters (GPU models mixed, GPUs, CPU and memory modelled or not, labelled
 pools, a tainted node; small ones and ones past kube-scheduler's 100-node floor, where a
 search may stop early), a random sequence of allocations, releases, what-ifs and
-nominations, then a group of pods of one request: wherever `Framework.failing_plan` counts a
+nominations, then a group of pods of one request: wherever `runtime.failing_plan` counts a
 plan, the plan made pod by pod (each pod's search from the rotating start, its allocation,
 a rollback at the end) places that many pods, fails, leaves the start where it was and
 gives its first failure that diagnosis. The C count of CPU and memory running out is held
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from scheduler.framework import pod_room
 from scheduler.framework.node_search import Diagnosis
 from scheduler.framework.profile import load_profile
-from scheduler.framework.runtime import Framework
+from scheduler.framework.runtime import Framework, failing_plan
 from scheduler.model import Cluster, Node
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector, Taint
 from scheduler.state.cluster_state import ClusterState, PodRequest
@@ -124,7 +124,7 @@ def _check(room_kernel, drawn_nodes, operations, request, pending, short, start_
     framework._next_start = start = start_at % len(state.nodes)
     needed = max(1, pending - short)
     with mock.patch.object(pod_room, "ROOM_KERNEL", room_kernel if in_c else None):
-        counted = framework.failing_plan(state, request, pending, needed, True)
+        counted = failing_plan(framework, state, request, pending, needed, True)
     if counted is None:
         event("left to the plan")
         return
@@ -141,10 +141,10 @@ def test_cpu_running_out_before_the_gpus_leaves_the_plan_to_decide():
     state = ClusterState(Cluster((Node(name="a", gpu_model="A100", gpus=8, cpu_milli=16000),)))
     framework = Framework(load_profile("gang-v1.37"), random.Random(0))
     request = PodRequest(1000, cpu_milli=16000)
-    assert framework.failing_plan(state, request, 9, 9, True) is None
+    assert failing_plan(framework, state, request, 9, 9, True) is None
     assert _plan(framework, state, request, 9, 9)[0] == 1
     roomy = PodRequest(1000, cpu_milli=2000)
-    assert framework.failing_plan(state, roomy, 9, 9, True) is not None
+    assert failing_plan(framework, state, roomy, 9, 9, True) is not None
     assert _plan(framework, state, roomy, 9, 9)[0] == 8
 
 
@@ -155,13 +155,13 @@ def test_a_plan_whose_searches_stop_early_is_left_to_decide():
     state = ClusterState(Cluster(tuple(Node(name=f"n{i}", gpu_model="A100", gpus=1) for i in range(150))))
     framework = Framework(load_profile("gang-v1.37"), random.Random(0))
     request = PodRequest(1000)
-    assert framework.failing_plan(state, request, 151, 151, True) is None
+    assert failing_plan(framework, state, request, 151, 151, True) is None
     placed, _ = _plan(framework, state, request, 151, 151)
     assert placed == 150 and framework._next_start != 0
-    assert framework.failing_plan(state, request, 151, 151, True) is None  # the start moved, nothing else
+    assert failing_plan(framework, state, request, 151, 151, True) is None  # the start moved, nothing else
     state.allocate(("w", 0), 0, request)
     framework._next_start = 7
     for node in range(1, 51):  # 99 nodes left with room: every search processes every node
         state.allocate(("w", node), node, request)
-    assert framework.failing_plan(state, request, 151, 151, True)[0] == 99
+    assert failing_plan(framework, state, request, 151, 151, True)[0] == 99
     assert _plan(framework, state, request, 151, 151)[0] == 99 and framework._next_start == 7
