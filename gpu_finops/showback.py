@@ -14,9 +14,10 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas is imported where a table is written, not when the CLI builds its parser
+    import pandas as pd
 
 COLUMNS = ("group", "gpu_hours", "usage_cost", "idle_share_gpu_hours", "idle_share_cost", "charged_cost", "share")
 
@@ -94,6 +95,7 @@ def write_showback(frame: pd.DataFrame, group_by: str, policy: str, run_id: str,
         for record in rows.itertuples(index=False):
             writer.writerow([neutralise_formula(v) if isinstance(v, str) else v for v in record])
         return
+    import pandas as pd
     from rich.console import Console
     from rich.table import Table
 
