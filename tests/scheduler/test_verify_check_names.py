@@ -1,5 +1,5 @@
 """The `--verify` checks the scheduler makes, the ones `scheduler.verify.CHECKS` lists, and the
-twins docs/performance.md names are the same set; each check has a test that breaks its
+twins docs/fast-paths.md names are the same set; each check has a test that breaks its
 fast path on purpose and a test named on the page exists.
 
 The sources are read, not run: a check name is a string passed as the name of a
@@ -16,7 +16,7 @@ from pathlib import Path
 from scheduler.verify import CHECKS
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = ROOT / "docs" / "performance.md"
+PAGE = ROOT / "docs" / "fast-paths.md"
 TWIN_COLUMN = "`--verify` twin"
 BROKEN_COLUMN = "broken on purpose"
 
@@ -81,11 +81,11 @@ def test_every_check_the_scheduler_makes_is_listed_and_every_listed_check_is_mad
     assert CHECKS - in_sources == set(), "listed in scheduler.verify.CHECKS but made nowhere"
 
 
-def test_the_performance_page_names_every_check_once():
+def test_the_fast_paths_page_names_every_check_once():
     named = [name for cell in page_columns(TWIN_COLUMN) for name in re.findall(r'"([^"]+)"', cell)]
-    assert len(named) == len(set(named)), "a twin named twice on docs/performance.md"
-    assert set(named) - CHECKS == set(), "docs/performance.md names a twin that does not exist"
-    assert CHECKS - set(named) == set(), "a --verify check docs/performance.md does not describe"
+    assert len(named) == len(set(named)), "a twin named twice on docs/fast-paths.md"
+    assert set(named) - CHECKS == set(), "docs/fast-paths.md names a twin that does not exist"
+    assert CHECKS - set(named) == set(), "a --verify check docs/fast-paths.md does not describe"
 
 
 def test_every_check_has_a_test_that_breaks_its_fast_path_on_purpose():
@@ -96,7 +96,7 @@ def test_every_check_has_a_test_that_breaks_its_fast_path_on_purpose():
 
 def test_the_tests_the_page_names_exist():
     named = {name for cell in page_columns(BROKEN_COLUMN) for name in re.findall(r"`(test_\w+)`", cell)}
-    assert named, "docs/performance.md names no test"
+    assert named, "docs/fast-paths.md names no test"
     defined = {name for path in (ROOT / "tests").rglob("test_*.py")
                for name in re.findall(r"^def (test_\w+)\(", path.read_text(encoding="utf-8"), re.MULTILINE)}
     assert named - defined == set()
