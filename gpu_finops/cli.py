@@ -92,13 +92,6 @@ def _cmd_replay(args: argparse.Namespace) -> int:
     ))
     if verifier is not None:
         print(f"verified: {verifier.summary()}")
-    if args.ends_the_process:
-        # Every file is written and closed. The replay's objects (millions, in reference cycles)
-        # would otherwise be traced and freed one by one by the collector at shutdown, a few per
-        # cent of the command's CPU; frozen, the system takes their memory back at exit.
-        import gc
-
-        gc.freeze()
     return 0
 
 
@@ -545,7 +538,6 @@ def command_named(argv: Sequence[str]) -> str | None:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser(command_named(sys.argv[1:] if argv is None else argv)).parse_args(argv)
-    args.ends_the_process = argv is None  # the program's own command line, not a caller's (tests, scripts)
     from scheduler.errors import NUL_IN_PATH, nul_in_arguments
 
     if nul := nul_in_arguments(vars(args)):  # no file name can hold a NUL: say so, not ValueError
