@@ -175,7 +175,7 @@ def _run_step(n: int, claim: Claim, waits: str, before: str) -> str:
     fit test and the claim on those rows, and the model's pull as a running sum of exact changes
     where runs start and end (the xsum of the members in force at each step, bit for bit)."""
     return f"""
-w{n}_free_runs as (
+w{n}_free as (
     -- {claim.cause} ({', '.join(claim.waits)}): each stretch of a model's steps with the same GPUs
     -- left (none left too)
     select mkey, step as first_step, last_step, free
@@ -217,7 +217,7 @@ w{n}_pieces as (
         from (
             select s.sk, r.first_step as step, r.last_step as stretch_last_step, r.free,
                 null as fit_pods, null as unfit_free_gpus, null as free_gpus, null as start_s
-            from w{n}_free_runs as r
+            from w{n}_free as r
             inner join w{n}_shapes as s using (mkey)
             union all
             select s.sk, f.first_step, null, null, f.fit_pods, f.unfit_free_gpus, f.free_gpus, f.start_s

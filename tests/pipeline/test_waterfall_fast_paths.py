@@ -76,3 +76,32 @@ def test_earlier_claims_summed_only_where_asked_are_checked(demo_copy):
         assert asked_on_several in broken
         broken = broken.replace(asked_on_several, "")
     assert _rows_only_in_one(demo_copy, broken) > 0
+
+
+def _without(sql: str, part: str) -> str:
+    assert part in sql
+    return sql.replace(part, "")
+
+
+def test_runs_cut_where_the_fit_changes_are_checked(demo_copy):
+    # steps by runs (1, 3 and 4) end a run where the fit in force changes: runs cut only where
+    # the model's GPUs left change (the fit at a stretch's start held through it) are seen
+    sql = waterfall.render(MODEL.path.read_text())
+    fit_changes = ("            union all\n            select s.sk, f.first_step, null, null, f.fit_pods, "
+                   "f.unfit_free_gpus, f.free_gpus, f.start_s\n            from fit_steps as f\n"
+                   "            inner join w{n}_shapes as s using (fkey)\n")
+    broken = sql
+    for n in (1, 3, 4):
+        broken = _without(broken, fit_changes.replace("{n}", str(n)))
+    assert _rows_only_in_one(demo_copy, broken) > 0
+
+
+def test_segments_cut_where_a_run_ends_are_checked(demo_copy):
+    # a level on several models is cut into segments where any member's run starts or ends:
+    # segments cut only where runs start (a member gone from its model still counted) are seen
+    sql = waterfall.render(MODEL.path.read_text())
+    ends = "            union all\n            select lkey, last_step + 1 from w{n}_runs where not one_model\n"
+    broken = sql
+    for n in (1, 3, 4):
+        broken = _without(broken, ends.replace("{n}", str(n)))
+    assert _rows_only_in_one(demo_copy, broken) > 0
