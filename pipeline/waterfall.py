@@ -19,8 +19,15 @@ shortcuts, tests/pipeline/test_waterfall_fast_paths.py). A step whose waits earl
 for (what a level still asks is its GPUs less what they gave it) runs the fit test first, which
 does not read what is still asked, and sums the earlier claims only for the (level, step)s with
 a member that could use something (`w{n}_asks`, `w{n}_used_k`); the plain rendering joins every
-member to `used_{n-1}`, every level at every step. The block ends in `waterfall_claims`:
-run_id, gpu_model, step, idle_reason, gpus (one row per claim step and model step).
+member to `used_{n-1}`, every level at every step. A step whose waits no earlier step claims
+for goes by runs instead of steps (`_run_step`): a member wants the same at every step of a run
+where its model's GPUs left (`w{n}_free`: stretches) and its fit (`fit_steps`: the fit's
+changes by grid step) are unchanged (`w{n}_pieces`, `w{n}_runs`), and a level on several models
+at every step of a segment where none of its members' runs starts or ends (`w{n}_bounds`); the
+model's pull is a running sum of exact decimal changes where runs start and end, the xsum of
+the rows in force at each step bit for bit, and a later step reads a run's want at an asked
+step by an as-of lookup. The block ends in `waterfall_claims`: run_id, gpu_model, step,
+idle_reason, gpus (one row per claim step and model step).
 """
 
 from __future__ import annotations

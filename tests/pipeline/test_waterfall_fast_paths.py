@@ -4,8 +4,11 @@ The fast rendering skips the window for a level on one GPU model (one member a s
 the earlier steps' `used` rows through without the hash aggregate where no earlier step claims
 for the same waits, and drops the members that could use nothing before the window; the plain
 rendering (``waterfall_ctes(plain=True)``) runs every level through the window and every
-`used` through the hash aggregate. On the demo (waiting sets on one model and on several, of
-every wait kind) both give int_idle_by_cause row for row, and a broken shortcut is seen.
+`used` through the hash aggregate. The fast rendering runs the steps whose waits no earlier step
+claims for by runs of unchanged state (a level on several models by segments where none of its
+members' runs starts or ends); the plain one step by step. On the demo (waiting sets on one
+model and on several, of every wait kind) both give int_idle_by_cause row for row, and a
+broken shortcut is seen.
 """
 
 from __future__ import annotations
