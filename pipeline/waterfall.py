@@ -64,6 +64,28 @@ w{n}_members_{which} as (
 ),
 """
 
+def _shapes(n: int, waits: str) -> str:
+    return f"""w{n}_shapes as (
+    -- the fit timelines these waits ask for: sk is a model × pod size (fkey), or the model alone
+    -- (−mkey) for a size with no timeline there (no fit: zeros, as for no row in force)
+    select distinct mkey, fkey, coalesce(fkey, -mkey) as sk
+    from level_members
+    where wait in ({waits})
+),
+"""
+
+
+def _sets(n: int, waits: str, plain: bool) -> str:
+    return f"""w{n}_sets as (
+    -- the models of each waiting set that have GPUs: a level on one model is its own partition
+    select lkey, {'false' if plain else 'count(distinct mkey) = 1'} as one_model
+    from level_members
+    where wait in ({waits})
+    group by lkey
+),
+"""
+
+
 def _step(n: int, claim: Claim, plain: bool) -> str:
     waits = ", ".join(f"'{wait}'" for wait in claim.waits)
     before = f"free_{n - 1}"
@@ -89,14 +111,7 @@ w{n}_free as (
     where exists (select 1 from level_members as l where l.wait in ({waits}) and l.mkey = f.mkey)
 ),
 
-w{n}_shapes as (
-    -- the fit timelines these waits ask for: sk is a model × pod size (fkey), or the model alone
-    -- (−mkey) for a size with no timeline there (no fit: zeros, as for no row in force)
-    select distinct mkey, fkey, coalesce(fkey, -mkey) as sk
-    from level_members
-    where wait in ({waits})
-),
-
+{_shapes(n, waits)}
 w{n}_fit as (
     -- each step of a model with GPUs left (by ord), for each timeline these waits ask for, with
     -- the fit in force there (every change of it is a point of the grid): one lookup per
@@ -111,14 +126,7 @@ w{n}_fit as (
     where f.free > 0
 ),
 
-w{n}_sets as (
-    -- the models of each waiting set that have GPUs: a level on one model is its own partition
-    select lkey, {'false' if plain else 'count(distinct mkey) = 1'} as one_model
-    from level_members
-    where wait in ({waits})
-    group by lkey
-),
-{_members(n, "one", "", waits, still_asked, used_join)}{_members(n, "many", "not ", waits, still_asked, used_join)}
+{_sets(n, waits, plain)}{_members(n, "one", "", waits, still_asked, used_join)}{_members(n, "many", "not ", waits, still_asked, used_join)}
 {_wanted_asked_later(n, claim) if asked_later else _wanted(n, claim, plain)}w{n}_pull as (
     select mkey, step, xsum(wanted) as wanted
     from (
@@ -201,14 +209,7 @@ w{n}_free as (
     where starts
 ),
 
-w{n}_shapes as (
-    -- the fit timelines these waits ask for: sk is a model × pod size (fkey), or the model alone
-    -- (−mkey) for a size with no timeline there (no fit: zeros, as for no row in force)
-    select distinct mkey, fkey, coalesce(fkey, -mkey) as sk
-    from level_members
-    where wait in ({waits})
-),
-
+{_shapes(n, waits)}
 w{n}_pieces as (
     -- the runs of unchanged state (GPUs left, fit in force) along each timeline these waits ask
     -- for: a stretch of its model's GPUs left or a fit row starts one; numbered along the
@@ -237,14 +238,7 @@ w{n}_pieces as (
     where free > 0 and first_step <= last_step
 ),
 
-w{n}_sets as (
-    -- the models of each waiting set that have GPUs: a level on one model is its own partition
-    select lkey, count(distinct mkey) = 1 as one_model
-    from level_members
-    where wait in ({waits})
-    group by lkey
-),
-
+{_sets(n, waits, plain=False)}
 w{n}_runs as materialized (
     -- each level on each model, over each run of its timeline inside the level's steps
     select l.lkey, l.mkey, l.one_model, l.gpus_per_pod, l.min_pods, l.gpus,
