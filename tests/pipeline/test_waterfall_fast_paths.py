@@ -4,8 +4,11 @@ The fast rendering skips the window for a level on one GPU model (one member a s
 the earlier steps' `used` rows through without the hash aggregate where no earlier step claims
 for the same waits, and drops the members that could use nothing before the window; the plain
 rendering (``waterfall_ctes(plain=True)``) runs every level through the window and every
-`used` through the hash aggregate. On the demo (waiting sets on one model and on several, of
-every wait kind) both give int_idle_by_cause row for row, and a broken shortcut is seen.
+`used` through the hash aggregate. The fast rendering runs the steps whose waits no earlier step
+claims for by runs of unchanged state (a level on several models by segments where none of its
+members' runs starts or ends); the plain one step by step. On the demo (waiting sets on one
+model and on several, of every wait kind) both give int_idle_by_cause row for row, and a
+broken shortcut is seen.
 """
 
 from __future__ import annotations
@@ -75,4 +78,33 @@ def test_earlier_claims_summed_only_where_asked_are_checked(demo_copy):
         asked_on_several = f"select lkey, step from w{n}_tested_many\n        union all\n"
         assert asked_on_several in broken
         broken = broken.replace(asked_on_several, "")
+    assert _rows_only_in_one(demo_copy, broken) > 0
+
+
+def _without(sql: str, part: str) -> str:
+    assert part in sql
+    return sql.replace(part, "")
+
+
+def test_runs_cut_where_the_fit_changes_are_checked(demo_copy):
+    # steps by runs (1, 3 and 4) end a run where the fit in force changes: runs cut only where
+    # the model's GPUs left change (the fit at a stretch's start held through it) are seen
+    sql = waterfall.render(MODEL.path.read_text())
+    fit_changes = ("            union all\n            select s.sk, f.first_step, null, null, f.fit_pods, "
+                   "f.unfit_free_gpus, f.free_gpus, f.start_s\n            from fit_steps as f\n"
+                   "            inner join w{n}_shapes as s using (fkey)\n")
+    broken = sql
+    for n in (1, 3, 4):
+        broken = _without(broken, fit_changes.replace("{n}", str(n)))
+    assert _rows_only_in_one(demo_copy, broken) > 0
+
+
+def test_segments_cut_where_a_run_ends_are_checked(demo_copy):
+    # a level on several models is cut into segments where any member's run starts or ends:
+    # segments cut only where runs start (a member gone from its model still counted) are seen
+    sql = waterfall.render(MODEL.path.read_text())
+    ends = "            union all\n            select lkey, last_step + 1 from w{n}_runs where not one_model\n"
+    broken = sql
+    for n in (1, 3, 4):
+        broken = _without(broken, ends.replace("{n}", str(n)))
     assert _rows_only_in_one(demo_copy, broken) > 0
