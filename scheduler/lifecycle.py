@@ -162,10 +162,12 @@ class Lifecycle:
 
     # -- placing and running (the ReplayActions) ------------------------------------------
 
-    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
-        """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`."""
+    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool, allocated: bool = False) -> None:
+        """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`.
+        `allocated`: the pod holds its GPUs there already (a group plan committed as made)."""
         self.state.drop_nominations(run.spec.workload_id, pod)  # what was kept for it is its own now
-        self.state.allocate((run.spec.workload_id, pod), node, run.request)
+        if not allocated:
+            self.state.allocate((run.spec.workload_id, pod), node, run.request)
         self.holdings.holds(run)
         run.running_victims = None
         run.pending.discard(pod)
