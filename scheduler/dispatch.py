@@ -80,8 +80,12 @@ class Dispatcher:
         self.request_cycle(max(now, run.backoff_until_s))
 
     def dequeue(self, run: WorkloadRun) -> None:
+        """Forget `run`'s entities: its pods, or its whole group (`enqueue` files by the
+        profile's unit, which a replay never changes)."""
         wid = run.spec.workload_id
-        self.queue.remove((wid, GROUP))
+        if self.framework.profile.unit is not Unit.POD:
+            self.queue.remove((wid, GROUP))
+            return
         for pod in range(run.spec.pods):
             self.queue.remove((wid, pod))
 

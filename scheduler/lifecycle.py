@@ -162,10 +162,11 @@ class Lifecycle:
 
     # -- placing and running (the ReplayActions) ------------------------------------------
 
-    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
-        """Commit one pod to a node: `reserved` (waits at the gang barrier) or `started`."""
+    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool, allocated: bool = False) -> None:
+        """Commit one pod to a node: `reserved` (at the gang barrier) or `started`; `allocated`: it holds its GPUs already."""
         self.state.drop_nominations(run.spec.workload_id, pod)  # what was kept for it is its own now
-        self.state.allocate((run.spec.workload_id, pod), node, run.request)
+        if not allocated:
+            self.state.allocate((run.spec.workload_id, pod), node, run.request)
         self.holdings.holds(run)
         run.running_victims = None
         run.pending.discard(pod)
@@ -223,9 +224,7 @@ class Lifecycle:
         run.started.clear()
         run.running_victims = None
         self.holdings.stopped(run)
-        run.done = True
-        run.terminating = False
-        run.remaining_s = 0.0
+        run.done, run.terminating, run.remaining_s = True, False, 0.0
         run.pending.clear()
         self.dispatcher.dequeue(run)
         if self.admission is not None:

@@ -26,8 +26,9 @@ from scheduler.workload_run import WorkloadRun
 class ReplayActions(Protocol):
     """What a scheduling attempt may do to the replay. Each writes its own event rows."""
 
-    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool) -> None:
-        """Commit pod `pod` to `node`: `reserved` (held at the gang barrier) or `started`."""
+    def place(self, run: WorkloadRun, pod: int, node: int, *, reserve: bool, allocated: bool = False) -> None:
+        """Commit pod `pod` to `node`: `reserved` (held at the gang barrier) or `started`.
+        `allocated`: it holds its GPUs there already (a plan committed as made)."""
 
     def start_reserved(self, run: WorkloadRun) -> None:
         """The Permit barrier opened: every reserved pod of `run` starts now."""

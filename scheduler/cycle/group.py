@@ -36,12 +36,12 @@ def schedule_group(ctx: CycleContext, run: WorkloadRun) -> Outcome:
     # 1. PreFilter
     shortfall = needed * run.request.milli - ctx.state.free_milli(spec.gpu_models)
     # 2. Filter + Score, on a what-if
-    plan = plan_group(ctx, run, needed) if shortfall <= 0 else Plan()
+    plan = plan_group(ctx, run, needed, keep=True) if shortfall <= 0 else Plan()
     # 3. PostFilter (not while the victims of its last preemption still terminate)
     if plan.count < needed:
         if run.awaiting_victims_until <= ctx.now:
             if preempt_for_group(ctx, run, needed):
-                plan = plan_group(ctx, run, needed)
+                plan = plan_group(ctx, run, needed, keep=True)
             elif ctx.state.nominations:  # nothing to preempt: upstream clears the nominated nodes
                 ctx.state.drop_nominations(run.spec.workload_id)
         if plan.count < needed and run.awaiting_victims_until > ctx.now:
@@ -63,7 +63,7 @@ def schedule_group(ctx: CycleContext, run: WorkloadRun) -> Outcome:
 
 def _bind(ctx: CycleContext, run: WorkloadRun, plan: Plan) -> Outcome:
     for pod, node in plan.placed:
-        ctx.actions.place(run, pod, node, reserve=False)
+        ctx.actions.place(run, pod, node, reserve=False, allocated=plan.kept)
     ctx.actions.maybe_start_progress(run)
     if not run.pending:
         return Outcome.PLACED

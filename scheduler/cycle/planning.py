@@ -35,24 +35,31 @@ class Plan:
     # Pods placed: len(placed), or what a plan that cannot succeed would place, counted
     # without its searches (`pod_room.failing_plan`; `placed` is then empty).
     count: int
+    # The placed pods already hold their GPUs: the plan was committed as made, not rolled
+    # back (`place_group(keep=True)`), and binding it must not allocate them again.
+    kept: bool
 
     # Written out: mypyc compiles it, the dataclasses module's would run interpreted.
     def __init__(self, placed: list[tuple[int, int]] | None = None, diagnosis: Diagnosis | None = None,
-                 topology_note: str | None = None, count: int | None = None) -> None:
+                 topology_note: str | None = None, count: int | None = None, kept: bool = False) -> None:
         self.placed = [] if placed is None else placed
         self.diagnosis = diagnosis
         self.topology_note = topology_note
         self.count = len(self.placed) if count is None else count
+        self.kept = kept
 
 
-def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool = True) -> Plan:
+def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool = True, keep: bool = False) -> Plan:
     """Plan the group, honouring its topology constraint (required or preferred) and, when
-    the profile shares one device claim per group, one GPU model for all its pods."""
+    the profile shares one device claim per group, one GPU model for all its pods.
+
+    `keep`: the caller binds a plan that places `needed` pods right away, so a plan made on
+    the whole cluster that does is committed as made instead of rolled back (`Plan.kept`)."""
     spec, state = run.spec, ctx.state
     level = spec.topology_required or spec.topology_preferred
     per_model = ctx.profile.group_device_claim and len(state.candidate_models(spec.gpu_models)) > 1
     if not level and not per_model:
-        return whole_cluster(ctx, run, needed, explain)
+        return whole_cluster(ctx, run, needed, explain, keep)
     candidates = topology.domains(state, spec.gpu_models, level, per_model=per_model, selector=run.request.selector)
     if run.holding:  # a satisfied elastic group grows inside the domain it already uses
         held = [state.holdings[(spec.workload_id, p)].node for p in run.holding]
@@ -80,16 +87,19 @@ def plan_group(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool =
                 return Plan(placed, diagnosis)
         return Plan([], fullest.diagnosis)
     if level:  # preferred topology, no claim: fall back to the whole cluster
-        return whole_cluster(ctx, run, needed, True)
+        return whole_cluster(ctx, run, needed, True, keep)
     return Plan([], fullest.diagnosis)  # one claim per group, no model had room
 
 
-def whole_cluster(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool) -> Plan:
+def whole_cluster(ctx: CycleContext, run: WorkloadRun, needed: int, explain: bool, keep: bool = False) -> Plan:
     """The group planned on the whole cluster; a plan that cannot succeed is counted from the
-    free GPUs instead where the framework can (`runtime.failing_plan`, `pod_room.py`)."""
+    free GPUs instead where the framework can (`runtime.failing_plan`, `pod_room.py`).
+    `keep`: a plan that places `needed` pods stays committed (`plan_group`)."""
     counted = failing_plan(ctx.framework, ctx.state, run.request, len(run.pending), needed, explain)
     if counted is None:
-        return Plan(*place_group(ctx, run, needed, explain=explain))
+        kept = keep and ctx.state.dra is None
+        placed, diagnosis = place_group(ctx, run, needed, explain=explain, keep=kept)
+        return Plan(placed, diagnosis, kept=kept and len(placed) >= needed)
     plan = Plan([], counted[1], count=counted[0])
     if ctx.verifier:
         _verify_counted(ctx, ctx.verifier, run, needed, explain, plan)
@@ -234,11 +244,17 @@ def place_in(ctx: CycleContext, run: WorkloadRun, needed: int, domain: topology.
 
 def place_group(
     ctx: CycleContext, run: WorkloadRun, needed: int, nodes: list[int] | None = None,
-    models: tuple[str, ...] | None = None, explain: bool = True,
+    models: tuple[str, ...] | None = None, explain: bool = True, keep: bool = False,
 ) -> tuple[list[tuple[int, int]], Diagnosis | None]:
     """Plan pod → node for the pending pods on the live state, then roll back.
 
-    `nodes` restricts the candidates (one topology domain), `models` the GPU models."""
+    `nodes` restricts the candidates (one topology domain), `models` the GPU models.
+    `keep` (never under DRA): a plan that places `needed` pods is committed instead, for a
+    caller that binds it at once. Binding after a rollback allocates, from the state the plan
+    started from, the same pods on the same nodes in the same order: the same devices and the
+    same index moves the plan made, so committing skips the undo and the redo. What binding
+    does besides (nominations dropped, the holders' index, the rows) reads nothing an
+    allocation changes, and nothing runs between the plan and its binding."""
     state, framework = ctx.state, ctx.framework
     wid = run.spec.workload_id
     request = run.request if models is None else run.request.with_models(models)
@@ -246,6 +262,7 @@ def place_group(
     placed: list[tuple[int, int]] = []
     first_failure: Diagnosis | None = None
     mark = state.mark()
+    committed = False
     try:
         for tried, pod in enumerate(pods, start=1):
             nominated = state.nominations.node_of(wid, pod) if state.nominations else None
@@ -258,6 +275,10 @@ def place_group(
                 first_failure = diagnosis
             if placement_feasible(needed, len(placed), len(pods) - tried).code is Code.UNSCHEDULABLE:
                 break  # early rejection: min_count can no longer be reached
+        committed = keep and len(placed) >= needed
     finally:
-        state.rollback(mark)
+        if committed:
+            state.commit(mark)
+        else:
+            state.rollback(mark)
     return placed, first_failure

@@ -85,6 +85,17 @@ class NodeSelector:
     labels: tuple[tuple[str, str], ...] = ()
     tolerations: tuple[Toleration, ...] = ()
 
+    # Written out, as the dataclasses module would generate them (the same values): mypyc
+    # compiles these, while the generated ones run interpreted, and the placement queue hashes
+    # a selector into every GpuShape it makes.
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NodeSelector):
+            return NotImplemented
+        return self.labels == other.labels and self.tolerations == other.tolerations
+
+    def __hash__(self) -> int:
+        return hash((self.labels, self.tolerations))
+
     @staticmethod
     def of(labels: dict[str, str] | tuple[tuple[str, str], ...] = (), tolerations: tuple[Toleration, ...] = ()) -> NodeSelector:
         pairs = labels.items() if isinstance(labels, dict) else labels
