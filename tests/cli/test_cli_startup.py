@@ -1,5 +1,5 @@
-"""What a command costs before its work: parsing one command's arguments imports only that
-command's modules."""
+"""What a command costs around its work: parsing one command's arguments imports only that
+command's modules, and a replay leaves its objects to the system at exit, not to the collector."""
 
 from __future__ import annotations
 
@@ -38,3 +38,16 @@ def test_parsing_a_replay_imports_neither_pandas_nor_other_commands_modules():
              "'gpu_finops.advise.preemption_command') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_replay_freezes_what_is_left_at_exit_not_before(tmp_path):
+    (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus\nn1,A100,8\n")
+    (tmp_path / "trace.csv").write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,60,2,4\n")
+    # Exit handlers run last in, first out: one registered before the command runs after its freeze.
+    program = ("import atexit, gc, sys; from gpu_finops.cli import main; "
+               "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0)); "
+               "code = main(sys.argv[1:]); print('returned', gc.get_freeze_count() > 0); sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", program, "replay", "-q", "--trace", "trace.csv", "--cluster",
+                           "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=True)
+    assert done.stdout.splitlines()[-2:] == ["returned False", "at exit True"]
