@@ -29,7 +29,7 @@ from __future__ import annotations
 from scheduler.admission.flavor_assignment import Assignment, Mode
 from scheduler.admission.flavor_screen import Screen
 from scheduler.admission.objects import FlavorFungibility
-from scheduler.admission.quota import FlavorResource, QuotaNode
+from scheduler.admission.quota import FlavorResource, FlavorResourceKeys, QuotaNode
 
 FIT_REUSE_CHECK = "fitting nomination reused while its quota checks pass"
 
@@ -67,7 +67,7 @@ class FitCertificate:
 
 
 def fit_certificate(assignment: Assignment, has_targets: bool, screen: Screen, start: tuple[int, ...],
-                    fungibility: FlavorFungibility) -> FitCertificate | None:
+                    fungibility: FlavorFungibility, keys: FlavorResourceKeys) -> FitCertificate | None:
     """The certificate of a nomination just computed, or None when it is not one that its
     quota checks alone decided: not a fit, a partial admission (a smaller count fitted after
     the whole one did not), or a group whose scan looked at another flavor than the chosen
@@ -90,5 +90,6 @@ def fit_certificate(assignment: Assignment, has_targets: bool, screen: Screen, s
             return None
         if assignment.tried.get(group_index) != (-1 if index == len(screened) - 1 else index):
             return None  # the scan went on past the chosen flavor
-        groups.append(tuple(((chosen, resource), assignment.usage[(chosen, resource)]) for resource in requested))
+        frs = [keys.of(chosen, resource) for resource in requested]
+        groups.append(tuple((fr, assignment.usage[fr]) for fr in frs))
     return FitCertificate(tuple(groups), assignment.borrow, fungibility.try_next_when_borrowing)

@@ -229,6 +229,7 @@ def assign_flavors(
         fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
     fungibility = spec.flavor_fungibility
+    key_of = queue.keys.of  # the tree's one key object per (flavor, resource)
     for group_index, requested, screened in groups:
         best: tuple[str, dict[str, Granular]] | None = None
         best_mode = WORST
@@ -249,15 +250,17 @@ def assign_flavors(
             # preemption (over the queue's maximum, or short with no preemption allowed) dooms
             # the flavor; the others still say why they would wait, but the oracle's answer
             # about them cannot change the outcome (`flavor_doomed`).
-            checks = [_quota_check(queue, (name, resource), wl.requests[resource],
-                                   may_preempt_while_borrowing=can_preempt_while_borrowing) for resource in requested]
+            frs = [key_of(name, resource) for resource in requested]
+            checks = [_quota_check(queue, fr, wl.requests[fr[1]], may_preempt_while_borrowing=can_preempt_while_borrowing)
+                      for fr in frs]
             if plain:  # only a resource over the maximum spares the oracle (the rule before)
                 doomed = any(check[2] is PendingReason.EXCEEDS_MAX_QUOTA for check in checks)
             else:
                 doomed = flavor_doomed([check[2] for check in checks])
-            for resource, (granular, reason, no_fit, asks_oracle) in zip(requested, checks, strict=True):
+            for fr, (granular, reason, no_fit, asks_oracle) in zip(frs, checks, strict=True):
+                resource = fr[1]
                 if asks_oracle and not doomed:
-                    possibility, borrow_after = oracle(wl, queue, (name, resource), wl.requests[resource])
+                    possibility, borrow_after = oracle(wl, queue, fr, wl.requests[resource])
                     granular = Granular(_FROM_POSSIBILITY[possibility], borrow_after)
                 if reason:
                     assignment.reasons.append(reason)
@@ -283,7 +286,7 @@ def assign_flavors(
         assignment.tried[group_index] = -1 if attempted == len(screened) - 1 else attempted
         name, per_resource = best
         for resource, granular in per_resource.items():
-            fr = (name, resource)
+            fr = key_of(name, resource)
             assignment.flavors[resource] = name
             assignment.usage[fr] = wl.requests[resource]
             assignment.modes[fr] = granular.mode

@@ -30,6 +30,7 @@ from scheduler.admission.workloads import AdmissionWorkload
 
 OrderKey = tuple[int, float, int]
 Signature = tuple[FlavorResource, ...]  # the flavor-resources a holder uses
+_Index = tuple[list[int], list[AdmissionWorkload]]  # packed order keys and holders, both in candidate order
 
 
 def order_key(wl: AdmissionWorkload) -> OrderKey:
@@ -45,26 +46,37 @@ _UINT64 = struct.Struct(">Q")
 
 def packed_order_key(wl: AdmissionWorkload) -> int:
     """`order_key` as one integer that sorts as the tuple does: priority × 2¹²⁸ plus the
-    admission time's place among doubles × 2⁶⁴ plus `seq` (0 ≤ seq < 2⁶⁴). A double's bits,
-    the sign bit flipped for positives and every bit for negatives, sort as the doubles do;
-    adding 0.0 first makes -0.0 the 0.0 it equals in the tuple."""
+    admission time's place among doubles × 2⁶⁴ plus `seq` (0 ≤ seq < 2⁶⁴)."""
+    return _packed(wl, newest_first_bits(wl.admitted_s or 0.0))
+
+
+def newest_first_bits(admitted_s: float) -> int:
+    """The place of -admitted_s among doubles, as 64 bits that sort as the doubles do: a
+    double's bits, the sign bit flipped for positives and every bit for negatives. Adding
+    0.0 first makes -0.0 the 0.0 it equals in the tuple."""
+    bits: int = _UINT64.unpack(_DOUBLE.pack(-admitted_s + 0.0))[0]
+    return (bits ^ _LOW_64) if bits & _BIT_63 else (bits | _BIT_63)
+
+
+def _packed(wl: AdmissionWorkload, time_bits: int) -> int:
     seq = wl.seq
     if not 0 <= seq <= _LOW_64:
         raise ValueError(f"workload {wl.name}: seq {seq} outside 0..2**64-1")
-    newest_first = -(wl.admitted_s or 0.0) + 0.0
-    bits: int = _UINT64.unpack(_DOUBLE.pack(newest_first))[0]
-    bits = (bits ^ _LOW_64) if bits & _BIT_63 else (bits | _BIT_63)
-    return (wl.priority << 128) + (bits << 64) + seq
+    return (wl.priority << 128) + (time_bits << 64) + seq
 
 
 class Holders:
     def __init__(self, queues: Iterable[str]) -> None:
         self.by_queue: dict[str, dict[str, AdmissionWorkload]] = {q: {} for q in queues}
         # queue -> usage signature -> (packed order keys, holders), both in candidate order
-        self._sorted: dict[str, dict[Signature, tuple[list[int], list[AdmissionWorkload]]]] = {
+        self._sorted: dict[str, dict[Signature, _Index]] = {
             q: {} for q in self.by_queue}
-        self._signatures: dict[str, Signature] = {}  # each holder's, as it was added
-        self._keys: dict[str, int] = {}  # each holder's packed key, as it was added
+        # Each holder's packed key and the index it sits in, as it was added: a release finds
+        # its place without hashing the signature again.
+        self._held: dict[str, tuple[int, _Index]] = {}
+        # The bits of the last admission time packed: the admissions of one cycle share it.
+        self._last_time = 0.0
+        self._last_time_bits = newest_first_bits(0.0)
         self.evicting: dict[str, AdmissionWorkload] = {}  # evicted, quota not yet released
         # queue -> flavor-resource -> priority -> usage held: how much preemption could free
         self._totals: dict[str, dict[FlavorResource, dict[int, int]]] = {q: {} for q in self.by_queue}
@@ -74,13 +86,17 @@ class Holders:
 
     def add(self, queue: str, wl: AdmissionWorkload) -> None:
         self.by_queue[queue][wl.name] = wl
-        key = self._keys[wl.name] = packed_order_key(wl)  # unique: `seq` is the workload's
+        admitted_s = wl.admitted_s or 0.0
+        if admitted_s != self._last_time:
+            self._last_time, self._last_time_bits = admitted_s, newest_first_bits(admitted_s)
+        key = _packed(wl, self._last_time_bits)  # unique: `seq` is the workload's
         usage = wl.usage
-        signature = self._signatures[wl.name] = tuple(usage)
+        signature = tuple(usage)
         by_signature = self._sorted[queue]
         index = by_signature.get(signature)
         if index is None:
             index = by_signature[signature] = ([], [])
+        self._held[wl.name] = (key, index)
         keys, holders = index
         at = bisect.bisect_right(keys, key)
         keys.insert(at, key)
@@ -96,14 +112,10 @@ class Holders:
         if self.by_queue[queue].pop(wl.name, None) is None:
             return
         self.evicting.pop(wl.name, None)
-        key = self._keys.pop(wl.name)
+        key, (keys, holders) = self._held.pop(wl.name)
         totals, priority = self._totals[queue], wl.priority
         for fr, value in wl.usage.items():
             totals[fr][priority] -= value
-        index = self._sorted[queue].get(self._signatures.pop(wl.name))
-        if index is None:
-            return
-        keys, holders = index
         at = bisect.bisect_left(keys, key)
         if at < len(keys) and holders[at] is wl:
             del keys[at]

@@ -74,11 +74,12 @@ class NominationCache(Generic[Value]):
         self.fit_hits = 0  # certified fits reused while their quota checks pass
         self.misses = 0
 
-    def reads(self, cluster_queue: str, requests: Mapping[str, int], models: tuple[str, ...],
+    def reads(self, queue: QuotaNode, requests: Mapping[str, int], models: tuple[str, ...],
               shape: WorkloadShape) -> tuple[FlavorResource, ...]:
         """Every flavor-resource a nomination of this shape in this queue may read: each
         requested resource under each flavor of its resource group that the GPU-model
         affinity accepts (flavors it rejects are skipped without reading any quota)."""
+        cluster_queue, key_of = queue.name, queue.keys.of
         key = (cluster_queue, shape)
         found = self._reads.get(key)
         if found is None:
@@ -89,7 +90,7 @@ class NominationCache(Generic[Value]):
                     continue
                 for flavor_quotas in group.flavors:
                     if flavor_accepts(self.flavors[flavor_quotas.flavor], models):
-                        frs.extend((flavor_quotas.flavor, r) for r in requested)
+                        frs.extend(key_of(flavor_quotas.flavor, r) for r in requested)
             found = self._reads[key] = tuple(frs)
         return found
 

@@ -32,8 +32,32 @@ from collections.abc import Iterable, Iterator, Mapping
 from scheduler.admission.objects import QueueConfig, ResourceGroup
 from scheduler.admission.policies import StopPolicy
 
-FlavorResource = tuple[str, str]  # (flavor, resource)
+# (flavor, resource). Typed as a variable-length tuple on purpose: mypyc keeps a fixed-length
+# tuple[str, str] unboxed, as a C struct, and builds a fresh tuple object for every dict lookup
+# it is passed to; typed so, the compiled build passes the key object itself. The keys a replay
+# uses are one object per pair (`FlavorResourceKeys`), so the dicts find them by identity
+# instead of comparing equal tuples item by item.
+FlavorResource = tuple[str, ...]
 Usage = Mapping[FlavorResource, int]
+
+
+class FlavorResourceKeys:
+    """One `FlavorResource` object per (flavor, resource) pair of a quota tree (interning, no
+    module-level state): the tree's quotas and every flavor assignment take their keys here."""
+
+    __slots__ = ("_by_flavor",)
+
+    def __init__(self) -> None:
+        self._by_flavor: dict[str, dict[str, FlavorResource]] = {}
+
+    def of(self, flavor: str, resource: str) -> FlavorResource:
+        by_resource = self._by_flavor.get(flavor)
+        if by_resource is None:
+            by_resource = self._by_flavor[flavor] = {}
+        fr = by_resource.get(resource)
+        if fr is None:
+            fr = by_resource[resource] = (flavor, resource)
+        return fr
 
 
 class QuotaNode:
@@ -41,10 +65,11 @@ class QuotaNode:
 
     __slots__ = (
         "name", "is_cluster_queue", "parent", "child_cohorts", "child_queues", "nominal",
-        "borrowing_limit", "lending_limit", "subtree", "guaranteed", "usage", "weight", "depth", "_potential",
+        "borrowing_limit", "lending_limit", "subtree", "guaranteed", "usage", "weight", "depth", "_potential", "keys",
     )
 
-    def __init__(self, name: str, is_cluster_queue: bool, weight: float = 1.0) -> None:
+    def __init__(self, name: str, is_cluster_queue: bool, weight: float = 1.0,
+                 keys: FlavorResourceKeys | None = None) -> None:
         self.name = name
         self.is_cluster_queue = is_cluster_queue
         self.parent: QuotaNode | None = None
@@ -59,6 +84,7 @@ class QuotaNode:
         self.weight = weight
         self.depth = 0  # 0 for a root
         self._potential: dict[FlavorResource, int] = {}  # `potential_available`, once asked
+        self.keys = FlavorResourceKeys() if keys is None else keys  # the tree's, shared by its nodes
 
     def __repr__(self) -> str:
         kind = "ClusterQueue" if self.is_cluster_queue else "Cohort"
@@ -268,6 +294,7 @@ class QuotaTree:
         self.version = 0
         # Bumped by `commit`: changes for real, which a cycle's reservations are not.
         self.commits = 0
+        self.keys = FlavorResourceKeys()
         for name, cohort in config.cohorts.items():
             node = self._cohort(name)
             node.weight = cohort.fair_sharing_weight
@@ -276,7 +303,7 @@ class QuotaTree:
             if cohort.parent:
                 _link(self._cohort(cohort.parent), self.cohorts[name])
         for name, queue in config.cluster_queues.items():
-            node = QuotaNode(name, True, queue.fair_sharing_weight)
+            node = QuotaNode(name, True, queue.fair_sharing_weight, self.keys)
             _set_quota(node, queue.resource_groups)
             self.queues[name] = node
             if queue.cohort:
@@ -294,7 +321,7 @@ class QuotaTree:
     def _cohort(self, name: str) -> QuotaNode:
         node = self.cohorts.get(name)
         if node is None:
-            node = self.cohorts[name] = QuotaNode(name, False)
+            node = self.cohorts[name] = QuotaNode(name, False, keys=self.keys)
         return node
 
     def queue(self, name: str) -> QuotaNode:
@@ -329,7 +356,7 @@ def _set_quota(node: QuotaNode, groups: tuple[ResourceGroup, ...]) -> None:
     for group in groups:
         for flavor in group.flavors:
             for quota in flavor.resources:
-                fr = (flavor.flavor, quota.resource)
+                fr = node.keys.of(flavor.flavor, quota.resource)
                 node.nominal[fr] = quota.nominal_milli
                 if quota.borrowing_limit_milli is not None:
                     node.borrowing_limit[fr] = quota.borrowing_limit_milli

@@ -169,3 +169,17 @@ def test_flavor_fungibility_and_preference(objects, holding, want_flavor, want_g
     assignment = state.assign(state.pending("team-a", make_workload("w").gpus(6).priority(5).obj()))
     assert (assignment.flavors[GPU], assignment.modes[(want_flavor, GPU)], assignment.borrow) == (
         want_flavor, want_gpu_mode, want_borrow)
+
+
+def test_an_assignment_keys_its_usage_with_the_trees_own_flavor_resource_objects():
+    # One key object per (flavor, resource) in a tree: the quota dicts find an admitted
+    # workload's usage by identity instead of comparing equal tuples item by item.
+    state = AdmissionState(*_a100_then_h100())
+    assignment = state.assign(state.pending("team-a", make_workload("w").gpus(2).obj()))
+    for node in (state.tree.queue("team-a"), state.tree.queue("team-b"), state.tree.cohorts["org"]):
+        nominal_keys = {fr: fr for fr in node.nominal}
+        for fr in assignment.usage:
+            if fr in nominal_keys:
+                assert nominal_keys[fr] is fr
+    assert state.tree.keys.of("a100", GPU) is state.tree.keys.of("a100", GPU)
+    assert all(node.keys is state.tree.keys for node in state.tree.queues.values())
