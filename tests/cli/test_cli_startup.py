@@ -1,9 +1,11 @@
 """What a command costs around its work: parsing one command's arguments imports only that
-command's modules, and a replay leaves its objects to the system at exit, not to the collector."""
+command's modules, a replay leaves its objects to the system at exit, not to the collector, and no
+command starts OpenBLAS threads that spin for nothing."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 
@@ -51,3 +53,25 @@ def test_a_replay_freezes_what_is_left_at_exit_not_before(tmp_path):
                            "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.splitlines()[-2:] == ["returned False", "at exit True"]
+
+
+# Threads of the process before and after numpy's import: OpenBLAS starts its workers then.
+_BLAS_PROBE = ("import contextlib, os, sys; from gpu_finops.cli import main\n"
+               "with contextlib.suppress(SystemExit): main(['replay', '--help'])\n"
+               "assert 'numpy' not in sys.modules\n"
+               "before = len(os.listdir('/proc/self/task'))\n"
+               "import numpy\n"
+               "print(os.environ.get('OPENBLAS_NUM_THREADS', '-'), len(os.listdir('/proc/self/task')) - before)")
+
+
+def test_a_command_imports_numpy_without_openblas_worker_threads():
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", _BLAS_PROBE], capture_output=True, text=True, check=True,
+                          timeout=120, env=env)
+    assert done.stdout.split()[-2:] == ["1", "0"]  # the setting, and no thread started by numpy
+
+
+def test_the_users_openblas_setting_wins():
+    done = subprocess.run([sys.executable, "-c", _BLAS_PROBE], capture_output=True, text=True, check=True,
+                          timeout=120, env={**os.environ, "OPENBLAS_NUM_THREADS": "2"})
+    assert done.stdout.split()[-2] == "2"
