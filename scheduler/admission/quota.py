@@ -111,18 +111,22 @@ class QuotaNode:
         return "/" + "/".join(reversed(names))
 
     def local_available(self, fr: FlavorResource) -> int:
-        return max(0, self.guaranteed.get(fr, 0) - self.usage.get(fr, 0))
+        guaranteed = self.guaranteed.get(fr, 0) if self.guaranteed else 0  # see `available`
+        return max(0, guaranteed - self.usage.get(fr, 0))
 
     def available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
         """What can still be admitted for `fr` without preemption (may be negative at a root);
         with `after` (`usage_after_removing`), as it would be once those removals were made."""
-        usage = self.usage.get(fr, 0) if after is None else after.get(self, self.usage.get(fr, 0))
+        overlaid = None if after is None else after.get(self)
+        usage = self.usage.get(fr, 0) if overlaid is None else overlaid
         parent = self.parent
         if parent is None:
             return self.subtree.get(fr, 0) - usage
-        guaranteed = self.guaranteed.get(fr, 0)
+        # Most trees set no lending or borrowing limits: an empty dict is not asked, which
+        # would hash the key only to find nothing (a tuple does not keep its hash).
+        guaranteed = self.guaranteed.get(fr, 0) if self.guaranteed else 0
         from_parent = parent.available(fr, after)
-        limit = self.borrowing_limit.get(fr)
+        limit = self.borrowing_limit.get(fr) if self.borrowing_limit else None
         if limit is not None:
             stored_in_parent = self.subtree.get(fr, 0) - guaranteed
             used_in_parent = max(0, usage - guaranteed)
@@ -130,7 +134,8 @@ class QuotaNode:
         return max(0, guaranteed - usage) + from_parent
 
     def usage_after(self, fr: FlavorResource, after: UsageAfter) -> int:
-        return after.get(self, self.usage.get(fr, 0))
+        overlaid = after.get(self)
+        return self.usage.get(fr, 0) if overlaid is None else overlaid
 
     def potential_available(self, fr: FlavorResource) -> int:
         """The most this node could ever hold of `fr` (an empty cluster). It reads only
@@ -194,14 +199,15 @@ class QuotaNode:
     # -- changing ------------------------------------------------------------------------
 
     def add_usage(self, fr: FlavorResource, value: int) -> None:
-        local = max(0, self.guaranteed.get(fr, 0) - self.usage.get(fr, 0))
-        self.usage[fr] = self.usage.get(fr, 0) + value
+        usage = self.usage.get(fr, 0)
+        local = max(0, (self.guaranteed.get(fr, 0) if self.guaranteed else 0) - usage)
+        self.usage[fr] = usage + value
         if self.parent is not None and value > local:
             self.parent.add_usage(fr, value - local)
 
     def remove_usage(self, fr: FlavorResource, value: int) -> None:
         usage = self.usage.get(fr, 0)
-        stored_in_parent = usage - self.guaranteed.get(fr, 0)
+        stored_in_parent = usage - self.guaranteed.get(fr, 0) if self.guaranteed else usage
         self.usage[fr] = usage - value
         if stored_in_parent <= 0 or self.parent is None:
             return
@@ -226,8 +232,9 @@ def remove_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, v
     """`QuotaNode.remove_usage` written to `after` instead of the nodes (the same arithmetic)."""
     node: QuotaNode | None = queue
     while node is not None:
-        usage = after.get(node, node.usage.get(fr, 0))
-        stored_in_parent = usage - node.guaranteed.get(fr, 0)
+        overlaid = after.get(node)  # the tree's usage read only where the overlay has none
+        usage = node.usage.get(fr, 0) if overlaid is None else overlaid
+        stored_in_parent = usage - node.guaranteed.get(fr, 0) if node.guaranteed else usage
         after[node] = usage - value
         if stored_in_parent <= 0:
             return
@@ -239,8 +246,9 @@ def add_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, valu
     """`QuotaNode.add_usage` written to `after` instead of the nodes (the same arithmetic)."""
     node: QuotaNode | None = queue
     while node is not None:
-        usage = after.get(node, node.usage.get(fr, 0))
-        local = max(0, node.guaranteed.get(fr, 0) - usage)
+        overlaid = after.get(node)  # the tree's usage read only where the overlay has none
+        usage = node.usage.get(fr, 0) if overlaid is None else overlaid
+        local = max(0, (node.guaranteed.get(fr, 0) if node.guaranteed else 0) - usage)
         after[node] = usage + value
         if value <= local:
             return
