@@ -186,15 +186,21 @@ class QuotaNode:
         """Kueue's FindHeightOfLowestSubtreeThatFits: 0 when `value` fits in this queue's
         own quota, else the height of the lowest cohort subtree that holds it; and whether
         that subtree is smaller than the whole tree (reclaim lower down may help)."""
-        if not (self.borrowing_with(fr, value) and self.parent is not None):
-            return 0, self.parent is not None
+        # A loop up the parents rather than `ancestors()`: asked at every quota check, where
+        # making the generator cost more than the steps it yields.
+        parent = self.parent
+        if parent is None or not self.borrowing_with(fr, value):
+            return 0, parent is not None
         remaining = value - self.local_available(fr)
-        node = self
-        for node in self.ancestors():
+        node = parent
+        while True:
             if not node.borrowing_with(fr, remaining):
                 return node.height(), node.parent is not None
+            up = node.parent
+            if up is None:
+                return node.height(), False
             remaining -= node.local_available(fr)
-        return node.height(), node.parent is not None
+            node = up
 
     # -- changing ------------------------------------------------------------------------
 
