@@ -110,9 +110,9 @@ class QuotaNode:
         names = [self.name, *(a.name for a in self.ancestors())]
         return "/" + "/".join(reversed(names))
 
-    def local_available(self, fr: FlavorResource) -> int:
+    def local_available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
         guaranteed = self.guaranteed.get(fr, 0) if self.guaranteed else 0  # see `available`
-        return max(0, guaranteed - self.usage.get(fr, 0))
+        return max(0, guaranteed - (self.usage.get(fr, 0) if after is None else self.usage_after(fr, after)))
 
     def available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
         """What can still be admitted for `fr` without preemption (may be negative at a root);
@@ -155,8 +155,9 @@ class QuotaNode:
             most = min(self.subtree.get(fr, 0) + limit, most)
         return most
 
-    def borrowing_with(self, fr: FlavorResource, extra: int = 0) -> bool:
-        return self.usage.get(fr, 0) + extra > self.subtree.get(fr, 0)
+    def borrowing_with(self, fr: FlavorResource, extra: int = 0, after: UsageAfter | None = None) -> bool:
+        usage = self.usage.get(fr, 0) if after is None else self.usage_after(fr, after)
+        return usage + extra > self.subtree.get(fr, 0)
 
     def within_nominal(self, frs: Iterable[FlavorResource]) -> bool:
         """Kueue's IsWithinNominalInResources."""
@@ -182,24 +183,25 @@ class QuotaNode:
             height = max(height, child.height() + 1)
         return height
 
-    def borrowing_level(self, fr: FlavorResource, value: int) -> tuple[int, bool]:
+    def borrowing_level(self, fr: FlavorResource, value: int, after: UsageAfter | None = None) -> tuple[int, bool]:
         """Kueue's FindHeightOfLowestSubtreeThatFits: 0 when `value` fits in this queue's
         own quota, else the height of the lowest cohort subtree that holds it; and whether
-        that subtree is smaller than the whole tree (reclaim lower down may help)."""
+        that subtree is smaller than the whole tree (reclaim lower down may help). With
+        `after` (`usage_after_removing`), as it would be once those removals were made."""
         # A loop up the parents rather than `ancestors()`: asked at every quota check, where
         # making the generator cost more than the steps it yields.
         parent = self.parent
-        if parent is None or not self.borrowing_with(fr, value):
+        if parent is None or not self.borrowing_with(fr, value, after):
             return 0, parent is not None
-        remaining = value - self.local_available(fr)
+        remaining = value - self.local_available(fr, after)
         node = parent
         while True:
-            if not node.borrowing_with(fr, remaining):
+            if not node.borrowing_with(fr, remaining, after):
                 return node.height(), node.parent is not None
             up = node.parent
             if up is None:
                 return node.height(), False
-            remaining -= node.local_available(fr)
+            remaining -= node.local_available(fr, after)
             node = up
 
     # -- changing ------------------------------------------------------------------------
