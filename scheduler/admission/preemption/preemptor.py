@@ -18,7 +18,13 @@ from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import Possibility, Target, add_workload, remove_workload
 from scheduler.admission.preemption.fair_sharing import FairSharingPreemption
 from scheduler.admission.preemption.search import TopologyFits
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage, usage_after_removing
+from scheduler.admission.quota import (
+    FlavorResource,
+    QuotaNode,
+    QuotaTree,
+    Usage,
+    usage_after_removing,
+)
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
