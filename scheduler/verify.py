@@ -44,6 +44,7 @@ CHECKS = frozenset({
     "nomination reused from the per-flavor-resource cache",
     "fitting nomination reused while its quota checks pass",
     "preemption oracle answer reused per flavor-resource",
+    "preemption oracle's borrowing level on an overlay of the usage",
     "flavor assignment without the oracle on doomed flavors",
     "flavor screen per ClusterQueue and workload shape",
     "preemption ruled out by quota bounds",

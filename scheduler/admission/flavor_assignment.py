@@ -229,7 +229,9 @@ def assign_flavors(
         fair_sharing and spec.preemption.reclaim_within_cohort is not _NEVER
     )
     fungibility = spec.flavor_fungibility
-    key_of = queue.keys.of  # the tree's one key object per (flavor, resource)
+    # The tree's one key object per (flavor, resource); its method called on the object, not
+    # kept bound in a local, which the compiled build would call as a generic Python callable.
+    keys = queue.keys
     for group_index, requested, screened in groups:
         best: tuple[str, dict[str, Granular]] | None = None
         best_mode = WORST
@@ -250,7 +252,7 @@ def assign_flavors(
             # preemption (over the queue's maximum, or short with no preemption allowed) dooms
             # the flavor; the others still say why they would wait, but the oracle's answer
             # about them cannot change the outcome (`flavor_doomed`).
-            frs = [key_of(name, resource) for resource in requested]
+            frs = [keys.of(name, resource) for resource in requested]
             checks = [_quota_check(queue, fr, wl.requests[fr[1]], may_preempt_while_borrowing=can_preempt_while_borrowing)
                       for fr in frs]
             if plain:  # only a resource over the maximum spares the oracle (the rule before)
@@ -286,7 +288,7 @@ def assign_flavors(
         assignment.tried[group_index] = -1 if attempted == len(screened) - 1 else attempted
         name, per_resource = best
         for resource, granular in per_resource.items():
-            fr = key_of(name, resource)
+            fr = keys.of(name, resource)
             assignment.flavors[resource] = name
             assignment.usage[fr] = wl.requests[resource]
             assignment.modes[fr] = granular.mode

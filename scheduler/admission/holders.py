@@ -123,8 +123,14 @@ class Holders:
 
     def held_below(self, queue: str, fr: FlavorResource, below_priority: int | None) -> int:
         """Usage of `fr` held in `queue` by workloads of priority below the bound (all: None)."""
-        by_priority = self._totals[queue].get(fr, {})
-        return sum(v for p, v in by_priority.items() if below_priority is None or p < below_priority)
+        by_priority = self._totals[queue].get(fr)
+        held = 0
+        if by_priority is None:  # nobody in `queue` ever held `fr`
+            return held
+        for priority, value in by_priority.items():  # a loop: asked per source and flavor-resource
+            if below_priority is None or priority < below_priority:
+                held += value
+        return held
 
     def mark_evicting(self, wl: AdmissionWorkload) -> None:
         self.evicting[wl.name] = wl

@@ -79,7 +79,7 @@ class NominationCache(Generic[Value]):
         """Every flavor-resource a nomination of this shape in this queue may read: each
         requested resource under each flavor of its resource group that the GPU-model
         affinity accepts (flavors it rejects are skipped without reading any quota)."""
-        cluster_queue, key_of = queue.name, queue.keys.of
+        cluster_queue, keys = queue.name, queue.keys
         key = (cluster_queue, shape)
         found = self._reads.get(key)
         if found is None:
@@ -90,7 +90,7 @@ class NominationCache(Generic[Value]):
                     continue
                 for flavor_quotas in group.flavors:
                     if flavor_accepts(self.flavors[flavor_quotas.flavor], models):
-                        frs.extend(key_of(flavor_quotas.flavor, r) for r in requested)
+                        frs.extend([keys.of(flavor_quotas.flavor, r) for r in requested])
             found = self._reads[key] = tuple(frs)
         return found
 

@@ -110,19 +110,23 @@ class QuotaNode:
         names = [self.name, *(a.name for a in self.ancestors())]
         return "/" + "/".join(reversed(names))
 
-    def local_available(self, fr: FlavorResource) -> int:
-        return max(0, self.guaranteed.get(fr, 0) - self.usage.get(fr, 0))
+    def local_available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
+        guaranteed = self.guaranteed.get(fr, 0) if self.guaranteed else 0  # see `available`
+        return max(0, guaranteed - (self.usage.get(fr, 0) if after is None else self.usage_after(fr, after)))
 
     def available(self, fr: FlavorResource, after: UsageAfter | None = None) -> int:
         """What can still be admitted for `fr` without preemption (may be negative at a root);
         with `after` (`usage_after_removing`), as it would be once those removals were made."""
-        usage = self.usage.get(fr, 0) if after is None else after.get(self, self.usage.get(fr, 0))
+        overlaid = None if after is None else after.get(self)
+        usage = self.usage.get(fr, 0) if overlaid is None else overlaid
         parent = self.parent
         if parent is None:
             return self.subtree.get(fr, 0) - usage
-        guaranteed = self.guaranteed.get(fr, 0)
+        # Most trees set no lending or borrowing limits: an empty dict is not asked, which
+        # would hash the key only to find nothing (a tuple does not keep its hash).
+        guaranteed = self.guaranteed.get(fr, 0) if self.guaranteed else 0
         from_parent = parent.available(fr, after)
-        limit = self.borrowing_limit.get(fr)
+        limit = self.borrowing_limit.get(fr) if self.borrowing_limit else None
         if limit is not None:
             stored_in_parent = self.subtree.get(fr, 0) - guaranteed
             used_in_parent = max(0, usage - guaranteed)
@@ -130,7 +134,8 @@ class QuotaNode:
         return max(0, guaranteed - usage) + from_parent
 
     def usage_after(self, fr: FlavorResource, after: UsageAfter) -> int:
-        return after.get(self, self.usage.get(fr, 0))
+        overlaid = after.get(self)
+        return self.usage.get(fr, 0) if overlaid is None else overlaid
 
     def potential_available(self, fr: FlavorResource) -> int:
         """The most this node could ever hold of `fr` (an empty cluster). It reads only
@@ -150,8 +155,9 @@ class QuotaNode:
             most = min(self.subtree.get(fr, 0) + limit, most)
         return most
 
-    def borrowing_with(self, fr: FlavorResource, extra: int = 0) -> bool:
-        return self.usage.get(fr, 0) + extra > self.subtree.get(fr, 0)
+    def borrowing_with(self, fr: FlavorResource, extra: int = 0, after: UsageAfter | None = None) -> bool:
+        usage = self.usage.get(fr, 0) if after is None else self.usage_after(fr, after)
+        return usage + extra > self.subtree.get(fr, 0)
 
     def within_nominal(self, frs: Iterable[FlavorResource]) -> bool:
         """Kueue's IsWithinNominalInResources."""
@@ -177,31 +183,39 @@ class QuotaNode:
             height = max(height, child.height() + 1)
         return height
 
-    def borrowing_level(self, fr: FlavorResource, value: int) -> tuple[int, bool]:
+    def borrowing_level(self, fr: FlavorResource, value: int, after: UsageAfter | None = None) -> tuple[int, bool]:
         """Kueue's FindHeightOfLowestSubtreeThatFits: 0 when `value` fits in this queue's
         own quota, else the height of the lowest cohort subtree that holds it; and whether
-        that subtree is smaller than the whole tree (reclaim lower down may help)."""
-        if not (self.borrowing_with(fr, value) and self.parent is not None):
-            return 0, self.parent is not None
-        remaining = value - self.local_available(fr)
-        node = self
-        for node in self.ancestors():
-            if not node.borrowing_with(fr, remaining):
+        that subtree is smaller than the whole tree (reclaim lower down may help). With
+        `after` (`usage_after_removing`), as it would be once those removals were made."""
+        # A loop up the parents rather than `ancestors()`: asked at every quota check, where
+        # making the generator cost more than the steps it yields.
+        parent = self.parent
+        if parent is None or not self.borrowing_with(fr, value, after):
+            return 0, parent is not None
+        remaining = value - self.local_available(fr, after)
+        node = parent
+        while True:
+            if not node.borrowing_with(fr, remaining, after):
                 return node.height(), node.parent is not None
-            remaining -= node.local_available(fr)
-        return node.height(), node.parent is not None
+            up = node.parent
+            if up is None:
+                return node.height(), False
+            remaining -= node.local_available(fr, after)
+            node = up
 
     # -- changing ------------------------------------------------------------------------
 
     def add_usage(self, fr: FlavorResource, value: int) -> None:
-        local = max(0, self.guaranteed.get(fr, 0) - self.usage.get(fr, 0))
-        self.usage[fr] = self.usage.get(fr, 0) + value
+        usage = self.usage.get(fr, 0)
+        local = max(0, (self.guaranteed.get(fr, 0) if self.guaranteed else 0) - usage)
+        self.usage[fr] = usage + value
         if self.parent is not None and value > local:
             self.parent.add_usage(fr, value - local)
 
     def remove_usage(self, fr: FlavorResource, value: int) -> None:
         usage = self.usage.get(fr, 0)
-        stored_in_parent = usage - self.guaranteed.get(fr, 0)
+        stored_in_parent = usage - self.guaranteed.get(fr, 0) if self.guaranteed else usage
         self.usage[fr] = usage - value
         if stored_in_parent <= 0 or self.parent is None:
             return
@@ -226,8 +240,9 @@ def remove_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, v
     """`QuotaNode.remove_usage` written to `after` instead of the nodes (the same arithmetic)."""
     node: QuotaNode | None = queue
     while node is not None:
-        usage = after.get(node, node.usage.get(fr, 0))
-        stored_in_parent = usage - node.guaranteed.get(fr, 0)
+        overlaid = after.get(node)  # the tree's usage read only where the overlay has none
+        usage = node.usage.get(fr, 0) if overlaid is None else overlaid
+        stored_in_parent = usage - node.guaranteed.get(fr, 0) if node.guaranteed else usage
         after[node] = usage - value
         if stored_in_parent <= 0:
             return
@@ -239,8 +254,9 @@ def add_on_overlay(after: UsageAfter, queue: QuotaNode, fr: FlavorResource, valu
     """`QuotaNode.add_usage` written to `after` instead of the nodes (the same arithmetic)."""
     node: QuotaNode | None = queue
     while node is not None:
-        usage = after.get(node, node.usage.get(fr, 0))
-        local = max(0, node.guaranteed.get(fr, 0) - usage)
+        overlaid = after.get(node)  # the tree's usage read only where the overlay has none
+        usage = node.usage.get(fr, 0) if overlaid is None else overlaid
+        local = max(0, (node.guaranteed.get(fr, 0) if node.guaranteed else 0) - usage)
         after[node] = usage + value
         if value <= local:
             return

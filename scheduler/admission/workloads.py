@@ -63,10 +63,16 @@ class WorkloadShape:
 
 
 class ShapeTable:
-    """One `WorkloadShape` per distinct key for a replay (interning, no module-level state)."""
+    """One `WorkloadShape` per distinct key for a replay (interning, no module-level state),
+    and per trace row's request fields the requests and shape they give (`by_row`): a
+    replay's workloads come in few such shapes, and building the requests, sorting them into
+    a shape key and hashing it once per workload cost more than one flat tuple's lookup."""
 
     def __init__(self) -> None:
         self._shapes: dict[tuple[object, ...], WorkloadShape] = {}
+        # (GPUs, CPU, memory per pod, pods, models, priority, minCount, topology request) ->
+        # (the pod set's requests, the shape): what `admission_workload` derives from them
+        self.by_row: dict[tuple[object, ...], tuple[dict[str, int], WorkloadShape]] = {}
 
     def of(self, key: tuple[object, ...]) -> WorkloadShape:
         shape = self._shapes.get(key)
@@ -235,25 +241,37 @@ def admission_workload(run: WorkloadRun, local_queue: str | None, cluster_queue:
     its queue-order timestamp starts as its creation (submit) time. `uses_tas`: some flavor of
     the queues file has a Topology, so the trace's topology columns are the pod set's topology
     request and belong to its scheduling-equivalence hash (computeSchedulingHash). `shapes`:
-    the replay's interned shapes."""
+    the replay's interned shapes; workloads of one row shape then share one requests dict,
+    which nothing changes once it is made (`with_pods` builds its own)."""
     spec = run.spec
+    min_count = min(spec.min_count, spec.pods)
+    topology_request = (spec.topology_required, spec.topology_preferred) if uses_tas else None
+    row: tuple[object, ...] | None = None
+    found: tuple[dict[str, int], WorkloadShape] | None = None
+    if shapes is not None:
+        row = (spec.gpus_per_pod, spec.cpu_milli_per_pod, spec.memory_mib_per_pod, spec.pods, spec.gpu_models,
+               spec.priority, min_count, topology_request)
+        found = shapes.by_row.get(row)
     wl = AdmissionWorkload(
         run=run,
         name=spec.workload_id,
         local_queue=local_queue,
         cluster_queue=cluster_queue,
-        requests=pod_set_requests(run),
+        requests=pod_set_requests(run) if found is None else found[0],
         priority=spec.priority,
         seq=run.seq,
         created_s=spec.submit_time_s,
         models=spec.gpu_models,
         pods=spec.pods,
-        min_count=min(spec.min_count, spec.pods),
+        min_count=min_count,
         queue_timestamp_s=spec.submit_time_s,
-        topology_request=(spec.topology_required, spec.topology_preferred) if uses_tas else None,
+        topology_request=topology_request,
     )
-    if shapes is not None:
-        wl._shape = shapes.of(wl.shape_key())
+    if found is not None:
+        wl._shape = found[1]
+    elif shapes is not None and row is not None:
+        wl._shape = shape = shapes.of(wl.shape_key())
+        shapes.by_row[row] = (wl.requests, shape)
     return wl
 
 

@@ -16,7 +16,7 @@ from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
 from scheduler.admission.fit_certificate import FitCertificate
 from scheduler.admission.flavor_screen import FlavorScreen
-from scheduler.admission.preemption import classical, search
+from scheduler.admission.preemption import classical, preemptor, search
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
@@ -76,6 +76,7 @@ GROUP_CHECKS = {
 # Kueue's fast paths: checked under every profile (the scenario has queues).
 ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "preemption ruled out by quota bounds",
                     "preemption oracle answer reused per flavor-resource",
+                    "preemption oracle's borrowing level on an overlay of the usage",
                     "victim search step ruled out by a running sum",
                     "flavor assignment without the oracle on doomed flavors",
                     "flavor screen per ClusterQueue and workload shape",
@@ -212,6 +213,9 @@ BROKEN = {
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
+    "the oracle's overlay says every queue uses more than it holds": (  # the demo's preemptors never borrow
+        lambda mp: mp.setattr(preemptor, "usage_after_removing", lambda fr, leaving: _OverUsed()),
+        "preemption oracle's borrowing level on an overlay of the usage"),
     "the topology sums are built late but not kept": (
         lambda mp: mp.setattr(PlaceIndex, "_build", _built_but_not_kept),
         "free GPUs of a topology domain from running sums"),
@@ -320,6 +324,13 @@ def _built_but_not_kept(self):
 
 
 _ORIGINAL_BUILD = PlaceIndex._build
+
+
+class _OverUsed(dict):
+    """A usage overlay that reads far more usage on every node than there is."""
+
+    def get(self, key, default=None):
+        return 10**15
 
 
 def _wrap(function, change):

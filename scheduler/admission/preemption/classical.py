@@ -178,18 +178,24 @@ class ClassicalPreemption:
         no_borrowing_reclaim = self.specs[queue.name].preemption.borrow_within_cohort is _NO_BORROWING
         with_borrowing = [source for source, _, advantage in sources
                           if source is queue or advantage or not no_borrowing_reclaim]
-        if self._fits_without(wl, queue, usage, with_borrowing, allow_borrowing=True):
+        held: dict[QuotaNode, dict[FlavorResource, int]] = {}  # per source, for both checks
+        if self._fits_without(wl, queue, usage, with_borrowing, True, held):
             return True
-        return self._fits_without(wl, queue, usage, [source for source, _, _ in sources], allow_borrowing=False)
+        return self._fits_without(wl, queue, usage, [source for source, _, _ in sources], False, held)
 
     def _fits_without(self, wl: AdmissionWorkload, queue: QuotaNode, usage: Usage, sources: list[QuotaNode],
-                      allow_borrowing: bool) -> bool:
-        """Does `usage` fit `queue` once the sources' holders below the priority bound are gone?"""
+                      allow_borrowing: bool, held: dict[QuotaNode, dict[FlavorResource, int]]) -> bool:
+        """Does `usage` fit `queue` once the sources' holders below the priority bound are gone?
+        `held`: what each source's holders below their bound hold, summed once for both of
+        `_could_fit`'s checks (nothing changes the holders between them)."""
         preemption = self.specs[queue.name].preemption
         freeable: list[tuple[QuotaNode, dict[FlavorResource, int]]] = []
         for source in dict.fromkeys(sources):  # a queue is one source, even if listed twice
-            bound = priority_bound(policy_towards(preemption, source is queue), wl)
-            freeable.append((source, {fr: self.holders.held_below(source.name, fr, bound) for fr in usage}))
+            amounts = held.get(source)
+            if amounts is None:
+                bound = priority_bound(policy_towards(preemption, source is queue), wl)
+                amounts = held[source] = {fr: self.holders.held_below(source.name, fr, bound) for fr in usage}
+            freeable.append((source, amounts))
         if cannot_fit(queue, usage, freeable, allow_borrowing):
             if self.check is not None:
                 self.check.same("preemption ruled out by quota bounds", False,

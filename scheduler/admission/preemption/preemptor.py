@@ -18,7 +18,13 @@ from scheduler.admission.preemption.classical import ClassicalPreemption
 from scheduler.admission.preemption.common import Possibility, Target, add_workload, remove_workload
 from scheduler.admission.preemption.fair_sharing import FairSharingPreemption
 from scheduler.admission.preemption.search import TopologyFits
-from scheduler.admission.quota import FlavorResource, QuotaNode, QuotaTree, Usage
+from scheduler.admission.quota import (
+    FlavorResource,
+    QuotaNode,
+    QuotaTree,
+    Usage,
+    usage_after_removing,
+)
 from scheduler.admission.versions import FlavorResourceVersions
 from scheduler.admission.workloads import AdmissionWorkload
 from scheduler.verify import ClockedVerifier
@@ -26,6 +32,7 @@ from scheduler.verify import ClockedVerifier
 if TYPE_CHECKING:
     from scheduler.admission.admission_fair_sharing import QueueUsage
 
+ORACLE_LEVEL_CHECK = "preemption oracle's borrowing level on an overlay of the usage"
 _MOST_ANSWERS = 100_000  # with the queue-order timestamp in the key, one per waiting workload
 
 
@@ -88,11 +95,24 @@ class Preemptor:
         targets = self.targets(wl, queue, {fr: value}, frozenset({fr}))
         if not targets:
             return Possibility.NO_CANDIDATES, 0
+        # The level once the targets are gone reads `fr` alone: their usage of it removed on
+        # an overlay, with the tree's arithmetic, rather than all of it written to the tree
+        # and added back.
+        after = usage_after_removing(fr, [(self.tree.queue(t.workload.cluster_queue or ""), t.workload.usage.get(fr, 0))
+                                          for t in targets])
+        borrow, _ = queue.borrowing_level(fr, value, after)
+        if self.check is not None:
+            self.check.same(ORACLE_LEVEL_CHECK, borrow, self._level_once_removed(queue, fr, value, targets), wl.name)
+        if any(t.workload.cluster_queue == queue.name for t in targets):
+            return Possibility.PREEMPT, borrow
+        return Possibility.RECLAIM, borrow
+
+    def _level_once_removed(self, queue: QuotaNode, fr: FlavorResource, value: int, targets: list[Target]) -> int:
+        """The borrowing level with the targets removed from the tree and added back
+        (`replay --verify`'s plain answer)."""
         for target in targets:
             remove_workload(self.tree, target.workload)
         borrow, _ = queue.borrowing_level(fr, value)
         for target in targets:
             add_workload(self.tree, target.workload)
-        if any(t.workload.cluster_queue == queue.name for t in targets):
-            return Possibility.PREEMPT, borrow
-        return Possibility.RECLAIM, borrow
+        return borrow
