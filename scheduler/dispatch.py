@@ -139,8 +139,7 @@ class Dispatcher:
                 if failure and failure[0] == PendingReason.UNSCHEDULABLE.value and key[1] != GROUP:
                     # Newcomers inherit the diagnosis, not this pod's number and group count.
                     failure = (failure[0], run.unschedulable_detail or failure[1])
-                queue.park_shape(shape, version, until, failure, now=now, version_for=self.state.release_version_for,
-                                 tried=tried)
+                queue.park_shape(shape, version, until, failure, now=now, tried=tried)
             else:
                 queue.park_alone(key, version, until)
         report_waiting_gangs(ctx)

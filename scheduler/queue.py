@@ -19,7 +19,6 @@ that are not parked, so the order of attempts is the order kube-scheduler would 
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import itertools
 from collections.abc import Callable, Iterator
@@ -66,11 +65,7 @@ class SchedulingQueue:
         # After those two a shape is asleep exactly when `ShapeQueue.parked` holds for it.
         self._asleep: dict[GpuShape, int] = {}  # shape -> serial of its parking
         self._asleep_by_models: dict[tuple[str, ...], dict[int, dict[GpuShape, int]]] = {}
-        # (flush time, serial, shape) in flush-time order, read from `_wake_next` on: parked at
-        # now + the profile's flush, they come in that order (one out of it is inserted).
-        self._wake_times: list[tuple[float, int, GpuShape]] = []
-        self._wake_next = 0
-        self._woken_at = -1  # the cluster-wide release version `_wake_released` last looked at
+        self._wake_times: list[tuple[float, int, GpuShape]] = []  # (flush time, serial, shape)
         # Every flush time `next_flush_s` may answer, stale entries dropped when met on top.
         self._flush_times: list[tuple[float, int, GpuShape | None, QueueKey | None]] = []
         self._serials = itertools.count()
@@ -154,28 +149,18 @@ class SchedulingQueue:
 
     def _wake_due(self, now: float) -> None:
         """Wake the shapes whose flush time has come."""
-        times, asleep, i = self._wake_times, self._asleep, self._wake_next
-        while i < len(times) and times[i][0] <= now:
-            _, serial, shape = times[i]
-            i += 1
+        times, asleep = self._wake_times, self._asleep
+        while times and times[0][0] <= now:
+            _, serial, shape = heapq.heappop(times)
             if asleep.get(shape) == serial:
                 del asleep[shape]
-        if i > 4096 and 2 * i > len(times):
-            del times[:i]
-            i = 0
-        self._wake_next = i
 
     def _wake_released(self, version_for: VersionFor) -> None:
-        """Wake the shapes parked at a release version their GPU models have left (none
-        moved while the cluster-wide version stayed where the last look found it)."""
-        version = version_for(())
-        if version == self._woken_at:
-            return
-        self._woken_at = version
+        """Wake the shapes parked at a release version their GPU models have left."""
         asleep = self._asleep
         for models, buckets in self._asleep_by_models.items():
             current = version_for(models)
-            for parked_at in [parked for parked in buckets if parked != current]:
+            for parked_at in [version for version in buckets if version != current]:
                 for shape, serial in buckets.pop(parked_at).items():
                     if asleep.get(shape) == serial:
                         del asleep[shape]
@@ -249,7 +234,7 @@ class SchedulingQueue:
         self.remove(key)
 
     def park_shape(self, shape: GpuShape, release_version: int, until_s: float,
-                   failure: tuple[str, str] | None, *, now: float, version_for: VersionFor, tried: bool = True) -> None:
+                   failure: tuple[str, str] | None, *, now: float, tried: bool = True) -> None:
         queue = self.shapes[shape]
         queue.tried = tried
         queue.parked_at = release_version
@@ -257,14 +242,10 @@ class SchedulingQueue:
         queue.failure = failure
         serial = next(self._serials)
         heapq.heappush(self._flush_times, (until_s, serial, shape, None))
-        if queue.parked(version_for(shape.models), now):  # asleep exactly while parked
+        if now < until_s:  # a version the models have left is woken before the drain looks again
             self._asleep[shape] = serial
             self._asleep_by_models.setdefault(shape.models, {}).setdefault(release_version, {})[shape] = serial
-            entry, times = (until_s, serial, shape), self._wake_times
-            if len(times) > self._wake_next and until_s < times[-1][0]:
-                bisect.insort(times, entry, lo=self._wake_next)
-            else:
-                times.append(entry)
+            heapq.heappush(self._wake_times, (until_s, serial, shape))
         else:
             self._asleep.pop(shape, None)
 
