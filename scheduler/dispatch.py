@@ -118,7 +118,7 @@ class Dispatcher:
         self._cycles_at.discard(at)
         now = ctx.now
         next_backoff = queue.release_backoff(now)
-        for key, shape in queue.drain(self.state.release_version_for, now):
+        for key, shape in queue.drain(self._version_of, now):
             run = ctx.runs[key[0]]
             # The state the attempt saw: an attempt may itself give GPUs back (a rejected
             # gang's reservations), and a shape parked after that would miss them.
@@ -139,7 +139,7 @@ class Dispatcher:
                 if failure and failure[0] == PendingReason.UNSCHEDULABLE.value and key[1] != GROUP:
                     # Newcomers inherit the diagnosis, not this pod's number and group count.
                     failure = (failure[0], run.unschedulable_detail or failure[1])
-                queue.park_shape(shape, version, until, failure, now=now, tried=tried)
+                queue.park_shape(shape, version, until, failure, tried=tried)
             else:
                 queue.park_alone(key, version, until)
         report_waiting_gangs(ctx)
@@ -156,7 +156,7 @@ class Dispatcher:
         (a what-if, without preemption: a parked shape's preemption found nothing and its
         answer cannot change until a release, which unparks the shape)."""
         ctx = self.ctx
-        for _, head in self.queue.parked_heads(self.state.release_version_for, now):
+        for _, head in self.queue.parked_heads(self._version_of, now):
             run = ctx.runs[head[0]]
             if run.done or (head[1] == GROUP and not run.pending) or (head[1] != GROUP and head[1] not in run.pending):
                 continue

@@ -235,10 +235,7 @@ class ClusterState:
         if not models:
             return self.release_version
         by_model = self.release_version_by_model
-        total = 0
-        for model in models:  # a loop, not sum over a generator: a drain asks per parked bucket
-            total += by_model.get(model, 0)
-        return total
+        return sum(by_model.get(m, 0) for m in models)
 
     def restore(self, key: PodKey, holding: Holding) -> None:
         """Put back exactly the devices `key` held (a preemption what-if reprieve)."""

@@ -28,7 +28,7 @@ from scheduler.framework.node_heap import SortedScoredNodes
 from scheduler.framework.node_search import PartialSearch
 from scheduler.framework.status import Resource, Status
 from scheduler.plugins import topology
-from scheduler.queue import SchedulingQueue
+from scheduler.queue import ShapeQueue
 from scheduler.state import cluster_state
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
@@ -184,8 +184,8 @@ BROKEN = {
         lambda mp: mp.setattr(NodeCandidates, "model_node_count",
                               _wrap(NodeCandidates.model_node_count, lambda count: count - 1)),
         ROOM_CHECK),
-    "a parked shape ignores releases": (  # the drain's index of parked shapes never wakes a bucket
-        lambda mp: mp.setattr(SchedulingQueue, "_wake_released", lambda self, version_for: None),
+    "a parked shape ignores releases": (
+        lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
     "reprieves are deferred even on the plan's nodes": (
         lambda mp: mp.setattr(victim_plans.RemovalPlan, "keeps_plan", lambda self, group: self._defer),
