@@ -92,7 +92,7 @@ class Dispatcher:
     def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
         spec = run.spec
         created = run.group_timestamp_s(self.env.now)
-        return (*self.framework.queue_sort.sort_key(spec.priority, created, run.queued_s), run.seq, pod)
+        return self.framework.queue_sort.sort_key(spec.priority, created, run.queued_s) + (run.seq, pod)
 
     def _version_of(self, shape: GpuShape | None) -> int:
         """The release version that matters to a shape: releases of the GPU models it

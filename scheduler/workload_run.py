@@ -120,7 +120,8 @@ class WorkloadRun:
         it holds, at least 1 (kube-scheduler gangscheduling.go `PlacementFeasible`: the
         scheduled pods and the pending ones reach minCount together). Once the group runs,
         a raised min_count asks that many pending pods at once, not one by one."""
-        return max(1, self.min_count - len(self.holding))
+        held = len(self.started) if not self.reserved else len(self.reserved | self.started.keys())  # len(holding), unsorted
+        return max(1, self.min_count - held)
 
 
 def pod_request(workload: Workload, claims: PodClaims | None = None) -> PodRequest:

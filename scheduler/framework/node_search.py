@@ -95,10 +95,11 @@ def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlug
                key: Callable[[int], int] | None) -> tuple[int | None, Diagnosis]:
     """Every candidate filtered in its order and the feasible ones scored: the best node
     (ties: the heap's root when `heap`, else the least `key`, else the first) and the
-    failed nodes' diagnosis."""
+    failed nodes' diagnosis (counted only when no node is feasible: nobody reads it
+    otherwise)."""
     best_node, best_score, best_key, tied = None, -1.0, 0, False
     scored: list[tuple[float, int]] = []
-    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    failures: list[tuple[int, Status]] = []
     for node in candidates:
         failed = None
         for plugin in filters:
@@ -107,7 +108,8 @@ def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlug
                 failed = status
                 break
         if failed is not None:
-            diagnosis.failed(node, failed)
+            if best_node is None:
+                failures.append((node, failed))
             continue
         score = sum(w * p.score(state, request, node) for p, w in scores) if scores else 0.0
         if heap:
@@ -120,7 +122,11 @@ def scan_nodes(filters: Sequence[FilterPlugin], scores: Sequence[tuple[ScorePlug
             tied = True
             if key is not None and (node_key := key(node)) < best_key:
                 best_node, best_key = node, node_key
-    if best_node is not None and heap and tied:
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    if best_node is None:
+        for node, failed in failures:
+            diagnosis.failed(node, failed)
+    elif heap and tied:
         return heap_choice(scored), diagnosis
     return best_node, diagnosis
 

@@ -127,5 +127,5 @@ def best_possible_rank(state: ClusterState, domain: Domain, pods: int, request_m
         # Whole GPUs: each pod takes that many whole free GPUs of one node.
         whole = request_milli // 1000
         most = min(most, sum(count * (k // whole) for place in domain.places
-                             for k, count in state.places.whole_free_nodes(place).items()))
+                             for k, count in enumerate(state.places.whole_free_nodes(place))))
     return placement_rank(state, domain, most, request_milli)

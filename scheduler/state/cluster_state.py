@@ -321,19 +321,16 @@ def indexes_moved(state: ClusterState, node: int, priority: int, whole_before: i
     `whole_before` whole free GPUs (`_apply` and `_unapply` call it last, after every write)."""
     whole_free = state.whole_free[node]
     state.flat.whole_free[node] = flat(whole_free)
-    places = state.places if state.places.kept else None
     if whole_free != whole_before:
         state.room.whole_moved(node, whole_before, whole_free)
-        if places is not None:
-            places.whole_free_moved(node, whole_before, whole_free)
+    if state.places.kept:
+        state.places.moved(node, whole_before, whole_free, milli)
     if milli:
         used = state.used[node] + milli
         if state.usage_index.kept:
             state.usage_index.moved(node, state.used[node], used)
         state.used[node] = used
         state.flat.used[node] = flat(used)
-        if places is not None:
-            places.milli_taken(node, milli)
         if state.virtual_free.levels:
             state.virtual_free.taken(node, priority, milli)
 

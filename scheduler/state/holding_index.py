@@ -54,7 +54,7 @@ class HoldingIndex:
         help a preemption of any priority."""
         if pods is None:
             pods = run.holding
-        terminating = run.terminating or any(pod in run.terminating_pods for pod in pods)
+        terminating = run.terminating or (bool(run.terminating_pods) and any(pod in run.terminating_pods for pod in pods))
         priority = _EVERYONE if terminating else run.spec.priority
         nodes, holdings = self.state.nodes, self.state.holdings
         wid = run.spec.workload_id

@@ -42,9 +42,10 @@ class PlaceIndex:
         self._places_of = places_of
         # Free milli-GPUs per place: a domain's free GPUs without summing its nodes.
         self._free_milli: list[int] = [0] * len(self._ids)
-        # ... and how many of its nodes have k whole GPUs free (k → count): how many pods of
-        # g whole GPUs each it could hold at most (Σ count[k] · k // g).
-        self._whole_free_nodes: list[dict[int, int]] = [{} for _ in self._ids]
+        # ... and how many of its nodes have k whole GPUs free (count[k], k up to the most GPUs
+        # a node has): how many pods of g whole GPUs each it could hold at most (Σ count[k] · k // g).
+        most = max((node.gpus for node in nodes), default=0)
+        self._whole_free_nodes: list[list[int]] = [[0] * (most + 1) for _ in self._ids]
 
     def place_id(self, place: Place) -> int | None:
         """The place's id, None when no node of the cluster is in it."""
@@ -55,8 +56,8 @@ class PlaceIndex:
             self._build()
         return self._free_milli[place]
 
-    def whole_free_nodes(self, place: int) -> dict[int, int]:
-        """k → how many of the place's nodes have k whole GPUs free (read only)."""
+    def whole_free_nodes(self, place: int) -> list[int]:
+        """[k]: how many of the place's nodes have k whole GPUs free (read only)."""
         if not self.kept:
             self._build()
         return self._whole_free_nodes[place]
@@ -67,20 +68,16 @@ class PlaceIndex:
             whole = self._whole_free[index]
             for place in places:
                 self._free_milli[place] += free
-                counts = self._whole_free_nodes[place]
-                counts[whole] = counts.get(whole, 0) + 1
+                self._whole_free_nodes[place][whole] += 1
         self._built = True
         self.kept = True
 
-    def milli_taken(self, node: int, milli: int) -> None:
-        """`milli` GPUs of `node` were taken (negative: given back). Only once `kept`."""
-        free = self._free_milli
+    def moved(self, node: int, whole_before: int, whole_after: int, milli: int) -> None:
+        """`node` went from `whole_before` whole free GPUs to `whole_after`, and `milli`
+        milli-GPUs of it were taken (negative: given back). Only once `kept`."""
+        free, whole_free_nodes = self._free_milli, self._whole_free_nodes
         for place in self._places_of[node]:
             free[place] -= milli
-
-    def whole_free_moved(self, node: int, before: int, after: int) -> None:
-        """`node` went from `before` whole free GPUs to `after`. Only once `kept`."""
-        for place in self._places_of[node]:
-            counts = self._whole_free_nodes[place]
-            counts[before] -= 1
-            counts[after] = counts.get(after, 0) + 1
+            counts = whole_free_nodes[place]
+            counts[whole_before] -= 1
+            counts[whole_after] += 1
