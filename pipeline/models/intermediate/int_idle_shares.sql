@@ -24,7 +24,7 @@
 -- between builds and threads, and floating-point addition is not associative (docs/performance.md).
 -- The joins, windows and groups run on integer keys (a priced node resource, a GPU model × resource,
 -- a node, a model, a workload: numbered below); the names are joined back once, to the result.
-with lines as (
+with lines as not materialized (
     select * from int_cost_lines
 ),
 
