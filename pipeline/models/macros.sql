@@ -8,6 +8,9 @@
 -- integers (pods, counts, whole GPUs) stay plain `sum`.
 create or replace temp macro xsum(x) as cast(sum(cast(x as decimal(38, 18))) as double);
 create or replace temp macro xavg(x) as cast(avg(cast(x as decimal(38, 18))) as double);
+-- xsum of a group of one row (the value rounded to the fixed point and back), where a model's
+-- grain makes every group one row and a hash aggregate would only round each value.
+create or replace temp macro xone(x) as cast(cast(x as decimal(38, 18)) as double);
 
 -- Simulated seconds since the run start -> TIMESTAMP (UTC), rounded to the microsecond.
 create or replace temp macro ts_at(start_ts, seconds) as

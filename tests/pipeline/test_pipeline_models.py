@@ -341,6 +341,17 @@ def test_int_cost_lines_cover_requests_and_idle_per_resource(con):
     ]
 
 
+
+def test_int_cost_lines_idle_lines_are_one_per_reason_and_node_resource(con):
+    """int_idle_shares rounds each idle line as a sum of one row (xone) instead of grouping
+    them by this key: that is exact only while no two idle lines share it."""
+    assert rows(
+        con,
+        """select run_id, period_index, node, resource, idle_reason, count(*) from int_cost_lines
+           where workload_id is null group by all having count(*) > 1""",
+    ) == []
+    assert rows(con, "select count(*) from int_cost_lines where workload_id is null")[0][0] > 0
+
 def test_int_commitments_one_pool_per_sku_and_month(con):
     assert rows(
         con,

@@ -24,7 +24,7 @@
 -- between builds and threads, and floating-point addition is not associative (docs/performance.md).
 -- The joins, windows and groups run on integer keys (a priced node resource, a GPU model × resource,
 -- a node, a model, a workload: numbered below); the names are joined back once, to the result.
-with lines as (
+with lines as not materialized (
     select * from int_cost_lines
 ),
 
@@ -104,13 +104,15 @@ used as (
 ),
 
 idle as (
+    -- an idle line is the only one of its run × period × node × resource × reason (int_cost_lines'
+    -- grain), so each is a group of one row: its values rounded as xsum rounds a sum of one
+    -- (xone, models/macros.sql), without a hash aggregate over 3.3 M groups at bench-1m
     select l.period_index, p.pkey, p.ckey, p.nkey, p.mkey, l.idle_reason,
-        xsum(l.quantity) as quantity, xsum(p.effective_unit_price * l.quantity) as cost,
-        xsum(p.list_unit_price * l.quantity) as list_cost
+        xone(l.quantity) as quantity, xone(p.effective_unit_price * l.quantity) as cost,
+        xone(p.list_unit_price * l.quantity) as list_cost
     from lines as l
     inner join node_prices as p using (run_id, node, resource)
     where l.workload_id is null
-    group by l.period_index, p.pkey, p.ckey, p.nkey, p.mkey, l.idle_reason
 ),
 
 -- window: per charge period × GPU model × resource -------------------------------------------

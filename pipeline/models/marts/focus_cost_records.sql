@@ -3,7 +3,7 @@
 -- (`focus_split()`: each node-period of a resource is an origin charge; workloads are its
 -- allocated parts, idle its unallocated remainder). The build keeps the columns of the chosen
 -- layout (pipeline.focus.columns); the others are computed and dropped.
-with lines as (
+with lines as not materialized (
     select * from int_cost_lines
 ),
 
