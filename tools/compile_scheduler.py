@@ -50,7 +50,8 @@ NOT_COMPILED = {
 }
 OPT_LEVEL = "2"
 # C kernels: source -> module. No fused multiply-add: the scores must round as Python's do.
-NATIVE = {"scheduler/framework/native_walk.c": "scheduler.framework.native_walk"}
+NATIVE = {"scheduler/framework/native_walk.c": "scheduler.framework.native_walk",
+          "scheduler/eventlog/arrow_columns.c": "scheduler.eventlog.arrow_columns"}
 NATIVE_CFLAGS = ["-O2", "-ffp-contract=off"]
 
 

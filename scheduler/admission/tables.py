@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from scheduler.admission.objects import QueueConfig
 from scheduler.admission.workloads import in_base_unit
+from scheduler.eventlog.columns import arrow_table
 from scheduler.eventlog.schema import QUEUE_SCHEMA
 
 
@@ -32,7 +33,7 @@ def queue_table(config: QueueConfig) -> pa.Table:
                     rows["borrowing_limit"].append(_optional(resource, quota.borrowing_limit_milli))
                     rows["lending_limit"].append(_optional(resource, quota.lending_limit_milli))
                     rows["fair_sharing_weight"].append(queue.fair_sharing_weight)
-    return pa.Table.from_pydict(rows, schema=QUEUE_SCHEMA)
+    return arrow_table(rows, QUEUE_SCHEMA)
 
 
 def write_queue_table(config: QueueConfig, path: Path) -> Path:

@@ -21,6 +21,7 @@ import pyarrow as pa
 from scheduler.dra.allocator import Pick
 from scheduler.dra.objects import PodClaims
 from scheduler.dra.state import DraHolding, DraState, NodeDevices, device_share
+from scheduler.eventlog.columns import arrow_table
 from scheduler.eventlog.schema import DEVICE_ALLOCATION_SCHEMA
 
 COUNT_CLAIM_KIND = "count"  # a plain GPU count on a DRA node: a claim for that many whole GPUs
@@ -100,7 +101,7 @@ class DeviceAllocationLog:
         rows["in_pod_gpus"].append(in_pod_gpus)
 
     def table(self) -> pa.Table:
-        return pa.table(self._rows, schema=DEVICE_ALLOCATION_SCHEMA)
+        return arrow_table(self._rows, DEVICE_ALLOCATION_SCHEMA)
 
 
 def _claim_of(claims: PodClaims | None, pick: Pick) -> tuple[str, str | None]:

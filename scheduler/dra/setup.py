@@ -23,6 +23,7 @@ from scheduler.dra.kueue import kueue_device_counts
 from scheduler.dra.objects import DraInputs, PodClaims
 from scheduler.dra.state import DraState, NodeDevices, node_devices
 from scheduler.errors import InputError
+from scheduler.eventlog.columns import arrow_table
 from scheduler.eventlog.schema import DEVICE_SCHEMA, PendingReason
 from scheduler.model import Cluster, Workload
 from scheduler.trace.generic import RejectedRow
@@ -145,4 +146,4 @@ def devices_table(state: DraState, cluster: Cluster) -> pa.Table:
             rows["partition"].append(bool(device.consumes) and not devices.whole[index])
             profile = dict(device.attributes).get(f"{device.driver}/profile")
             rows["profile"].append(None if profile is None else str(profile))
-    return pa.table(rows, schema=DEVICE_SCHEMA)
+    return arrow_table(rows, DEVICE_SCHEMA)

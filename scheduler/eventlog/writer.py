@@ -15,6 +15,7 @@ from typing import TypedDict, Unpack
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from scheduler.eventlog.columns import arrow_array
 from scheduler.eventlog.schema import EVENT_SCHEMA, METADATA_KEY, SCHEMA_VERSION, EventType
 
 
@@ -126,7 +127,7 @@ class EventLogWriter:
     def _flush(self) -> None:
         if not self._pending:
             return
-        arrays = [pa.array(column, type=field.type)
+        arrays = [arrow_array(column, field.type)
                   for column, field in zip(self._columns(), self._schema, strict=True)]
         self._writer.write_table(pa.Table.from_arrays(arrays, schema=self._schema))
         self._pending = 0

@@ -55,6 +55,7 @@ from typing import Any
 import pyarrow as pa
 
 from scheduler.errors import InputError
+from scheduler.eventlog.columns import arrow_table
 from scheduler.eventlog.schema import CLUSTER_SCHEMA, WORKLOAD_SCHEMA
 from scheduler.eventlog.text import parse_toml
 from scheduler.model.cluster import PRICING_CATEGORIES, WELL_KNOWN_LABELS, Cluster, Node
@@ -312,7 +313,7 @@ def _labels(
 def cluster_to_arrow(cluster: Cluster) -> pa.Table:
     """The cluster as a table with exactly `CLUSTER_SCHEMA` (for ``cluster.parquet``)."""
     nodes = cluster.nodes
-    return pa.table(
+    return arrow_table(
         {
             "node": [n.name for n in nodes],
             "gpu_model": [n.gpu_model or None for n in nodes],
@@ -334,7 +335,7 @@ def workloads_to_arrow(workloads: Iterable[Workload]) -> pa.Table:
     ``gpu_model`` is the ``A|B`` label of the allowed models, or null for any model.
     """
     rows = list(workloads)
-    return pa.table(
+    return arrow_table(
         {
             "workload_id": [w.workload_id for w in rows],
             "submit_time_s": [w.submit_time_s for w in rows],

@@ -55,6 +55,7 @@ from scheduler.trace.io import (
 )
 from scheduler.trace.io import RowProblem as _RowProblem
 from scheduler.trace.labels import parse_labels
+from scheduler.trace.shape_memo import ShapeMemo
 
 REQUIRED_COLUMNS = ("workload_id", "submit_time", "duration_s", "gpus_per_pod")
 OPTIONAL_COLUMNS = (
@@ -165,13 +166,19 @@ def iter_generic_trace(
     start_utc = _as_utc(start)
     seen_ids: dict[str, int] = {}
     model_sets: dict[str, tuple[str, ...]] = {}  # one tuple per distinct gpu_model label
+    shapes = ShapeMemo(columns)
     accepted: list[Workload] = []
     rejected: list[RejectedRow] = []
     input_rows = 0
     for row_number, record in rows:
         input_rows += 1
         try:
-            workload = _parse_row(record, row_number, start_utc, model_sets)
+            shape = shapes.seen(record)
+            if shape is not None:
+                workload = _parse_own(record, row_number, start_utc, shape)
+            else:
+                workload = _parse_row(record, row_number, start_utc, model_sets)
+                shapes.remember(workload)
             if workload.workload_id in seen_ids:
                 raise _RowProblem(
                     "workload_id",
@@ -240,14 +247,7 @@ def _parse_row(
 ) -> Workload:
     if ROW_PROBLEM in record:
         raise _RowProblem("(row)", record[ROW_PROBLEM])
-    workload_id = _text(record.get("workload_id"), "workload_id")
-    if workload_id is None:
-        raise _RowProblem("workload_id", "missing: every row needs a workload_id")
-    submit_time_s = _submit_seconds(record.get("submit_time"), start)
-    duration_s = _required_number(record, "duration_s")
-    if duration_s <= 0:
-        raise _RowProblem("duration_s", f"must be > 0, got {_show(duration_s)}")
-    _at_most("duration_s", duration_s, MAX_SECONDS, "s (ten years)")
+    workload_id, submit_time_s, duration_s = _row_identity(record, start)
     pods = _integer(record, "pods", default=1)
     if pods < 1:
         raise _RowProblem("pods", f"must be >= 1, got {pods}")
@@ -293,7 +293,7 @@ def _parse_row(
     return Workload(
         workload_id=workload_id,
         submit_time_s=submit_time_s,
-        duration_s=float(duration_s),
+        duration_s=duration_s,
         pods=pods,
         min_count=min_count,
         gpus_per_pod=float(gpus_per_pod),
@@ -323,6 +323,36 @@ def _parse_row(
         # the PodGroup's shared ResourceClaim (docs/dra.md); resolved against the DRA inputs.
         claim_templates=_names(_shared_text(record, "resource_claim_templates")),
         shared_claim=_shared_text(record, "resource_claim"),
+    )
+
+
+def _row_identity(record: dict[str, Any], start: datetime) -> tuple[str, float, float]:
+    """A row's own columns that come first: its id, submission (seconds) and duration."""
+    workload_id = _text(record.get("workload_id"), "workload_id")
+    if workload_id is None:
+        raise _RowProblem("workload_id", "missing: every row needs a workload_id")
+    submit_time_s = _submit_seconds(record.get("submit_time"), start)
+    duration_s = _required_number(record, "duration_s")
+    if duration_s <= 0:
+        raise _RowProblem("duration_s", f"must be > 0, got {_show(duration_s)}")
+    _at_most("duration_s", duration_s, MAX_SECONDS, "s (ten years)")
+    return workload_id, submit_time_s, float(duration_s)
+
+
+def _parse_own(record: dict[str, Any], row_number: int, start: datetime, shape: Workload) -> Workload:
+    """A row of a shape that parsed cleanly before (`ShapeMemo`): its own columns checked in
+    `_parse_row`'s order, everything else `shape`'s."""
+    if ROW_PROBLEM in record:
+        raise _RowProblem("(row)", record[ROW_PROBLEM])
+    workload_id, submit_time_s, duration_s = _row_identity(record, start)
+    s = shape
+    return Workload(
+        workload_id, submit_time_s, duration_s, s.pods, s.min_count, s.gpus_per_pod, s.gpu_models,
+        s.cpu_milli_per_pod, s.memory_mib_per_pod, s.tenant, s.queue, s.priority, s.checkpoint_interval_s,
+        s.topology_required, s.topology_preferred, s.parent_group, s.parent_min_groups,
+        s.parent_topology_required, s.schedule_timeout_s, s.kind, s.gpu_utilization,
+        parse_labels(record.get("labels")), row_number, s.disruption_mode, s.on_pod_loss, s.preemption_policy,
+        s.claim_templates, s.shared_claim,
     )
 
 

@@ -1,6 +1,7 @@
 """What a command costs around its work: parsing one command's arguments imports only that
-command's modules, a replay leaves its objects to the system at exit, not to the collector, and no
-command starts OpenBLAS threads that spin for nothing."""
+command's modules, a replay leaves its objects to the system at exit, not to the collector, a
+compiled replay writes its files without importing pandas, and no command starts OpenBLAS threads
+that spin for nothing."""
 
 from __future__ import annotations
 
@@ -53,6 +54,23 @@ def test_a_replay_freezes_what_is_left_at_exit_not_before(tmp_path):
                            "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           check=True)
     assert done.stdout.splitlines()[-2:] == ["returned False", "at exit True"]
+
+
+def test_a_replay_imports_pandas_only_where_its_columns_go_through_pa_array(tmp_path):
+    """pyarrow's `pa.array` imports pandas to ask whether a list is a pandas object; the
+    compiled build's column kernel (`scheduler/eventlog/columns.py`) never asks. So a compiled
+    replay, which writes every file through the kernel, runs without pandas; the pure tree
+    (no C kernel) goes through `pa.array` and imports it."""
+    (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus\nn1,A100,8\n")
+    (tmp_path / "trace.csv").write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,60,2,4\n")
+    program = ("import sys; from gpu_finops.cli import main; code = main(sys.argv[1:]); "
+               "from scheduler.eventlog import columns; "
+               "print(columns.KERNEL is not None, 'pandas' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", program, "replay", "-q", "--trace", "trace.csv", "--cluster",
+                           "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=True)
+    kernel, pandas = done.stdout.split()[-2:]
+    assert pandas != kernel, done.stdout  # the kernel and no pandas, or pandas and no kernel
 
 
 # Threads of the process before and after numpy's import: OpenBLAS starts its workers then.

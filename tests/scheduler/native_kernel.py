@@ -1,8 +1,9 @@
-"""The C node walk built from its current source, for tests in the pure-tree process.
+"""The C kernels built from their current sources, for tests in the pure-tree process.
 
 The suite's process imports the pure tree, which never loads a C kernel
 (`scheduler/compiled.py`); these tests build `native_walk.c` into a temporary folder with the
-project's own build options (`tools/compile_scheduler.native_extensions`) and load it by path.
+project's own build options (`tools/compile_scheduler.native_extensions`) and load it by path;
+`arrow_columns.c` likewise.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ def _compile_tool() -> ModuleType:
     return module
 
 
-def build_kernel(folder: Path) -> ModuleType:
-    """native_walk.c compiled into `folder` and imported from there."""
+def build_kernel(folder: Path, name: str = "native_walk") -> ModuleType:
+    """The C kernels compiled into `folder`; the one called `name` imported from there."""
     import os
 
     from setuptools import setup
@@ -39,11 +40,11 @@ def build_kernel(folder: Path) -> ModuleType:
                            "--build-temp", str(folder / "temp")])
     finally:
         os.chdir(here)
-    built = next((folder / "lib").rglob("native_walk*" + importlib.machinery.EXTENSION_SUFFIXES[0]))
-    loader = importlib.machinery.ExtensionFileLoader("native_walk", str(built))
-    spec = importlib.util.spec_from_file_location("native_walk", built, loader=loader)
+    built = next((folder / "lib").rglob(name + "*" + importlib.machinery.EXTENSION_SUFFIXES[0]))
+    loader = importlib.machinery.ExtensionFileLoader(name, str(built))
+    spec = importlib.util.spec_from_file_location(name, built, loader=loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
-    sys.modules.pop("native_walk", None)
+    sys.modules.pop(name, None)
     return module
