@@ -350,7 +350,7 @@ def _parse_own(record: dict[str, Any], row_number: int, start: datetime, shape: 
         workload_id, submit_time_s, duration_s, s.pods, s.min_count, s.gpus_per_pod, s.gpu_models,
         s.cpu_milli_per_pod, s.memory_mib_per_pod, s.tenant, s.queue, s.priority, s.checkpoint_interval_s,
         s.topology_required, s.topology_preferred, s.parent_group, s.parent_min_groups,
-        s.parent_topology_required, s.schedule_timeout_s, s.kind, s.gpu_utilization,
+        s.parent_topology_required, s.schedule_timeout_s, s.kind, _fraction(record, "gpu_utilization"),
         parse_labels(record.get("labels")), row_number, s.disruption_mode, s.on_pod_loss, s.preemption_policy,
         s.claim_templates, s.shared_claim,
     )

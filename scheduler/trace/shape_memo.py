@@ -1,7 +1,7 @@
 """Trace rows that differ only in their own columns parse alike: parse the shape once.
 
 A trace repeats a few shapes (GPUs, pods, model, team, queue, priority, topology, …) over
-many rows that differ in their id, submission time, duration and labels. Validating and
+many rows that differ in their id, submission time, duration, GPU utilization and labels. Validating and
 converting the shape's dozen columns on every row was most of the reader's per-row work.
 `ShapeMemo` keys a row by the raw text of every other column and, for a shape it has seen
 parse cleanly, the reader parses only the row's own columns (`generic._parse_own`); the rest
@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-OWN_COLUMNS = frozenset({"workload_id", "submit_time", "duration_s", "labels"})  # per row, never part of a shape
+# Per row, never part of a shape (a measured utilization is as particular as a duration).
+OWN_COLUMNS = frozenset({"workload_id", "submit_time", "duration_s", "gpu_utilization", "labels"})
 MAX_SHAPES = 65_536  # past this, new shapes are parsed whole (a trace of unique rows keeps no memo)
 
 

@@ -31,6 +31,7 @@ POOLS = {
     "priority": ["", "0", "100", "-5"] * VALID + ["1e20", "high"],
     "tenant": ["", "a", "b"],
     "disruption_mode": ["", "single", "all"] * VALID + ["some"],
+    "gpu_utilization": ["", "0.5", "0.25"] * VALID + ["2", "x"],
     "labels": ["", '{"team": "a"}', '{"team": "b", "app": "x"}'] * VALID + ['{"team": ""}', "not json"],
 }
 FUZZ = settings(max_examples=150, derandomize=True, database=None, deadline=None,
@@ -47,7 +48,7 @@ def _read(path):
     return ([w for b in batches for w in b.workloads], [r for b in batches for r in b.rejected])
 
 
-OWN = ("workload_id", "submit_time", "duration_s", "labels")
+OWN = ("workload_id", "submit_time", "duration_s", "gpu_utilization", "labels")
 SHAPE = st.fixed_dictionaries({column: st.sampled_from(cells) for column, cells in POOLS.items() if column not in OWN})
 OWN_CELLS = st.fixed_dictionaries({column: st.sampled_from(POOLS[column]) for column in OWN})
 
