@@ -331,18 +331,21 @@ def _csv_rows(path: Path) -> tuple[list[str], Iterator[tuple[int, dict[str, Any]
         row_number = 1
         with handle:
             try:
+                width = len(columns)
                 for values in reader:
                     row_number += 1
-                    if not values or all(not value.strip() for value in values):
-                        continue  # a blank line is not a row
-                    if len(values) > len(columns):
+                    # A blank line is not a row (a first cell with text settles it at once).
+                    if not values or (not values[0].strip() and all(not value.strip() for value in values)):
+                        continue
+                    if len(values) > width:
                         # A row problem, not a file problem: the caller quarantines or raises.
                         yield row_number, {
                             ROW_PROBLEM: f"{len(values)} values but the header has {len(columns)} columns"
                         }
                         continue
-                    padded = list(values) + [""] * (len(columns) - len(values))
-                    yield row_number, dict(zip(columns, padded, strict=True))
+                    if len(values) < width:  # the reader's own list, one per row
+                        values += [""] * (width - len(values))
+                    yield row_number, dict(zip(columns, values, strict=True))
             except csv.Error as exc:
                 raise InputError(path, f"malformed CSV: {exc}", row=row_number + 1) from None
             except UnicodeDecodeError:
