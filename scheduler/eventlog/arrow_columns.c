@@ -42,140 +42,112 @@ new_bitmap(Py_ssize_t n)
     return bitmap;
 }
 
-static PyObject *
-int_column(PyObject *self, PyObject *args)
+/* A column's values buffer (`width` bytes a value, or a bitmap when 0) and its validity
+ * bitmap, all bits clear; -1 (an exception set) when memory runs out. */
+static int
+new_buffers(Py_ssize_t n, Py_ssize_t width, PyObject **data, PyObject **validity)
 {
-    PyObject *values;
-    int bits;
-    if (!PyArg_ParseTuple(args, "O!i", &PyList_Type, &values, &bits)) {
-        return NULL;
+    *data = width ? PyBytes_FromStringAndSize(NULL, n * width) : new_bitmap(n);
+    *validity = new_bitmap(n);
+    if (*data == NULL || *validity == NULL) {
+        Py_CLEAR(*data);
+        Py_CLEAR(*validity);
+        return -1;
     }
-    if (bits != 32 && bits != 64) {
-        PyErr_SetString(PyExc_ValueError, "bits must be 32 or 64");
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(values);
-    Py_ssize_t width = bits / 8;
-    PyObject *data = PyBytes_FromStringAndSize(NULL, n * width);
-    PyObject *validity = new_bitmap(n);
-    if (data == NULL || validity == NULL) {
-        Py_XDECREF(data);
-        Py_XDECREF(validity);
-        return NULL;
-    }
-    char *out = PyBytes_AS_STRING(data);
-    uint8_t *valid = (uint8_t *)PyBytes_AS_STRING(validity);
-    Py_ssize_t nulls = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        long long value = 0;
-        if (item == Py_None) {
-            nulls++;
-        } else {
-            int overflow = 0;
-            if (!PyLong_CheckExact(item)) {
-                goto other_kind;
-            }
-            value = PyLong_AsLongLongAndOverflow(item, &overflow);
-            if (overflow || (bits == 32 && (value < INT32_MIN || value > INT32_MAX))) {
-                goto other_kind;
-            }
-            valid[i >> 3] |= (uint8_t)(1u << (i & 7));
-        }
-        if (bits == 32) {
-            int32_t narrow = (int32_t)value;
-            memcpy(out + 4 * i, &narrow, 4);
-        } else {
-            int64_t wide = (int64_t)value;
-            memcpy(out + 8 * i, &wide, 8);
-        }
-    }
-    return Py_BuildValue("(NNn)", validity_or_none(validity, nulls), data, nulls);
-other_kind:
+    return 0;
+}
+
+/* A value of another kind: the buffers dropped, None for the caller's `pa.array`. */
+static PyObject *
+another_kind(PyObject *data, PyObject *validity)
+{
     Py_DECREF(data);
     Py_DECREF(validity);
     Py_RETURN_NONE;
 }
 
-static PyObject *
-float_column(PyObject *self, PyObject *args)
+/* Value `i` of a column into its buffer `data` as the column's format has it ('i' int32,
+ * 'q' int64, 'd' float64, '?' bool: Arrow packs booleans as bits, like validity); -1 when it
+ * is another kind. */
+static int
+put_value(PyObject *item, char format, char *data, Py_ssize_t i)
 {
-    PyObject *values;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &values)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(values);
-    PyObject *data = PyBytes_FromStringAndSize(NULL, n * 8);
-    PyObject *validity = new_bitmap(n);
-    if (data == NULL || validity == NULL) {
-        Py_XDECREF(data);
-        Py_XDECREF(validity);
-        return NULL;
-    }
-    char *out = PyBytes_AS_STRING(data);
-    uint8_t *valid = (uint8_t *)PyBytes_AS_STRING(validity);
-    Py_ssize_t nulls = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        double value = 0.0;
-        if (item == Py_None) {
-            nulls++;
-        } else {
-            if (PyFloat_CheckExact(item)) {
-                value = PyFloat_AS_DOUBLE(item);
-            } else if (PyLong_CheckExact(item)) {
-                int overflow = 0;
-                long long whole = PyLong_AsLongLongAndOverflow(item, &overflow);
-                if (overflow || whole > EXACT_DOUBLE_INT || whole < -EXACT_DOUBLE_INT) {
-                    goto other_kind;
-                }
-                value = (double)whole;
-            } else {
-                goto other_kind;
-            }
-            valid[i >> 3] |= (uint8_t)(1u << (i & 7));
-        }
-        memcpy(out + 8 * i, &value, 8);
-    }
-    return Py_BuildValue("(NNn)", validity_or_none(validity, nulls), data, nulls);
-other_kind:
-    Py_DECREF(data);
-    Py_DECREF(validity);
-    Py_RETURN_NONE;
-}
-
-static PyObject *
-bool_column(PyObject *self, PyObject *args)
-{
-    PyObject *values;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &values)) {
-        return NULL;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(values);
-    PyObject *data = new_bitmap(n); /* Arrow packs booleans as bits, like validity */
-    PyObject *validity = new_bitmap(n);
-    if (data == NULL || validity == NULL) {
-        Py_XDECREF(data);
-        Py_XDECREF(validity);
-        return NULL;
-    }
-    uint8_t *out = (uint8_t *)PyBytes_AS_STRING(data);
-    uint8_t *valid = (uint8_t *)PyBytes_AS_STRING(validity);
-    Py_ssize_t nulls = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_GET_ITEM(values, i);
-        if (item == Py_None) {
-            nulls++;
-            continue;
-        }
+    int overflow = 0;
+    if (format == '?') {
         if (item == Py_True) {
-            out[i >> 3] |= (uint8_t)(1u << (i & 7));
+            data[i >> 3] |= (char)(1u << (i & 7));
         } else if (item != Py_False) {
-            Py_DECREF(data);
-            Py_DECREF(validity);
-            Py_RETURN_NONE;
+            return -1;
         }
-        valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+        return 0;
+    }
+    if (format == 'd') {
+        double value;
+        if (PyFloat_CheckExact(item)) {
+            value = PyFloat_AS_DOUBLE(item);
+        } else if (PyLong_CheckExact(item)) {
+            long long whole = PyLong_AsLongLongAndOverflow(item, &overflow);
+            if (overflow || whole > EXACT_DOUBLE_INT || whole < -EXACT_DOUBLE_INT) {
+                return -1;
+            }
+            value = (double)whole;
+        } else {
+            return -1;
+        }
+        memcpy(data + 8 * i, &value, 8);
+        return 0;
+    }
+    if (!PyLong_CheckExact(item)) {
+        return -1;
+    }
+    long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow) {
+        return -1;
+    }
+    if (format == 'i') {
+        if (value < INT32_MIN || value > INT32_MAX) {
+            return -1;
+        }
+        int32_t narrow = (int32_t)value;
+        memcpy(data + 4 * i, &narrow, 4);
+    } else {
+        int64_t wide = (int64_t)value;
+        memcpy(data + 8 * i, &wide, 8);
+    }
+    return 0;
+}
+
+static PyObject *
+value_column(PyObject *self, PyObject *args)
+{
+    PyObject *values;
+    int format;
+    if (!PyArg_ParseTuple(args, "O!C", &PyList_Type, &values, &format)) {
+        return NULL;
+    }
+    if (format != 'i' && format != 'q' && format != 'd' && format != '?') {
+        PyErr_SetString(PyExc_ValueError, "format must be 'i' (int32), 'q' (int64), 'd' (float64) or '?' (bool)");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(values);
+    Py_ssize_t width = format == '?' ? 0 : format == 'i' ? 4 : 8; /* 0: a bitmap */
+    PyObject *data, *validity;
+    if (new_buffers(n, width, &data, &validity) < 0) {
+        return NULL;
+    }
+    char *out = PyBytes_AS_STRING(data);
+    uint8_t *valid = (uint8_t *)PyBytes_AS_STRING(validity);
+    Py_ssize_t nulls = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(values, i);
+        if (item == Py_None) {
+            nulls++;
+            memset(out + width * i, 0, (size_t)width); /* pyarrow's zeros under a null */
+        } else if (put_value(item, (char)format, out, i) < 0) {
+            return another_kind(data, validity);
+        } else {
+            valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
     }
     return Py_BuildValue("(NNn)", validity_or_none(validity, nulls), data, nulls);
 }
@@ -240,12 +212,8 @@ string_column(PyObject *self, PyObject *args)
 }
 
 static PyMethodDef methods[] = {
-    {"int_column", int_column, METH_VARARGS,
-     "int_column(values, bits) -> (validity | None, values, null count), or None for another kind"},
-    {"float_column", float_column, METH_VARARGS,
-     "float_column(values) -> (validity | None, values, null count), or None for another kind"},
-    {"bool_column", bool_column, METH_VARARGS,
-     "bool_column(values) -> (validity | None, bits, null count), or None for another kind"},
+    {"value_column", value_column, METH_VARARGS,
+     "value_column(values, format) -> (validity | None, values, null count), or None for another kind"},
     {"string_column", string_column, METH_VARARGS,
      "string_column(values) -> (validity | None, offsets, data, null count), or None for another kind"},
     {NULL, NULL, 0, NULL},

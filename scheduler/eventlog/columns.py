@@ -19,6 +19,9 @@ from types import ModuleType
 import pyarrow as pa
 
 
+_FORMATS = {"int32": "i", "int64": "q", "double": "d", "bool": "?"}  # the kernel's formats by Arrow type name
+
+
 def load_kernel() -> ModuleType | None:
     """The C kernel where it is built and the build runs compiled, else None."""
     try:
@@ -51,14 +54,10 @@ def _from_kernel(kernel: ModuleType, values: list[object], type: pa.DataType) ->
         validity, offsets, data, nulls = strings
         return pa.Array.from_buffers(type, len(values), [_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)],
                                      null_count=nulls)
-    if type == pa.int64() or type == pa.int32():
-        numbers = kernel.int_column(values, type.bit_width)
-    elif type == pa.float64():
-        numbers = kernel.float_column(values)
-    elif type == pa.bool_():
-        numbers = kernel.bool_column(values)
-    else:
+    value_format = _FORMATS.get(str(type))
+    if value_format is None:
         return None
+    numbers = kernel.value_column(values, value_format)
     if numbers is None:
         return None
     validity, data, nulls = numbers
@@ -85,8 +84,8 @@ def _map_of_strings(kernel: ModuleType, values: list[object], type: pa.MapType) 
                 items.append(pair[1])
         offsets.append(len(keys))
         present.append(None if entry is None else 0)
-    validity = kernel.int_column(present, 32)
-    offset_values = kernel.int_column(offsets, 32)
+    validity = kernel.value_column(present, "i")
+    offset_values = kernel.value_column(offsets, "i")
     if validity is None or offset_values is None or len(keys) > 2**31 - 1:
         return None
     entries = pa.StructArray.from_arrays([arrow_array(keys, pa.string()), arrow_array(items, pa.string())],

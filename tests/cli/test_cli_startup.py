@@ -43,17 +43,22 @@ def test_parsing_a_replay_imports_neither_pandas_nor_other_commands_modules():
     assert done.stdout.strip() == "[]"
 
 
-def test_a_replay_freezes_what_is_left_at_exit_not_before(tmp_path):
+def _replay_in_a_process(tmp_path, program: str) -> str:
+    """`program` run as a process on a one-workload replay's arguments: its standard output."""
     (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus\nn1,A100,8\n")
     (tmp_path / "trace.csv").write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,60,2,4\n")
+    done = subprocess.run([sys.executable, "-c", program, "replay", "-q", "--trace", "trace.csv", "--cluster",
+                           "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          check=True)
+    return done.stdout
+
+
+def test_a_replay_freezes_what_is_left_at_exit_not_before(tmp_path):
     # Exit handlers run last in, first out: one registered before the command runs after its freeze.
     program = ("import atexit, gc, sys; from gpu_finops.cli import main; "
                "atexit.register(lambda: print('at exit', gc.get_freeze_count() > 0)); "
                "code = main(sys.argv[1:]); print('returned', gc.get_freeze_count() > 0); sys.exit(code)")
-    done = subprocess.run([sys.executable, "-c", program, "replay", "-q", "--trace", "trace.csv", "--cluster",
-                           "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          check=True)
-    assert done.stdout.splitlines()[-2:] == ["returned False", "at exit True"]
+    assert _replay_in_a_process(tmp_path, program).splitlines()[-2:] == ["returned False", "at exit True"]
 
 
 def test_a_replay_imports_pandas_only_where_its_columns_go_through_pa_array(tmp_path):
@@ -61,16 +66,12 @@ def test_a_replay_imports_pandas_only_where_its_columns_go_through_pa_array(tmp_
     compiled build's column kernel (`scheduler/eventlog/columns.py`) never asks. So a compiled
     replay, which writes every file through the kernel, runs without pandas; the pure tree
     (no C kernel) goes through `pa.array` and imports it."""
-    (tmp_path / "cluster.csv").write_text("node,gpu_model,gpus\nn1,A100,8\n")
-    (tmp_path / "trace.csv").write_text("workload_id,submit_time,duration_s,pods,gpus_per_pod\nw1,0,60,2,4\n")
     program = ("import sys; from gpu_finops.cli import main; code = main(sys.argv[1:]); "
                "from scheduler.eventlog import columns; "
                "print(columns.KERNEL is not None, 'pandas' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", program, "replay", "-q", "--trace", "trace.csv", "--cluster",
-                           "cluster.csv", "--out", "run"], cwd=tmp_path, capture_output=True, text=True, timeout=120,
-                          check=True)
-    kernel, pandas = done.stdout.split()[-2:]
-    assert pandas != kernel, done.stdout  # the kernel and no pandas, or pandas and no kernel
+    out = _replay_in_a_process(tmp_path, program)
+    kernel, pandas = out.split()[-2:]
+    assert pandas != kernel, out  # the kernel and no pandas, or pandas and no kernel
 
 
 # Threads of the process before and after numpy's import: OpenBLAS starts its workers then.

@@ -105,15 +105,15 @@ def test_label_maps_equal_pyarrows(through_kernel, values):
 
 
 def test_the_kernel_takes_plain_columns_and_leaves_the_rest(kernel):
-    assert kernel.int_column([1, None, 2], 32) is not None
-    assert kernel.int_column([1, True], 64) is None  # a bool: pyarrow decides
-    assert kernel.int_column([2**31], 32) is None  # out of range: pyarrow's error
-    assert kernel.float_column([1.0, 2**53 + 1]) is None  # no double holds it exactly
+    assert kernel.value_column([1, None, 2], "i") is not None
+    assert kernel.value_column([1, True], "q") is None  # a bool: pyarrow decides
+    assert kernel.value_column([2**31], "i") is None  # out of range: pyarrow's error
+    assert kernel.value_column([1.0, 2**53 + 1], "d") is None  # no double holds it exactly
     assert kernel.string_column(["a", "\ud800"]) is None  # not valid UTF-8
-    assert kernel.bool_column([True, 1]) is None
+    assert kernel.value_column([True, 1], "?") is None
     validity, offsets, data, nulls = kernel.string_column(["ab", None, "\u00e9"])
     assert (validity, data, nulls) == (bytes([0b101]), "ab\u00e9".encode(), 1)
-    assert kernel.int_column([1, 2], 64)[0] is None  # no nulls: no validity bitmap, as pyarrow
+    assert kernel.value_column([1, 2], "q")[0] is None  # no nulls: no validity bitmap, as pyarrow
 
 
 def _parquet(table: pa.Table) -> bytes:
