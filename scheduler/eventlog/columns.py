@@ -18,7 +18,6 @@ from types import ModuleType
 
 import pyarrow as pa
 
-
 _FORMATS = {"int32": "i", "int64": "q", "double": "d", "bool": "?"}  # the kernel's formats by Arrow type name
 
 
