@@ -49,6 +49,7 @@ PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
 FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"
 WALK_ROOT_CHECK = "heap root kept during the node walk"
+LISTED_WALK_CHECK = "node list walked in C under the heap's tie order"
 
 
 def index_order(profile: Profile, scores: Sequence[tuple[Any, float]], count: int) -> str | None:
@@ -289,6 +290,10 @@ class Framework:
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
+            if not excluded and self.profile.tie_break is TieBreak.HEAP_ORDER:
+                found = self._scan_listed(state, request, nodes)
+                if found is not None:
+                    return found
         key = None
         if self._keyed:
             salts = self.ties.salts(len(state.nodes))
@@ -299,6 +304,20 @@ class Framework:
                                                  self.profile.tie_break is TieBreak.HEAP_ORDER, key)
         if node is None and nodes is None:
             _count_non_candidates(state, request, diagnosis)
+        return node, (None if node is not None else diagnosis)
+
+    def _scan_listed(self, state: ClusterState, request: PodRequest, nodes: list[int]
+                     ) -> tuple[int | None, Diagnosis | None] | None:
+        """A node list (a topology domain) searched by the C walk (`PartialSearch.run_listed`);
+        None where it does not run. Under `--verify` against `scan_nodes`."""
+        listed = state.node_arrays.listed_nodes(nodes, request.models)
+        walked = None if listed is None else _partial_search_of(self).run_listed(state, request, listed)
+        if walked is None:
+            return None
+        node, diagnosis = walked
+        if self.verifier is not None:
+            scanned = node_search.scan_nodes(self.filters, self.scores, state, request, nodes, True, None)
+            self.verifier.same(None, LISTED_WALK_CHECK, _rooted(node, diagnosis, 0), _rooted(*scanned, 0))
         return node, (None if node is not None else diagnosis)
 
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
