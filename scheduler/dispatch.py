@@ -30,8 +30,6 @@ from scheduler.state.cluster_state import ClusterState
 from scheduler.verify import Verifier
 from scheduler.workload_run import GROUP, WorkloadRun
 
-SHAPE_CHECK = "queue shape kept for its run"
-
 Progress = Callable[[float, int, float], None]  # (simulated now, pods started, last arrival)
 
 
@@ -46,8 +44,6 @@ class Dispatcher:
         self.env, self.state, self.framework, self.emitter = env, state, framework, emitter
         self._ctx: CycleContext | None = None
         self.queue = SchedulingQueue()
-        # Each queued run's last shape (`shape_of`), dropped when the run leaves the queue.
-        self._shapes: dict[str, GpuShape] = {}
         self._cycles_at: set[float] = set()
         self.progress = progress
         self.last_arrival_s = last_arrival_s
@@ -71,7 +67,7 @@ class Dispatcher:
         wid = run.spec.workload_id
         keys = [(wid, i) for i in sorted(run.pending)] if self.framework.profile.unit is Unit.POD else [(wid, GROUP)]
         for key in keys:
-            shape = self.shape_of(run, key[1])
+            shape = GpuShape.of(run, key[1])
             filed = queue.add(key, self._sort_key(run, key[1]), shape, not_before=run.backoff_until_s, now=now)
             # A newcomer to a shape that is parked would fail the same way: say so now, as
             # kube-scheduler's first attempt would, instead of leaving no reason behind.
@@ -87,25 +83,11 @@ class Dispatcher:
         """Forget `run`'s entities: its pods, or its whole group (`enqueue` files by the
         profile's unit, which a replay never changes)."""
         wid = run.spec.workload_id
-        self._shapes.pop(wid, None)
         if self.framework.profile.unit is not Unit.POD:
             self.queue.remove((wid, GROUP))
             return
         for pod in range(run.spec.pods):
             self.queue.remove((wid, pod))
-
-    def shape_of(self, run: WorkloadRun, pod: int) -> GpuShape:
-        """`GpuShape.of(run, pod)`, the run's last shape while it is made of the same request,
-        trace row and counts (`GpuShape.made_of`): an entity is shaped when it is filed and
-        after each failed attempt, and most of them are the shape they were."""
-        wid = run.spec.workload_id
-        shape = self._shapes.get(wid)
-        if shape is None or not shape.made_of(run, pod):
-            shape = self._shapes[wid] = GpuShape.of(run, pod)
-        ctx = self._ctx
-        if ctx is not None and ctx.verifier:
-            ctx.verifier.same(self.env.now, SHAPE_CHECK, shape, GpuShape.of(run, pod), wid)
-        return shape
 
     def _sort_key(self, run: WorkloadRun, pod: int) -> tuple[float, ...]:
         spec = run.spec
@@ -146,7 +128,7 @@ class Dispatcher:
             if outcome is Outcome.PLACED:
                 queue.placed(key)
                 continue
-            new_shape = self.shape_of(run, key[1])
+            new_shape = GpuShape.of(run, key[1])
             tried = new_shape == shape
             if not tried:  # an elastic group placed part of its pods: re-file it
                 queue.add(key, self._sort_key(run, key[1]), new_shape, not_before=now, now=now)

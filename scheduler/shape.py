@@ -12,9 +12,7 @@ shapes and everything else drawn at random fail alike on random cluster states.
 from __future__ import annotations
 
 from scheduler.framework.interface import Unit
-from scheduler.model import Workload
 from scheduler.model.cluster import NO_SELECTOR, NodeSelector
-from scheduler.state.cluster_state import PodRequest
 from scheduler.workload_run import GROUP, WorkloadRun
 
 
@@ -23,7 +21,7 @@ class GpuShape:
     queue files and finds every entity by its shape."""
 
     __slots__ = ("unit", "milli", "models", "priority", "needed", "pending", "topology_required",
-                 "topology_preferred", "parent_group", "selector", "claims", "_key", "_hash", "_request", "_spec")
+                 "topology_preferred", "parent_group", "selector", "claims", "_key", "_hash")
 
     def __init__(self, unit: Unit, milli: int, models: tuple[str, ...], priority: int, needed: int = 1,
                  pending: int = 1, topology_required: str | None = None, topology_preferred: str | None = None,
@@ -43,9 +41,6 @@ class GpuShape:
         self._key = (unit, milli, models, priority, needed, pending, topology_required, topology_preferred,
                      parent_group, selector, claims)
         self._hash = hash(self._key)
-        # What `of` read this shape from (not part of the value): `made_of` compares them.
-        self._request: PodRequest | None = None
-        self._spec: Workload | None = None
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, GpuShape) and self._hash == other._hash and self._key == other._key)
@@ -63,21 +58,8 @@ class GpuShape:
         """The shape of one queued entity: pod `pod` of `run`, or the whole group (GROUP)."""
         request, spec = run.request, run.spec
         if pod != GROUP:
-            shape = GpuShape(Unit.POD, request.milli, request.models, spec.priority, selector=request.selector,
-                             claims=request.claims)
-        else:
-            shape = GpuShape(Unit.POD_GROUP, request.milli, request.models, spec.priority, run.pods_needed,
-                             len(run.pending), spec.topology_required, spec.topology_preferred, spec.parent_group,
-                             request.selector, request.claims)
-        shape._request, shape._spec = request, spec
-        return shape
-
-    def made_of(self, run: WorkloadRun, pod: int) -> bool:
-        """Whether `of(run, pod)` would build this shape again without building it: the
-        request and the trace row are frozen, so the same objects give the same fields, and a
-        group's counts are compared. The dispatcher keeps each run's last shape by it."""
-        if self._request is not run.request or self._spec is not run.spec:
-            return False
-        if pod != GROUP:
-            return self.unit is Unit.POD
-        return self.unit is Unit.POD_GROUP and self.pending == len(run.pending) and self.needed == run.pods_needed
+            return GpuShape(Unit.POD, request.milli, request.models, spec.priority, selector=request.selector,
+                            claims=request.claims)
+        return GpuShape(Unit.POD_GROUP, request.milli, request.models, spec.priority, run.pods_needed,
+                        len(run.pending), spec.topology_required, spec.topology_preferred, spec.parent_group,
+                        request.selector, request.claims)

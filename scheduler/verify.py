@@ -29,7 +29,6 @@ CHECKS = frozenset({
     "failing node search settled by free GPUs per model",
     "failing group plan counted from free GPUs",
     "parked shape still fails",
-    "queue shape kept for its run",
     # placement: preemption
     "GPUs held below a priority from the index",
     "group preemption skipped as unchanged",

@@ -29,7 +29,6 @@ from scheduler.framework.node_search import PartialSearch
 from scheduler.framework.status import Resource, Status
 from scheduler.plugins import topology
 from scheduler.queue import ShapeQueue
-from scheduler.shape import GpuShape
 from scheduler.state import cluster_state
 from scheduler.state.candidates import NodeCandidates
 from scheduler.state.cluster_state import ClusterState
@@ -57,7 +56,6 @@ ROOM_CHECK = "failing node search settled by free GPUs per model"
 PLAN_COUNT_CHECK = "failing group plan counted from free GPUs"
 FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"  # beside each search's check
 WALK_ROOT_CHECK = "heap root kept during the node walk"  # beside the heap root's check
-SHAPE_CHECK = "queue shape kept for its run"  # wherever an entity is filed or failed
 # Made only where the C walk runs (the compiled build; tests/scheduler/test_native_walk_verify.py).
 NATIVE_ONLY = {"node list walked in C under the heap's tie order"}
 GROUP_CHECKS = {
@@ -72,7 +70,6 @@ GROUP_CHECKS = {
     "free GPUs of a topology domain from running sums",
     "group preemption skipped as unchanged",
     "parked shape still fails",
-    SHAPE_CHECK,
     "victims with deferred reprieves",
     "victims planned on the view without lower priorities",
     "usable GPUs of a victim summed once per search",
@@ -92,7 +89,7 @@ ADMISSION_CHECKS = {"nomination reused from the per-flavor-resource cache", "pre
                     "admission cycle skipped as idle",
                     "fitting nomination reused while its quota checks pass"}
 GROUP_CHECKS |= ADMISSION_CHECKS
-POD_CHECKS = ({"parked shape still fails", SHAPE_CHECK, "pod preemption skipped as unchanged",
+POD_CHECKS = ({"parked shape still fails", "pod preemption skipped as unchanged",
                "repeated eviction of a terminating victim skipped"} | ADMISSION_CHECKS)
 # kube-default and its kin search from the rotating start under the heap's order
 HEAP_POD_CHECKS = POD_CHECKS | {SEARCH_CHECK, FLAT_COUNTS_CHECK, HEAP_ROOT_CHECK, WALK_ROOT_CHECK, ROOM_CHECK}
@@ -193,9 +190,6 @@ BROKEN = {
     "a parked shape ignores releases": (
         lambda mp: mp.setattr(ShapeQueue, "parked", lambda self, version, now: self.parked_at >= 0 and now < self.parked_until_s),
         "parked shape still fails"),
-    "a run's kept queue shape is reused whatever the run became": (
-        lambda mp: mp.setattr(GpuShape, "made_of", lambda self, run, pod: True),
-        SHAPE_CHECK),
     "reprieves are deferred even on the plan's nodes": (
         lambda mp: mp.setattr(victim_plans.RemovalPlan, "keeps_plan", lambda self, group: self._defer),
         "victims with deferred reprieves"),
