@@ -171,32 +171,6 @@ class PartialSearch:
             return heap_choice(feasible), diagnosis, next_start
         return (root[3] if root[0] else None), diagnosis, next_start
 
-    def run_listed(self, state: ClusterState, request: PodRequest, listed: array[int]
-                   ) -> tuple[int | None, Diagnosis] | None:
-        """`scan_nodes` over a node list under the heap's tie order, walked in C: the heap's
-        root of the feasible nodes of `listed` (ascending, every one of an accepted GPU model
-        and admitted by the request's selector: `NodeArrays.listed_nodes`) and, when none is
-        feasible, the diagnosis of them all. The walk visits the list from its first node and
-        is never cancelled (asked for one feasible node more than the list holds); nodes off
-        the list are not counted. None where the C walk does not run (the caller scans)."""
-        kernel = self.kernel
-        if kernel is None or not self.inline or state.nominations or len(self.scores) != 1:
-            return None
-        single, weight = self.scores[0]
-        allocation = getattr(single, "inline_score", "")
-        if not allocation or not math.isfinite(weight):
-            return None
-        root: RunningRoot = [0, 0.0, -1, -1]
-        feasible: list[tuple[float, int]] = []
-        diagnosis = Diagnosis(total_nodes=len(state.nodes))
-        failures: list[tuple[int, Status]] = []
-        native_walk(kernel, self, state, request, 0, len(listed) + 1, feasible, diagnosis, failures, {},
-                    allocation == "least", weight, root, listed)
-        if not root[0]:
-            for node, failed in failures:
-                diagnosis.failed(node, failed)
-        return (root[3] if root[0] else None), diagnosis
-
     def run(self, state: ClusterState, request: PodRequest, start: int, root: RunningRoot | None = None
             ) -> tuple[list[tuple[float, int]], Diagnosis, int]:
         """(score, node) of the feasible nodes in scan order, the failed nodes' diagnosis
@@ -306,6 +280,33 @@ class PartialSearch:
         return feasible, diagnosis, (start + processed) % count if count else 0
 
 
+def run_listed(search: PartialSearch, state: ClusterState, request: PodRequest, listed: array[int]
+               ) -> tuple[int | None, Diagnosis] | None:
+    """`scan_nodes` over a node list under the heap's tie order, walked in C: the heap's
+    root of the feasible nodes of `listed` (ascending, every one of an accepted GPU model
+    and admitted by the request's selector: `NodeArrays.listed_nodes`) and, when none is
+    feasible, the diagnosis of them all. The walk visits the list from its first node and
+    is never cancelled (asked for one feasible node more than the list holds); nodes off
+    the list are not counted. None where the C walk does not run (the caller scans)."""
+    kernel = search.kernel
+    if kernel is None or not search.inline or state.nominations or len(search.scores) != 1:
+        return None
+    single, weight = search.scores[0]
+    allocation = getattr(single, "inline_score", "")
+    if not allocation or not math.isfinite(weight):
+        return None
+    root: RunningRoot = [0, 0.0, -1, -1]
+    feasible: list[tuple[float, int]] = []
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    failures: list[tuple[int, Status]] = []
+    native_walk(kernel, search, state, request, 0, len(listed) + 1, feasible, diagnosis, failures, {},
+                allocation == "least", weight, root, listed)
+    if not root[0]:
+        for node, failed in failures:
+            diagnosis.failed(node, failed)
+    return (root[3] if root[0] else None), diagnosis
+
+
 def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, request: PodRequest, start: int,
                 wanted: int, feasible: list[tuple[float, int]], diagnosis: Diagnosis,
                 failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float,
@@ -321,7 +322,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     that finds nothing adds the kinds' counts to the diagnosis, without a call per failed
     node (the reasons' counts, `short_of` and the unresolvable nodes `failed` would give).
     With `root`, the feasible nodes are folded into it (`fold_root`, by the kernel as it goes)
-    instead of listed. With `listed` (`PartialSearch.run_listed`) the kernel visits those nodes
+    instead of listed. With `listed` (`run_listed`) the kernel visits those nodes
     instead of the accepted models' and nothing it walks past is counted."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used

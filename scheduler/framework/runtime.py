@@ -290,10 +290,8 @@ class Framework:
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-            if not excluded and self.profile.tie_break is TieBreak.HEAP_ORDER:
-                found = self._scan_listed(state, request, nodes)
-                if found is not None:
-                    return found
+            if not excluded and (found := _scan_listed(self, state, request, nodes)) is not None:
+                return found
         key = None
         if self._keyed:
             salts = self.ties.salts(len(state.nodes))
@@ -306,20 +304,6 @@ class Framework:
             _count_non_candidates(state, request, diagnosis)
         return node, (None if node is not None else diagnosis)
 
-    def _scan_listed(self, state: ClusterState, request: PodRequest, nodes: list[int]
-                     ) -> tuple[int | None, Diagnosis | None] | None:
-        """A node list (a topology domain) searched by the C walk (`PartialSearch.run_listed`);
-        None where it does not run. Under `--verify` against `scan_nodes`."""
-        listed = state.node_arrays.listed_nodes(nodes, request.models)
-        walked = None if listed is None else _partial_search_of(self).run_listed(state, request, listed)
-        if walked is None:
-            return None
-        node, diagnosis = walked
-        if self.verifier is not None:
-            scanned = node_search.scan_nodes(self.filters, self.scores, state, request, nodes, True, None)
-            self.verifier.same(None, LISTED_WALK_CHECK, _rooted(node, diagnosis, 0), _rooted(*scanned, 0))
-        return node, (None if node is not None else diagnosis)
-
     def _scan_some(self, state: ClusterState, request: PodRequest, base: int = 0) -> tuple[int | None, Diagnosis | None]:
         """kube-scheduler's search of the whole cluster from the rotating start (`node_search.py`)."""
         if self.profile.tie_break is TieBreak.HEAP_ORDER:
@@ -330,6 +314,24 @@ class Framework:
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
+
+
+def _scan_listed(framework: Framework, state: ClusterState, request: PodRequest, nodes: list[int]
+                 ) -> tuple[int | None, Diagnosis | None] | None:
+    """A node list (a topology domain) searched by the C walk (`node_search.run_listed`) for
+    `Framework._scan` under the heap's tie order; None where it does not run. Under `--verify`
+    against `scan_nodes`."""
+    if framework.profile.tie_break is not TieBreak.HEAP_ORDER:
+        return None
+    listed = state.node_arrays.listed_nodes(nodes, request.models)
+    walked = None if listed is None else node_search.run_listed(_partial_search_of(framework), state, request, listed)
+    if walked is None:
+        return None
+    node, diagnosis = walked
+    if framework.verifier is not None:
+        scanned = node_search.scan_nodes(framework.filters, framework.scores, state, request, nodes, True, None)
+        framework.verifier.same(None, LISTED_WALK_CHECK, _rooted(node, diagnosis, 0), _rooted(*scanned, 0))
+    return node, (None if node is not None else diagnosis)
 
 
 def failing_plan(framework: Framework, state: ClusterState, request: PodRequest, pending: int, needed: int,
