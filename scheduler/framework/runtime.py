@@ -290,7 +290,7 @@ class Framework:
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
-            if not excluded and (found := _scan_listed(self, state, request, nodes)) is not None:
+            if len(candidates) == len(nodes) and (found := _scan_listed(self, state, request, nodes)) is not None:
                 return found
         key = None
         if self._keyed:
@@ -318,9 +318,9 @@ class Framework:
 
 def _scan_listed(framework: Framework, state: ClusterState, request: PodRequest, nodes: list[int]
                  ) -> tuple[int | None, Diagnosis | None] | None:
-    """A node list (a topology domain) searched by the C walk (`node_search.run_listed`) for
-    `Framework._scan` under the heap's tie order; None where it does not run. Under `--verify`
-    against `scan_nodes`."""
+    """A node list (a topology domain) none of whose nodes the request's selector excludes,
+    searched by the C walk (`node_search.run_listed`) for `Framework._scan` under the heap's
+    tie order; None where it does not run. Under `--verify` against `scan_nodes`."""
     if framework.profile.tie_break is not TieBreak.HEAP_ORDER:
         return None
     listed = state.node_arrays.listed_nodes(nodes, request.models)
