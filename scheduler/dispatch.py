@@ -118,7 +118,7 @@ class Dispatcher:
         self._cycles_at.discard(at)
         now = ctx.now
         next_backoff = queue.release_backoff(now)
-        for key, shape in queue.drain(self._version_of, now):
+        for key, shape in queue.drain(self.state, now):
             run = ctx.runs[key[0]]
             # The state the attempt saw: an attempt may itself give GPUs back (a rejected
             # gang's reservations), and a shape parked after that would miss them.

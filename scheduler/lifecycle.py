@@ -217,8 +217,9 @@ class Lifecycle:
 
     def _finish(self, run: WorkloadRun) -> None:
         self.state.drop_nominations(run.spec.workload_id)
-        self.holdings.count_release(run)
-        for pod in sorted(run.started):
+        started = sorted(run.started)
+        self.holdings.count_release(run, None if run.reserved else started)  # None: its holding, reserved pods too
+        for pod in started:
             holding = self.state.release((run.spec.workload_id, pod))
             self.emitter.emit_pod(run, EventType.FINISHED, pod, holding.node)
         run.started.clear()

@@ -20,10 +20,10 @@ that are not parked, so the order of attempts is the order kube-scheduler would 
 from __future__ import annotations
 
 import heapq
-import itertools
 from collections.abc import Callable, Iterator
 
 from scheduler.shape import GpuShape
+from scheduler.state.cluster_state import ClusterState
 
 QueueKey = tuple[str, int]  # (workload_id, pod_index); pod_index -1 for a whole pod group
 SortKey = tuple[float, ...]
@@ -54,8 +54,9 @@ class SchedulingQueue:
         self._backoff: list[tuple[float, int, QueueKey, SortKey, GpuShape]] = []
         self._backing_off: dict[QueueKey, int] = {}
         self._parked_alone: dict[QueueKey, tuple[int, float]] = {}  # key -> (version, until)
-        self._tokens = itertools.count()
+        self._tokens = 0  # the last filing's token: a filing's identity in the heaps
         self._dirty: list[GpuShape] = []  # shapes filed into since the drain last looked
+        self._ties = 0  # orders a drain's ready heads that tie on sort key and token
 
     def __len__(self) -> int:
         return len(self._filed) + len(self._backing_off)
@@ -66,7 +67,8 @@ class SchedulingQueue:
     def add(self, key: QueueKey, sort_key: SortKey, shape: GpuShape, *, not_before: float, now: float) -> ShapeQueue | None:
         """File `key`; returns its shape queue when it is filed right away."""
         self.remove(key)
-        token = next(self._tokens)
+        self._tokens += 1
+        token = self._tokens
         if not_before > now:
             self._backing_off[key] = token
             heapq.heappush(self._backoff, (not_before, token, key, sort_key, shape))
@@ -99,6 +101,12 @@ class SchedulingQueue:
             heapq.heappop(self._backoff)
         return self._backoff[0][0] if self._backoff else None
 
+    def _live(self, key: QueueKey, token: int) -> bool:
+        """Whether the heap entry of `key` filed with `token` is its current filing. A token
+        is drawn once per `add`, so it names the filing, and with it the shape filed under."""
+        filed = self._filed.get(key)
+        return filed is not None and filed[1] == token
+
     def _alone_parked(self, key: QueueKey, release_version: int, now: float) -> bool:
         mark = self._parked_alone.get(key)
         return mark is not None and mark[0] == release_version and now < mark[1]
@@ -107,7 +115,7 @@ class SchedulingQueue:
         heap = queue.heap
         while heap:
             sort_key, token, key = heap[0]
-            if self._filed.get(key) != (shape, token):
+            if not self._live(key, token):
                 heapq.heappop(heap)  # stale: removed or re-filed
                 continue
             if self._alone_parked(key, release_version, now):
@@ -121,62 +129,67 @@ class SchedulingQueue:
         times += [until for _, until in self._parked_alone.values()]
         return min(times, default=None)
 
-    def drain(self, version_of: Callable[[GpuShape | None], int], now: float) -> Iterator[tuple[QueueKey, GpuShape]]:
+    def drain(self, state: ClusterState, now: float) -> Iterator[tuple[QueueKey, GpuShape]]:
         """Yield (key, shape) in queue order over shapes that are not parked.
 
-        `version_of(shape)` is the release version that matters to a shape (releases of
-        the GPU models it accepts); `version_of(None)` the cluster-wide one. The caller
-        attempts each yielded entity, then calls `placed`, `park_shape` or `park_alone`.
-        Parked-alone entities are stepped over (they stay filed)."""
-        tie = itertools.count()
-        version = version_of(None)
+        A shape is parked at the release version that matters to it: releases of the GPU
+        models it accepts (`ClusterState.release_version_for`); any release at all wakes every
+        shape up to be looked at again. The caller attempts each yielded entity, then calls
+        `placed`, `park_shape` or `park_alone`. Parked-alone entities are stepped over (they
+        stay filed)."""
+        version = state.release_version
         ready: list[tuple[SortKey, int, int, GpuShape]] = []
         stepped_over: list[tuple[GpuShape, tuple[SortKey, int, QueueKey]]] = []
-
-        def push(shape: GpuShape) -> None:
-            queue = self.shapes.get(shape)
-            if queue is None or queue.parked(version_of(shape), now):
-                return
-            while True:
-                head = self._head(shape, queue, version_of(shape), now)
-                if head is not None:
-                    heapq.heappush(ready, (head[0], head[1], next(tie), shape))
-                    return
-                if not queue.heap:
-                    return
-                # A parked-alone entity at the head: step over it for this cycle.
-                entry = heapq.heappop(queue.heap)
-                if self._filed.get(entry[2]) == (shape, entry[1]):
-                    stepped_over.append((shape, entry))
-
         self._dirty.clear()
         for shape in list(self.shapes):
-            push(shape)
+            self._push(shape, state.release_version_for(shape.models), now, ready, stepped_over)
         try:
             while ready:
                 _, token, _, shape = heapq.heappop(ready)
                 queue = self.shapes[shape]
-                head = self._head(shape, queue, version_of(shape), now)
-                if head is None or head[1] != token or queue.parked(version_of(shape), now):
-                    push(shape)
+                shape_version = state.release_version_for(shape.models)
+                head = self._head(shape, queue, shape_version, now)
+                if head is None or head[1] != token or queue.parked(shape_version, now):
+                    self._push(shape, shape_version, now, ready, stepped_over)
                     continue
                 key = head[2]
                 yield key, shape
-                if version_of(None) != version:  # GPUs were released: parked shapes may fit
-                    version = version_of(None)
+                if state.release_version != version:  # GPUs were released: parked shapes may fit
+                    version = state.release_version
                     self._dirty.clear()
                     for other in list(self.shapes):
-                        push(other)
+                        self._push(other, state.release_version_for(other.models), now, ready, stepped_over)
                 else:
-                    push(shape)
+                    self._push(shape, state.release_version_for(shape.models), now, ready, stepped_over)
                     dirty, self._dirty = self._dirty, []
                     for other in dict.fromkeys(dirty):
-                        push(other)
+                        self._push(other, state.release_version_for(other.models), now, ready, stepped_over)
         finally:
             for shape, entry in stepped_over:
                 heapq.heappush(self.shapes[shape].heap, entry)
             for shape in [s for s, q in self.shapes.items() if not q.heap]:
                 del self.shapes[shape]
+
+    def _push(self, shape: GpuShape, release_version: int, now: float, ready: list[tuple[SortKey, int, int, GpuShape]],
+              stepped_over: list[tuple[GpuShape, tuple[SortKey, int, QueueKey]]]) -> None:
+        """Put `shape`'s head into `drain`'s `ready` heap unless the shape is parked at
+        `release_version` (the version that matters to it); parked-alone entities at its head
+        are moved to `stepped_over` for this drain."""
+        queue = self.shapes.get(shape)
+        if queue is None or queue.parked(release_version, now):
+            return
+        while True:
+            head = self._head(shape, queue, release_version, now)
+            if head is not None:
+                self._ties += 1  # after the sort key and token: a shape pushed twice
+                heapq.heappush(ready, (head[0], head[1], self._ties, shape))
+                return
+            if not queue.heap:
+                return
+            # A parked-alone entity at the head: step over it for this drain.
+            entry = heapq.heappop(queue.heap)
+            if self._live(entry[2], entry[1]):
+                stepped_over.append((shape, entry))
 
     def placed(self, key: QueueKey) -> None:
         self.remove(key)

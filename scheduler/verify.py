@@ -21,6 +21,7 @@ CHECKS = frozenset({
     "partial node search with inline fit checks",
     "heap root by pre-order rank",
     "heap root kept during the node walk",
+    "node list walked in C under the heap's tie order",
     "native walk's int64 arrays hold the lists' counts",
     "batch hint from the kept heap",
     "node chosen through the usage index",

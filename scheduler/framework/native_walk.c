@@ -95,6 +95,20 @@ static int fraction_fits(PyObject *devices, long long milli) {
     return status ? status : slices > 0;
 }
 
+/* Whether `node` has fewer free milli-GPUs in all than a slice of `milli` (0 where a count is
+ * beyond int64: the shared devices decide). Its whole free devices and its shared devices'
+ * free shares add up to its free milli-GPUs (GPUs · 1000 − used), so then no shared device
+ * has the slice free, and its dict of shared devices need not be read: on a full cluster most
+ * nodes a fraction's walk meets are full. */
+static int node_short_of_slice(const long long *gpus, const long long *used, Py_ssize_t node, long long milli) {
+    long long node_gpus = gpus[node], node_used = used[node];
+    if (node_gpus == BEYOND_INT64 || node_used == BEYOND_INT64 || node_gpus < 0 || node_gpus > LLONG_MAX / (2 * MILLI)
+            || node_used < -(LLONG_MAX / 2) || node_used > LLONG_MAX / 2) {
+        return 0;
+    }
+    return node_gpus * MILLI - node_used < milli;
+}
+
 static PyObject *handed_back(Py_ssize_t i, Py_ssize_t processed, Py_ssize_t mismatched, int at_node,
                              const Py_ssize_t *failed) {
     return Py_BuildValue("(nnnO(nnnn))", i, processed, mismatched, at_node ? Py_True : Py_False,
@@ -408,7 +422,8 @@ static PyObject *walk_nodes(PyObject *const *args, const long long *const *array
             READ_FLAT(memory_free, node, value);
             memory_short = value < memory;
         }
-        if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI) {
+        if (gpus_short && plain_filters && !cpu_short && !memory_short && milli > 0 && milli < MILLI
+                && !node_short_of_slice(gpus, used, node, milli)) {
             /* GpuFit on a fraction without a whole free GPU: a shared device with it free. */
             int shared_status = fraction_fits(PyList_GET_ITEM(shared_free, node), milli);
             if (shared_status < 0) {

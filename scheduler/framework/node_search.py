@@ -11,6 +11,7 @@ the order one worker takes. `Diagnosis` is what every failed node adds up to.
 from __future__ import annotations
 
 import math
+from array import array
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -279,10 +280,37 @@ class PartialSearch:
         return feasible, diagnosis, (start + processed) % count if count else 0
 
 
+def run_listed(search: PartialSearch, state: ClusterState, request: PodRequest, listed: array[int]
+               ) -> tuple[int | None, Diagnosis] | None:
+    """`scan_nodes` over a node list under the heap's tie order, walked in C: the heap's
+    root of the feasible nodes of `listed` (ascending, every one of an accepted GPU model
+    and admitted by the request's selector: `NodeArrays.listed_nodes`) and, when none is
+    feasible, the diagnosis of them all. The walk visits the list from its first node and
+    is never cancelled (asked for one feasible node more than the list holds); nodes off
+    the list are not counted. None where the C walk does not run (the caller scans)."""
+    kernel = search.kernel
+    if kernel is None or not search.inline or state.nominations or len(search.scores) != 1:
+        return None
+    single, weight = search.scores[0]
+    allocation = getattr(single, "inline_score", "")
+    if not allocation or not math.isfinite(weight):
+        return None
+    root: RunningRoot = [0, 0.0, -1, -1]
+    feasible: list[tuple[float, int]] = []
+    diagnosis = Diagnosis(total_nodes=len(state.nodes))
+    failures: list[tuple[int, Status]] = []
+    native_walk(kernel, search, state, request, 0, len(listed) + 1, feasible, diagnosis, failures, {},
+                allocation == "least", weight, root, listed)
+    if not root[0]:
+        for node, failed in failures:
+            diagnosis.failed(node, failed)
+    return (root[3] if root[0] else None), diagnosis
+
+
 def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, request: PodRequest, start: int,
                 wanted: int, feasible: list[tuple[float, int]], diagnosis: Diagnosis,
                 failures: list[tuple[int, Status]], excluded: Mapping[int, str], least: bool, weight: float,
-                root: RunningRoot | None = None) -> int:
+                root: RunningRoot | None = None, listed: array[int] | None = None) -> int:
     """`PartialSearch.run`'s walk with the kernel owning the loop: it hands back each node
     that needs the filters (or is excluded, or that it cannot score exactly), resolved here as
     the Python walk does; returns the nodes processed. The kernel visits only the nodes of
@@ -294,13 +322,14 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
     that finds nothing adds the kinds' counts to the diagnosis, without a call per failed
     node (the reasons' counts, `short_of` and the unresolvable nodes `failed` would give).
     With `root`, the feasible nodes are folded into it (`fold_root`, by the kernel as it goes)
-    instead of listed."""
+    instead of listed. With `listed` (`run_listed`) the kernel visits those nodes
+    instead of the accepted models' and nothing it walks past is counted."""
     count, nodes, arrays, filters = len(state.nodes), state.nodes, state.node_arrays, search.filters
     whole_free, cpu_free, memory_free, used = search.free_whole_gpus(state), state.cpu_free, state.memory_free, state.used
     flat = state.flat  # what the kernel reads of whole_free, cpu_free, memory_free and used
     milli, cpu, memory = request.milli, request.cpu_milli, request.memory_mib
     whole = (milli + MILLI - 1) // MILLI
-    accepted = arrays.accepted_nodes(request.models)  # the kernel visits only these
+    accepted = arrays.accepted_nodes(request.models) if listed is None else listed  # the kernel visits only these
     single = search.scores[0][0]
     plain_filters = (state.dra is None and len(search.inline_statuses) == 4
                      and all(getattr(plugin, "fails_inline", False) for plugin in filters))
@@ -312,7 +341,7 @@ def native_walk(kernel: Kernel, search: PartialSearch, state: ClusterState, requ
             feasible, flat.whole_free, flat.cpu_free, flat.memory_free, flat.used, arrays.gpus, arrays.has_cpu,
             arrays.has_memory, accepted, excluded if excluded else None, start, count, i, processed, wanted,
             whole, cpu, memory, milli, least, weight, never, plain_filters, state.shared_free, root, search.gpu_first)
-        if mismatched:
+        if mismatched and listed is None:
             diagnosis.reasons[MODEL_MISMATCH] += mismatched
         for kind, failed_count in enumerate(kinds):
             failed_kinds[kind] += failed_count

@@ -49,6 +49,7 @@ PARTIAL_SEARCH_CHECK = "partial node search with inline fit checks"
 HEAP_ROOT_CHECK = "heap root by pre-order rank"
 FLAT_COUNTS_CHECK = "native walk's int64 arrays hold the lists' counts"
 WALK_ROOT_CHECK = "heap root kept during the node walk"
+LISTED_WALK_CHECK = "node list walked in C under the heap's tie order"
 
 
 def index_order(profile: Profile, scores: Sequence[tuple[Any, float]], count: int) -> str | None:
@@ -289,6 +290,8 @@ class Framework:
         else:
             excluded = state.candidates.excluded(request.selector)
             candidates = [n for n in nodes if n not in excluded] if excluded else nodes
+            if len(candidates) == len(nodes) and (found := _scan_listed(self, state, request, nodes)) is not None:
+                return found
         key = None
         if self._keyed:
             salts = self.ties.salts(len(state.nodes))
@@ -311,6 +314,24 @@ class Framework:
         top = max(score for score, _ in scored)
         best = [node for score, node in scored if score == top]
         return (min(best, key=lambda node: self.ties.key(base, node)) if self._keyed else best[0]), None
+
+
+def _scan_listed(framework: Framework, state: ClusterState, request: PodRequest, nodes: list[int]
+                 ) -> tuple[int | None, Diagnosis | None] | None:
+    """A node list (a topology domain) none of whose nodes the request's selector excludes,
+    searched by the C walk (`node_search.run_listed`) for `Framework._scan` under the heap's
+    tie order; None where it does not run. Under `--verify` against `scan_nodes`."""
+    if framework.profile.tie_break is not TieBreak.HEAP_ORDER:
+        return None
+    listed = state.node_arrays.listed_nodes(nodes, request.models)
+    walked = None if listed is None else node_search.run_listed(_partial_search_of(framework), state, request, listed)
+    if walked is None:
+        return None
+    node, diagnosis = walked
+    if framework.verifier is not None:
+        scanned = node_search.scan_nodes(framework.filters, framework.scores, state, request, nodes, True, None)
+        framework.verifier.same(None, LISTED_WALK_CHECK, _rooted(node, diagnosis, 0), _rooted(*scanned, 0))
+    return node, (None if node is not None else diagnosis)
 
 
 def failing_plan(framework: Framework, state: ClusterState, request: PodRequest, pending: int, needed: int,

@@ -235,7 +235,10 @@ class ClusterState:
         if not models:
             return self.release_version
         by_model = self.release_version_by_model
-        return sum(by_model.get(m, 0) for m in models)
+        version = 0
+        for model in models:  # a loop, not sum(generator): the queue asks this per shape it looks at
+            version += by_model.get(model, 0)
+        return version
 
     def restore(self, key: PodKey, holding: Holding) -> None:
         """Put back exactly the devices `key` held (a preemption what-if reprieve)."""
@@ -282,9 +285,10 @@ class ClusterState:
             self.pods_without_cpu[node] += 1
         if not holding.memory_mib:
             self.pods_without_memory[node] += 1
-        self.free_milli_by_model[self.nodes[node].gpu_model] -= holding.milli
+        model = self.nodes[node].gpu_model
+        self.free_milli_by_model[model] -= holding.milli
         priority = self.priority_of.get(key[0], 0)
-        held_class = (self.nodes[node].gpu_model, priority)
+        held_class = (model, priority)
         self.held_milli_by_class[held_class] = self.held_milli_by_class.get(held_class, 0) + holding.milli
         indexes_moved(self, node, priority, whole_before, holding.milli)
         if self.level_changes.pending:
@@ -306,9 +310,10 @@ class ClusterState:
             self.pods_without_cpu[node] -= 1
         if not holding.memory_mib:
             self.pods_without_memory[node] -= 1
-        self.free_milli_by_model[self.nodes[node].gpu_model] += holding.milli
+        model = self.nodes[node].gpu_model
+        self.free_milli_by_model[model] += holding.milli
         priority = self.priority_of.get(key[0], 0)
-        self.held_milli_by_class[(self.nodes[node].gpu_model, priority)] -= holding.milli
+        self.held_milli_by_class[(model, priority)] -= holding.milli
         indexes_moved(self, node, priority, whole_before, -holding.milli)
         if self.level_changes.pending:
             self.level_changes.changed(key, priority, None)

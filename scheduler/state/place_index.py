@@ -76,8 +76,11 @@ class PlaceIndex:
         """`node` went from `whole_before` whole free GPUs to `whole_after`, and `milli`
         milli-GPUs of it were taken (negative: given back). Only once `kept`."""
         free, whole_free_nodes = self._free_milli, self._whole_free_nodes
+        whole_moved = whole_before != whole_after  # a slice of a shared device, CPU alone: no count moves
         for place in self._places_of[node]:
-            free[place] -= milli
-            counts = whole_free_nodes[place]
-            counts[whole_before] -= 1
-            counts[whole_after] += 1
+            if milli:
+                free[place] -= milli
+            if whole_moved:
+                counts = whole_free_nodes[place]
+                counts[whole_before] -= 1
+                counts[whole_after] += 1

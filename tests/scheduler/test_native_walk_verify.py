@@ -15,6 +15,8 @@ import pytest
 
 from scheduler.framework import node_heap, node_search
 from scheduler.framework.no_fit import NO_FIT_CHECK, ROOM_CHECK
+from scheduler.framework.runtime import LISTED_WALK_CHECK
+from scheduler.state.node_arrays import NodeArrays
 from scheduler.verify import VerificationError, Verifier
 from tests.scheduler.native_kernel import build_kernel
 from tests.scheduler.scenario import with_tie_break
@@ -59,6 +61,7 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
     assert calls[0] > 1000 and verifier.checks[SEARCH_CHECK] > 1000, verifier.summary()
     assert roots[0] >= verifier.checks[HEAP_ROOT_CHECK] > 1000, verifier.summary()  # also in topology domains
     assert verifier.checks[WALK_ROOT_CHECK] >= verifier.checks[HEAP_ROOT_CHECK], verifier.summary()
+    assert verifier.checks[LISTED_WALK_CHECK] > 100, verifier.summary()  # the gangs' topology domains
     monkeypatch.setattr(node_search, "KERNEL", None)
     monkeypatch.setattr(node_heap, "HEAP_ROOT", None)
     _replay(small_demo, tmp_path / "python", PROFILE, None)
@@ -72,12 +75,13 @@ def test_a_verified_replay_with_the_kernel_writes_the_python_walks_log(small_dem
                                               # short shows in the diagnosis of a search that finds nothing.
                                               ("nodes of other models counted one short",
                                                f"{SEARCH_CHECK}|{NO_FIT_CHECK}|{ROOM_CHECK}"),
-                                              ("the kept root one position off", WALK_ROOT_CHECK),
+                                              ("the kept root one position off",
+                                               f"{WALK_ROOT_CHECK}|{LISTED_WALK_CHECK}"),
                                               # A search that finds nothing is settled from the per-model counts or
                                               # the usage index where GpuFit is the first filter; their twins run
                                               # the search with the kernel.
                                               ("GPUs short named CPU short",
-                                               f"{SEARCH_CHECK}|{NO_FIT_CHECK}|{ROOM_CHECK}")])
+                                               f"{SEARCH_CHECK}|{NO_FIT_CHECK}|{ROOM_CHECK}|{LISTED_WALK_CHECK}")])
 def test_a_wrong_kernel_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel, wrong, check):  # noqa: F811
     def broken(feasible, *args):
         i, processed, mismatched, at_node, kinds = kernel(feasible, *args)
@@ -111,5 +115,21 @@ def test_a_wrong_c_heap_root_stops_the_verified_replay(small_demo, tmp_path, mon
 
     monkeypatch.setattr(node_heap, "HEAP_ROOT", first_best)
     with pytest.raises(VerificationError, match=HEAP_ROOT_CHECK):
+        _replay(small_demo, tmp_path / "run", PROFILE, Verifier())
+    assert not (tmp_path / "run").exists()  # nothing half-written
+
+
+def test_a_node_list_walked_short_stops_the_verified_replay(small_demo, tmp_path, monkeypatch, kernel):  # noqa: F811
+    """A topology domain's nodes handed to the C walk without the last one: the twin that
+    scans the domain's list in Python stops the replay."""
+    listed_nodes = NodeArrays.listed_nodes
+
+    def short(self, nodes, models):
+        listed = listed_nodes(self, nodes, models)
+        return listed[:-1] if listed is not None and len(listed) > 1 else listed
+
+    monkeypatch.setattr(node_search, "KERNEL", kernel)
+    monkeypatch.setattr(NodeArrays, "listed_nodes", short)
+    with pytest.raises(VerificationError, match=LISTED_WALK_CHECK):
         _replay(small_demo, tmp_path / "run", PROFILE, Verifier())
     assert not (tmp_path / "run").exists()  # nothing half-written
