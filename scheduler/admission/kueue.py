@@ -405,7 +405,9 @@ def inject_flavor(replay: ReplayPort, run: WorkloadRun, flavor: ResourceFlavor,
 
 def _admitted_message(waited_s: float, wl: AdmissionWorkload, node: QuotaNode, assignment: Assignment) -> str:
     """Kueue's QuotaReserved message, with what is borrowed and a partial admission's count."""
-    message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {waited_s:.0f}s"
+    # The float formatted on its own: with only plain fields the compiled build joins the
+    # f-string natively, where a format spec in it makes the whole template go to `str.format`.
+    message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {format(waited_s, '.0f')}s"
     borrowed = [
         f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
         for fr in assignment.usage if node.usage[fr] > node.subtree.get(fr, 0)
