@@ -243,6 +243,8 @@ class KueueAdmission(PlacementOptionsOf):
 
     def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
         flavor = self.config.flavors.get(assignment.gpu_flavor or "")
+        if flavor is None or flavor.topology_name is None:
+            return None  # no Topology: `tas.place` records nothing and needs no domain (asked per admission)
         return self.tas.place(wl.name, wl.run.original_spec, flavor, self.config.topologies, self.replay.free_gpus,
                               unplaced=lambda name: not self.workloads[name].run.holding)
 
