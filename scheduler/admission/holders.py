@@ -20,9 +20,9 @@ that meet the set, each in exactly one of them, merged by their unique keys.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import struct
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 
 from scheduler.admission.quota import FlavorResource
@@ -98,7 +98,7 @@ class Holders:
             index = by_signature[signature] = ([], [])
         self._held[wl.name] = (key, index)
         keys, holders = index
-        at = bisect.bisect_right(keys, key)
+        at = bisect_right(keys, key)
         keys.insert(at, key)
         holders.insert(at, wl)
         totals, priority = self._totals[queue], wl.priority
@@ -109,14 +109,21 @@ class Holders:
             by_priority[priority] = by_priority.get(priority, 0) + value
 
     def remove(self, queue: str, wl: AdmissionWorkload) -> None:
-        if self.by_queue[queue].pop(wl.name, None) is None:
+        # Membership tests and `del` rather than `dict.pop`: the compiled build calls `pop`
+        # as a generic method (looked up by name on every call), `in` and `del` directly.
+        name, in_queue = wl.name, self.by_queue[queue]
+        if name not in in_queue:
             return
-        self.evicting.pop(wl.name, None)
-        key, (keys, holders) = self._held.pop(wl.name)
+        del in_queue[name]
+        evicting, held = self.evicting, self._held
+        if evicting and name in evicting:
+            del evicting[name]
+        key, (keys, holders) = held[name]
+        del held[name]
         totals, priority = self._totals[queue], wl.priority
         for fr, value in wl.usage.items():
             totals[fr][priority] -= value
-        at = bisect.bisect_left(keys, key)
+        at = bisect_left(keys, key)
         if at < len(keys) and holders[at] is wl:
             del keys[at]
             del holders[at]

@@ -243,6 +243,8 @@ class KueueAdmission(PlacementOptionsOf):
 
     def place_topology(self, wl: AdmissionWorkload, assignment: Assignment) -> str | None:
         flavor = self.config.flavors.get(assignment.gpu_flavor or "")
+        if flavor is None or flavor.topology_name is None:
+            return None  # no Topology: `tas.place` records nothing and needs no domain (asked per admission)
         return self.tas.place(wl.name, wl.run.original_spec, flavor, self.config.topologies, self.replay.free_gpus,
                               unplaced=lambda name: not self.workloads[name].run.holding)
 
@@ -405,7 +407,9 @@ def inject_flavor(replay: ReplayPort, run: WorkloadRun, flavor: ResourceFlavor,
 
 def _admitted_message(waited_s: float, wl: AdmissionWorkload, node: QuotaNode, assignment: Assignment) -> str:
     """Kueue's QuotaReserved message, with what is borrowed and a partial admission's count."""
-    message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {waited_s:.0f}s"
+    # The float formatted on its own: with only plain fields the compiled build joins the
+    # f-string natively, where a format spec in it makes the whole template go to `str.format`.
+    message = f"Quota reserved in ClusterQueue {node.name}, wait time since queued was {format(waited_s, '.0f')}s"
     borrowed = [
         f"{quantity(fr[1], node.usage[fr] - node.subtree.get(fr, 0))} {fr[1]} in flavor {fr[0]}"
         for fr in assignment.usage if node.usage[fr] > node.subtree.get(fr, 0)

@@ -94,9 +94,11 @@ class NominationCache(Generic[Value]):
             found = self._reads[key] = tuple(frs)
         return found
 
-    def get(self, key: tuple[object, ...], queue: QuotaNode, reads: tuple[FlavorResource, ...]) -> _Cached[Value] | None:
+    def get(self, key: tuple[object, ...], queue: QuotaNode, requests: Mapping[str, int], models: tuple[str, ...],
+            shape: WorkloadShape) -> _Cached[Value] | None:
         """The cached nomination if it still stands: a certified fit while its quota checks
-        pass in `queue`, any other while none of the flavor-resources it `reads` changed."""
+        pass in `queue`, any other while none of the flavor-resources it `reads` changed (a
+        certified fit never looks them up)."""
         cached = self._entries.get(key)
         if cached is not None:
             fit = cached.fit
@@ -104,19 +106,20 @@ class NominationCache(Generic[Value]):
                 if fit.holds(queue):
                     self.fit_hits += 1
                     return cached
-            elif cached.stamp == self.versions.stamp(reads):
+            elif cached.stamp == self.versions.stamp(self.reads(queue, requests, models, shape)):
                 self.hits += 1
                 return cached
         self.misses += 1
         return None
 
-    def put(self, key: tuple[object, ...], reads: tuple[FlavorResource, ...], value: Value,
-            fit: FitCertificate | None) -> None:
+    def put(self, key: tuple[object, ...], queue: QuotaNode, requests: Mapping[str, int], models: tuple[str, ...],
+            shape: WorkloadShape, value: Value, fit: FitCertificate | None) -> None:
         """Keep `value`, just computed: with its certificate, or with the versions of what it
         reads (taken now: nominating bumps no version)."""
         if len(self._entries) >= _MOST_ENTRIES and key not in self._entries:
             self._entries.clear()  # keys of shapes no longer waiting; dropping answers only costs time
-        self._entries[key] = _Cached(() if fit is not None else self.versions.stamp(reads), value, fit)
+        stamp = () if fit is not None else self.versions.stamp(self.reads(queue, requests, models, shape))
+        self._entries[key] = _Cached(stamp, value, fit)
 
 
 class NominationCheck:

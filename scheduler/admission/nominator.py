@@ -105,15 +105,14 @@ class Nominator:
         entry.start = self.scan.start_of(wl, entry.node.name)
         node = entry.node
         key = (node.name, wl.shape, wl.queue_timestamp_s if self.timestamp_matters else None, entry.start)
-        reads = self.nominations.reads(node, wl.requests, wl.models, wl.shape)
-        found = self.nominations.get(key, node, reads)
+        found = self.nominations.get(key, node, wl.requests, wl.models, wl.shape)
         if found is None:
             nomination = self._nomination(entry)
             assignment, spec = nomination[0], self.config.cluster_queues[node.name]
             fit = None if assignment.mode is not Mode.FIT else fit_certificate(
                 assignment, bool(nomination[1]), self.screens.of(wl, spec), entry.start, spec.flavor_fungibility,
                 node.keys)
-            self.nominations.put(key, reads, nomination, fit)
+            self.nominations.put(key, node, wl.requests, wl.models, wl.shape, nomination, fit)
         else:
             nomination = found.value
             if self.check is not None:

@@ -16,7 +16,9 @@ from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
 from scheduler.admission.fit_certificate import FitCertificate
 from scheduler.admission.flavor_screen import FlavorScreen
+from scheduler.admission.policies import PreemptionPolicy
 from scheduler.admission.preemption import classical, preemptor, search
+from scheduler.admission.preemption.common import Possibility
 from scheduler.admission.preemption.preemptor import Preemptor
 from scheduler.admission.preemption.search import VictimSearch
 from scheduler.admission.versions import FlavorResourceVersions
@@ -37,9 +39,10 @@ from scheduler.state.holding_index import HoldingIndex
 from scheduler.state.place_index import PlaceIndex
 from scheduler.state.usage_index import UsageClass, UsageIndex
 from scheduler.state.virtual_free import LevelChanges, VirtualFreeIndex
-from scheduler.verify import VerificationError, Verifier
+from scheduler.verify import ClockedVerifier, VerificationError, Verifier
+from tests.scheduler.admission_state import AdmissionState
 from tests.scheduler.admission_story import kueue_files
-from tests.scheduler.builders import make_node, make_workload
+from tests.scheduler.builders import make_cluster_queue, make_node, make_workload
 from tests.scheduler.scenario import (
     dra_preemption,
     kube_default_without_default_spread,
@@ -215,7 +218,9 @@ BROKEN = {
     "the preemption oracle's answers outlive changes": (
         lambda mp: mp.setattr(Preemptor, "_stamp", lambda self, fr: ()),
         "preemption oracle answer reused per flavor-resource"),
-    "the oracle's overlay says every queue uses more than it holds": (  # the demo's preemptors never borrow
+    # The demo's preemptors never borrow, so an overlay that forgets the removals gives the
+    # same levels there: the test with team-b's own victim below catches that one.
+    "the oracle's overlay says every queue uses more than it holds": (
         lambda mp: mp.setattr(preemptor, "usage_after_removing", lambda fr, leaving: _OverUsed()),
         "preemption oracle's borrowing level on an overlay of the usage"),
     "the topology sums are built late but not kept": (
@@ -470,3 +475,30 @@ def test_a_closest_domain_from_wrong_reused_plans_stops_the_verified_replay(tmp_
     monkeypatch.setattr(planning, "best_domain", forgetful)
     with pytest.raises(VerificationError, match="closest topology domain from a bounded search"):
         replay(trace, cluster, tmp_path / "forgotten", profile="gang-v1.37", seed=42, verifier=Verifier())
+
+
+def _oracle_once_its_own_victim_is_gone(check: ClockedVerifier):
+    """team-b (8 GPUs) holds 6 in `low` (priority 0); team-a holds its own 8 of the cohort's
+    16: `high` (4 GPUs, priority 10) fits only once `low` is gone, and then within team-b's
+    nominal quota (borrowing level 0). With `low` still counted, team-b would borrow (level
+    1): unlike the demo's, this oracle's answer reads the removal it simulates."""
+    state = AdmissionState(
+        make_cluster_queue("team-a").cohort("org").quota("a100", gpus=8).obj(),
+        make_cluster_queue("team-b").cohort("org").quota("a100", gpus=8).preemption(within=PreemptionPolicy.LOWER_PRIORITY)
+        .obj(),
+    )
+    state.holding("team-a", make_workload("a").gpus(8).obj())
+    state.holding("team-b", make_workload("low").gpus(6).obj())
+    wl = state.pending("team-b", make_workload("high").gpus(4).priority(10).obj())
+    state.preemptor.check = check
+    fr = state.tree.keys.of("a100", "nvidia.com/gpu")
+    return state.preemptor.simulate(wl, state.tree.queue("team-b"), fr, wl.requests["nvidia.com/gpu"])
+
+
+def test_the_oracle_overlay_check_catches_an_overlay_that_forgets_the_removals(monkeypatch):
+    verifier = Verifier()
+    assert _oracle_once_its_own_victim_is_gone(ClockedVerifier(verifier, lambda: 0.0)) == (Possibility.PREEMPT, 0)
+    assert verifier.checks[preemptor.ORACLE_LEVEL_CHECK] == 1
+    monkeypatch.setattr(preemptor, "usage_after_removing", lambda fr, leaving: {})
+    with pytest.raises(VerificationError, match=preemptor.ORACLE_LEVEL_CHECK):
+        _oracle_once_its_own_victim_is_gone(ClockedVerifier(Verifier(), lambda: 0.0))

@@ -61,7 +61,7 @@ class VictimSearch:
         self.overlay: dict[FlavorResource, UsageAfter] = {}
         self.writes_tree = not on_overlay
         # What the overlay keeps: every flavor-resource `_fits` and `within_nominal` read.
-        self.reads: tuple[FlavorResource, ...] = tuple(dict.fromkeys([*usage, *frs_need]))
+        self.reads: tuple[FlavorResource, ...] = _reads(usage, frs_need)
         self.queue = queue
         self.usage = usage
         self.allow_borrowing = allow_borrowing
@@ -215,3 +215,14 @@ class VictimSearch:
 def _usage(node: QuotaNode, fr: FlavorResource, after: UsageAfter | None) -> int:
     """`node`'s usage of `fr` as the overlay leaves it (the tree's without one)."""
     return node.usage.get(fr, 0) if after is None else node.usage_after(fr, after)
+
+
+def _reads(usage: Usage, frs_need: frozenset[FlavorResource]) -> tuple[FlavorResource, ...]:
+    """The request's flavor-resources, then the needed ones it does not name, each once (in
+    the order `dict.fromkeys` would give; a loop, which the compiled build runs natively where
+    it calls `dict.fromkeys` as a generic method, once per search)."""
+    reads = list(usage)
+    for fr in frs_need:
+        if fr not in usage:
+            reads.append(fr)
+    return tuple(reads)
