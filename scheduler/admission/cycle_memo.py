@@ -1,0 +1,145 @@
+"""Step 5 of an admission cycle taken from the last cycle when it would come out the same.
+
+While a preemptor waits for its victims to terminate (30 s by default) it stays its queue's
+head (sticky under BestEffortFIFO) and is processed again in every cycle: its targets summed,
+its fit with them gone checked, its quota reserved for the cycle, its victims "evicted" again
+(a no-op), its message written. Cycles come in runs: a requeue of the cohort's inadmissible
+workloads gives each parked shape of each ClusterQueue its turn, one cycle per shape, and
+every one of those cycles processes the other queues' waiting preemptors again, with the same
+nominations, on the same tree, to the same outcome.
+
+What processing an entry reads and writes (`Admitter._process`, without TAS and without fair
+sharing's tournament, for which the memo is off):
+
+- An *inert* entry (NoFit, an inactive queue, or Preempt without targets in a queue that
+  reclaims within the cohort unconditionally and is no preemptor under
+  PrioritizePreemptorWorkloads, so it reserves nothing) writes only its own fields, from its
+  own assignment. It neither reads nor changes what the others read.
+- Every other entry reads its assignment and targets, the tree's usage (what is available,
+  with the cycle's reservations and victims), the victims taken by the entries processed
+  before it in the cycle, whether admission is blocked (waitForPodsReady), the state of its
+  targets; it writes its own fields, its scan progress (cleared by a skip or by issued
+  preemptions), its queue's preemptor, the cycle's reservations and victims (undone or
+  dropped at the end of the cycle) and, for real, admissions and evictions (each a `commit`).
+
+So when the cycle's non-inert entries are the same workloads with the very same nominations
+(the same objects: cache hits), in the same order (the classical order is a sort by their own
+fields), while admission is blocked or not as before, and no commit happened since the last
+cycle began, which committed nothing itself: the tree is the one that cycle read (every
+change of its usage outside a cycle's undone reservations is a commit), its targets were
+all evicted already (an eviction for real commits; a victim released without a commit is
+no longer admitted, and only admitted targets are evicted), so processing them gives the
+outcome that cycle recorded, and applying it (the fields, the cleared scan progress, the
+queue's preemptor) leaves everything as processing would: the reservations it would make
+are undone at the end of the cycle, the tree's version put back with them, and the
+per-flavor-resource versions are compared only for equality.
+
+`replay --verify` processes every cycle and checks, where the memo would have answered,
+that it gives the recorded outcome ("admission cycle processed as the last one").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from scheduler.admission.flavor_assignment import Mode
+from scheduler.admission.nominator import Entry
+from scheduler.admission.objects import ClusterQueue
+from scheduler.admission.policies import PreemptionPolicy
+from scheduler.admission.quota import QuotaTree
+from scheduler.eventlog.schema import PendingReason
+from scheduler.verify import ClockedVerifier
+
+MEMO_CHECK = "admission cycle processed as the last one"
+_RECLAIM_ANY = PreemptionPolicy.ANY  # a module constant (see preemption.common)
+
+
+class _Outcome:
+    """What processing left on one entry, and what it changed beyond it."""
+
+    __slots__ = ("reason", "message", "transient", "retry_now", "equivalent_fail", "clears_scan", "preempting")
+
+    def __init__(self, entry: Entry, had_scan: bool) -> None:
+        self.reason = entry.reason
+        self.message = entry.message
+        self.transient = entry.transient
+        self.retry_now = entry.retry_now
+        self.equivalent_fail = entry.equivalent_fail
+        self.clears_scan = had_scan and entry.wl.scan is None  # a skip, or preemptions issued
+        self.preempting = entry.reason is PendingReason.WAITING_FOR_PREEMPTED  # its queue's preemptor
+
+    def apply(self, entry: Entry) -> None:
+        entry.reason, entry.message, entry.transient = self.reason, self.message, self.transient
+        entry.retry_now, entry.equivalent_fail = self.retry_now, self.equivalent_fail
+        if self.clears_scan:
+            entry.wl.scan = None
+        if self.preempting:
+            entry.pending_queue.preemptor = entry.wl
+
+    def described(self) -> tuple[object, ...]:
+        return (self.reason, self.message, self.transient, self.retry_now, self.equivalent_fail, self.clears_scan,
+                self.preempting)
+
+
+class CycleMemo:
+    """The last cycle's non-inert entries and their outcomes, kept while it committed nothing."""
+
+    def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], preemptors_first: bool,
+                 blocked: Callable[[], bool]) -> None:
+        self.tree = tree
+        self.preemptors_first = preemptors_first
+        self.blocked = blocked
+        self.reclaims_always = {name: spec.preemption.reclaim_within_cohort is _RECLAIM_ANY
+                                for name, spec in specs.items()}
+        self.check: ClockedVerifier | None = None  # `replay --verify`: every cycle processed, the memo compared
+        self.reused = 0  # cycles whose processing was taken from the last one
+        self._key: list[object] = []
+        self._commits = -1
+        self._blocked = False
+        self._outcomes: list[_Outcome] = []
+
+    def _tree_unchanged(self) -> bool:
+        """No commit since the recorded cycle began: the tree's usage and holders are the same."""
+        return self.tree.commits == self._commits
+
+    def inert(self, entry: Entry) -> bool:
+        """Processing `entry` reads and writes nothing but its own fields (the module says why)."""
+        assignment = entry.assignment
+        if assignment.mode is Mode.NO_FIT or entry.reason is PendingReason.SUSPENDED:
+            return True
+        return (assignment.mode is Mode.PREEMPT and not entry.targets and self.reclaims_always[entry.node.name]
+                and not (self.preemptors_first and entry.is_preemptor))
+
+    def process(self, ordered: list[Entry], process: Callable[[Entry], None]) -> None:
+        """Step 5 over the cycle's entries in processing order (`process`: one entry)."""
+        inert = [self.inert(entry) for entry in ordered]
+        active = [entry for entry, alone in zip(ordered, inert, strict=True) if not alone]
+        key: list[object] = []
+        for entry in active:  # the nominations as objects: a cache hit hands out the same ones
+            key += (entry.wl, entry.assignment, entry.targets, entry.is_preemptor)
+        blocked = self.blocked()
+        commits = self.tree.commits
+        reusable = bool(key) and _same_objects(key, self._key) and self._tree_unchanged() and blocked == self._blocked
+        if reusable and self.check is None:
+            self.reused += 1
+            for entry, alone in zip(ordered, inert, strict=True):
+                if alone:  # its own fields only, from its own assignment
+                    process(entry)
+            for entry, outcome in zip(active, self._outcomes, strict=True):
+                outcome.apply(entry)
+            return
+        had_scan = [entry.wl.scan is not None for entry in active]
+        for entry in ordered:
+            process(entry)
+        outcomes = [_Outcome(entry, had) for entry, had in zip(active, had_scan, strict=True)]
+        if reusable and self.check is not None:
+            self.check.same(MEMO_CHECK, [o.described() for o in self._outcomes] + [commits],
+                            [o.described() for o in outcomes] + [self.tree.commits])
+        if self.tree.commits == commits and not any(entry.admitted for entry in active):
+            self._key, self._commits, self._blocked, self._outcomes = key, commits, blocked, outcomes
+        else:
+            self._key = []
+
+
+def _same_objects(these: list[object], those: list[object]) -> bool:
+    return len(these) == len(those) and all(one is other for one, other in zip(these, those, strict=True))
