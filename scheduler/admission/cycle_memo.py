@@ -1,4 +1,4 @@
-"""Step 5 of an admission cycle taken from the last cycle when it would come out the same.
+"""Step 5 of an admission cycle taken from an earlier cycle when it would come out the same.
 
 While a preemptor waits for its victims to terminate (30 s by default) it stays its queue's
 head (sticky under BestEffortFIFO) and is processed again in every cycle: its targets summed,
@@ -24,18 +24,19 @@ sharing's tournament, for which the memo is off):
 
 So when the cycle's non-inert entries are the same workloads with the very same nominations
 (the same objects: cache hits), in the same order (the classical order is a sort by their own
-fields), while admission is blocked or not as before, and no commit happened since the last
-cycle began, which committed nothing itself: the tree is the one that cycle read (every
-change of its usage outside a cycle's undone reservations is a commit), its targets were
-all evicted already (an eviction for real commits; a victim released without a commit is
-no longer admitted, and only admitted targets are evicted), so processing them gives the
-outcome that cycle recorded, and applying it (the fields, the cleared scan progress, the
-queue's preemptor) leaves everything as processing would: the reservations it would make
-are undone at the end of the cycle, the tree's version put back with them, and the
-per-flavor-resource versions are compared only for equality.
+fields), as those of an earlier cycle, while admission is blocked or not as then, and no
+commit happened since that cycle began, which committed nothing itself, the tree is the one
+that cycle read (every change of its usage outside a cycle's undone reservations is a
+commit) and its targets were all evicted already (an eviction for real commits; a victim
+released without a commit is no longer admitted, and only admitted targets are evicted).
+Processing them gives the outcome that cycle recorded, and applying it (the fields, the
+cleared scan progress, the queue's preemptor) leaves everything as processing would: the
+reservations it would make are undone at the end of the cycle, the tree's version put back
+with them, and the per-flavor-resource versions are compared only for equality. Cycles that
+alternate (a head inert in one and not in the next) are recorded each under their entries.
 
 `replay --verify` processes every cycle and checks, where the memo would have answered,
-that it gives the recorded outcome ("admission cycle processed as the last one").
+that it gives the recorded outcome ("admission cycle processed as an earlier one").
 """
 
 from __future__ import annotations
@@ -50,8 +51,9 @@ from scheduler.admission.quota import QuotaTree
 from scheduler.eventlog.schema import PendingReason
 from scheduler.verify import ClockedVerifier
 
-MEMO_CHECK = "admission cycle processed as the last one"
+MEMO_CHECK = "admission cycle processed as an earlier one"
 _RECLAIM_ANY = PreemptionPolicy.ANY  # a module constant (see preemption.common)
+_MOST_RECORDED = 256  # distinct cycles between two commits; more are dropped (costs time only)
 
 
 class _Outcome:
@@ -81,8 +83,18 @@ class _Outcome:
                 self.preempting)
 
 
+class _Recorded:
+    __slots__ = ("key", "blocked", "outcomes")
+
+    def __init__(self, key: list[object], blocked: bool, outcomes: list[_Outcome]) -> None:
+        self.key = key  # the objects themselves: kept alive, so that no other one takes their ids
+        self.blocked = blocked
+        self.outcomes = outcomes
+
+
 class CycleMemo:
-    """The last cycle's non-inert entries and their outcomes, kept while it committed nothing."""
+    """The outcomes of cycles that committed nothing, by their non-inert entries, kept until
+    the next commit."""
 
     def __init__(self, tree: QuotaTree, specs: Mapping[str, ClusterQueue], preemptors_first: bool,
                  blocked: Callable[[], bool]) -> None:
@@ -92,14 +104,14 @@ class CycleMemo:
         self.reclaims_always = {name: spec.preemption.reclaim_within_cohort is _RECLAIM_ANY
                                 for name, spec in specs.items()}
         self.check: ClockedVerifier | None = None  # `replay --verify`: every cycle processed, the memo compared
-        self.reused = 0  # cycles whose processing was taken from the last one
-        self._key: list[object] = []
-        self._commits = -1
-        self._blocked = False
-        self._outcomes: list[_Outcome] = []
+        self.reused = 0  # cycles whose processing was taken from a recorded one
+        # Cycles that alternate (a head that is inert in one cycle and not in the next) each
+        # find their own: recorded by the ids of their entries' objects.
+        self._recorded: dict[tuple[int, ...], _Recorded] = {}
+        self._commits = -1  # the tree's commit count the recorded cycles began (and ended) at
 
     def _tree_unchanged(self) -> bool:
-        """No commit since the recorded cycle began: the tree's usage and holders are the same."""
+        """No commit since the recorded cycles began: the tree's usage and holders are the same."""
         return self.tree.commits == self._commits
 
     def inert(self, entry: Entry) -> bool:
@@ -114,31 +126,47 @@ class CycleMemo:
         """Step 5 over the cycle's entries in processing order (`process`: one entry)."""
         inert = [self.inert(entry) for entry in ordered]
         active = [entry for entry, alone in zip(ordered, inert, strict=True) if not alone]
+        if not active:
+            for entry in ordered:
+                process(entry)
+            return
         key: list[object] = []
-        for entry in active:  # the nominations as objects: a cache hit hands out the same ones
-            key += (entry.wl, entry.assignment, entry.targets, entry.is_preemptor)
+        for entry in active:
+            key += _key_of(entry)
+        ids = tuple([id(part) for part in key])
         blocked = self.blocked()
-        commits = self.tree.commits
-        reusable = bool(key) and _same_objects(key, self._key) and self._tree_unchanged() and blocked == self._blocked
-        if reusable and self.check is None:
+        if not self._tree_unchanged():
+            self._recorded.clear()
+        found = self._recorded.get(ids)
+        reusable = found is not None and _same_objects(key, found.key) and found.blocked == blocked
+        if found is not None and reusable and self.check is None:
             self.reused += 1
             for entry, alone in zip(ordered, inert, strict=True):
                 if alone:  # its own fields only, from its own assignment
                     process(entry)
-            for entry, outcome in zip(active, self._outcomes, strict=True):
+            for entry, outcome in zip(active, found.outcomes, strict=True):
                 outcome.apply(entry)
             return
+        commits = self.tree.commits
         had_scan = [entry.wl.scan is not None for entry in active]
         for entry in ordered:
             process(entry)
         outcomes = [_Outcome(entry, had) for entry, had in zip(active, had_scan, strict=True)]
-        if reusable and self.check is not None:
-            self.check.same(MEMO_CHECK, [o.described() for o in self._outcomes] + [commits],
+        if found is not None and reusable and self.check is not None:
+            self.check.same(MEMO_CHECK, [o.described() for o in found.outcomes] + [commits],
                             [o.described() for o in outcomes] + [self.tree.commits])
-        if self.tree.commits == commits and not any(entry.admitted for entry in active):
-            self._key, self._commits, self._blocked, self._outcomes = key, commits, blocked, outcomes
-        else:
-            self._key = []
+        if self.tree.commits != commits or any(entry.admitted for entry in active):
+            return  # the next cycle finds the commit and drops what is recorded
+        if len(self._recorded) >= _MOST_RECORDED:
+            self._recorded.clear()
+        self._commits = commits
+        self._recorded[ids] = _Recorded(key, blocked, outcomes)
+
+
+def _key_of(entry: Entry) -> tuple[object, ...]:
+    """What an entry's processing reads of its own: the nominations as objects (a cache hit,
+    or a fit reused while its certificate holds, hands out the same ones)."""
+    return entry.wl, entry.assignment, entry.targets, entry.is_preemptor
 
 
 def _same_objects(these: list[object], those: list[object]) -> bool:

@@ -14,7 +14,6 @@ import pytest
 from gpu_finops.cli import EXIT_VERIFY_FAILED, main
 from gpu_finops.generator import generate
 from scheduler.admission import cycle_victims, flavor_assignment, kueue
-from scheduler.admission.cycle_memo import CycleMemo
 from scheduler.admission.fit_certificate import FitCertificate
 from scheduler.admission.flavor_screen import FlavorScreen
 from scheduler.admission.preemption import classical, preemptor, search
@@ -281,9 +280,6 @@ BROKEN = {
     "an admission cycle is skipped while heads wait": (
         lambda mp: mp.setattr(kueue, "_admission_idle", lambda admission: True),
         "admission cycle skipped as idle"),
-    "an admission cycle's processing is taken from the last one after a commit": (
-        lambda mp: mp.setattr(CycleMemo, "_tree_unchanged", lambda self: True),
-        "admission cycle processed as the last one"),
     "a quota bound rules out preemption that would make room": (
         lambda mp: mp.setattr(classical, "cannot_fit", lambda queue, usage, freeable, allow_borrowing: True),
         "preemption ruled out by quota bounds"),
