@@ -84,11 +84,12 @@ class _Outcome:
 
 
 class _Recorded:
-    __slots__ = ("key", "blocked", "outcomes")
+    __slots__ = ("key", "blocked", "commits", "outcomes")
 
-    def __init__(self, key: list[object], blocked: bool, outcomes: list[_Outcome]) -> None:
+    def __init__(self, key: list[object], blocked: bool, commits: int, outcomes: list[_Outcome]) -> None:
         self.key = key  # the objects themselves: kept alive, so that no other one takes their ids
         self.blocked = blocked
+        self.commits = commits  # the tree's commit count through the recorded cycle
         self.outcomes = outcomes
 
 
@@ -124,12 +125,15 @@ class CycleMemo:
 
     def process(self, ordered: list[Entry], process: Callable[[Entry], None]) -> None:
         """Step 5 over the cycle's entries in processing order (`process`: one entry)."""
-        inert = [self.inert(entry) for entry in ordered]
-        active = [entry for entry, alone in zip(ordered, inert, strict=True) if not alone]
-        if not active:
+        if not any(entry.targets for entry in ordered):
+            # Nothing worth keeping: what is saved is an entry's preemption processed again.
+            # A cycle processed without the memo leaves the records as they stand: it either
+            # commits (they are dropped at the next lookup) or leaves the tree as it was.
             for entry in ordered:
                 process(entry)
             return
+        inert = [self.inert(entry) for entry in ordered]
+        active = [entry for entry, alone in zip(ordered, inert, strict=True) if not alone]
         key: list[object] = []
         for entry in active:
             key += _key_of(entry)
@@ -153,14 +157,15 @@ class CycleMemo:
             process(entry)
         outcomes = [_Outcome(entry, had) for entry, had in zip(active, had_scan, strict=True)]
         if found is not None and reusable and self.check is not None:
-            self.check.same(MEMO_CHECK, [o.described() for o in found.outcomes] + [commits],
+            # and no commit since the recorded cycle, nor in this one
+            self.check.same(MEMO_CHECK, [o.described() for o in found.outcomes] + [found.commits],
                             [o.described() for o in outcomes] + [self.tree.commits])
         if self.tree.commits != commits or any(entry.admitted for entry in active):
             return  # the next cycle finds the commit and drops what is recorded
         if len(self._recorded) >= _MOST_RECORDED:
             self._recorded.clear()
         self._commits = commits
-        self._recorded[ids] = _Recorded(key, blocked, outcomes)
+        self._recorded[ids] = _Recorded(key, blocked, commits, outcomes)
 
 
 def _key_of(entry: Entry) -> tuple[object, ...]:
