@@ -58,6 +58,7 @@ CHECKS = frozenset({
     "repeated eviction of a terminating victim skipped",
     "admission fair sharing head from the rebuilt heap",
     "admission cycle skipped as idle",
+    "admission cycle processed as an earlier one",
 })
 
 

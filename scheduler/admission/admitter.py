@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from scheduler.admission.cycle_memo import CycleMemo
 from scheduler.admission.cycle_victims import CycleVictims, UsageByQueue
 from scheduler.admission.fair_shares import FairShares
 from scheduler.admission.fair_sharing_order import tournament_order
@@ -142,6 +143,9 @@ class Admitter:
                                    {name: q.fair_usage for name, q in queues.items() if q.fair_usage is not None})
         self.nominator = Nominator(config, tree, self.preemptor, self.versions, self.scan)  # step 3
         self.topology: TopologyFit | None = None  # Kueue's TAS cache, when the queues file uses TAS
+        # Step 5 reused from the last cycle when it would come out the same (not with TAS or
+        # fair sharing's tournament: see cycle_memo).
+        self.memo = CycleMemo(tree, config.cluster_queues, self.preemptors_first, port.admission_blocked)
 
     def run_cycle(self) -> CycleResult:
         """One cycle: whether it admitted something, and whether another cycle can do more
@@ -160,8 +164,11 @@ class Admitter:
                 self.nominator.nominate(entry)
             # 4 + 5. Order and process (the tournament picks each winner after the last admission).
             preempted = CycleVictims(self.tree)  # this cycle's victims
-            for entry in self._ordered(entries):
-                self._process(entry, preempted, snapshot)
+            if self.fair_sharing is None and self.topology is None:
+                self.memo.process(list(self._ordered(entries)), lambda entry: self._process(entry, preempted, snapshot))
+            else:
+                for entry in self._ordered(entries):
+                    self._process(entry, preempted, snapshot)
         finally:
             snapshot.restore()
             if self.topology is not None:

@@ -359,6 +359,7 @@ def _attach_verifier(admission: KueueAdmission, verifier: Verifier) -> ClockedVe
     admission.admitter.nominator.check = NominationCheck(verifier, clock)
     clocked = ClockedVerifier(verifier, clock)
     admission.admitter.preemptor.check = clocked
+    admission.admitter.memo.check = clocked
     admission.admitter.nominator.screens.check = clocked
     if isinstance(admission.admitter.preemptor.strategy, ClassicalPreemption):
         admission.admitter.preemptor.strategy.check = clocked

@@ -13,6 +13,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("", "kueue", "tables"),  # "" is the package itself (its re-exports)
     ("cycles",),
     ("admitter", "placement_options"),
+    ("cycle_memo",),
     ("nominator",),
     ("nomination_cache", "tas_preemption", "scan_progress"),
     ("fit_certificate",),
